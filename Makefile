@@ -1,0 +1,39 @@
+# numascope: `make run` measures this machine, `make test` runs the test suite.
+# Both do all set-up first: system packages (apt-get, when missing), a virtualenv in .venv,
+# and an editable build of the package with its C core.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.numascope-installed
+ARGS   ?=
+
+.PHONY: run test lint bench deps clean
+
+run: $(STAMP)
+	$(BIN)/numascope run $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bandwidth_peers.py $(ARGS)
+
+deps:
+	bash scripts/install-system-deps.sh
+
+# meson-python rebuilds the C core on import after a source change, which needs the
+# build tools inside the venv: hence --no-build-isolation.
+$(STAMP): pyproject.toml meson.build scripts/install-system-deps.sh
+	bash scripts/install-system-deps.sh
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "meson-python>=0.15" "meson>=1.2" ninja "blosc2>=3" numpy
+	$(BIN)/python -m pip install -q --no-build-isolation -e ".[test]"
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,3 @@
+from numascope.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,156 @@
+#include "memory.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MPOL_PREFERRED_ 1
+#define MPOL_BIND_ 2
+#define MPOL_INTERLEAVE_ 3
+#define HUGE_2M (2UL << 20)
+
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec) {
+    memset(spec, 0, sizeof *spec);
+    if (obj == NULL || obj == Py_None) return 1;
+    if (!PyDict_Check(obj)) { PyErr_SetString(PyExc_TypeError, "memory spec must be a dict"); return 0; }
+    PyObject *pol = PyDict_GetItemString(obj, "policy");
+    if (pol) {
+        const char *s = PyUnicode_AsUTF8(pol);
+        if (!s) return 0;
+        if (!strcmp(s, "first-touch")) spec->policy = NS_FIRST_TOUCH;
+        else if (!strcmp(s, "bind")) spec->policy = NS_BIND;
+        else if (!strcmp(s, "interleave")) spec->policy = NS_INTERLEAVE;
+        else if (!strcmp(s, "preferred")) spec->policy = NS_PREFERRED;
+        else { ns_value_error("unknown memory policy '%s'", s); return 0; }
+    }
+    PyObject *nodes = PyDict_GetItemString(obj, "nodes");
+    if (nodes && nodes != Py_None) {
+        int *a, n;
+        if (!ns_int_list(nodes, &a, &n)) return 0;
+        if (n > 64) { free(a); ns_value_error("at most 64 nodes in a memory spec"); return 0; }
+        for (int i = 0; i < n; i++) {
+            if (a[i] < 0 || a[i] >= NS_MAX_NODES) { free(a); ns_value_error("bad node %d", a[i]); return 0; }
+            spec->nodes[i] = a[i];
+        }
+        spec->nnodes = n;
+        free(a);
+    }
+    if (spec->policy != NS_FIRST_TOUCH && spec->nnodes == 0) {
+        ns_value_error("memory policy needs at least one node");
+        return 0;
+    }
+    PyObject *huge = PyDict_GetItemString(obj, "huge");
+    if (huge && huge != Py_None) {
+        const char *s = PyUnicode_AsUTF8(huge);
+        if (!s) return 0;
+        if (!strcmp(s, "none")) spec->huge = NS_HUGE_NONE;
+        else if (!strcmp(s, "thp")) spec->huge = NS_HUGE_THP;
+        else if (!strcmp(s, "hugetlb")) spec->huge = NS_HUGE_HUGETLB;
+        else { ns_value_error("unknown page kind '%s'", s); return 0; }
+    }
+    return 1;
+}
+
+void *ns_mem_alloc(size_t bytes, const ns_mem_spec *spec, char *err, size_t errlen) {
+    size_t len = round_up(bytes ? bytes : 1, HUGE_2M);
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+    if (spec->huge == NS_HUGE_HUGETLB) flags |= MAP_HUGETLB;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map %zu bytes%s: %s", len,
+                 spec->huge == NS_HUGE_HUGETLB ? " of hugetlb pages" : "", strerror(errno));
+        return NULL;
+    }
+    if (spec->huge == NS_HUGE_THP) madvise(p, len, MADV_HUGEPAGE);
+    else if (spec->huge == NS_HUGE_NONE) madvise(p, len, MADV_NOHUGEPAGE);
+    if (spec->policy != NS_FIRST_TOUCH) {
+        unsigned long mask[NS_MAX_NODES / (8 * sizeof(unsigned long))];
+        memset(mask, 0, sizeof mask);
+        for (int i = 0; i < spec->nnodes; i++)
+            mask[spec->nodes[i] / (8 * sizeof(unsigned long))] |=
+                1UL << (spec->nodes[i] % (8 * sizeof(unsigned long)));
+        int mode = spec->policy == NS_BIND ? MPOL_BIND_
+                 : spec->policy == NS_INTERLEAVE ? MPOL_INTERLEAVE_ : MPOL_PREFERRED_;
+        if (syscall(SYS_mbind, p, len, mode, mask, (unsigned long)NS_MAX_NODES + 1, 0UL) != 0) {
+            snprintf(err, errlen, "cannot bind memory to the requested node(s): %s", strerror(errno));
+            munmap(p, len);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+void ns_mem_free(void *p, size_t bytes, const ns_mem_spec *spec) {
+    if (p) munmap(p, round_up(bytes ? bytes : 1, HUGE_2M));
+}
+
+long ns_mem_where(const void *p, size_t bytes, long *counts, long max_samples) {
+    long page = sysconf(_SC_PAGESIZE);
+    long npages = (long)((bytes + page - 1) / page);
+    if (npages <= 0) return 0;
+    long ns = npages < max_samples ? npages : max_samples;
+    void **pages = malloc(sizeof(void *) * ns);
+    int *status = malloc(sizeof(int) * ns);
+    for (long i = 0; i < ns; i++)
+        pages[i] = (char *)p + (size_t)((npages * i) / ns) * page;
+    long rc = syscall(SYS_move_pages, 0, ns, pages, NULL, status, 0);
+    if (rc != 0) { free(pages); free(status); return -1; }
+    memset(counts, 0, sizeof(long) * (NS_MAX_NODES + 1));
+    for (long i = 0; i < ns; i++) {
+        if (status[i] >= 0 && status[i] < NS_MAX_NODES) counts[status[i]]++;
+        else counts[NS_MAX_NODES]++;
+    }
+    free(pages);
+    free(status);
+    return ns;
+}
+
+PyObject *ns_where_to_py(const long *counts) {
+    PyObject *d = PyDict_New();
+    for (int i = 0; i <= NS_MAX_NODES; i++) {
+        if (!counts[i]) continue;
+        PyObject *k = PyLong_FromLong(i == NS_MAX_NODES ? -1 : i);
+        PyObject *v = PyLong_FromLong(counts[i]);
+        PyDict_SetItem(d, k, v);
+        Py_DECREF(k);
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+double ns_mem_huge_fraction(const void *p, size_t bytes) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[512];
+    int in = 0;
+    double huge_kb = -1;
+    unsigned long lo, hi;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+            in = (unsigned long)p >= lo && (unsigned long)p < hi;
+            continue;
+        }
+        unsigned long kb;
+        if (in && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1) { huge_kb = (double)kb; break; }
+    }
+    fclose(f);
+    if (huge_kb < 0) return -1;
+    double frac = huge_kb * 1024.0 / (double)bytes;
+    return frac > 1 ? 1 : frac;
+}
+
+static PyObject *py_numa_syscalls(PyObject *self, PyObject *noargs) {
+    int mode = 0;
+    long rc = syscall(SYS_get_mempolicy, &mode, NULL, 0UL, NULL, 0UL);
+    return PyBool_FromLong(rc == 0);
+}
+
+PyMethodDef ns_memory_methods[] = {
+    {"numa_syscalls", py_numa_syscalls, METH_NOARGS,
+     "True when the kernel answers the NUMA memory-policy syscalls."},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,44 @@
+/* Placed memory: anonymous mappings with an explicit NUMA policy (raw syscalls, so no
+ * libnuma is needed), optional huge pages, and a check of where the pages really are. */
+#ifndef NS_MEMORY_H
+#define NS_MEMORY_H
+#include "ns.h"
+#include <stddef.h>
+
+#define NS_MAX_NODES 1024
+
+enum ns_mem_policy { NS_FIRST_TOUCH = 0, NS_BIND, NS_INTERLEAVE, NS_PREFERRED };
+enum ns_huge { NS_HUGE_NONE = 0, NS_HUGE_THP, NS_HUGE_HUGETLB };
+
+typedef struct {
+    int policy;               /* enum ns_mem_policy */
+    int nnodes;
+    int nodes[64];
+    int huge;                 /* enum ns_huge */
+} ns_mem_spec;
+
+/* Fill spec from a Python dict {"policy": "first-touch"|"bind"|"interleave"|"preferred",
+ * "nodes": [ints], "huge": "none"|"thp"|"hugetlb"}; None means first touch, 4 KiB pages.
+ * Returns 0 with a Python exception set on bad input. */
+int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec);
+
+/* Map `bytes` (rounded up to the page size) and apply the policy before any page is
+ * touched. Pages are not touched here: first touch is the caller's (pinned) business.
+ * On failure returns NULL with a reason in err. */
+void *ns_mem_alloc(size_t bytes, const ns_mem_spec *spec, char *err, size_t errlen);
+void ns_mem_free(void *p, size_t bytes, const ns_mem_spec *spec);
+
+/* Where the pages of [p, p+bytes) are: samples up to max_samples pages evenly and counts
+ * them per node into counts[0..NS_MAX_NODES) (counts[NS_MAX_NODES] gets pages not present).
+ * Returns the number of pages sampled, or -1 when move_pages is unavailable. */
+long ns_mem_where(const void *p, size_t bytes, long *counts, long max_samples);
+
+/* {node: pages, ...} from counts as filled by ns_mem_where (non-zero entries only;
+ * key -1 for pages not present). */
+PyObject *ns_where_to_py(const long *counts);
+
+/* The kernel's view of THP on this mapping: fraction of [p, p+bytes) backed by huge
+ * pages, from /proc/self/smaps (AnonHugePages). -1 if unknown. */
+double ns_mem_huge_fraction(const void *p, size_t bytes);
+
+#endif

@@ -1,0 +1,140 @@
+#include "team.h"
+#include "ns.h"
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ns_team {
+    int n;
+    int *cpus;
+    pthread_t *threads;
+    pthread_barrier_t gate;   /* workers + caller: start and end of a job */
+    pthread_barrier_t inner;  /* workers only: synchronized start/stop of timed work */
+    ns_work_fn fn;
+    void *arg;
+    int timed;
+    int quit;
+    double elapsed;
+    int *pin_ok;              /* per thread: CPU observed after pinning, or -1 */
+};
+
+typedef struct { ns_team *t; int tid; } worker_arg;
+
+static void *worker(void *p) {
+    worker_arg *wa = p;
+    ns_team *t = wa->t;
+    int tid = wa->tid;
+    free(wa);
+    t->pin_ok[tid] = sched_getcpu();
+    pthread_barrier_wait(&t->gate);           /* creation handshake */
+    for (;;) {
+        pthread_barrier_wait(&t->gate);       /* job posted */
+        if (t->quit) break;
+        if (t->timed) {
+            double t0 = 0;
+            pthread_barrier_wait(&t->inner);
+            if (tid == 0) t0 = ns_now();
+            t->fn(tid, t->n, t->arg);
+            pthread_barrier_wait(&t->inner);
+            if (tid == 0) t->elapsed = ns_now() - t0;
+        } else {
+            t->fn(tid, t->n, t->arg);
+        }
+        pthread_barrier_wait(&t->gate);       /* job done */
+    }
+    return NULL;
+}
+
+ns_team *ns_team_create(const int *cpus, int n, char *err, size_t errlen) {
+    if (n <= 0) { snprintf(err, errlen, "a thread team needs at least one thread"); return NULL; }
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) CPU_ZERO(&allowed);
+    for (int i = 0; i < n; i++) {
+        if (cpus[i] < 0 || cpus[i] >= CPU_SETSIZE || !CPU_ISSET(cpus[i], &allowed)) {
+            snprintf(err, errlen, "CPU %d is not in this process's affinity mask", cpus[i]);
+            return NULL;
+        }
+    }
+    ns_team *t = calloc(1, sizeof *t);
+    t->n = n;
+    t->cpus = malloc(sizeof(int) * n);
+    memcpy(t->cpus, cpus, sizeof(int) * n);
+    t->threads = calloc(n, sizeof(pthread_t));
+    t->pin_ok = calloc(n, sizeof(int));
+    pthread_barrier_init(&t->gate, NULL, n + 1);
+    pthread_barrier_init(&t->inner, NULL, n);
+    for (int i = 0; i < n; i++) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[i], &one);
+        pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+        worker_arg *wa = malloc(sizeof *wa);
+        wa->t = t;
+        wa->tid = i;
+        int rc = pthread_create(&t->threads[i], &attr, worker, wa);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) {
+            /* Threads already started wait on the handshake; we cannot unwind them
+             * cleanly, so this is fatal for the process only in pathological cases. */
+            snprintf(err, errlen, "cannot start thread on CPU %d: %s", cpus[i], strerror(rc));
+            free(wa);
+            abort();
+        }
+    }
+    pthread_barrier_wait(&t->gate);
+    for (int i = 0; i < n; i++) {
+        if (t->pin_ok[i] != cpus[i]) {
+            snprintf(err, errlen, "thread %d did not land on CPU %d (ran on %d)", i, cpus[i],
+                     t->pin_ok[i]);
+            ns_team_destroy(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
+static void post(ns_team *t, ns_work_fn fn, void *arg, int timed) {
+    t->fn = fn;
+    t->arg = arg;
+    t->timed = timed;
+    pthread_barrier_wait(&t->gate);
+    pthread_barrier_wait(&t->gate);
+}
+
+void ns_team_run(ns_team *t, ns_work_fn fn, void *arg) { post(t, fn, arg, 0); }
+
+double ns_team_run_timed(ns_team *t, ns_work_fn fn, void *arg) {
+    post(t, fn, arg, 1);
+    return t->elapsed;
+}
+
+int ns_team_size(const ns_team *t) { return t->n; }
+int ns_team_cpu(const ns_team *t, int tid) { return t->cpus[tid]; }
+
+void ns_team_destroy(ns_team *t) {
+    if (!t) return;
+    t->quit = 1;
+    pthread_barrier_wait(&t->gate);
+    for (int i = 0; i < t->n; i++) pthread_join(t->threads[i], NULL);
+    pthread_barrier_destroy(&t->gate);
+    pthread_barrier_destroy(&t->inner);
+    free(t->cpus);
+    free(t->threads);
+    free(t->pin_ok);
+    free(t);
+}
+
+void ns_split(size_t n, int tid, int nt, size_t align, size_t *begin, size_t *end) {
+    if (align == 0) align = 1;
+    size_t blocks = n / align;
+    size_t b0 = blocks * (size_t)tid / (size_t)nt;
+    size_t b1 = blocks * (size_t)(tid + 1) / (size_t)nt;
+    *begin = b0 * align;
+    *end = (tid == nt - 1) ? n : b1 * align;
+}

@@ -1,0 +1,1 @@
+"""Statistics, comparisons, fleet outliers, advice."""

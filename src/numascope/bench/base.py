@@ -1,0 +1,66 @@
+"""The one shape every benchmark family has, and the orchestration they share.
+
+A family lists the cases it would measure on a topology (`cases`), then measures one case
+at a time (`measure`), returning a BenchResult whose hot loop, timing and validation ran in
+C. Sweeps, progress, interruption and collection live here, not in the families — like
+fio's engines, adding a family touches nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Protocol
+
+from numascope.results.record import BenchResult
+from numascope.topology.model import Topology
+
+
+@dataclass
+class Case:
+    label: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+class Benchmark(Protocol):
+    family: str
+
+    def cases(self, topo: Topology, **options: Any) -> list[Case]: ...
+
+    def measure(self, topo: Topology, case: Case) -> BenchResult: ...
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a sweep; `.results` holds every case that finished."""
+
+    def __init__(self, results: list[BenchResult]):
+        super().__init__("interrupted")
+        self.results = results
+
+
+def run_cases(
+    bench: Benchmark,
+    topo: Topology,
+    cases: Iterable[Case],
+    on_result: Callable[[BenchResult], None] | None = None,
+    progress: Any | None = None,
+    description: str | None = None,
+) -> list[BenchResult]:
+    """Measure each case in turn. `progress` is a rich Progress (or None for silence).
+    A KeyboardInterrupt becomes Interrupted carrying the finished results."""
+    cases = list(cases)
+    done: list[BenchResult] = []
+    task = None
+    if progress is not None:
+        task = progress.add_task(description or bench.family, total=len(cases))
+    try:
+        for case in cases:
+            if progress is not None:
+                progress.update(task, description=f"{description or bench.family}: {case.label}")
+            res = bench.measure(topo, case)
+            done.append(res)
+            if on_result:
+                on_result(res)
+            if progress is not None:
+                progress.advance(task)
+    except KeyboardInterrupt:
+        raise Interrupted(done) from None
+    return done

@@ -1,0 +1,1 @@
+"""Presentation: terminal rendering, plots, the self-contained HTML report."""

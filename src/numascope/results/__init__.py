@@ -1,0 +1,1 @@
+"""Result records, the SQLite store, exports."""

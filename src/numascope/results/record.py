@@ -1,0 +1,96 @@
+"""Result records: what every benchmark returns, versioned so stored runs stay readable.
+
+A BenchResult is one measured case (one kernel, placement, size …) with every repetition
+kept; statistics are derived, never stored instead of the samples."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Metric:
+    name: str                 # e.g. "bandwidth", "latency"
+    unit: str                 # e.g. "GB/s" (10^9 B/s), "ns"
+    higher_is_better: bool
+    values: list[float]       # every repetition, in order
+    note: str = ""            # convention, e.g. "STREAM bytes: 24 B/element"
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values) if self.values else math.nan
+
+    @property
+    def min(self) -> float:
+        return min(self.values) if self.values else math.nan
+
+    @property
+    def max(self) -> float:
+        return max(self.values) if self.values else math.nan
+
+    @property
+    def best(self) -> float:
+        return self.max if self.higher_is_better else self.min
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation (stdev / mean); NaN with fewer than 2 samples."""
+        if len(self.values) < 2:
+            return math.nan
+        mean = statistics.fmean(self.values)
+        return statistics.stdev(self.values) / mean if mean else math.nan
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median: the whole range relative to the typical value."""
+        m = self.median
+        return (self.max - self.min) / m if self.values and m else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "unit": self.unit, "higher_is_better": self.higher_is_better,
+            "values": list(self.values), "note": self.note,
+            "median": self.median, "min": self.min, "max": self.max,
+            "best": self.best, "cv": self.cv, "spread": self.spread,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Metric:
+        return cls(d["name"], d["unit"], d["higher_is_better"], list(d["values"]),
+                   d.get("note", ""))
+
+
+@dataclass
+class BenchResult:
+    family: str               # "bandwidth", "latency", "matrix", "c2c", "compress", "compute" …
+    case: str                 # human label, unique within a run: "triad avx512-nt compact 2T"
+    params: dict[str, Any]
+    metrics: dict[str, Metric]
+    placement: dict[str, Any] = field(default_factory=dict)  # cpus, memory policy, pages/node
+    notes: list[str] = field(default_factory=list)           # warnings, disturbances
+    validated: bool = True
+
+    def metric(self, name: str) -> Metric:
+        return self.metrics[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "family": self.family, "case": self.case, "params": self.params,
+            "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
+            "placement": self.placement, "notes": list(self.notes),
+            "validated": self.validated,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BenchResult:
+        return cls(
+            family=d["family"], case=d["case"], params=dict(d["params"]),
+            metrics={k: Metric.from_dict(m) for k, m in d["metrics"].items()},
+            placement=dict(d.get("placement", {})), notes=list(d.get("notes", [])),
+            validated=d.get("validated", True),
+        )
