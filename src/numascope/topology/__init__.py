@@ -15,3 +15,4 @@ from numascope.topology.model import (  # noqa: F401
     PciDevice,
     Topology,
 )
+from numascope.topology.reader import read_topology  # noqa: F401

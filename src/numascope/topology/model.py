@@ -61,6 +61,7 @@ class Node:
     free_bytes: int | None
     distances: dict[int, int] = field(default_factory=dict)  # node id → SLIT distance
     packages: tuple[int, ...] = ()
+    allowed: bool = True      # in this process's allowed memory nodes (cpuset mems)
 
     @property
     def cpuless(self) -> bool:
@@ -112,6 +113,11 @@ class Topology:
     devices: list[PciDevice] = field(default_factory=list)
     facts: dict[str, Fact] = field(default_factory=dict)
     cpu_model: str | None = None
+    cpu_vendor: str | None = None         # proc/cpuinfo vendor_id (GenuineIntel, AuthenticAMD)
+    cpu_family: int | None = None
+    cpu_model_number: int | None = None
+    hypervisor: bool | None = None        # the "hypervisor" cpuinfo flag: a virtual machine
+    allowed_evidence: str = ""            # where the allowed CPUs / memory nodes came from
 
     # -- lookups used everywhere ------------------------------------------------------
     def cpu(self, cpu_id: int) -> Cpu:

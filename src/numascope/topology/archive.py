@@ -1,0 +1,66 @@
+"""Safe extraction of sysfs dumps (`hwloc-gather-topology` .tar.bz2 and friends).
+
+Members are extracted one by one with tarfile's "data" filter: nothing lands outside the
+temporary directory (no absolute paths, no `..`, no links pointing out), no device files,
+no setuid bits. Members the filter refuses are skipped — a dump holds only plain files,
+directories and relative symlinks. The directory is removed when the context ends."""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from numascope.errors import UserError
+
+TAR_SUFFIXES = (".tar", ".tar.bz2", ".tbz2", ".tar.gz", ".tgz", ".tar.xz", ".txz")
+
+
+def is_archive(path: str | Path) -> bool:
+    p = Path(path)
+    return p.is_file() and (p.name.endswith(TAR_SUFFIXES) or tarfile.is_tarfile(p))
+
+
+def extract_dump(archive: str | Path, dest: str | Path) -> Path:
+    """Extract `archive` into the existing directory `dest`; return the sysfs root in it."""
+    archive = Path(archive)
+    dest = Path(dest)
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            for member in tar:
+                try:
+                    tar.extract(member, dest, filter="data")
+                except tarfile.FilterError:
+                    continue  # absolute or escaping link, device node …: not needed, not safe
+    except (tarfile.TarError, EOFError, OSError, ValueError) as e:
+        raise UserError(f"{archive}: not a readable sysfs dump ({_reason(e)})") from None
+    return find_root(dest, archive)
+
+
+def find_root(top: Path, label: str | Path) -> Path:
+    """The directory holding sys/ — `top` itself, or its single top folder."""
+    if (top / "sys").is_dir():
+        return top
+    subdirs = [p for p in top.iterdir() if p.is_dir() and not p.is_symlink()]
+    if len(subdirs) == 1 and (subdirs[0] / "sys").is_dir():
+        return subdirs[0]
+    raise UserError(f"{label}: no sys/ directory found (not a sysfs dump?)")
+
+
+@contextmanager
+def extracted(archive: str | Path) -> Iterator[Path]:
+    tmp = tempfile.mkdtemp(prefix="numascope-sysfs-")
+    try:
+        yield extract_dump(archive, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e) or type(e).__name__
+    if isinstance(e, EOFError) or "end-of-stream" in text or "unexpected end" in text:
+        return f"truncated or corrupt: {text}"
+    return text

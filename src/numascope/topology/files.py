@@ -1,0 +1,87 @@
+"""Reading single sysfs/procfs files under a root, with errors that name the file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from numascope.errors import UserError
+from numascope.topology.lists import parse_list, parse_mask
+
+
+class Tree:
+    """A sysfs/procfs root. `label` is what error messages call it (the tarball's name)."""
+
+    def __init__(self, root: str | Path, label: str | None = None) -> None:
+        self.root = Path(root)
+        self.label = label or str(root)
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel.lstrip("/")
+
+    def where(self, rel: str) -> str:
+        """How an error names a file: `/` roots show the real path, dumps show dump:path."""
+        rel = rel.lstrip("/")
+        if self.label == "/":
+            return "/" + rel
+        return f"{self.label}:{rel}"
+
+    def exists(self, rel: str) -> bool:
+        return self.path(rel).exists()
+
+    def read(self, rel: str) -> str | None:
+        """Text of the file, stripped; None when missing or unreadable."""
+        try:
+            return self.path(rel).read_text(errors="replace").strip()
+        except (OSError, ValueError):
+            return None
+
+    def read_int(self, rel: str) -> int | None:
+        v = self.read(rel)
+        if v is None:
+            return None
+        try:
+            return int(v.split()[0])
+        except (ValueError, IndexError):
+            raise UserError(f"{self.where(rel)}: expected a number, found {v[:40]!r}") from None
+
+    def read_list(self, rel: str) -> list[int] | None:
+        """A cpulist/nodelist file; None when missing; UserError naming it when garbled."""
+        v = self.read(rel)
+        if v is None:
+            return None
+        try:
+            return parse_list(v)
+        except ValueError as e:
+            raise UserError(f"{self.where(rel)}: malformed list {v[:40]!r} ({e})") from None
+
+    def read_mask(self, rel: str) -> list[int] | None:
+        v = self.read(rel)
+        if v is None:
+            return None
+        try:
+            return parse_mask(v)
+        except ValueError as e:
+            raise UserError(f"{self.where(rel)}: malformed mask ({e})") from None
+
+    def read_cpus(self, base: str, name: str) -> list[int] | None:
+        """`<base>/<name>_list` when present, else the `<base>/<name>` hex map."""
+        lst = self.read_list(f"{base}/{name}_list") if name != "cpulist" else None
+        if lst is not None:
+            return lst
+        return self.read_mask(f"{base}/{name}")
+
+    def listdir(self, rel: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self.path(rel)))
+        except OSError:
+            return []
+
+    def numbered(self, rel: str, prefix: str) -> list[int]:
+        """Ids of entries named `<prefix><N>` in a directory (cpu0, node3 …), sorted."""
+        ids = []
+        for name in self.listdir(rel):
+            tail = name[len(prefix):]
+            if name.startswith(prefix) and tail.isdigit():
+                ids.append(int(tail))
+        return sorted(ids)
