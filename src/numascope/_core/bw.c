@@ -1,6 +1,490 @@
-/* Benchmark family 'bw': kernels and their Python entry points. */
+/* Benchmark family 'bw': STREAM-class memory bandwidth kernels on pinned threads.
+ *
+ * Kernels (double precision, STREAM definitions):
+ *   read   sum += a[i]            fill   a[i] = s
+ *   copy   c[i] = a[i]            scale  b[i] = s * c[i]
+ *   add    c[i] = a[i] + b[i]     triad  a[i] = b[i] + s * c[i]
+ * each in a scalar version (auto-vectorization switched off), AVX2 and AVX-512 versions
+ * (target attributes, chosen at run time), each storing kernel with ordinary or with
+ * non-temporal (streaming) stores.
+ *
+ * One call of bw_run: create a team pinned to the given CPUs, map the arrays with the
+ * requested NUMA policy, first-touch them with the same static split the kernel uses,
+ * run warm-ups, then `reps` timed repetitions of every requested variant (interleaved, so
+ * drift hits all variants alike), validate what the kernel computed, sample where the
+ * pages are. Timing is the team's barrier-to-barrier clock; the GIL is released. */
 #include "ns.h"
+#include "memory.h"
+#include "team.h"
+#include <immintrin.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { K_READ = 0, K_FILL, K_COPY, K_SCALE, K_ADD, K_TRIAD, K_COUNT };
+enum { ISA_SCALAR = 0, ISA_AVX2, ISA_AVX512 };
+
+static const char *kernel_names[K_COUNT] = {"read", "fill", "copy", "scale", "add", "triad"};
+static const char *isa_names[3] = {"scalar", "avx2", "avx512"};
+
+/* Initial values: exact in binary, so expected results are exact too. */
+#define A0 1.0
+#define B0 2.0
+#define C0 0.5
+/* Relative tolerance of the check (STREAM uses 1e-13 for double). */
+#define TOL 1e-13
+#define SUM_STRIDE 8           /* one cache line per thread's partial sum */
+#define MAX_VARIANTS 8
+
+typedef struct {
+    int kernel, isa, nt;
+    double *a, *b, *c;
+    size_t n, align;
+    double s;
+    double *sums;              /* nthreads * SUM_STRIDE */
+} bw_job;
+
+/* ---- scalar kernels: plain loops, vectorization and memcpy/memset idioms disabled ---- */
+#define SCALAR __attribute__((noinline, optimize("no-tree-vectorize", \
+                                                  "no-tree-loop-distribute-patterns")))
+
+static SCALAR double read_scalar(const double *a, size_t i0, size_t i1) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = i0;
+    for (; i + 4 <= i1; i += 4) { s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3]; }
+    for (; i < i1; i++) s0 += a[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+static inline void st_nt64(double *p, double v) {
+    long long bits;
+    memcpy(&bits, &v, sizeof bits);
+    _mm_stream_si64((long long *)p, bits);   /* movnti: a scalar streaming store */
+}
+
+static SCALAR void fill_scalar(double *a, double s, size_t i0, size_t i1, int nt) {
+    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], s); }
+    else { for (size_t i = i0; i < i1; i++) a[i] = s; }
+}
+static SCALAR void copy_scalar(double *c, const double *a, size_t i0, size_t i1, int nt) {
+    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i]); }
+    else { for (size_t i = i0; i < i1; i++) c[i] = a[i]; }
+}
+static SCALAR void scale_scalar(double *b, const double *c, double s, size_t i0, size_t i1,
+                                int nt) {
+    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&b[i], s * c[i]); }
+    else { for (size_t i = i0; i < i1; i++) b[i] = s * c[i]; }
+}
+static SCALAR void add_scalar(double *c, const double *a, const double *b, size_t i0,
+                              size_t i1, int nt) {
+    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i] + b[i]); }
+    else { for (size_t i = i0; i < i1; i++) c[i] = a[i] + b[i]; }
+}
+static SCALAR void triad_scalar(double *a, const double *b, const double *c, double s,
+                                size_t i0, size_t i1, int nt) {
+    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], b[i] + s * c[i]); }
+    else { for (size_t i = i0; i < i1; i++) a[i] = b[i] + s * c[i]; }
+}
+
+/* ---- vector kernels. Chunks start 64-byte aligned (arrays are 2 MiB aligned and the
+ * split is a multiple of 8 elements), so aligned loads/stores are safe; the last chunk's
+ * tail (< one unrolled step) is finished with scalar code. ---- */
+#define AVX2 __attribute__((noinline, target("avx2,fma")))
+#define AVX512 __attribute__((noinline, target("avx512f")))
+
+#define VEC_KERNELS(SUF, ATTR, VT, W, LOAD, STORE, STREAM, SET1, ADD, MUL, FMA)               \
+    static ATTR double read_##SUF(const double *a, size_t i0, size_t i1) {                   \
+        VT s0 = SET1(0), s1 = SET1(0), s2 = SET1(0), s3 = SET1(0);                           \
+        size_t i = i0;                                                                       \
+        for (; i + 4 * W <= i1; i += 4 * W) {                                                \
+            s0 = ADD(s0, LOAD(a + i)); s1 = ADD(s1, LOAD(a + i + W));                       \
+            s2 = ADD(s2, LOAD(a + i + 2 * W)); s3 = ADD(s3, LOAD(a + i + 3 * W));           \
+        }                                                                                    \
+        double lanes[W];                                                                     \
+        STORE(lanes, ADD(ADD(s0, s1), ADD(s2, s3)));                                         \
+        double r = 0;                                                                        \
+        for (int k = 0; k < W; k++) r += lanes[k];                                           \
+        for (; i < i1; i++) r += a[i];                                                       \
+        return r;                                                                            \
+    }                                                                                        \
+    static ATTR void fill_##SUF(double *a, double s, size_t i0, size_t i1, int nt) {         \
+        VT v = SET1(s);                                                                      \
+        size_t i = i0;                                                                       \
+        if (nt) for (; i + 2 * W <= i1; i += 2 * W) { STREAM(a + i, v); STREAM(a + i + W, v); } \
+        else for (; i + 2 * W <= i1; i += 2 * W) { STORE(a + i, v); STORE(a + i + W, v); }   \
+        for (; i < i1; i++) a[i] = s;                                                        \
+    }                                                                                        \
+    static ATTR void copy_##SUF(double *c, const double *a, size_t i0, size_t i1, int nt) {  \
+        size_t i = i0;                                                                       \
+        if (nt) for (; i + 2 * W <= i1; i += 2 * W) {                                        \
+            VT x = LOAD(a + i), y = LOAD(a + i + W); STREAM(c + i, x); STREAM(c + i + W, y); \
+        }                                                                                    \
+        else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
+            VT x = LOAD(a + i), y = LOAD(a + i + W); STORE(c + i, x); STORE(c + i + W, y);   \
+        }                                                                                    \
+        for (; i < i1; i++) c[i] = a[i];                                                     \
+    }                                                                                        \
+    static ATTR void scale_##SUF(double *b, const double *c, double s, size_t i0, size_t i1, \
+                                 int nt) {                                                   \
+        VT vs = SET1(s);                                                                     \
+        size_t i = i0;                                                                       \
+        if (nt) for (; i + 2 * W <= i1; i += 2 * W) {                                        \
+            STREAM(b + i, MUL(vs, LOAD(c + i))); STREAM(b + i + W, MUL(vs, LOAD(c + i + W))); \
+        }                                                                                    \
+        else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
+            STORE(b + i, MUL(vs, LOAD(c + i))); STORE(b + i + W, MUL(vs, LOAD(c + i + W)));  \
+        }                                                                                    \
+        for (; i < i1; i++) b[i] = s * c[i];                                                 \
+    }                                                                                        \
+    static ATTR void add_##SUF(double *c, const double *a, const double *b, size_t i0,       \
+                               size_t i1, int nt) {                                          \
+        size_t i = i0;                                                                       \
+        if (nt) for (; i + 2 * W <= i1; i += 2 * W) {                                        \
+            STREAM(c + i, ADD(LOAD(a + i), LOAD(b + i)));                                    \
+            STREAM(c + i + W, ADD(LOAD(a + i + W), LOAD(b + i + W)));                        \
+        }                                                                                    \
+        else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
+            STORE(c + i, ADD(LOAD(a + i), LOAD(b + i)));                                     \
+            STORE(c + i + W, ADD(LOAD(a + i + W), LOAD(b + i + W)));                         \
+        }                                                                                    \
+        for (; i < i1; i++) c[i] = a[i] + b[i];                                              \
+    }                                                                                        \
+    static ATTR void triad_##SUF(double *a, const double *b, const double *c, double s,      \
+                                 size_t i0, size_t i1, int nt) {                             \
+        VT vs = SET1(s);                                                                     \
+        size_t i = i0;                                                                       \
+        if (nt) for (; i + 2 * W <= i1; i += 2 * W) {                                        \
+            STREAM(a + i, FMA(vs, LOAD(c + i), LOAD(b + i)));                                \
+            STREAM(a + i + W, FMA(vs, LOAD(c + i + W), LOAD(b + i + W)));                    \
+        }                                                                                    \
+        else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
+            STORE(a + i, FMA(vs, LOAD(c + i), LOAD(b + i)));                                 \
+            STORE(a + i + W, FMA(vs, LOAD(c + i + W), LOAD(b + i + W)));                     \
+        }                                                                                    \
+        for (; i < i1; i++) a[i] = b[i] + s * c[i];                                          \
+    }
+
+VEC_KERNELS(avx2, AVX2, __m256d, 4, _mm256_load_pd, _mm256_store_pd, _mm256_stream_pd,
+            _mm256_set1_pd, _mm256_add_pd, _mm256_mul_pd, _mm256_fmadd_pd)
+VEC_KERNELS(avx512, AVX512, __m512d, 8, _mm512_load_pd, _mm512_store_pd, _mm512_stream_pd,
+            _mm512_set1_pd, _mm512_add_pd, _mm512_mul_pd, _mm512_fmadd_pd)
+
+/* ---- team work functions ---- */
+static void kernel_work(int tid, int nt, void *arg) {
+    bw_job *j = arg;
+    size_t i0, i1;
+    ns_split(j->n, tid, nt, j->align, &i0, &i1);
+    double r = 0;
+    switch (j->kernel) {
+    case K_READ:
+        r = j->isa == ISA_AVX512 ? read_avx512(j->a, i0, i1)
+          : j->isa == ISA_AVX2 ? read_avx2(j->a, i0, i1) : read_scalar(j->a, i0, i1);
+        break;
+    case K_FILL:
+        if (j->isa == ISA_AVX512) fill_avx512(j->a, j->s, i0, i1, j->nt);
+        else if (j->isa == ISA_AVX2) fill_avx2(j->a, j->s, i0, i1, j->nt);
+        else fill_scalar(j->a, j->s, i0, i1, j->nt);
+        break;
+    case K_COPY:
+        if (j->isa == ISA_AVX512) copy_avx512(j->c, j->a, i0, i1, j->nt);
+        else if (j->isa == ISA_AVX2) copy_avx2(j->c, j->a, i0, i1, j->nt);
+        else copy_scalar(j->c, j->a, i0, i1, j->nt);
+        break;
+    case K_SCALE:
+        if (j->isa == ISA_AVX512) scale_avx512(j->b, j->c, j->s, i0, i1, j->nt);
+        else if (j->isa == ISA_AVX2) scale_avx2(j->b, j->c, j->s, i0, i1, j->nt);
+        else scale_scalar(j->b, j->c, j->s, i0, i1, j->nt);
+        break;
+    case K_ADD:
+        if (j->isa == ISA_AVX512) add_avx512(j->c, j->a, j->b, i0, i1, j->nt);
+        else if (j->isa == ISA_AVX2) add_avx2(j->c, j->a, j->b, i0, i1, j->nt);
+        else add_scalar(j->c, j->a, j->b, i0, i1, j->nt);
+        break;
+    case K_TRIAD:
+        if (j->isa == ISA_AVX512) triad_avx512(j->a, j->b, j->c, j->s, i0, i1, j->nt);
+        else if (j->isa == ISA_AVX2) triad_avx2(j->a, j->b, j->c, j->s, i0, i1, j->nt);
+        else triad_scalar(j->a, j->b, j->c, j->s, i0, i1, j->nt);
+        break;
+    }
+    if (j->nt) _mm_sfence();  /* streaming stores are globally visible before the barrier */
+    j->sums[tid * SUM_STRIDE] = r;
+}
+
+/* First touch: each pinned thread writes the part of every array it will later use. */
+static void init_work(int tid, int nt, void *arg) {
+    bw_job *j = arg;
+    size_t i0, i1;
+    ns_split(j->n, tid, nt, j->align, &i0, &i1);
+    for (size_t i = i0; i < i1; i++) {
+        if (j->a) j->a[i] = A0;
+        if (j->b) j->b[i] = B0;
+        if (j->c) j->c[i] = C0;
+    }
+}
+
+typedef struct {
+    bw_job *job;
+    const double *out;
+    double expect;
+    long bad[1024];            /* per thread; team size is bounded by NS_MAX_TEAM below */
+    size_t first_bad[1024];
+} check_job;
+#define NS_MAX_TEAM 1024
+
+static void check_work(int tid, int nt, void *arg) {
+    check_job *c = arg;
+    size_t i0, i1;
+    ns_split(c->job->n, tid, nt, c->job->align, &i0, &i1);
+    long bad = 0;
+    size_t first = (size_t)-1;
+    double tol = TOL * fabs(c->expect);
+    for (size_t i = i0; i < i1; i++) {
+        if (!(fabs(c->out[i] - c->expect) <= tol)) {  /* also catches NaN */
+            if (!bad) first = i;
+            bad++;
+        }
+    }
+    c->bad[tid] = bad;
+    c->first_bad[tid] = first;
+}
+
+static int parse_isa(const char *s) {
+    for (int i = 0; i < 3; i++) if (!strcmp(s, isa_names[i])) return i;
+    return -1;
+}
+
+static int isa_available(int isa) {
+    __builtin_cpu_init();
+    if (isa == ISA_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (isa == ISA_AVX512) return __builtin_cpu_supports("avx512f");
+    return 1;
+}
+
+/* Sample page locations of each thread's chunk of every array, and of the whole. */
+static PyObject *where_to_py(bw_job *j, int nthreads, long samples, PyObject **by_thread,
+                             long *sampled) {
+    static long counts[NS_MAX_NODES + 1], total[NS_MAX_NODES + 1];
+    double *arrays[3] = {j->a, j->b, j->c};
+    memset(total, 0, sizeof total);
+    int unavailable = 0;
+    *sampled = 0;
+    *by_thread = PyList_New(nthreads);
+    long per = samples / (3 * nthreads);
+    if (per < 16) per = 16;
+    for (int t = 0; t < nthreads; t++) {
+        long tcounts[NS_MAX_NODES + 1];
+        memset(tcounts, 0, sizeof tcounts);
+        size_t i0, i1;
+        ns_split(j->n, t, nthreads, j->align, &i0, &i1);
+        for (int k = 0; k < 3; k++) {
+            if (!arrays[k] || i1 <= i0) continue;
+            long got = ns_mem_where(arrays[k] + i0, (i1 - i0) * sizeof(double), counts, per);
+            if (got < 0) { unavailable = 1; continue; }
+            *sampled += got;
+            for (int x = 0; x <= NS_MAX_NODES; x++) { tcounts[x] += counts[x]; total[x] += counts[x]; }
+        }
+        PyList_SET_ITEM(*by_thread, t, ns_where_to_py(tcounts));
+    }
+    if (unavailable) *sampled = -1;   /* move_pages refused: location unknown */
+    return ns_where_to_py(total);
+}
+
+static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"kernel", "cpus", "n", "reps", "variants", "memory", "warmup",
+                             "corrupt_index", "where_samples", NULL};
+    const char *kname;
+    PyObject *cpus_obj, *variants_obj, *mem_obj = Py_None;
+    Py_ssize_t n_el;
+    int reps = 10, warmup = 1;
+    long long corrupt = -1;
+    long where_samples = 4096;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLl", kwlist, &kname, &cpus_obj, &n_el,
+                                     &reps, &variants_obj, &mem_obj, &warmup, &corrupt,
+                                     &where_samples))
+        return NULL;
+    int kernel = -1;
+    for (int k = 0; k < K_COUNT; k++) if (!strcmp(kname, kernel_names[k])) kernel = k;
+    if (kernel < 0) return ns_value_error("unknown kernel '%s'", kname);
+    if (n_el < 64) return ns_value_error("arrays need at least 64 elements (got %zd)", n_el);
+    if (reps < 1) return ns_value_error("at least one repetition is needed");
+    if (warmup < 0) warmup = 0;
+    size_t n = (size_t)n_el;
+    if (corrupt >= (long long)n) return ns_value_error("corrupt_index %lld outside the array", corrupt);
+
+    /* variants: sequence of (isa, nt) */
+    PyObject *vfast = PySequence_Fast(variants_obj, "variants must be a sequence of (isa, nt)");
+    if (!vfast) return NULL;
+    Py_ssize_t nvar = PySequence_Fast_GET_SIZE(vfast);
+    if (nvar < 1 || nvar > MAX_VARIANTS) {
+        Py_DECREF(vfast);
+        return ns_value_error("between 1 and %d variants", MAX_VARIANTS);
+    }
+    int v_isa[MAX_VARIANTS], v_nt[MAX_VARIANTS];
+    for (Py_ssize_t v = 0; v < nvar; v++) {
+        const char *is;
+        int ntf;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(vfast, v), "sp", &is, &ntf)) {
+            Py_DECREF(vfast);
+            return NULL;
+        }
+        v_isa[v] = parse_isa(is);
+        if (v_isa[v] < 0) { Py_DECREF(vfast); return ns_value_error("unknown ISA '%s'", is); }
+        if (!isa_available(v_isa[v])) {
+            Py_DECREF(vfast);
+            return ns_value_error("this CPU cannot run %s kernels", is);
+        }
+        v_nt[v] = kernel == K_READ ? 0 : ntf;
+    }
+    Py_DECREF(vfast);
+
+    ns_mem_spec spec;
+    if (!ns_mem_spec_from_py(mem_obj, &spec)) return NULL;
+    int *cpus, ncpu;
+    if (!ns_int_list(cpus_obj, &cpus, &ncpu)) return NULL;
+    if (ncpu < 1 || ncpu > NS_MAX_TEAM) {
+        free(cpus);
+        return ns_value_error("between 1 and %d threads", NS_MAX_TEAM);
+    }
+
+    int need_a = kernel == K_READ || kernel == K_FILL || kernel == K_COPY || kernel == K_ADD ||
+                 kernel == K_TRIAD;
+    int need_b = kernel == K_SCALE || kernel == K_ADD || kernel == K_TRIAD;
+    int need_c = kernel == K_COPY || kernel == K_SCALE || kernel == K_ADD || kernel == K_TRIAD;
+    size_t bytes = n * sizeof(double);
+    /* Split on 2 MiB boundaries when chunks are large, so a (transparent) huge page is
+     * first-touched by the one thread that uses it; else on cache lines. */
+    size_t align = (n / (size_t)ncpu >= 4 * 262144) ? 262144 : 8;
+
+    char err[256] = "";
+    double *times = calloc((size_t)reps * nvar, sizeof(double));
+    double *rep_sums = calloc((size_t)reps * nvar, sizeof(double));
+    double *sums = calloc((size_t)ncpu * SUM_STRIDE, sizeof(double));
+    check_job *chk = calloc(1, sizeof *chk);
+    bw_job job = {.kernel = kernel, .n = n, .align = align, .sums = sums};
+    ns_team *team = NULL;
+    double init_s = 0, last_s = 0, huge = -1;
+    long long bad = 0, first_bad = -1;
+    int ok_alloc = 1;
+    PyObject *where = NULL, *by_thread = NULL;
+    long sampled = 0;
+
+    Py_BEGIN_ALLOW_THREADS
+    team = ns_team_create(cpus, ncpu, err, sizeof err);
+    if (team) {
+        if (need_a && !(job.a = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
+        if (ok_alloc && need_b && !(job.b = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
+        if (ok_alloc && need_c && !(job.c = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
+    }
+    if (team && ok_alloc) {
+        double t0 = ns_now();
+        ns_team_run(team, init_work, &job);
+        init_s = ns_now() - t0;
+        if (corrupt >= 0 && kernel == K_READ) job.a[corrupt] += 1.0;
+        long step = 0;
+        for (int w = 0; w < warmup; w++)
+            for (int v = 0; v < nvar; v++) {
+                job.isa = v_isa[v]; job.nt = v_nt[v];
+                job.s = last_s = 1.0 + 0.5 * (double)(step++ % 16);
+                ns_team_run(team, kernel_work, &job);
+            }
+        for (int r = 0; r < reps; r++)
+            for (int v = 0; v < nvar; v++) {
+                job.isa = v_isa[v]; job.nt = v_nt[v];
+                job.s = last_s = 1.0 + 0.5 * (double)(step++ % 16);
+                times[v * reps + r] = ns_team_run_timed(team, kernel_work, &job);
+                double tot = 0;
+                for (int t = 0; t < ncpu; t++) tot += sums[t * SUM_STRIDE];
+                rep_sums[v * reps + r] = tot;
+            }
+        /* Validation: the state after the whole sequence, as STREAM checks it. */
+        if (kernel == K_READ) {
+            double expect = A0 * (double)n;
+            for (int i = 0; i < reps * nvar; i++)
+                if (!(fabs(rep_sums[i] - expect) <= TOL * expect)) bad++;
+            chk->expect = expect;
+        } else {
+            double *out = kernel == K_FILL ? job.a : kernel == K_COPY ? job.c
+                        : kernel == K_SCALE ? job.b : kernel == K_ADD ? job.c : job.a;
+            double expect = kernel == K_FILL ? last_s : kernel == K_COPY ? A0
+                          : kernel == K_SCALE ? last_s * C0 : kernel == K_ADD ? A0 + B0
+                          : B0 + last_s * C0;
+            if (corrupt >= 0) out[corrupt] += 1.0;
+            chk->job = &job;
+            chk->out = out;
+            chk->expect = expect;
+            ns_team_run(team, check_work, chk);
+            for (int t = 0; t < ncpu; t++) {
+                bad += chk->bad[t];
+                if (chk->bad[t] && first_bad < 0) first_bad = (long long)chk->first_bad[t];
+            }
+        }
+        double *first = job.a ? job.a : job.b ? job.b : job.c;
+        huge = ns_mem_huge_fraction(first, bytes);
+    }
+    Py_END_ALLOW_THREADS
+
+    PyObject *res = NULL;
+    if (!team || !ok_alloc) {
+        ns_value_error("%s", err);
+        goto done;
+    }
+    where = where_to_py(&job, ncpu, where_samples, &by_thread, &sampled);
+    res = PyDict_New();
+    PyObject *tl = PyList_New(nvar), *vl = PyList_New(nvar), *sl = PyList_New(0);
+    for (int v = 0; v < nvar; v++) {
+        PyObject *one = PyList_New(reps);
+        for (int r = 0; r < reps; r++) PyList_SET_ITEM(one, r, PyFloat_FromDouble(times[v * reps + r]));
+        PyList_SET_ITEM(tl, v, one);
+        PyList_SET_ITEM(vl, v, Py_BuildValue("(sO)", isa_names[v_isa[v]], v_nt[v] ? Py_True : Py_False));
+        if (kernel == K_READ)
+            for (int r = 0; r < reps; r++) {
+                PyObject *f = PyFloat_FromDouble(rep_sums[v * reps + r]);
+                PyList_Append(sl, f);
+                Py_DECREF(f);
+            }
+    }
+    PyObject *tmp;
+#define SET(key, val) (tmp = (val), PyDict_SetItemString(res, key, tmp), Py_DECREF(tmp))
+    SET("times", tl);
+    SET("variants", vl);
+    SET("read_sums", sl);
+    SET("validated", PyBool_FromLong(bad == 0));
+    SET("bad_elements", PyLong_FromLongLong(bad));
+    SET("first_bad", PyLong_FromLongLong(first_bad));
+    SET("expected", PyFloat_FromDouble(chk->expect));
+    SET("pages", where);
+    SET("pages_by_thread", by_thread);
+    SET("sampled_pages", PyLong_FromLong(sampled));
+    SET("huge_fraction", PyFloat_FromDouble(huge));
+    SET("init_seconds", PyFloat_FromDouble(init_s));
+    SET("n", PyLong_FromSize_t(n));
+    SET("align", PyLong_FromSize_t(align));
+#undef SET
+done:
+    Py_BEGIN_ALLOW_THREADS
+    if (job.a) ns_mem_free(job.a, bytes, &spec);
+    if (job.b) ns_mem_free(job.b, bytes, &spec);
+    if (job.c) ns_mem_free(job.c, bytes, &spec);
+    ns_team_destroy(team);
+    Py_END_ALLOW_THREADS
+    free(cpus);
+    free(times);
+    free(rep_sums);
+    free(sums);
+    free(chk);
+    return res;
+}
 
 PyMethodDef ns_bw_methods[] = {
+    {"bw_run", (PyCFunction)(void (*)(void))py_bw_run, METH_VARARGS | METH_KEYWORDS,
+     "bw_run(kernel, cpus, n, reps, variants, memory=None, warmup=1, corrupt_index=-1, "
+     "where_samples=4096) -> dict\n\n"
+     "Run a STREAM-class kernel ('read', 'fill', 'copy', 'scale', 'add', 'triad') on threads "
+     "pinned to `cpus` over arrays of n doubles placed by `memory` (see ns_mem_spec), "
+     "first-touched by the pinned threads. `variants` lists (isa, nt) pairs timed "
+     "interleaved, `reps` times each, after `warmup` untimed rounds. Returns per-variant "
+     "seconds per repetition (barrier to barrier, inside C), the validation outcome, and "
+     "sampled page locations overall and per thread. corrupt_index >= 0 corrupts one element "
+     "on purpose (a test hook for the validation)."},
     {NULL, NULL, 0, NULL},
 };
