@@ -1,0 +1,436 @@
+"""Memory latency by pointer chasing: idle latency, the working-set sweep, loaded latency.
+
+The chase runs in C (`_core.lat_chase`) on one pinned thread over a random single cycle of
+64-byte lines (Sattolo), one dependent load at a time, in one of two stated modes:
+
+    tlb     random inside 256 KiB windows, windows in random order (MLC / multichase style)
+    random  one random cycle over the whole buffer (TLB misses included)
+
+Every timed sample is kept (ns per load and TSC ticks per load); the chase is validated by
+checking it ended on the line the cycle predicts (and, up to 4 Mi lines, that the cycle
+covers every line). Memory is placed by a spec: bound to one node, or first touch."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from numascope.bench.base import Case
+from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.results.record import BenchResult, Metric
+from numascope.topology.model import Topology
+
+FAMILY = "latency"
+MODES = ("tlb", "random")
+PAGES = ("none", "thp", "hugetlb")
+WINDOW = 256 * 1024           # TLB-friendly window (multichase's default: 64 x 4 KiB pages)
+LINE = 64
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+LOADED_DELAYS = (0, 50, 100, 200, 400, 800, 1600, 3200, 10000)
+
+
+def _core():
+    from numascope import _core as core  # lazy: builds the C core on first use
+    return core
+
+
+# -- sizes and units ------------------------------------------------------------------------
+
+def parse_size(text: str) -> int:
+    """'64K', '256MiB', '1g', '4096' → bytes (binary units). UserError on anything else."""
+    t = text.strip().lower().removesuffix("b").removesuffix("i")
+    mult = 1
+    if t and t[-1] in "kmgt":
+        mult = 1 << (10 * ("kmgt".index(t[-1]) + 1))
+        t = t[:-1]
+    try:
+        v = float(t)
+    except ValueError:
+        raise UserError(f"bad size {text!r} (expected e.g. 64K, 256M, 1G)") from None
+    if not math.isfinite(v) or v <= 0:
+        raise UserError(f"bad size {text!r}: must be positive")
+    return int(v * mult)
+
+
+def format_size(n: int) -> str:
+    for unit, div in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if n >= div:
+            v = n / div
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n} B"
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Linear-interpolated percentile (p in 0..100) of the samples."""
+    if not values:
+        return math.nan
+    s = sorted(values)
+    k = (len(s) - 1) * p / 100.0
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def llc_bytes(topo: Topology, cpu: int) -> int:
+    return topo.cache_bytes(3, cpu) or topo.llc_bytes([cpu]) or topo.cache_bytes(2, cpu) or 0
+
+
+def dram_size(topo: Topology, cpu: int) -> int:
+    """A working set that lives in DRAM: 4x the LLC, at least 256 MiB, a power of two."""
+    want = max(4 * llc_bytes(topo, cpu), 256 * MIB)
+    return 1 << (want - 1).bit_length()
+
+
+def sweep_sizes(topo: Topology, cpu: int, lo: int = 4 * KIB, hi: int | None = None,
+                per_octave: int = 2) -> list[int]:
+    """Log-spaced working sets from `lo` to `hi` (default ≥ 4x LLC), multiples of 4 KiB."""
+    hi = hi or dram_size(topo, cpu)
+    if lo < 2 * LINE or hi < lo:
+        raise UserError("sweep range must satisfy 128 B <= min <= max")
+    sizes, k = [], 0
+    while True:
+        s = round(lo * 2 ** (k / per_octave) / (4 * KIB)) * 4 * KIB or lo
+        if s > hi:
+            break
+        if not sizes or s != sizes[-1]:
+            sizes.append(s)
+        k += 1
+    if sizes[-1] < hi:
+        sizes.append(hi)
+    return sizes
+
+
+# -- checks on user input -------------------------------------------------------------------
+
+def memory_spec(topo: Topology, node: int | None, pages: str) -> dict[str, Any]:
+    if pages not in PAGES:
+        raise UserError(f"unknown page kind {pages!r} (choose {', '.join(PAGES)})")
+    if node is None:
+        return {"policy": "first-touch", "huge": pages}
+    if node not in topo.node_ids():
+        raise UserError(f"NUMA node {node} does not exist (nodes: "
+                        f"{', '.join(map(str, topo.node_ids()))})")
+    if topo.node(node).memoryless:
+        raise UserError(f"NUMA node {node} has no memory")
+    return {"policy": "bind", "nodes": [node], "huge": pages}
+
+
+def check_cpu(topo: Topology, cpu: int) -> None:
+    try:
+        c = topo.cpu(cpu)
+    except KeyError:
+        raise UserError(f"CPU {cpu} does not exist") from None
+    if not c.usable:
+        raise UserError(f"CPU {cpu} is not usable here (offline or outside the allowed set)")
+
+
+def _meminfo(key: str) -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    parts = line.split()
+                    return int(parts[1]) * (1024 if len(parts) > 2 else 1)
+    except OSError:
+        return None
+    return None
+
+
+def check_fits(topo: Topology, nbytes: int, node: int | None, pages: str) -> None:
+    """UserError when the buffer (plus the permutation, 4 B a line) cannot fit."""
+    need = nbytes + nbytes // LINE * 4
+    free = topo.node(node).free_bytes if node is not None else _meminfo("MemAvailable")
+    if free is not None and need > free:
+        where = f"node {node}" if node is not None else "this machine"
+        raise UserError(f"a {format_size(nbytes)} buffer does not fit in the "
+                        f"{format_size(free)} free on {where}")
+    if pages == "hugetlb":
+        hp_free, hp_size = _meminfo("HugePages_Free"), _meminfo("Hugepagesize")
+        if not hp_free or not hp_size or hp_free * hp_size < nbytes:
+            raise Unavailable("not enough hugetlb pages reserved for "
+                              f"{format_size(nbytes)} (see vm.nr_hugepages)")
+
+
+# -- measurements ---------------------------------------------------------------------------
+
+def _ghz(cpu: int) -> float | None:
+    """The measured core clock, when numascope.clock can measure it here."""
+    try:
+        from numascope.clock import measured_ghz
+        return float(measured_ghz(cpu))
+    except (ImportError, UserError, MeasurementError, OSError, RuntimeError, ValueError):
+        # no clock module, or it cannot measure here: TSC cycles only
+        return None
+
+
+def _huge_text(pages: str, frac: float) -> str:
+    if frac < 0:
+        return f"{pages} requested; kernel's backing unknown"
+    return f"{pages} requested; {frac:.0%} of the buffer on huge pages"
+
+
+def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = True,
+                    prefix: str = "") -> dict[str, Metric]:
+    m = {
+        f"{prefix}latency": Metric(f"{prefix}latency", "ns", False, list(ns),
+                                   "ns per dependent load, one value per timed sample"),
+        f"{prefix}tsc_cycles": Metric(f"{prefix}tsc_cycles", "TSC cycles", False, list(tsc),
+                                      "time-stamp-counter ticks per load (not core cycles)"),
+    }
+    ghz = _ghz(cpu) if clock else None
+    if ghz:
+        m[f"{prefix}core_cycles"] = Metric(
+            f"{prefix}core_cycles", "cycles", False, [v * ghz for v in ns],
+            f"ns x measured core clock {ghz:.2f} GHz (numascope.clock)")
+    return m
+
+
+def chase(topo: Topology, nbytes: int, cpu: int | None = None, node: int | None = None,
+          mode: str = "tlb", pages: str = "none", samples: int = 15, loads: int | None = None,
+          window: int = WINDOW, seed: int = 1, clock: bool = True) -> BenchResult:
+    """Idle latency of one working set, chaser pinned on `cpu`, memory bound to `node`."""
+    if cpu is None:
+        cpu = topo.usable_cpus()[0]
+    check_cpu(topo, cpu)
+    if mode not in MODES:
+        raise UserError(f"unknown chase mode {mode!r} (choose {', '.join(MODES)})")
+    if nbytes < 2 * LINE:
+        raise UserError(f"buffer of {nbytes} B is too small (at least {2 * LINE} B)")
+    if samples < 1:
+        raise UserError("samples must be at least 1")
+    spec = memory_spec(topo, node, pages)
+    check_fits(topo, nbytes, node, pages)
+    loads = loads or 1 << 18
+    try:
+        r = _core().lat_chase(nbytes, cpu, spec, mode, window, samples, loads, LINE, seed)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot allocate the buffer: {e}") from None
+    except RuntimeError as e:
+        raise MeasurementError(str(e)) from None
+    notes = []
+    if pages != "none" and 0 <= r["huge_fraction"] < 0.5:
+        notes.append(f"asked for {pages} but the kernel gave huge pages for only "
+                     f"{r['huge_fraction']:.0%} of the buffer")
+    if r["cycle_walked"]:
+        notes.append(f"cycle walked in full: {r['cycle_walked']} lines, every line once")
+    metrics = latency_metrics(r["ns"], r["tsc"], cpu, clock)
+    label = f"{mode} {format_size(nbytes)} cpu{cpu}" + (f" node{node}" if node is not None
+                                                         else "")
+    return BenchResult(
+        family=FAMILY, case=label,
+        params={"kind": "idle", "bytes": nbytes, "mode": mode, "pages": pages, "cpu": cpu,
+                "node": node, "samples": samples, "loads_per_sample": loads,
+                "window": window if mode == "tlb" else None, "line": LINE, "seed": seed},
+        metrics=metrics,
+        placement={"cpus": [cpu], "memory": spec, "pages_per_node": r["where"],
+                   "huge_fraction": r["huge_fraction"],
+                   "pages": _huge_text(pages, r["huge_fraction"])},
+        notes=notes)
+
+
+def summary(res: BenchResult) -> dict[str, float]:
+    """p5 / p50 / p95 / min of the latency samples (ns) and the median cycles."""
+    v = res.metrics["latency"].values
+    out = {"p5": percentile(v, 5), "p50": percentile(v, 50), "p95": percentile(v, 95),
+           "min": min(v), "tsc_cycles": res.metrics["tsc_cycles"].median}
+    if "core_cycles" in res.metrics:
+        out["core_cycles"] = res.metrics["core_cycles"].median
+    return out
+
+
+def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None = None,
+           node: int | None = None, delays: list[int] | None = None, nbytes: int | None = None,
+           load_bytes: int | None = None, mode: str = "tlb", samples: int = 5,
+           loads: int = 1 << 16, seed: int = 1) -> list[BenchResult]:
+    """Loaded latency (MLC --loaded_latency): the chaser on `cpu` while `load_cpus` read
+    their own buffers in 1 KiB bursts separated by an injected delay loop; one result per
+    delay, with the chaser's latency samples and the loaders' read bandwidth."""
+    usable = topo.usable_cpus()
+    if cpu is None:
+        cpu = usable[0]
+    check_cpu(topo, cpu)
+    if load_cpus is None:
+        load_cpus = [c for c in usable if c != cpu]
+    if not load_cpus:
+        raise UserError("loaded latency needs at least one CPU besides the chaser")
+    for c in load_cpus:
+        check_cpu(topo, c)
+    if cpu in load_cpus:
+        raise UserError(f"CPU {cpu} cannot be both the chaser and a loader")
+    if mode not in MODES:
+        raise UserError(f"unknown chase mode {mode!r} (choose {', '.join(MODES)})")
+    delays = list(LOADED_DELAYS) if delays is None else delays
+    if any(d < 0 for d in delays):
+        raise UserError("delays must be >= 0")
+    nbytes = nbytes or dram_size(topo, cpu)
+    load_bytes = load_bytes or max(dram_size(topo, cpu) // 4, 64 * MIB)
+    spec = memory_spec(topo, node, "none")
+    check_fits(topo, nbytes + load_bytes * len(load_cpus), node, "none")
+    try:
+        r = _core().lat_loaded(nbytes, cpu, load_cpus, delays, spec, load_bytes, mode, WINDOW,
+                               samples, loads, seed)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot allocate the buffers: {e}") from None
+    except RuntimeError as e:
+        raise MeasurementError(str(e)) from None
+    ghz = _ghz(cpu)
+    out = []
+    for p in r["points"]:
+        bw = p["loader_bytes"] / p["seconds"] / 1e9 if p["seconds"] > 0 else math.nan
+        metrics = latency_metrics(p["ns"], p["tsc"], cpu, clock=False)
+        if ghz:
+            metrics["core_cycles"] = Metric("core_cycles", "cycles", False,
+                                            [v * ghz for v in p["ns"]],
+                                            f"ns x measured core clock {ghz:.2f} GHz")
+        metrics["bandwidth"] = Metric(
+            "bandwidth", "GB/s", True, [bw],
+            "read bandwidth of the loaders while the chaser ran (10^9 B/s, 64 B per line read)")
+        out.append(BenchResult(
+            family=FAMILY, case=f"loaded delay={p['delay']} {len(load_cpus)} loaders",
+            params={"kind": "loaded", "delay": p["delay"], "bytes": nbytes, "mode": mode,
+                    "cpu": cpu, "load_cpus": list(load_cpus), "load_bytes": load_bytes,
+                    "node": node, "samples": samples, "loads_per_sample": loads},
+            metrics=metrics,
+            placement={"cpus": [cpu, *load_cpus], "memory": spec,
+                       "pages_per_node": r["chase"]["where"]},
+            notes=["delay = iterations of an empty loop after each 1 KiB read burst"]))
+    return out
+
+
+# -- the sweep and its plateaus -------------------------------------------------------------
+
+@dataclass
+class Level:
+    name: str                 # "L1", "L2", "L3", "DRAM", or "extra" for an unexpected step
+    first_bytes: int          # smallest working set on the plateau
+    last_bytes: int           # largest working set on the plateau
+    latency_ns: float         # median of the plateau's medians
+    expected_bytes: int | None  # the cache size from the topology (None for DRAM)
+    verdict: str              # how the detected edge compares with the expected size
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _plateaus(points: list[tuple[int, float]], tol: float) -> list[list[tuple[int, float]]]:
+    """Group consecutive sweep points whose latency stays within `tol` of the group's
+    lowest; transition points between levels end up in groups of one."""
+    groups: list[list[tuple[int, float]]] = []
+    for s, v in points:
+        if groups and v <= groups[-1][0][1] * (1 + tol):
+            groups[-1].append((s, v))
+        else:
+            groups.append([(s, v)])
+    return groups
+
+
+def detect_levels(points: list[tuple[int, float]], topo: Topology, cpu: int,
+                  tol: float = 0.35) -> list[Level]:
+    """Plateaus of a latency sweep (size, median ns), named by the topology's cache sizes:
+    a plateau whose working sets fit the level-N cache is LN; beyond the LLC it is DRAM.
+    The edge of each plateau (between its last point and the next point) is compared with
+    the expected cache size."""
+    pts = sorted(points)
+    if not pts:
+        return []
+    groups = _plateaus(pts, tol)
+    caps = [(f"L{lvl}", topo.cache_bytes(lvl, cpu)) for lvl in (1, 2, 3)]
+    caps = [(n, c) for n, c in caps if c]
+    levels: list[Level] = []
+    for gi, g in enumerate(groups):
+        last_group = gi == len(groups) - 1
+        if len(g) < 2 and not (last_group and caps and g[-1][0] > caps[-1][1]):
+            continue          # a transition point, not a plateau
+        mid = g[len(g) // 2][0]
+        name, expected = "DRAM", None
+        llc = caps[-1][1] if caps else None
+        if llc is None or g[-1][0] <= llc:   # a plateau reaching past the LLC is DRAM
+            for n, c in caps:
+                if mid <= c:
+                    name, expected = n, c
+                    break
+        nxt = groups[gi + 1][0][0] if not last_group else None
+        lat = statistics.median(v for _, v in g)
+        if expected is None:
+            if llc and g[0][0] < llc / 1.5:
+                verdict = f"DRAM latency from {format_size(g[0][0])} on, below the " \
+                          f"{format_size(llc)} LLC reported: the effective last-level " \
+                          "cache is smaller (shared with other tenants, or a VM's view?)"
+            else:
+                verdict = "beyond the last cache level" + (
+                    f" ({format_size(llc)})" if llc else "")
+        elif nxt is None:
+            verdict = f"no larger working set measured to find the {name} edge"
+        elif g[-1][0] <= expected * 1.5 and nxt >= expected / 1.5:
+            verdict = f"edge between {format_size(g[-1][0])} and {format_size(nxt)}, " \
+                      f"consistent with {name} = {format_size(expected)}"
+        elif nxt < expected / 1.5:
+            verdict = f"latency rises by {format_size(nxt)}, before the " \
+                      f"{format_size(expected)} {name} is full (shared or smaller effective" \
+                      " cache?)"
+        else:
+            verdict = f"plateau lasts to {format_size(g[-1][0])}, beyond the " \
+                      f"{format_size(expected)} {name}"
+        if any(lv.name == name for lv in levels):
+            name = f"{name}+"     # a second step inside the same level's range
+        levels.append(Level(name, g[0][0], g[-1][0], lat, expected, verdict))
+    return levels
+
+
+def sweep_points(results: list[BenchResult]) -> list[tuple[int, float]]:
+    return [(r.params["bytes"], r.metrics["latency"].median) for r in results
+            if r.family == FAMILY and r.params.get("kind") == "idle"]
+
+
+# -- the Benchmark and the suite ------------------------------------------------------------
+
+class Latency:
+    """Idle latency (one size, or a sweep) and loaded latency as uniform cases."""
+
+    family = FAMILY
+
+    def cases(self, topo: Topology, sweep: bool = False, sizes: list[int] | None = None,
+              cpu: int | None = None, node: int | None = None, mode: str = "tlb",
+              pages: str = "none", samples: int = 15, loads: int | None = None,
+              **_: Any) -> list[Case]:
+        cpu = topo.usable_cpus()[0] if cpu is None else cpu
+        check_cpu(topo, cpu)
+        if sizes is None:
+            sizes = sweep_sizes(topo, cpu) if sweep else [dram_size(topo, cpu)]
+        modes = list(MODES) if mode == "both" else [mode]
+        base = {"kind": "idle", "cpu": cpu, "node": node, "pages": pages, "samples": samples,
+                "loads": loads}
+        return [Case(f"{m} {format_size(s)}", {**base, "bytes": s, "mode": m})
+                for m in modes for s in sizes]
+
+    def measure(self, topo: Topology, case: Case) -> BenchResult:
+        p = dict(case.params)
+        if p.pop("kind", "idle") == "loaded":
+            res = loaded(topo, **p)
+            if len(res) != 1:
+                raise UserError("a loaded-latency case measures exactly one delay")
+            return res[0]
+        loads = p.pop("loads", None)
+        if loads is None and p["bytes"] <= 64 * MIB:
+            loads = 1 << 16   # cache-resident sizes: short samples are plenty
+        return chase(topo, p.pop("bytes"), loads=loads, **p)
+
+
+def suite_cases(topo: Topology, profile: str) -> list[Case]:
+    """quick: one DRAM working set (TLB-friendly); full: both modes at DRAM size, the whole
+    sweep, and loaded latency when there is a second CPU."""
+    b = Latency()
+    cpu = topo.usable_cpus()[0]
+    if profile == "quick":
+        return b.cases(topo, samples=9, loads=1 << 17)
+    cases = b.cases(topo, mode="both")
+    cases += [Case(f"sweep {c.label}", c.params) for c in b.cases(topo, sweep=True)]
+    if len(topo.usable_cpus()) > 1:
+        cases += [Case(f"loaded delay={d}", {"kind": "loaded", "cpu": cpu, "delays": [d]})
+                  for d in LOADED_DELAYS]
+    return cases
