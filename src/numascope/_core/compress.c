@@ -1,6 +1,739 @@
-/* Benchmark family 'compress': kernels and their Python entry points. */
+/* Benchmark family 'compress': does a compressed, chunked sum beat the memory wall?
+ *
+ * Two aggregations over the same data, the same pinned threads and the same chunk
+ * ownership (thread t owns the contiguous chunk range ns_split(nchunks, t, nt)):
+ *   plain      each thread sums its chunks of a copy it first-touched itself;
+ *   compressed the data is stored as Blosc2 chunks (compressed by, and so first-touched
+ *              by, the owning thread); each thread decompresses its chunks one at a time
+ *              with its own single-threaded dctx into its own cache-resident buffer and
+ *              sums them.
+ * Both use the same summation kernel on the same chunk boundaries, so the two sums are
+ * bit-identical when decompression is lossless. Timing: one timed team run per
+ * repetition (start and stop inside each repetition), plain and compressed alternating. */
 #include "ns.h"
+#include "memory.h"
+#include "team.h"
+#include <blosc2.h>
+#include <blosc2/filters-registry.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define STORE_CAPSULE "numascope.cstore"
+#define PLAIN_CAPSULE "numascope.plain"
+
+/* ---------------------------------------------------------------- sum kernels --- */
+
+enum { DT_F4, DT_F8, DT_I1, DT_I2, DT_I4, DT_I8, DT_U1, DT_U2, DT_U4, DT_U8, DT_N };
+static const char *dt_names[DT_N] = {"f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"};
+static const int dt_size[DT_N] = {4, 8, 1, 2, 4, 8, 1, 2, 4, 8};
+
+/* Floats are summed in double, integers in 64-bit two's complement (wrapping). */
+typedef struct { double f; uint64_t i; } acc_t;
+typedef void (*sum_fn)(const void *p, size_t n, acc_t *a);
+
+static void sum_f4_scalar(const void *p, size_t n, acc_t *a) {
+    const float *x = p;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) { s0 += x[i]; s1 += x[i + 1]; s2 += x[i + 2]; s3 += x[i + 3]; }
+    for (; i < n; i++) s0 += x[i];
+    a->f += (s0 + s1) + (s2 + s3);
+}
+
+static void sum_f8_scalar(const void *p, size_t n, acc_t *a) {
+    const double *x = p;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) { s0 += x[i]; s1 += x[i + 1]; s2 += x[i + 2]; s3 += x[i + 3]; }
+    for (; i < n; i++) s0 += x[i];
+    a->f += (s0 + s1) + (s2 + s3);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2")))
+static double hsum256(__m256d v) {
+    __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+    lo = _mm_add_pd(lo, hi);
+    return _mm_cvtsd_f64(lo) + _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo));
+}
+
+__attribute__((target("avx2")))
+static void sum_f4_avx2(const void *p, size_t n, acc_t *a) {
+    const float *x = p;
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+        s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 8)));
+        s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 12)));
+    }
+    double s = hsum256(_mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3)));
+    for (; i < n; i++) s += x[i];
+    a->f += s;
+}
+
+__attribute__((target("avx2")))
+static void sum_f8_avx2(const void *p, size_t n, acc_t *a) {
+    const double *x = p;
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 = _mm256_add_pd(s0, _mm256_loadu_pd(x + i));
+        s1 = _mm256_add_pd(s1, _mm256_loadu_pd(x + i + 4));
+        s2 = _mm256_add_pd(s2, _mm256_loadu_pd(x + i + 8));
+        s3 = _mm256_add_pd(s3, _mm256_loadu_pd(x + i + 12));
+    }
+    double s = hsum256(_mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3)));
+    for (; i < n; i++) s += x[i];
+    a->f += s;
+}
+
+__attribute__((target("avx512f")))
+static void sum_f4_avx512(const void *p, size_t n, acc_t *a) {
+    const float *x = p;
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)));
+        s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 16)));
+        s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 24)));
+    }
+    double s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3)));
+    for (; i < n; i++) s += x[i];
+    a->f += s;
+}
+
+__attribute__((target("avx512f")))
+static void sum_f8_avx512(const void *p, size_t n, acc_t *a) {
+    const double *x = p;
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm512_add_pd(s0, _mm512_loadu_pd(x + i));
+        s1 = _mm512_add_pd(s1, _mm512_loadu_pd(x + i + 8));
+        s2 = _mm512_add_pd(s2, _mm512_loadu_pd(x + i + 16));
+        s3 = _mm512_add_pd(s3, _mm512_loadu_pd(x + i + 24));
+    }
+    double s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3)));
+    for (; i < n; i++) s += x[i];
+    a->f += s;
+}
+#endif
+
+/* Integer sums: associative, so gcc vectorizes these loops itself. */
+#define INT_SUM(name, T)                                                   \
+    static void name(const void *p, size_t n, acc_t *a) {                  \
+        const T *x = p;                                                    \
+        uint64_t s = 0;                                                    \
+        for (size_t i = 0; i < n; i++) s += (uint64_t)(int64_t)x[i];       \
+        a->i += s;                                                         \
+    }
+INT_SUM(sum_i1, int8_t)
+INT_SUM(sum_i2, int16_t)
+INT_SUM(sum_i4, int32_t)
+INT_SUM(sum_i8, int64_t)
+#define UINT_SUM(name, T)                                                  \
+    static void name(const void *p, size_t n, acc_t *a) {                  \
+        const T *x = p;                                                    \
+        uint64_t s = 0;                                                    \
+        for (size_t i = 0; i < n; i++) s += (uint64_t)x[i];                \
+        a->i += s;                                                         \
+    }
+UINT_SUM(sum_u1, uint8_t)
+UINT_SUM(sum_u2, uint16_t)
+UINT_SUM(sum_u4, uint32_t)
+UINT_SUM(sum_u8, uint64_t)
+
+static int best_isa(void) {  /* 0 scalar, 1 avx2, 2 avx512 */
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return 2;
+    if (__builtin_cpu_supports("avx2")) return 1;
+#endif
+    return 0;
+}
+
+static sum_fn pick_kernel(int dt, const char **isa_name) {
+    int isa = best_isa();
+    *isa_name = "scalar";
+    switch (dt) {
+    case DT_F4:
+    case DT_F8:
+#if defined(__x86_64__)
+        if (isa == 2) { *isa_name = "avx512"; return dt == DT_F4 ? sum_f4_avx512 : sum_f8_avx512; }
+        if (isa == 1) { *isa_name = "avx2"; return dt == DT_F4 ? sum_f4_avx2 : sum_f8_avx2; }
+#endif
+        return dt == DT_F4 ? sum_f4_scalar : sum_f8_scalar;
+    case DT_I1: return sum_i1;
+    case DT_I2: return sum_i2;
+    case DT_I4: return sum_i4;
+    case DT_I8: return sum_i8;
+    case DT_U1: return sum_u1;
+    case DT_U2: return sum_u2;
+    case DT_U4: return sum_u4;
+    default: return sum_u8;
+    }
+}
+
+static int dtype_code(const char *s) {
+    for (int i = 0; i < DT_N; i++)
+        if (!strcmp(s, dt_names[i])) return i;
+    ns_value_error("unsupported dtype '%s' (one of f4 f8 i1 i2 i4 i8 u1 u2 u4 u8)", s);
+    return -1;
+}
+
+static PyObject *acc_to_py(int dt, const acc_t *a) {
+    if (dt == DT_F4 || dt == DT_F8) return PyFloat_FromDouble(a->f);
+    if (dt >= DT_U1) return PyLong_FromUnsignedLongLong(a->i);
+    return PyLong_FromLongLong((long long)(int64_t)a->i);
+}
+
+/* ------------------------------------------------------------ stored data ------- */
+
+typedef struct {
+    size_t nbytes, chunk_bytes, nchunks;
+    int typesize, nthreads;
+    int *cpus;                /* owners: thread t of a team on these CPUs owns its chunks */
+    unsigned char **cdata;    /* per chunk: where its compressed bytes are */
+    int32_t *csize;
+    void **region;            /* per owner thread: its first-touched memory */
+    size_t *region_len;
+    ns_mem_spec spec;
+} cstore;
+
+typedef struct {
+    size_t nbytes, chunk_bytes, nchunks;
+    int nthreads;
+    int *cpus;
+    void *p;
+    ns_mem_spec spec;
+} plain_t;
+
+static size_t chunk_len(size_t nbytes, size_t chunk_bytes, size_t c) {
+    size_t off = c * chunk_bytes;
+    return nbytes - off < chunk_bytes ? nbytes - off : chunk_bytes;
+}
+
+static void free_regions(void **region, size_t *len, int n, const ns_mem_spec *spec) {
+    for (int t = 0; t < n; t++)
+        if (region[t]) ns_mem_free(region[t], len[t], spec);
+}
+
+static void store_free(cstore *s) {
+    if (!s) return;
+    if (s->region) free_regions(s->region, s->region_len, s->nthreads, &s->spec);
+    free(s->region);
+    free(s->region_len);
+    free(s->cdata);
+    free(s->csize);
+    free(s->cpus);
+    free(s);
+}
+
+static void store_capsule_free(PyObject *cap) {
+    store_free(PyCapsule_GetPointer(cap, STORE_CAPSULE));
+}
+
+static void plain_capsule_free(PyObject *cap) {
+    plain_t *p = PyCapsule_GetPointer(cap, PLAIN_CAPSULE);
+    if (!p) return;
+    if (p->p) ns_mem_free(p->p, p->nbytes, &p->spec);
+    free(p->cpus);
+    free(p);
+}
+
+static ns_team *make_team(PyObject *cpus_obj, int **cpus, int *n) {
+    if (!ns_int_list(cpus_obj, cpus, n)) return NULL;
+    char err[256];
+    ns_team *t = ns_team_create(*cpus, *n, err, sizeof err);
+    if (!t) {
+        free(*cpus);
+        ns_value_error("%s", err);
+    }
+    return t;
+}
+
+/* --------------------------------------------------------------- compression ----- */
+
+typedef struct {
+    cstore *s;
+    const unsigned char *src;
+    blosc2_cparams cp;
+    blosc2_context **ctx;
+    int *err;
+} compress_job;
+
+static void compress_prep(int tid, int nt, void *arg) {
+    compress_job *j = arg;
+    cstore *s = j->s;
+    size_t c0, c1;
+    ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
+    size_t worst = 0;
+    for (size_t c = c0; c < c1; c++)
+        worst += chunk_len(s->nbytes, s->chunk_bytes, c) + BLOSC2_MAX_OVERHEAD;
+    /* Worst-case size, mapped but untouched: only the pages the compressed bytes land in
+     * become resident, first-touched by this (owner) thread. */
+    char err[128];
+    s->region_len[tid] = worst;
+    s->region[tid] = worst ? ns_mem_alloc(worst, &s->spec, err, sizeof err) : NULL;
+    if (worst && !s->region[tid]) j->err[tid] = -1000;
+    j->ctx[tid] = blosc2_create_cctx(j->cp);
+    if (!j->ctx[tid]) j->err[tid] = -1001;
+}
+
+static void compress_work(int tid, int nt, void *arg) {
+    compress_job *j = arg;
+    cstore *s = j->s;
+    if (j->err[tid]) return;
+    size_t c0, c1, off = 0;
+    ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
+    unsigned char *dst = s->region[tid];
+    for (size_t c = c0; c < c1; c++) {
+        size_t len = chunk_len(s->nbytes, s->chunk_bytes, c);
+        int r = blosc2_compress_ctx(j->ctx[tid], j->src + c * s->chunk_bytes, (int32_t)len,
+                                    dst + off, (int32_t)(len + BLOSC2_MAX_OVERHEAD));
+        if (r <= 0) { j->err[tid] = r ? r : -1002; return; }
+        s->cdata[c] = dst + off;
+        s->csize[c] = r;
+        off += (size_t)r;
+    }
+}
+
+static int blosc_ready = 0;
+
+static int parse_filter(const char *f, int typesize, blosc2_cparams *cp) {
+    memset(cp->filters, 0, sizeof cp->filters);
+    memset(cp->filters_meta, 0, sizeof cp->filters_meta);
+    if (!strcmp(f, "none")) return 1;
+    if (!strcmp(f, "shuffle")) { cp->filters[BLOSC2_MAX_FILTERS - 1] = BLOSC_SHUFFLE; return 1; }
+    if (!strcmp(f, "bitshuffle")) {
+        cp->filters[BLOSC2_MAX_FILTERS - 1] = BLOSC_BITSHUFFLE;
+        return 1;
+    }
+    if (!strcmp(f, "bytedelta")) {  /* as Blosc2 recommends: shuffle, then bytedelta */
+        cp->filters[BLOSC2_MAX_FILTERS - 2] = BLOSC_SHUFFLE;
+        cp->filters[BLOSC2_MAX_FILTERS - 1] = BLOSC_FILTER_BYTEDELTA;
+        cp->filters_meta[BLOSC2_MAX_FILTERS - 1] = (uint8_t)typesize;
+        return 1;
+    }
+    ns_value_error("unknown filter '%s' (none, shuffle, bitshuffle, bytedelta)", f);
+    return 0;
+}
+
+static int parse_codec(const char *c) {
+    if (!strcmp(c, "blosclz")) return BLOSC_BLOSCLZ;
+    if (!strcmp(c, "lz4")) return BLOSC_LZ4;
+    if (!strcmp(c, "lz4hc")) return BLOSC_LZ4HC;
+    if (!strcmp(c, "zlib")) return BLOSC_ZLIB;
+    if (!strcmp(c, "zstd")) return BLOSC_ZSTD;
+    ns_value_error("unknown codec '%s' (blosclz, lz4, lz4hc, zlib, zstd)", c);
+    return -1;
+}
+
+/* store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus)
+ *   -> (capsule, compress_seconds, compressed_bytes) */
+static PyObject *py_store_new(PyObject *self, PyObject *args) {
+    PyObject *data, *cpus_obj;
+    Py_ssize_t chunk_bytes;
+    int typesize, clevel;
+    const char *codec, *filter;
+    if (!PyArg_ParseTuple(args, "OnisisO", &data, &chunk_bytes, &typesize, &codec, &clevel,
+                          &filter, &cpus_obj))
+        return NULL;
+    if (typesize < 1 || typesize > 255) return ns_value_error("bad typesize %d", typesize);
+    if (chunk_bytes < typesize || chunk_bytes % typesize || chunk_bytes > BLOSC2_MAX_BUFFERSIZE)
+        return ns_value_error("chunk size %zd must be a positive multiple of the item size "
+                              "(%d) below 2 GiB", chunk_bytes, typesize);
+    if (clevel < 0 || clevel > 9) return ns_value_error("clevel %d outside 0..9", clevel);
+    int compcode = parse_codec(codec);
+    if (compcode < 0) return NULL;
+    blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+    cp.compcode = (uint8_t)compcode;
+    cp.clevel = (uint8_t)clevel;
+    cp.typesize = typesize;
+    cp.nthreads = 1;
+    if (!parse_filter(filter, typesize, &cp)) return NULL;
+
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (view.len == 0 || view.len % typesize) {
+        PyBuffer_Release(&view);
+        return ns_value_error("data of %zd bytes is empty or not a whole number of items",
+                              view.len);
+    }
+    int *cpus, n;
+    ns_team *team = make_team(cpus_obj, &cpus, &n);
+    if (!team) { PyBuffer_Release(&view); return NULL; }
+    if (!blosc_ready) { blosc2_init(); blosc_ready = 1; }
+
+    cstore *s = calloc(1, sizeof *s);
+    s->nbytes = (size_t)view.len;
+    s->chunk_bytes = (size_t)chunk_bytes;
+    s->nchunks = (s->nbytes + s->chunk_bytes - 1) / s->chunk_bytes;
+    s->typesize = typesize;
+    s->nthreads = n;
+    s->cpus = cpus;
+    s->cdata = calloc(s->nchunks, sizeof *s->cdata);
+    s->csize = calloc(s->nchunks, sizeof *s->csize);
+    s->region = calloc(n, sizeof *s->region);
+    s->region_len = calloc(n, sizeof *s->region_len);
+    compress_job j = {s, view.buf, cp, calloc(n, sizeof(blosc2_context *)), calloc(n, sizeof(int))};
+    double secs;
+    Py_BEGIN_ALLOW_THREADS
+    ns_team_run(team, compress_prep, &j);
+    secs = ns_team_run_timed(team, compress_work, &j);
+    ns_team_destroy(team);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    int bad = 0;
+    for (int t = 0; t < n; t++) {
+        if (j.ctx[t]) blosc2_free_ctx(j.ctx[t]);
+        if (j.err[t] && !bad) bad = j.err[t];
+    }
+    free(j.ctx);
+    free(j.err);
+    if (bad) {
+        store_free(s);
+        if (bad == -1000) return PyErr_NoMemory();
+        return ns_value_error("blosc2 compression failed (code %d) with %s/%d/%s", bad, codec,
+                              clevel, filter);
+    }
+    size_t cbytes = 0;
+    for (size_t c = 0; c < s->nchunks; c++) cbytes += (size_t)s->csize[c];
+    PyObject *cap = PyCapsule_New(s, STORE_CAPSULE, store_capsule_free);
+    if (!cap) { store_free(s); return NULL; }
+    return Py_BuildValue("Ndn", cap, secs, (Py_ssize_t)cbytes);
+}
+
+/* ------------------------------------------------------- (re)placing memory ------ */
+
+typedef struct {
+    cstore *s;
+    void **region;
+    size_t *len;
+    unsigned char **cdata;
+    int *err;
+    ns_mem_spec spec;
+} place_job;
+
+static void place_work(int tid, int nt, void *arg) {
+    place_job *j = arg;
+    cstore *s = j->s;
+    size_t c0, c1, need = 0, off = 0;
+    ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
+    for (size_t c = c0; c < c1; c++) need += (size_t)s->csize[c];
+    char err[128];
+    j->len[tid] = need;
+    j->region[tid] = need ? ns_mem_alloc(need, &j->spec, err, sizeof err) : NULL;
+    if (need && !j->region[tid]) { j->err[tid] = 1; return; }
+    unsigned char *dst = j->region[tid];
+    for (size_t c = c0; c < c1; c++) {  /* the owner's copy is its first touch */
+        memcpy(dst + off, s->cdata[c], (size_t)s->csize[c]);
+        j->cdata[c] = dst + off;
+        off += (size_t)s->csize[c];
+    }
+}
+
+/* store_place(capsule, cpus): move the compressed chunks so that a team on `cpus` owns
+ * (and has first-touched) its chunks. */
+static PyObject *py_store_place(PyObject *self, PyObject *args) {
+    PyObject *cap, *cpus_obj;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &cpus_obj)) return NULL;
+    cstore *s = PyCapsule_GetPointer(cap, STORE_CAPSULE);
+    if (!s) return NULL;
+    int *cpus, n;
+    ns_team *team = make_team(cpus_obj, &cpus, &n);
+    if (!team) return NULL;
+    place_job j = {s, calloc(n, sizeof(void *)), calloc(n, sizeof(size_t)),
+                   calloc(s->nchunks, sizeof(unsigned char *)), calloc(n, sizeof(int)), s->spec};
+    Py_BEGIN_ALLOW_THREADS
+    ns_team_run(team, place_work, &j);
+    ns_team_destroy(team);
+    Py_END_ALLOW_THREADS
+    int bad = 0;
+    for (int t = 0; t < n; t++) bad |= j.err[t];
+    if (bad) {
+        free_regions(j.region, j.len, n, &s->spec);
+        free(j.region); free(j.len); free(j.cdata); free(j.err); free(cpus);
+        return PyErr_NoMemory();
+    }
+    free_regions(s->region, s->region_len, s->nthreads, &s->spec);
+    free(s->region); free(s->region_len); free(s->cdata); free(s->cpus); free(j.err);
+    s->region = j.region;
+    s->region_len = j.len;
+    s->cdata = j.cdata;
+    s->cpus = cpus;
+    s->nthreads = n;
+    Py_RETURN_NONE;
+}
+
+typedef struct { plain_t *p; const unsigned char *src; } plain_job;
+
+static void plain_copy(int tid, int nt, void *arg) {
+    plain_job *j = arg;
+    plain_t *p = j->p;
+    size_t c0, c1;
+    ns_split(p->nchunks, tid, nt, 1, &c0, &c1);
+    size_t b0 = c0 * p->chunk_bytes;
+    size_t b1 = c1 * p->chunk_bytes < p->nbytes ? c1 * p->chunk_bytes : p->nbytes;
+    if (b1 > b0) memcpy((unsigned char *)p->p + b0, j->src + b0, b1 - b0);
+}
+
+/* plain_new(data, chunk_bytes, cpus) -> capsule: a copy of data whose chunk range of
+ * thread t was first written (first-touched) by thread t. */
+static PyObject *py_plain_new(PyObject *self, PyObject *args) {
+    PyObject *data, *cpus_obj;
+    Py_ssize_t chunk_bytes;
+    if (!PyArg_ParseTuple(args, "OnO", &data, &chunk_bytes, &cpus_obj)) return NULL;
+    if (chunk_bytes <= 0) return ns_value_error("chunk size must be positive");
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (view.len == 0) { PyBuffer_Release(&view); return ns_value_error("empty data"); }
+    int *cpus, n;
+    ns_team *team = make_team(cpus_obj, &cpus, &n);
+    if (!team) { PyBuffer_Release(&view); return NULL; }
+    plain_t *p = calloc(1, sizeof *p);
+    p->nbytes = (size_t)view.len;
+    p->chunk_bytes = (size_t)chunk_bytes;
+    p->nchunks = (p->nbytes + p->chunk_bytes - 1) / p->chunk_bytes;
+    p->nthreads = n;
+    p->cpus = cpus;
+    char err[256];
+    p->p = ns_mem_alloc(p->nbytes, &p->spec, err, sizeof err);
+    if (!p->p) {
+        ns_team_destroy(team);
+        PyBuffer_Release(&view);
+        free(cpus); free(p);
+        return ns_value_error("%s", err);
+    }
+    plain_job j = {p, view.buf};
+    Py_BEGIN_ALLOW_THREADS
+    ns_team_run(team, plain_copy, &j);
+    ns_team_destroy(team);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyCapsule_New(p, PLAIN_CAPSULE, plain_capsule_free);
+}
+
+/* ------------------------------------------------------------- measurement ------- */
+
+typedef struct {
+    plain_t *p;
+    cstore *s;
+    sum_fn kern;
+    blosc2_context **dctx;
+    void **buf;               /* per thread: cache-resident decompression buffer */
+    acc_t *part;              /* per thread partial sums, padded to a cache line each */
+    int *err;
+} measure_job;
+
+#define PAD 8  /* acc_t is 16 bytes: stride 8 keeps partials 128 bytes apart */
+
+static void measure_prep(int tid, int nt, void *arg) {
+    measure_job *j = arg;
+    blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+    dp.nthreads = 1;
+    dp.typesize = j->s->typesize;
+    j->dctx[tid] = blosc2_create_dctx(dp);
+    char err[128];
+    j->buf[tid] = ns_mem_alloc(j->s->chunk_bytes, &j->s->spec, err, sizeof err);
+    if (!j->dctx[tid] || !j->buf[tid]) { j->err[tid] = -1000; return; }
+    memset(j->buf[tid], 0, j->s->chunk_bytes);  /* first touch by its thread */
+}
+
+static void plain_sum_work(int tid, int nt, void *arg) {
+    measure_job *j = arg;
+    plain_t *p = j->p;
+    size_t c0, c1;
+    ns_split(p->nchunks, tid, nt, 1, &c0, &c1);
+    acc_t a = {0, 0};
+    size_t item = (size_t)j->s->typesize;
+    for (size_t c = c0; c < c1; c++) {
+        size_t len = chunk_len(p->nbytes, p->chunk_bytes, c);
+        j->kern((const unsigned char *)p->p + c * p->chunk_bytes, len / item, &a);
+    }
+    j->part[tid * PAD] = a;
+}
+
+static void comp_sum_work(int tid, int nt, void *arg) {
+    measure_job *j = arg;
+    cstore *s = j->s;
+    size_t c0, c1;
+    ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
+    acc_t a = {0, 0};
+    size_t item = (size_t)s->typesize;
+    for (size_t c = c0; c < c1; c++) {
+        size_t len = chunk_len(s->nbytes, s->chunk_bytes, c);
+        int r = blosc2_decompress_ctx(j->dctx[tid], s->cdata[c], s->csize[c], j->buf[tid],
+                                      (int32_t)s->chunk_bytes);
+        if (r != (int)len) { j->err[tid] = r < 0 ? r : -1003; break; }
+        j->kern(j->buf[tid], len / item, &a);
+    }
+    j->part[tid * PAD] = a;
+}
+
+static acc_t total(const measure_job *j, int n) {  /* fixed order: bit-reproducible */
+    acc_t a = {0, 0};
+    for (int t = 0; t < n; t++) { a.f += j->part[t * PAD].f; a.i += j->part[t * PAD].i; }
+    return a;
+}
+
+/* measure(plain, store, cpus, dtype, reps) -> dict with per-repetition seconds and sums
+ * of both aggregations (alternating plain, compressed after one untimed warm-up each). */
+static PyObject *py_measure(PyObject *self, PyObject *args) {
+    PyObject *pcap, *scap, *cpus_obj;
+    const char *dtype;
+    int reps;
+    if (!PyArg_ParseTuple(args, "OOOsi", &pcap, &scap, &cpus_obj, &dtype, &reps)) return NULL;
+    plain_t *p = PyCapsule_GetPointer(pcap, PLAIN_CAPSULE);
+    cstore *s = PyCapsule_GetPointer(scap, STORE_CAPSULE);
+    if (!p || !s) return NULL;
+    int dt = dtype_code(dtype);
+    if (dt < 0) return NULL;
+    if (dt_size[dt] != s->typesize) return ns_value_error("dtype %s does not match typesize %d",
+                                                         dtype, s->typesize);
+    if (reps < 1) return ns_value_error("reps must be >= 1");
+    if (p->nbytes != s->nbytes || p->chunk_bytes != s->chunk_bytes)
+        return ns_value_error("plain copy and compressed store hold different data layouts");
+    int *cpus, n;
+    if (!ns_int_list(cpus_obj, &cpus, &n)) return NULL;
+    int same = n == p->nthreads && n == s->nthreads;
+    for (int t = 0; same && t < n; t++) same = cpus[t] == p->cpus[t] && cpus[t] == s->cpus[t];
+    if (!same) { free(cpus); return ns_value_error("data not placed for these CPUs"); }
+    char err[256];
+    ns_team *team = ns_team_create(cpus, n, err, sizeof err);
+    free(cpus);
+    if (!team) return ns_value_error("%s", err);
+    const char *isa;
+    measure_job j = {p, s, pick_kernel(dt, &isa), calloc(n, sizeof(blosc2_context *)),
+                     calloc(n, sizeof(void *)), calloc((size_t)n * PAD, sizeof(acc_t)),
+                     calloc(n, sizeof(int))};
+    double *tp = calloc(reps, sizeof(double)), *tc = calloc(reps, sizeof(double));
+    acc_t *sp = calloc(reps, sizeof(acc_t)), *sc = calloc(reps, sizeof(acc_t));
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    ns_team_run(team, measure_prep, &j);
+    for (int t = 0; t < n; t++) bad |= j.err[t];
+    if (!bad) {
+        ns_team_run(team, plain_sum_work, &j);  /* warm-up, untimed */
+        ns_team_run(team, comp_sum_work, &j);
+        for (int r = 0; r < reps; r++) {
+            tp[r] = ns_team_run_timed(team, plain_sum_work, &j);
+            sp[r] = total(&j, n);
+            tc[r] = ns_team_run_timed(team, comp_sum_work, &j);
+            sc[r] = total(&j, n);
+        }
+        for (int t = 0; t < n; t++) if (j.err[t]) bad = j.err[t];
+    }
+    ns_team_destroy(team);
+    Py_END_ALLOW_THREADS
+    for (int t = 0; t < n; t++) {
+        if (j.dctx[t]) blosc2_free_ctx(j.dctx[t]);
+        if (j.buf[t]) ns_mem_free(j.buf[t], s->chunk_bytes, &s->spec);
+    }
+    free(j.dctx); free(j.buf); free(j.part); free(j.err);
+    PyObject *res = NULL;
+    if (bad == -1000) {
+        PyErr_NoMemory();
+    } else if (bad) {
+        ns_value_error("blosc2 decompression failed (code %d)", bad);
+    } else {
+        PyObject *ltp = PyList_New(reps), *ltc = PyList_New(reps);
+        PyObject *lsp = PyList_New(reps), *lsc = PyList_New(reps);
+        for (int r = 0; r < reps; r++) {
+            PyList_SET_ITEM(ltp, r, PyFloat_FromDouble(tp[r]));
+            PyList_SET_ITEM(ltc, r, PyFloat_FromDouble(tc[r]));
+            PyList_SET_ITEM(lsp, r, acc_to_py(dt, &sp[r]));
+            PyList_SET_ITEM(lsc, r, acc_to_py(dt, &sc[r]));
+        }
+        res = Py_BuildValue("{s:N,s:N,s:N,s:N,s:s}", "plain_s", ltp, "comp_s", ltc,
+                            "plain_sums", lsp, "comp_sums", lsc, "isa", isa);
+    }
+    free(tp); free(tc); free(sp); free(sc);
+    return res;
+}
+
+/* ------------------------------------------------------------ reference, where ---- */
+
+/* ref_sum(data, dtype) -> (sum, sum of |x|): Kahan-compensated double for floats (the
+ * reference the measured sums are validated against), exact wrapping int64 for ints. */
+static PyObject *py_ref_sum(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const char *dtype;
+    if (!PyArg_ParseTuple(args, "Os", &data, &dtype)) return NULL;
+    int dt = dtype_code(dtype);
+    if (dt < 0) return NULL;
+    Py_buffer v;
+    if (PyObject_GetBuffer(data, &v, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    size_t n = (size_t)v.len / (size_t)dt_size[dt];
+    acc_t a = {0, 0};
+    double absum = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (dt == DT_F4 || dt == DT_F8) {
+        double s = 0, c = 0;
+        for (size_t i = 0; i < n; i++) {
+            double x = dt == DT_F4 ? (double)((const float *)v.buf)[i] : ((const double *)v.buf)[i];
+            double y = x - c, t = s + y;
+            c = (t - s) - y;
+            s = t;
+            absum += x < 0 ? -x : x;
+        }
+        a.f = s;
+    } else {
+        const char *isa;
+        pick_kernel(dt, &isa)(v.buf, n, &a);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&v);
+    return Py_BuildValue("Nd", acc_to_py(dt, &a), absum);
+}
+
+static PyObject *py_where(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
+    long *counts = calloc(NS_MAX_NODES + 1, sizeof(long));
+    long got = 0;
+    if (PyCapsule_IsValid(cap, STORE_CAPSULE)) {
+        cstore *s = PyCapsule_GetPointer(cap, STORE_CAPSULE);
+        for (int t = 0; t < s->nthreads; t++) {
+            if (!s->region[t]) continue;
+            long *c = calloc(NS_MAX_NODES + 1, sizeof(long));
+            long r = ns_mem_where(s->region[t], s->region_len[t], c, 256);
+            if (r > 0) { got += r; for (int k = 0; k <= NS_MAX_NODES; k++) counts[k] += c[k]; }
+            free(c);
+        }
+    } else if (PyCapsule_IsValid(cap, PLAIN_CAPSULE)) {
+        plain_t *p = PyCapsule_GetPointer(cap, PLAIN_CAPSULE);
+        got = ns_mem_where(p->p, p->nbytes, counts, 1024);
+    } else {
+        free(counts);
+        return ns_value_error("not a numascope compress object");
+    }
+    PyObject *res = got > 0 ? ns_where_to_py(counts) : (Py_INCREF(Py_None), Py_None);
+    free(counts);
+    return res;
+}
 
 PyMethodDef ns_compress_methods[] = {
+    {"cz_store_new", py_store_new, METH_VARARGS,
+     "cz_store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus) -> "
+     "(store, compress_seconds, compressed_bytes): Blosc2 chunks compressed by their owners."},
+    {"cz_store_place", py_store_place, METH_VARARGS,
+     "cz_store_place(store, cpus): re-own the compressed chunks for a team on cpus."},
+    {"cz_plain_new", py_plain_new, METH_VARARGS,
+     "cz_plain_new(data, chunk_bytes, cpus) -> plain copy first-touched by its owners."},
+    {"cz_measure", py_measure, METH_VARARGS,
+     "cz_measure(plain, store, cpus, dtype, reps) -> {plain_s, comp_s, plain_sums, "
+     "comp_sums, isa}: timed plain and decompress+sum repetitions, alternating."},
+    {"cz_ref_sum", py_ref_sum, METH_VARARGS,
+     "cz_ref_sum(data, dtype) -> (reference sum, sum of |x|): Kahan for floats."},
+    {"cz_where", py_where, METH_VARARGS,
+     "cz_where(store_or_plain) -> {node: pages} sampled with move_pages, or None."},
     {NULL, NULL, 0, NULL},
 };
