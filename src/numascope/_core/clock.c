@@ -10,6 +10,20 @@
 #include "ns.h"
 #include "team.h"
 #include <stdlib.h>
+#include <time.h>
+
+#define MAX_BLOCKS 65536
+
+static double thread_cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 #define ADDS_PER_BLOCK 64            /* adds in one unrolled loop body */
 #define BLOCK_ITERS 4096             /* loop bodies between clock reads (262144 adds) */
@@ -56,6 +70,10 @@ typedef struct {
     uint64_t adds;         /* dependent adds executed */
     uint64_t value;        /* the chain's final value, for validation */
     uint64_t expected;
+    double cpu_seconds;    /* CPU time the thread really got (less than seconds if preempted) */
+    double block_median;   /* median seconds of one block: immune to preemption, which hits
+                              only the few blocks it lands in */
+    double block_min;
 } clock_sample;
 
 typedef struct {
@@ -71,16 +89,29 @@ static void clock_work(int tid, int nt, void *p) {
     double t0 = ns_now();
     while (ns_now() - t0 < job->warmup) x = add_chain(x, job->k, BLOCK_ITERS);
     uint64_t start_value = x;
+    double *bt = malloc(sizeof(double) * MAX_BLOCKS);
+    double cpu0 = thread_cpu_seconds();
     double s0 = ns_now();
     uint64_t c0 = ns_rdtsc();
-    double s1;
+    double s1, prev = s0;
     do {
         x = add_chain(x, job->k, BLOCK_ITERS);
-        blocks++;
         s1 = ns_now();
+        if (bt && blocks < MAX_BLOCKS) bt[blocks] = s1 - prev;
+        prev = s1;
+        blocks++;
     } while (s1 - s0 < job->target);
     uint64_t c1 = ns_rdtsc();
+    double cpu1 = thread_cpu_seconds();
     clock_sample *o = &job->out[tid];
+    o->cpu_seconds = cpu1 - cpu0;
+    if (bt) {
+        size_t nb = blocks < MAX_BLOCKS ? blocks : MAX_BLOCKS;
+        qsort(bt, nb, sizeof(double), cmp_double);
+        o->block_median = bt[nb / 2];
+        o->block_min = bt[0];
+        free(bt);
+    }
     o->seconds = s1 - s0;
     o->tsc = c1 - c0;
     o->adds = blocks * BLOCK_ITERS * ADDS_PER_BLOCK;
@@ -115,10 +146,13 @@ static PyObject *py_clock_chain(PyObject *self, PyObject *args, PyObject *kw) {
     PyObject *res = PyList_New(n);
     for (int i = 0; i < n; i++) {
         PyObject *d = Py_BuildValue(
-            "{s:i,s:d,s:K,s:K,s:O}", "cpu", cpus[i], "seconds", out[i].seconds,
-            "tsc_ticks", (unsigned long long)out[i].tsc, "adds",
+            "{s:i,s:d,s:K,s:K,s:O,s:d,s:d,s:d,s:K}", "cpu", cpus[i], "seconds",
+            out[i].seconds, "tsc_ticks", (unsigned long long)out[i].tsc, "adds",
             (unsigned long long)out[i].adds, "valid",
-            out[i].value == out[i].expected ? Py_True : Py_False);
+            out[i].value == out[i].expected ? Py_True : Py_False, "cpu_seconds",
+            out[i].cpu_seconds, "block_median_s", out[i].block_median, "block_min_s",
+            out[i].block_min, "adds_per_block",
+            (unsigned long long)BLOCK_ITERS * ADDS_PER_BLOCK);
         PyList_SET_ITEM(res, i, d);
     }
     free(out);
@@ -129,6 +163,7 @@ static PyObject *py_clock_chain(PyObject *self, PyObject *args, PyObject *kw) {
 PyMethodDef ns_clock_methods[] = {
     {"clock_chain", (PyCFunction)(void (*)(void))py_clock_chain, METH_VARARGS | METH_KEYWORDS,
      "clock_chain(cpus, seconds, warmup=0.02, k=3): run a dependent-add chain on every CPU "
-     "at once; per CPU: seconds, tsc_ticks, adds (= cycles), valid."},
+     "at once; per CPU: seconds, tsc_ticks, adds (= cycles), valid, cpu_seconds, "
+     "block_median_s, block_min_s, adds_per_block."},
     {NULL, NULL, 0, NULL},
 };
