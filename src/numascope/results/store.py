@@ -1,0 +1,340 @@
+"""The results store: an embedded SQLite file holding run records and their results.
+
+Safety rules (a store is someone's measurement history):
+- a file that is not a numascope store (empty, truncated, text, another application's
+  SQLite database) is refused with one clear line and never written: the header and the
+  marker table are checked through a read-only connection before anything else;
+- a new store is built under a temporary name and linked into place atomically, so a
+  half-created file is never seen and two processes creating it at once both succeed;
+- writes are short transactions (BEGIN IMMEDIATE) in WAL mode with a busy timeout and
+  retries, so two runs can write at once and readers see a consistent state meanwhile;
+- each BenchResult is committed as soon as it finishes, so an interrupted run keeps it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from numascope.console import to_plain
+from numascope.errors import UserError
+from numascope.results.record import BenchResult
+from numascope.results.run import RunRecord, migrate
+
+APP = "numascope"
+STORE_FORMAT = 1          # layout of the tables below (record schema is versioned apart)
+_HEADER = b"SQLite format 3\x00"
+_BUSY_MS = 30_000
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS numascope_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    started TEXT NOT NULL,
+    finished TEXT,
+    status TEXT NOT NULL,
+    hostname TEXT,
+    profile TEXT,
+    tags TEXT NOT NULL,          -- JSON object
+    record TEXT NOT NULL         -- JSON run record without its results
+);
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    family TEXT NOT NULL,
+    "case" TEXT NOT NULL,
+    result TEXT NOT NULL         -- JSON BenchResult with every repetition
+);
+CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
+"""
+
+
+def default_path() -> Path:
+    """$NUMASCOPE_STORE, else $XDG_DATA_HOME/numascope/runs.db, else ~/.local/share/…"""
+    env = os.environ.get("NUMASCOPE_STORE")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "numascope" / "runs.db"
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    started: str
+    finished: str | None
+    status: str
+    hostname: str | None
+    profile: str | None
+    tags: dict[str, str]
+    memory_mode: str | None
+    stages: list[dict[str, Any]]
+    results: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _check_header(path: Path) -> None:
+    """Refuse anything that is not a complete SQLite file, before SQLite itself opens it."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except OSError as e:
+        raise UserError(f"cannot read store {path}: {e.strerror}") from None
+    if len(head) == 0:
+        raise UserError(f"{path} is an empty file, not a numascope store; refusing to use it")
+    if not head.startswith(_HEADER) or len(head) < 100:
+        raise UserError(f"{path} is not a numascope store (not an SQLite database); "
+                        "refusing to touch it — pass another --store")
+    page = struct.unpack(">H", head[16:18])[0]
+    page = 65536 if page == 1 else page
+    change, pages, valid_for = (struct.unpack(">I", head[o:o + 4])[0] for o in (24, 28, 92))
+    wal = Path(str(path) + "-wal")
+    # The in-header page count is trustworthy when valid_for matches the change counter;
+    # in WAL mode newer pages may still sit in the -wal file, so only check without one.
+    wal_busy = wal.exists() and wal.stat().st_size > 0
+    if pages and valid_for == change and not wal_busy and path.stat().st_size < pages * page:
+        raise UserError(f"store {path} is truncated ({path.stat().st_size} bytes, header "
+                        f"says {pages * page}); refusing to use it — restore a backup")
+
+
+def _corrupt(path: Path, e: Exception) -> UserError:
+    return UserError(f"store {path} is damaged or not a numascope store ({e}); "
+                     "refusing to touch it")
+
+
+class Store:
+    """Open with Store.open(path, write=...) — not the constructor."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, writable: bool):
+        self.path = path
+        self.conn = conn
+        self.writable = writable
+
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path | None = None, write: bool = False) -> Store:
+        p = Path(path).expanduser() if path else default_path()
+        if p.is_dir():
+            raise UserError(f"store {p} is a directory; pass a file path with --store")
+        if not p.exists():
+            if not write:
+                raise UserError(f"no store at {p} (nothing has been run yet; "
+                                "`numascope run` creates it, or pass --store)")
+            cls._create(p)
+        cls._verify(p)
+        if not write:
+            conn = cls._connect(f"file:{p}?mode=ro", uri=True)
+            return cls(p, conn, False)
+        conn = cls._connect(str(p))
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.Error as e:
+            conn.close()
+            raise _corrupt(p, e) from None
+        return cls(p, conn, True)
+
+    @staticmethod
+    def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, uri=uri, timeout=_BUSY_MS / 1000,
+                               isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+        return conn
+
+    @classmethod
+    def _create(cls, p: Path) -> None:
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"cannot create the store directory {p.parent}: {e.strerror}") \
+                from None
+        tmp = p.with_name(f".{p.name}.{os.getpid()}.{random.getrandbits(32):08x}.tmp")
+        try:
+            conn = sqlite3.connect(str(tmp), isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+            conn.executemany("INSERT INTO numascope_meta VALUES (?, ?)",
+                             [("app", APP), ("store_format", str(STORE_FORMAT))])
+            conn.close()
+            try:
+                os.link(tmp, p)   # atomic; fails when another process was faster
+            except FileExistsError:
+                pass
+        except OSError as e:
+            raise UserError(f"cannot create the store {p}: {e.strerror}") from None
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(str(tmp) + suffix)
+                except OSError:
+                    pass
+
+    @classmethod
+    def _verify(cls, p: Path) -> None:
+        _check_header(p)
+        try:
+            conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=_BUSY_MS / 1000)
+        except sqlite3.Error as e:
+            raise _corrupt(p, e) from None
+        try:
+            names = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
+            if "numascope_meta" not in names:
+                raise UserError(f"{p} is an SQLite database of another application, not a "
+                                "numascope store; refusing to touch it — pass another --store")
+            meta = dict(conn.execute("SELECT key, value FROM numascope_meta"))
+            if meta.get("app") != APP:
+                raise UserError(f"{p} is not a numascope store; refusing to touch it")
+            fmt = int(meta.get("store_format", "0"))
+            if fmt > STORE_FORMAT:
+                raise UserError(f"store {p} has format {fmt}, newer than this numascope "
+                                f"({STORE_FORMAT}); upgrade numascope")
+            if not {"runs", "results"} <= names:
+                raise UserError(f"store {p} lacks its tables; refusing to touch it")
+            bad = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if bad != "ok":
+                raise UserError(f"store {p} is damaged ({bad}); refusing to touch it")
+        except sqlite3.Error as e:
+            raise _corrupt(p, e) from None
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------------------
+    def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run fn inside BEGIN IMMEDIATE … COMMIT, retrying while another writer holds it."""
+        if not self.writable:
+            raise UserError(f"store {self.path} was opened read-only")
+        delay = 0.01
+        for attempt in range(60):
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) and "busy" not in str(e):
+                    raise _corrupt(self.path, e) from None
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.5)
+                continue
+            try:
+                out = fn(self.conn)
+                self.conn.execute("COMMIT")
+                return out
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        raise UserError(f"store {self.path} stayed locked by another process; try again")
+
+    def begin_run(self, rec: RunRecord) -> None:
+        """Insert the run (status 'running') so its results can be attached as they come."""
+        self._tx(lambda c: c.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", _run_row(rec)))
+
+    def add_result(self, run_id: str, res: BenchResult) -> None:
+        blob = json.dumps(to_plain(res.to_dict()))
+        self._tx(lambda c: c.execute(
+            'INSERT INTO results (run_id, family, "case", result) VALUES (?, ?, ?, ?)',
+            (run_id, res.family, res.case, blob)))
+
+    def finish_run(self, rec: RunRecord) -> None:
+        """Store the record's final state (status, stages, noise); results are already in."""
+        row = _run_row(rec)
+        self._tx(lambda c: c.execute(
+            "UPDATE runs SET started=?, finished=?, status=?, hostname=?, profile=?, tags=?, "
+            "record=? WHERE run_id=?", row[1:] + (row[0],)))
+
+    def save_run(self, rec: RunRecord) -> None:
+        """Store a complete record with its results in one transaction (imports, tests)."""
+        def do(c: sqlite3.Connection) -> None:
+            c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", _run_row(rec))
+            c.executemany(
+                'INSERT INTO results (run_id, family, "case", result) VALUES (?, ?, ?, ?)',
+                [(rec.run_id, r.family, r.case, json.dumps(to_plain(r.to_dict())))
+                 for r in rec.results])
+        self._tx(do)
+
+    # -- reading ---------------------------------------------------------------------------
+    def _q(self, sql: str, args: tuple = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as e:
+            raise _corrupt(self.path, e) from None
+
+    def list_runs(self) -> list[RunSummary]:
+        counts = dict(self._q("SELECT run_id, count(*) FROM results GROUP BY run_id"))
+        out = []
+        for run_id, started, finished, status, host, profile, tags, record in self._q(
+                "SELECT * FROM runs ORDER BY started, run_id"):
+            d = json.loads(record)
+            out.append(RunSummary(run_id, started, finished, status, host, profile,
+                                  json.loads(tags), (d.get("host") or {}).get("memory_mode"),
+                                  d.get("stages", []), counts.get(run_id, 0)))
+        return out
+
+    def get_run(self, run_id: str) -> RunRecord:
+        rows = self._q("SELECT record FROM runs WHERE run_id=?", (run_id,))
+        if not rows:
+            raise UserError(f"no run {run_id!r} in {self.path}")
+        d = json.loads(rows[0][0])
+        d["results"] = [json.loads(r[0]) for r in self._q(
+            "SELECT result FROM results WHERE run_id=? ORDER BY id", (run_id,))]
+        return RunRecord.from_dict(migrate(d))
+
+    def resolve(self, spec: str) -> list[str]:
+        """Run ids selected by `spec`: an id or unique id prefix, `latest`, KEY=VALUE tags
+        (all must match; several separated by commas), or several ids separated by commas."""
+        runs = self.list_runs()
+        if not runs:
+            raise UserError(f"no runs stored in {self.path}")
+        spec = spec.strip()
+        if spec in ("latest", "last"):
+            return [runs[-1].run_id]
+        parts = [s.strip() for s in spec.split(",") if s.strip()]
+        if parts and all("=" in s for s in parts):
+            want = dict(s.split("=", 1) for s in parts)
+            ids = [r.run_id for r in runs
+                   if all(r.tags.get(k) == v for k, v in want.items())]
+            if not ids:
+                raise UserError(f"no stored run has tags {spec!r}")
+            return ids
+        ids = []
+        for s in parts:
+            hits = [r.run_id for r in runs if r.run_id == s] or \
+                   [r.run_id for r in runs if r.run_id.startswith(s)]
+            if not hits:
+                raise UserError(f"no run matches {s!r} (see `numascope runs`)")
+            if len(hits) > 1:
+                raise UserError(f"{s!r} matches {len(hits)} runs; give more of the id")
+            ids.append(hits[0])
+        if not ids:
+            raise UserError("empty run selection")
+        return ids
+
+    def load(self, specs: list[str]) -> list[RunRecord]:
+        """Records for every spec (see resolve), each run once, in the order given."""
+        seen: list[str] = []
+        for s in specs:
+            seen += [i for i in self.resolve(s) if i not in seen]
+        return [self.get_run(i) for i in seen]
+
+
+def _run_row(rec: RunRecord) -> tuple:
+    return (rec.run_id, rec.started, rec.finished, rec.status, rec.host.get("hostname"),
+            rec.profile, json.dumps(rec.tags), json.dumps(rec.to_dict(with_results=False)))

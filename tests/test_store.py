@@ -1,0 +1,188 @@
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from test_store_helpers import make_result, make_run
+
+from numascope.errors import UserError
+from numascope.results.record import SCHEMA_VERSION
+from numascope.results.run import RunRecord, migrate, parse_tags, topology_digest
+from numascope.results.store import Store, default_path
+
+
+def test_round_trip_keeps_every_repetition(tmp_path):
+    db = tmp_path / "runs.db"
+    rec = make_run({"nps": "4"}, [make_result(values=[1.0, 2.5, 3.25]),
+                                  make_result("latency", "chase 1GiB", [90.0, 91.0], "ns",
+                                              False)])
+    with Store.open(db, write=True) as st:
+        st.save_run(rec)
+    with Store.open(db) as st:
+        back = st.get_run(rec.run_id)
+        assert not st.writable
+    assert back.to_dict() == rec.to_dict()
+    assert back.results[0].metrics["bandwidth"].values == [1.0, 2.5, 3.25]
+    assert back.results[1].metrics["bandwidth"].higher_is_better is False
+
+
+def test_incremental_writes_and_final_state(tmp_path):
+    db = tmp_path / "runs.db"
+    rec = make_run({}, [])
+    rec.status = "running"
+    with Store.open(db, write=True) as st:
+        st.begin_run(rec)
+        st.add_result(rec.run_id, make_result(case="a"))
+        with Store.open(db) as reader:          # readable while being written
+            assert reader.get_run(rec.run_id).status == "running"
+            assert [r.case for r in reader.get_run(rec.run_id).results] == ["a"]
+        st.add_result(rec.run_id, make_result(case="b"))
+        rec.status = "interrupted"
+        st.finish_run(rec)
+    with Store.open(db) as st:
+        got = st.get_run(rec.run_id)
+        summary = st.list_runs()[0]
+    assert got.status == "interrupted" and [r.case for r in got.results] == ["a", "b"]
+    assert summary.results == 2 and summary.status == "interrupted"
+
+
+def test_resolve_by_id_prefix_tag_and_latest(tmp_path):
+    db = tmp_path / "runs.db"
+    a, b, c = make_run({"nps": "1"}), make_run({"nps": "4"}), make_run({"nps": "1", "x": "y"})
+    with Store.open(db, write=True) as st:
+        for r in (a, b, c):
+            st.save_run(r)
+        assert st.resolve("nps=1") == [a.run_id, c.run_id]
+        assert st.resolve("nps=1,x=y") == [c.run_id]
+        assert st.resolve(b.run_id) == [b.run_id]
+        assert st.resolve(f"{a.run_id},{b.run_id}") == [a.run_id, b.run_id]
+        assert len(st.resolve("latest")) == 1
+        with pytest.raises(UserError, match="no stored run has tags"):
+            st.resolve("nps=2")
+        with pytest.raises(UserError, match="no run matches"):
+            st.resolve("zzz")
+        with pytest.raises(UserError, match="matches 3 runs"):
+            st.resolve(a.run_id[:2])
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {tests!r})
+    from test_store_helpers import make_result, make_run
+    from numascope.results.store import Store
+    rec = make_run({{"writer": sys.argv[1]}}, [])
+    st = Store.open(sys.argv[2], write=True)
+    st.begin_run(rec)
+    for i in range(50):
+        st.add_result(rec.run_id, make_result(case=f"case {{i}}"))
+    rec.status = "complete"
+    st.finish_run(rec)
+""")
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+    db = tmp_path / "shared" / "runs.db"       # neither process finds the store: both create
+    code = WRITER.format(tests=os.path.dirname(__file__))
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(w), str(db)],
+                              stderr=subprocess.PIPE, text=True) for w in (1, 2)]
+    for p in procs:
+        _, errtext = p.communicate(timeout=120)
+        assert p.returncode == 0, errtext
+    with Store.open(db) as st:
+        runs = st.list_runs()
+        assert sorted(r.tags["writer"] for r in runs) == ["1", "2"]
+        for r in runs:
+            rec = st.get_run(r.run_id)
+            assert rec.status == "complete"
+            assert [x.case for x in rec.results] == [f"case {i}" for i in range(50)]
+    assert not [p for p in db.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def _refused(path, match):
+    before = path.read_bytes()
+    for write in (False, True):
+        with pytest.raises(UserError, match=match):
+            Store.open(path, write=write)
+    assert path.read_bytes() == before
+
+
+def test_truncated_store_refused_and_untouched(tmp_path):
+    db = tmp_path / "runs.db"
+    with Store.open(db, write=True) as st:
+        for _ in range(20):
+            st.save_run(make_run({}, [make_result(values=[float(i) for i in range(200)])]))
+    con = sqlite3.connect(db)                  # fold the WAL into the file, as after a crash
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    for extra in ("-wal", "-shm"):
+        if os.path.exists(str(db) + extra):
+            os.unlink(str(db) + extra)
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+    _refused(db, "truncated|damaged")
+
+
+def test_foreign_files_refused_and_untouched(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("my notes, not a database\n" * 10)
+    _refused(text, "not a numascope store")
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    _refused(empty, "empty file")
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE recipes (name TEXT)")
+    con.execute("INSERT INTO recipes VALUES ('soup')")
+    con.commit()
+    con.close()
+    _refused(other, "another application")
+    header_only = tmp_path / "header.db"
+    header_only.write_bytes(b"SQLite format 3\x00" + b"\x00" * 20)
+    _refused(header_only, "not a numascope store|truncated|damaged")
+
+
+def test_missing_store_for_reading_is_a_clear_error(tmp_path):
+    with pytest.raises(UserError, match="no store at"):
+        Store.open(tmp_path / "nope.db")
+    assert not (tmp_path / "nope.db").exists()
+
+
+def test_default_path_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMASCOPE_STORE", str(tmp_path / "x.db"))
+    assert default_path() == tmp_path / "x.db"
+    monkeypatch.delenv("NUMASCOPE_STORE")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_path() == tmp_path / "xdg" / "numascope" / "runs.db"
+
+
+def test_migrate_v0_and_refuse_newer():
+    old = {"run_id": "r0", "time": "2025-01-01T00:00:00+00:00", "tags": ["nps=4", "smt"],
+           "results": []}
+    rec = RunRecord.from_dict(json.loads(json.dumps(old)))
+    assert rec.started == "2025-01-01T00:00:00+00:00"
+    assert rec.tags == {"nps": "4", "smt": ""}
+    assert rec.schema_version == SCHEMA_VERSION
+    with pytest.raises(UserError, match="newer"):
+        migrate({"run_id": "r9", "schema_version": SCHEMA_VERSION + 1})
+
+
+def test_parse_tags():
+    assert parse_tags(["nps=4", " smt = off "]) == {"nps": "4", "smt": "off"}
+    for bad in (["nps"], ["=4"]):
+        with pytest.raises(UserError, match="bad tag"):
+            parse_tags(bad)
+
+
+def test_topology_digest_ignores_free_memory():
+    from dataclasses import replace
+
+    from test_store_helpers import make_topo
+    a = make_topo()
+    b = make_topo()
+    b.nodes[0] = replace(b.nodes[0], free_bytes=1)
+    assert topology_digest(a) == topology_digest(b)
+    b.nodes[1] = replace(b.nodes[1], distances={0: 21, 1: 10})
+    assert topology_digest(a) != topology_digest(b)
