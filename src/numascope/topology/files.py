@@ -32,7 +32,8 @@ class Tree:
     def read(self, rel: str) -> str | None:
         """Text of the file, stripped; None when missing or unreadable."""
         try:
-            return self.path(rel).read_text(errors="replace").strip()
+            # some dumps carry a trailing NUL after the newline
+            return self.path(rel).read_text(errors="replace").replace("\x00", "").strip()
         except (OSError, ValueError):
             return None
 

@@ -1,15 +1,259 @@
-"""Inference: what the sysfs facts say about the machine, each with its evidence."""
+"""Inference: what the sysfs facts say about the machine, each stated with its evidence,
+and "ambiguous"/"unknown" when sysfs alone cannot decide."""
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
+from typing import Any
+
+from numascope.topology.lists import format_list
 from numascope.topology.model import Fact, Topology
 
 
-def known(value, evidence: str) -> Fact:
+def known(value: Any, evidence: str) -> Fact:
     return Fact(value, "known", evidence)
+
+
+def ambiguous(value: Any, evidence: str) -> Fact:
+    return Fact(value, "ambiguous", evidence)
+
+
+def unknown(evidence: str, value: Any = None) -> Fact:
+    return Fact(value, "unknown", evidence)
 
 
 def infer_facts(topo: Topology) -> dict[str, Fact]:
     f: dict[str, Fact] = {}
-    f["sockets"] = known(len(topo.packages), "distinct physical_package_id of online CPUs")
+    f.update(_cpu_identity(topo))
+    f.update(_counts(topo))
+    f["memory_mode"] = memory_mode(topo)
+    f["core_numbering"] = core_numbering(topo)
+    f["smt_numbering"] = smt_numbering(topo)
+    f["distance_classes"] = distance_classes(topo)
+    f.update(_oddities(topo))
+    return f
+
+
+# -- identity and counts ----------------------------------------------------------------
+
+def _cpu_identity(topo: Topology) -> dict[str, Fact]:
+    f = {}
+    src = "proc/cpuinfo"
+    if topo.cpu_model or topo.cpu_vendor:
+        f["cpu_model"] = known(topo.cpu_model, f"{src} 'model name'")
+        f["cpu_vendor"] = known(topo.cpu_vendor, f"{src} vendor_id")
+        f["cpu_family_model"] = known([topo.cpu_family, topo.cpu_model_number],
+                                      f"{src} 'cpu family' and 'model'")
+    else:
+        f["cpu_model"] = unknown(f"{src} missing or empty")
+    if topo.hypervisor is not None:
+        f["virtual_machine"] = known(topo.hypervisor, f"{src} flags "
+                                     + ("include" if topo.hypervisor else "lack")
+                                     + " 'hypervisor'")
+    return f
+
+
+def cpu_nodes(topo: Topology) -> list[int]:
+    return [n.id for n in topo.nodes if n.cpus]
+
+
+def _counts(topo: Topology) -> dict[str, Fact]:
+    f: dict[str, Fact] = {}
+    pk = topo.packages
+    f["sockets"] = known(len(pk), "distinct physical_package_id of online CPUs: "
+                         + format_list([p.id for p in pk]))
+    cn = cpu_nodes(topo)
+    f["cpu_nodes"] = known(len(cn), "nodes whose cpulist is not empty: " + (format_list(cn)
+                                                                          or "none"))
+    per = {p.id: len(p.nodes) for p in pk}
+    vals = set(per.values())
+    ev = ", ".join(f"S{p}: {n}" for p, n in per.items())
+    if len(vals) == 1:
+        f["nodes_per_socket"] = known(vals.pop(), f"CPU-bearing nodes per package ({ev})")
+    else:
+        f["nodes_per_socket"] = ambiguous(sorted(vals), f"packages differ ({ev})")
+    f["l3_domains"] = (known(len(topo.l3s), "distinct shared_cpu_list of level-3 caches")
+                       if topo.l3s else unknown("no level-3 cache in cpu*/cache/index*", 0))
+    if topo.l3s:
+        cores_in = Counter()
+        for d in topo.l3s:
+            cores_in[len({topo.cpu(c).core for c in d.cpus})] += 1
+        desc = ", ".join(f"{n} L3 with {k} cores" for k, n in sorted(cores_in.items()))
+        f["cores_per_l3"] = known(min(cores_in) if len(cores_in) == 1 else
+                                  sorted(cores_in), desc)
+    widths = Counter(len(c.cpus) for c in topo.cores)
+    desc = ", ".join(f"{n} cores with {w} threads" for w, n in sorted(widths.items()))
+    f["smt_width"] = (known(max(widths), f"thread_siblings of online CPUs: {desc}")
+                      if widths else unknown("no online core found"))
+    f["cores"] = known(len(topo.cores), "thread-sibling groups of online CPUs")
+    f["threads"] = known(sum(c.online for c in topo.cpus), "online CPUs")
+    return f
+
+
+# -- memory mode --------------------------------------------------------------------------
+
+def memory_mode(topo: Topology) -> Fact:
+    """NPS0/1/2/4, L3-as-NUMA, SNC2/4, single-node — or why it cannot be told."""
+    nodes = [n for n in topo.nodes if n.cpus]
+    n_sock = len(topo.packages)
+    spanning = [n.id for n in nodes if len(n.packages) > 1]
+    if spanning and topo.notes and not any(n.distances for n in topo.nodes):
+        return ambiguous("NPS0", "sysfs shows no NUMA nodes (NUMA off in the BIOS or the "
+                                 f"kernel), so one node spans the {n_sock} packages")
+    if spanning:
+        return known("NPS0", f"node(s) {format_list(spanning)} hold CPUs of more than one "
+                             "package: one node spans sockets")
+    if len(nodes) <= 1:
+        one_l3 = len(topo.l3s) <= 1
+        tail = (" With one L3 as well, NPS1 and L3-as-NUMA look the same from sysfs."
+                if one_l3 and topo.l3s else "")
+        return known("single-node", f"{len(nodes)} CPU-bearing node, {n_sock} package(s)."
+                     + tail)
+    per_sock = {len(p.nodes) for p in topo.packages}
+    if len(per_sock) != 1:
+        return unknown("packages hold different numbers of nodes: "
+                       + ", ".join(f"S{p.id}: {len(p.nodes)}" for p in topo.packages),
+                       "mixed")
+    k = per_sock.pop()
+    intel = (topo.cpu_vendor or "").startswith("GenuineIntel")
+    if not topo.l3s:
+        if k == 1:
+            return known("NPS1", "one node per package (no L3 reported)")
+        name = f"SNC{k}" if intel else f"NPS{k}"
+        return ambiguous(name, f"{k} nodes per package but no L3 in sysfs: cannot tell "
+                               f"NPS{k}, SNC{k} and L3-as-NUMA apart; named by vendor "
+                               f"({topo.cpu_vendor or 'unknown'})")
+    kinds = Counter(_node_vs_l3(topo, set(n.cpus)) for n in nodes)
+    l3_per_sock = {len(p.l3s) for p in topo.packages}
+    if kinds.keys() == {"smaller"}:
+        return known(f"SNC{k}", f"each node holds only part of an L3 domain ({k} nodes per "
+                                "package): Sub-NUMA Clustering")
+    if kinds.keys() == {"equal"}:
+        if l3_per_sock == {1}:
+            return ambiguous("NPS1|L3-as-NUMA", "one node per package and one L3 per package:"
+                             " NPS1 and L3-as-NUMA cannot be told apart from sysfs")
+        return known("L3-as-NUMA", f"every node's CPUs are exactly one L3 domain ({k} per "
+                                   "package)")
+    if kinds.keys() == {"multi"}:
+        l3n = sorted({len(topo.node(n.id).cpus) and len(_l3s_of(topo, set(n.cpus)))
+                      for n in nodes})
+        return known(f"NPS{k}", f"{k} node(s) per package, each holding whole L3 domains "
+                                f"({'/'.join(map(str, l3n))} per node)")
+    return unknown("nodes relate to L3 domains in different ways: "
+                   + ", ".join(f"{v} {kk}" for kk, v in kinds.items()), "mixed")
+
+
+def _l3s_of(topo: Topology, cpus: set[int]) -> set[int]:
+    return {topo.cpu(c).l3 for c in cpus if topo.cpu(c).l3 is not None}
+
+
+def _node_vs_l3(topo: Topology, cpus: set[int]) -> str:
+    online = {c for c in cpus if topo.cpu(c).online}
+    l3s = _l3s_of(topo, online)
+    if not l3s:
+        return "no-l3"
+    if len(l3s) == 1:
+        l3cpus = set(topo.l3s[next(iter(l3s))].cpus)
+        return "equal" if l3cpus == online else "smaller" if online < l3cpus else "other"
+    whole = all(set(topo.l3s[i].cpus) <= online for i in l3s)
+    return "multi" if whole else "other"
+
+
+# -- numbering ------------------------------------------------------------------------------
+
+def _pattern(seq: list) -> str:
+    distinct = len(set(seq))
+    if distinct <= 1:
+        return "single"
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(seq))
+    if runs == distinct:
+        return "linear"
+    if all(a != b for a, b in itertools.pairwise(seq)):
+        return "round-robin"
+    return "irregular"
+
+
+def core_numbering(topo: Topology) -> Fact:
+    first = sorted((c for c in topo.cpus if c.online and c.smt == 0), key=lambda c: c.id)
+    pk = _pattern([c.package for c in first])
+    nd = _pattern([c.node for c in first])
+    sample = ", ".join(f"{c.id}→S{c.package}/N{c.node}" for c in first[:8])
+    ev = f"first thread of each core, CPU → package/node: {sample}"
+    if pk == "round-robin":
+        return known("round-robin across sockets", ev)
+    if nd == "round-robin":
+        return known("round-robin across nodes", ev)
+    if pk in ("linear", "single") and nd in ("linear", "single"):
+        if pk == nd == "single":
+            return known("linear", ev + " (one socket, one node: nothing to interleave)")
+        return known("linear", ev)
+    return known("irregular", ev + f" (sockets: {pk}, nodes: {nd})")
+
+
+def smt_numbering(topo: Topology) -> Fact:
+    multi = [c.cpus for c in topo.cores if len(c.cpus) > 1]
+    if not multi:
+        return known("no SMT", "every online core has one thread (SMT off or absent)")
+    gaps = Counter(c[1] - c[0] for c in multi)
+    sample = ", ".join(f"{c[0]}+{c[1]}" for c in multi[:4])
+    if gaps.keys() == {1}:
+        return known("adjacent", f"siblings are consecutive CPU numbers ({sample} …)")
+    if len(gaps) == 1:
+        return known("offset", f"siblings are {next(iter(gaps))} apart ({sample} …)")
+    return known("irregular", f"sibling gaps {dict(gaps)} ({sample} …)")
+
+
+# -- distances and oddities ------------------------------------------------------------------
+
+def distance_classes(topo: Topology) -> Fact:
+    classes: dict[int, list[list[int]]] = {}
+    asym = []
+    for a in topo.nodes:
+        for b in topo.nodes:
+            if b.id < a.id:
+                continue
+            d = a.distances.get(b.id)
+            if d is None:
+                continue
+            back = b.distances.get(a.id)
+            if back is not None and back != d:
+                asym.append(f"{a.id}→{b.id}={d} but {b.id}→{a.id}={back}")
+            classes.setdefault(d, []).append([a.id, b.id])
+    if not classes:
+        return unknown("no node*/distance files", {})
+    ev = "; ".join(f"{d}: {len(p)} pair(s)" for d, p in sorted(classes.items()))
+    if asym:
+        ev += "; asymmetric: " + ", ".join(asym[:4])
+    return known({str(d): classes[d] for d in sorted(classes)}, f"node*/distance rows ({ev})")
+
+
+def _oddities(topo: Topology) -> dict[str, Fact]:
+    f: dict[str, Fact] = {}
+    cpuless = [n.id for n in topo.nodes if not n.cpus]
+    f["cpuless_nodes"] = known(cpuless, "nodes with an empty cpulist (HBM, CXL, GPU or "
+                                        "far memory)" if cpuless else "every node has CPUs")
+    memless = [n.id for n in topo.nodes if n.memory_bytes == 0 and n.cpus]
+    f["memoryless_nodes"] = known(memless, "node*/meminfo MemTotal is 0" if memless
+                                  else "every CPU-bearing node reports memory")
+    off = [c.id for c in topo.cpus if not c.online]
+    f["offline_cpus"] = known(off, "cpu*/online is 0 (or not in cpu/online)" if off
+                              else "all CPUs online")
+    dis = [c.id for c in topo.cpus if c.online and not c.allowed]
+    f["disallowed_cpus"] = known(dis, topo.allowed_evidence or "no restriction found")
+    disn = [n.id for n in topo.nodes if not n.allowed]
+    f["disallowed_nodes"] = known(disn, topo.allowed_evidence or "no restriction found")
+    ids = topo.node_ids()
+    sparse = ids != list(range(len(ids)))
+    f["sparse_node_ids"] = known(sparse, f"node ids {format_list(ids)}"
+                                 + (" are not 0..n-1" if sparse else " are 0..n-1"))
+    pids = [p.id for p in topo.packages]
+    odd = pids != list(range(len(pids)))
+    f["odd_package_ids"] = known(odd, f"package ids {format_list(pids) or 'none'}"
+                                 + (" are not 0..n-1" if odd else " are 0..n-1"))
+    unk = [d.name or d.address for d in topo.devices if d.numa_node is None]
+    if topo.devices:
+        f["devices_unknown_locality"] = known(unk, "numa_node -1 or missing: the firmware "
+                                              "does not say which node they hang off"
+                                              if unk else "every device states its node")
     return f

@@ -118,6 +118,7 @@ class Topology:
     cpu_model_number: int | None = None
     hypervisor: bool | None = None        # the "hypervisor" cpuinfo flag: a virtual machine
     allowed_evidence: str = ""            # where the allowed CPUs / memory nodes came from
+    notes: list[str] = field(default_factory=list)  # how the reader filled gaps
 
     # -- lookups used everywhere ------------------------------------------------------
     def cpu(self, cpu_id: int) -> Cpu:

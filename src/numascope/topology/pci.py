@@ -86,9 +86,10 @@ def read_devices(tree: Tree, topo: Topology) -> list[PciDevice]:
         kind = kind or "other"
         node, evidence = _locality(tree, rel, node_sets, all_cpus)
         local = tree.read_cpus(rel, "local_cpus") or []
+        vendor, dev = tree.read(f"{rel}/vendor"), tree.read(f"{rel}/device")
         devices.append(PciDevice(
-            address=addr, kind=kind, name=",".join(names.get(addr, [])) or (code or ""),
-            vendor=tree.read(f"{rel}/vendor"), device=tree.read(f"{rel}/device"),
+            address=addr, kind=kind, name=",".join(names.get(addr, [])) or f"{vendor}:{dev}",
+            vendor=vendor, device=dev,
             numa_node=node, local_cpus=tuple(local), evidence=evidence))
     devices.sort(key=lambda d: (_KIND_RANK.get(d.kind, 9), d.address))
     return devices

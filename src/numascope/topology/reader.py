@@ -57,7 +57,8 @@ def read_tree(tree: Tree, *, live: bool, infer: bool = True, devices: bool = Tru
     for n in node_ids:
         base = f"{NODE_DIR}/node{n}"
         cl = tree.read_list(f"{base}/cpulist")
-        node_cpus[n] = cl if cl is not None else (tree.read_mask(f"{base}/cpumap") or [])
+        cl = cl if cl is not None else (tree.read_mask(f"{base}/cpumap") or [])
+        node_cpus[n] = [c for c in cl if c in online]  # masks may name absent CPUs
     cpu_node: dict[int, int] = {}
     for n, cl in node_cpus.items():
         for c in cl:
@@ -65,7 +66,7 @@ def read_tree(tree: Tree, *, live: bool, infer: bool = True, devices: bool = Tru
     if not node_ids:  # kernel without NUMA: one node holding everything (as hwloc does)
         cpu_node = {c: 0 for c in cpu_ids}
 
-    caches = _caches(tree, [c for c in cpu_ids if online[c]])
+    caches = _caches(tree, [c for c in cpu_ids if online[c]], set(cpu_ids))
     l3_caches = sorted((k for k in caches if k.level == 3 and k.kind != "Instruction"),
                        key=lambda k: (_pkey(pkg.get(k.cpus[0])), k.cpus[0]))
     cpu_l3: dict[int, int] = {}
@@ -117,6 +118,9 @@ def read_tree(tree: Tree, *, live: bool, infer: bool = True, devices: bool = Tru
                     packages=packages, caches=caches)
     _cpuinfo(tree, topo)
     topo.allowed_evidence = allowed.evidence
+    if not node_ids:
+        topo.notes.append(f"{tree.where(NODE_DIR)} is missing: the kernel shows no NUMA nodes; "
+                          "treated as one node holding every CPU and all memory")
     if devices:
         from numascope.topology.pci import read_devices
         topo.devices = read_devices(tree, topo)
@@ -158,7 +162,7 @@ def _size(tree: Tree, rel: str) -> int | None:
     return int(num) * mult
 
 
-def _caches(tree: Tree, cpu_ids: list[int]) -> list[Cache]:
+def _caches(tree: Tree, cpu_ids: list[int], known: set[int]) -> list[Cache]:
     seen: dict[tuple, Cache] = {}
     for c in cpu_ids:
         base = f"{CPU_DIR}/cpu{c}/cache"
@@ -169,7 +173,7 @@ def _caches(tree: Tree, cpu_ids: list[int]) -> list[Cache]:
             if level is None or not size:
                 continue
             kind = tree.read(f"{d}/type") or "Unified"
-            shared = tree.read_cpus(d, "shared_cpu_map") or [c]
+            shared = [x for x in tree.read_cpus(d, "shared_cpu_map") or [c] if x in known]
             if c not in shared:
                 shared = sorted({*shared, c})
             key = (level, kind, tuple(shared))
