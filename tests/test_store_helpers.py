@@ -6,8 +6,17 @@ import random
 
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord, StageInfo
-from numascope.topology.model import (Cache, Core, Cpu, Fact, L3Domain, Node, Package,
-                                      PciDevice, Topology)
+from numascope.topology.model import (
+    Cache,
+    Core,
+    Cpu,
+    Fact,
+    L3Domain,
+    Node,
+    Package,
+    PciDevice,
+    Topology,
+)
 
 
 def make_topo(device_name: str = "mlx5_0") -> Topology:

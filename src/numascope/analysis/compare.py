@@ -17,6 +17,9 @@ from numascope.analysis.stats import bootstrap_median_ratio, mann_whitney_u
 from numascope.results.run import RunRecord
 
 ALPHA = 0.05
+# Smallest change worth calling a difference (%): run-to-run variation of whole machines
+# (reboots, page placement) is about this size even when repetitions agree more tightly.
+MIN_EFFECT_PCT = 1.0
 # Host facts worth naming when they differ between A and B.
 CONFIG_KEYS = ("hostname", "cpu_model", "microcode", "kernel", "bios_vendor", "bios_version",
                "bios_date", "memory_mode", "nodes", "l3s", "cpus", "smt", "smt_control",
@@ -39,7 +42,7 @@ class MetricDiff:
     test: str                     # "exact" | "normal" | "none"
     ci_low: float                 # bootstrap 95 % interval of median_b / median_a
     ci_high: float
-    verdict: str                  # "better" | "worse" | "no significant change" | "too few"
+    verdict: str    # "better" | "worse" | "no significant change" | "below threshold" | "too few"
 
     @property
     def significant(self) -> bool:
@@ -61,7 +64,8 @@ class Comparison:
     only_b: list[str] = field(default_factory=list)
     method: str = ("Mann-Whitney U two-sided on pooled repetitions (exact when n<=25 "
                    "without ties, else normal approx.) + 95% bootstrap CI of median ratio; "
-                   f"significant when p<{ALPHA} and the CI excludes 1")
+                   f"significant when p<{ALPHA}, the CI excludes 1 and |change| >= "
+                   f"{MIN_EFFECT_PCT}%")
 
     def to_dict(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "method": self.method,
@@ -71,7 +75,8 @@ class Comparison:
                 "only_in_a": self.only_a, "only_in_b": self.only_b}
 
 
-def compare_samples(a: list[float], b: list[float], higher_is_better: bool) -> dict[str, Any]:
+def compare_samples(a: list[float], b: list[float], higher_is_better: bool,
+                    min_effect_pct: float = MIN_EFFECT_PCT) -> dict[str, Any]:
     """The statistics of one metric: A's repetitions against B's."""
     ma = statistics.median(a) if a else math.nan
     mb = statistics.median(b) if b else math.nan
@@ -81,7 +86,10 @@ def compare_samples(a: list[float], b: list[float], higher_is_better: bool) -> d
     if len(a) < 2 or len(b) < 2:
         verdict = "too few"
     elif test.p < ALPHA and not (lo <= 1.0 <= hi):
-        verdict = "better" if (mb > ma) == higher_is_better else "worse"
+        if abs(change) < min_effect_pct:
+            verdict = "below threshold"
+        else:
+            verdict = "better" if (mb > ma) == higher_is_better else "worse"
     else:
         verdict = "no significant change"
     return {"median_a": ma, "median_b": mb, "change_pct": change, "p_value": test.p,
@@ -124,15 +132,17 @@ def config_differences(a: list[RunRecord], b: list[RunRecord]) -> dict[str, tupl
     return diffs
 
 
-def compare_runs(a: list[RunRecord], b: list[RunRecord]) -> Comparison:
+def compare_runs(a: list[RunRecord], b: list[RunRecord],
+                 min_effect_pct: float = MIN_EFFECT_PCT) -> Comparison:
     sa, sb = _samples(a), _samples(b)
     diffs = []
     for key in [k for k in sa if k in sb]:
         (va, unit, hib), (vb, _, _) = sa[key], sb[key]
-        st = compare_samples(va, vb, hib)
+        st = compare_samples(va, vb, hib, min_effect_pct)
         diffs.append(MetricDiff(key[0], key[1], key[2], unit, hib, len(va), len(vb), **st))
+    method = Comparison.method.replace(f">= {MIN_EFFECT_PCT}%", f">= {min_effect_pct}%")
     return Comparison(
-        a=[r.run_id for r in a], b=[r.run_id for r in b], diffs=diffs,
+        method=method, a=[r.run_id for r in a], b=[r.run_id for r in b], diffs=diffs,
         config=config_differences(a, b),
         only_a=["/".join(k) for k in sa if k not in sb],
         only_b=["/".join(k) for k in sb if k not in sa])

@@ -1,0 +1,45 @@
+"""`numascope runs`: list the runs in the store."""
+
+from __future__ import annotations
+
+import argparse
+
+from numascope.cli._common import add_json
+from numascope.console import out, print_json
+
+NAME = "runs"
+HELP = "list stored runs (id, time, host, tags, memory mode, stages, status)"
+ORDER = 81
+
+
+def add_store(p: argparse.ArgumentParser) -> None:
+    """--store, shared by every command that reads or writes the results store."""
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="results store (SQLite); default $NUMASCOPE_STORE, else "
+                        "$XDG_DATA_HOME/numascope/runs.db or ~/.local/share/numascope/runs.db")
+
+
+def register(p: argparse.ArgumentParser) -> None:
+    add_store(p)
+    p.add_argument("--tag", action="append", metavar="KEY=VALUE",
+                   help="only runs carrying this tag (repeatable)")
+    add_json(p)
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.report.terminal import runs_table
+    from numascope.results.run import parse_tags
+    from numascope.results.store import Store
+
+    want = parse_tags(args.tag)
+    with Store.open(args.store) as st:
+        runs = [r for r in st.list_runs()
+                if all(r.tags.get(k) == v for k, v in want.items())]
+        path = st.path
+    if args.json:
+        print_json([r.to_dict() for r in runs])
+    elif not runs:
+        out.print(f"no runs in {path}")
+    else:
+        out.print(runs_table(runs))
+    return 0

@@ -1,0 +1,33 @@
+"""`numascope show RUN`: one stored run as tables (or its full record with --json)."""
+
+from __future__ import annotations
+
+import argparse
+
+from numascope.cli._common import add_json
+from numascope.cli.runs import add_store
+from numascope.console import out, print_json
+
+NAME = "show"
+HELP = "show one stored run: host, stages, noise, results (--json: the whole record)"
+ORDER = 82
+
+
+def register(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", help="run id (or unique prefix), 'latest', or KEY=VALUE tag")
+    add_store(p)
+    add_json(p)
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.report.terminal import print_run
+    from numascope.results.store import Store
+
+    with Store.open(args.store) as st:
+        recs = st.load([args.run])
+    if args.json:
+        print_json(recs[0].to_dict() if len(recs) == 1 else [r.to_dict() for r in recs])
+        return 0
+    for rec in recs:
+        print_run(rec, out)
+    return 0

@@ -1,0 +1,281 @@
+"""The HTML report: one self-contained file (inline CSS, figures as base64 PNG, no scripts,
+no fonts, no network) for one or several runs.
+
+Sections (element ids): runs, host, noise, topology, stages, figures, efficiency,
+compression, results, comparison (only with several runs). Every string from the machine or
+the user goes through html.escape; figures are images, so no text from them reaches the DOM.
+
+Efficiency convention: a BenchResult states the theoretical peak of one of its metrics as
+params["peak"] = {metric_name: value} (same unit), or params["peak_<metric_name>"]."""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import io
+import math
+import pkgutil
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from numascope import __version__
+from numascope.analysis.compare import compare_runs
+from numascope.report.topology_html import CSS as TOPO_CSS
+from numascope.report.topology_html import topology_html
+from numascope.results.record import BenchResult
+from numascope.results.run import RunRecord, utc_now
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;
+ max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;border-bottom:2px solid #ccd;padding-bottom:3px;
+ margin-top:28px}h3{font-size:15px}
+table{border-collapse:collapse;margin:6px 0 14px;font-size:13px}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#eef}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.ok{color:#176317}.warn{color:#8a5a00}.bad{color:#a11}.dim{color:#777}
+figure{display:inline-block;margin:6px;border:1px solid #ddd;padding:4px}
+figure img{max-width:640px}figcaption{font-size:12px;color:#444}
+""" + TOPO_CSS
+
+_STATUS_CLASS = {"done": "ok", "complete": "ok", "better": "ok", "skipped": "warn",
+                 "interrupted": "warn", "not run": "dim", "failed": "bad", "worse": "bad"}
+
+
+def _e(v: Any) -> str:
+    return escape(str(v), quote=True)
+
+
+def _num(v: Any, digits: int = 4) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return _e(v)
+
+
+def _table(head: list[str], rows: list[list[str]], num_cols: set[int] = frozenset()) -> str:
+    """Cells in `rows` must already be escaped HTML."""
+    th = "".join(f"<th>{_e(h)}</th>" for h in head)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="num">{c}</td>' if i in num_cols else f"<td>{c}</td>"
+                         for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _status(s: str) -> str:
+    return f'<span class="{_STATUS_CLASS.get(s, "")}">{_e(s)}</span>'
+
+
+def _tags(tags: dict[str, str]) -> str:
+    return _e(" ".join(f"{k}={v}" for k, v in tags.items()))
+
+
+# -- sections -------------------------------------------------------------------------------
+
+def _runs_section(runs: list[RunRecord]) -> str:
+    rows = [[_e(r.run_id), _e(r.started), _e(r.host.get("hostname") or "?"), _tags(r.tags),
+             _e(r.profile), _e(r.host.get("memory_mode") or "?"), _status(r.status),
+             str(len(r.results))] for r in runs]
+    return _table(["run", "started (UTC)", "host", "tags", "profile", "memory mode", "status",
+                   "results"], rows, {7})
+
+
+_HOST_KEYS = ("hostname", "system", "cpu_model", "microcode", "kernel", "bios_vendor",
+              "bios_version", "bios_date", "memory_mode", "packages", "nodes", "l3s", "cores",
+              "cpus", "smt", "smt_control", "governor", "thp", "numa_balancing", "clock_ghz",
+              "topology_digest")
+
+
+def _host_section(runs: list[RunRecord]) -> str:
+    rows = [[_e(k)] + [_num(r.host.get(k)) for r in runs] for k in _HOST_KEYS]
+    return _table(["fact"] + [r.run_id for r in runs], rows)
+
+
+def _noise_section(runs: list[RunRecord]) -> str:
+    keys = ("loadavg_start", "loadavg_end", "other_busy_fraction", "steal_fraction",
+            "clock_ghz_start", "clock_ghz_end", "clock_drop_fraction")
+    rows = [[_e(k)] + [_num(r.noise.get(k)) for r in runs] for k in keys]
+    warns = "".join(f'<li class="warn">{_e(r.run_id)}: {_e(w)}</li>'
+                    for r in runs for w in r.noise.get("warnings", []))
+    return _table(["indicator"] + [r.run_id for r in runs], rows) + \
+        (f"<ul>{warns}</ul>" if warns else '<p class="ok">no disturbance recorded</p>')
+
+
+def _topology_section(runs: list[RunRecord]) -> str:
+    parts, seen = [], set()
+    for r in runs:
+        digest = r.host.get("topology_digest")
+        if digest in seen:
+            continue
+        seen.add(digest)
+        body = topology_html(r.topology)
+        facts = r.host.get("facts") or {}
+        frows = [[_e(k), _e(f.get("value")), _e(f.get("status"))] for k, f in facts.items()]
+        parts.append(f"<h3>{_e(r.host.get('hostname') or r.run_id)} · "
+                     f"{_e(r.host.get('cpu_model') or '')}</h3>"
+                     + (body or '<p class="dim">no topology recorded</p>')
+                     + (_table(["inferred", "value", "status"], frows) if frows else ""))
+    return "".join(parts)
+
+
+def _stages_section(runs: list[RunRecord]) -> str:
+    rows = [[_e(r.run_id), _e(s.name), _status(s.status), str(s.results), f"{s.seconds:.1f}",
+             _e(s.reason)] for r in runs for s in r.stages]
+    return _table(["run", "stage", "status", "results", "seconds", "reason"], rows, {3, 4})
+
+
+def figure_modules() -> list[Any]:
+    import numascope.report.figures as pkg
+    mods = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if not info.name.startswith("_"):
+            try:
+                mods.append(importlib.import_module(f"{pkg.__name__}.{info.name}"))
+            except Exception:  # noqa: BLE001, S112 — a broken plot module must not sink the report
+                continue
+    return mods
+
+
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _figures_section(runs: list[RunRecord]) -> str:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    parts = []
+    mods = figure_modules()
+    for r in runs:
+        figs = []
+        for mod in mods:
+            if not hasattr(mod, "figures"):
+                continue
+            try:
+                pairs = mod.figures(r.results)
+            except Exception as e:  # noqa: BLE001 — shown in the report instead
+                parts.append(f'<p class="bad">plots of {_e(mod.__name__)} failed: '
+                             f'{_e(type(e).__name__)}: {_e(e)}</p>')
+                continue
+            for title, fig in pairs:
+                figs.append(f'<figure><img alt="{_e(title)}" src="data:image/png;base64,'
+                            f'{_png(fig)}"><figcaption>{_e(title)}</figcaption></figure>')
+                plt.close(fig)
+        if figs:
+            parts.append(f"<h3>{_e(r.run_id)} {_tags(r.tags)}</h3>" + "".join(figs))
+    return "".join(parts) or '<p class="dim">no plots for these results</p>'
+
+
+def peak_of(res: BenchResult, metric: str) -> float | None:
+    p = res.params.get("peak")
+    v = p.get(metric) if isinstance(p, dict) else res.params.get(f"peak_{metric}")
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def _efficiency_section(runs: list[RunRecord]) -> str:
+    rows = []
+    for r in runs:
+        for res in r.results:
+            for m in res.metrics.values():
+                peak = peak_of(res, m.name)
+                if peak:
+                    rows.append([_e(r.run_id), _e(res.family), _e(res.case), _e(m.name),
+                                 f"{_num(m.best)} {_e(m.unit)}", f"{_num(peak)} {_e(m.unit)}",
+                                 f"{m.best / peak:.1%}"])
+    if not rows:
+        return '<p class="dim">no result states a theoretical peak</p>'
+    return _table(["run", "family", "case", "metric", "measured (best)", "peak", "efficiency"],
+                  rows, {4, 5, 6})
+
+
+def _result_rows(run: RunRecord, results: list[BenchResult]) -> list[list[str]]:
+    rows = []
+    for res in results:
+        for m in res.metrics.values():
+            rows.append([_e(run.run_id), _e(res.case), _e(m.name), _num(m.median), _num(m.min),
+                         _num(m.max), "–" if not math.isfinite(m.spread)
+                         else f"{m.spread:.1%}", str(len(m.values)), _e(m.unit),
+                         "↑" if m.higher_is_better else "↓"])
+    return rows
+
+
+_RES_HEAD = ["run", "case", "metric", "median", "min", "max", "spread", "n", "unit", "better"]
+
+
+def _compression_section(runs: list[RunRecord]) -> str:
+    rows = [row for r in runs for row in _result_rows(
+        r, [x for x in r.results if x.family == "compress"])]
+    if not rows:
+        return '<p class="dim">no compression results</p>'
+    return _table(_RES_HEAD, rows, {3, 4, 5, 6, 7})
+
+
+def _results_section(runs: list[RunRecord]) -> str:
+    fams: list[str] = []
+    for r in runs:
+        fams += [x.family for x in r.results if x.family not in fams]
+    parts = []
+    for fam in fams:
+        rows = [row for r in runs for row in _result_rows(
+            r, [x for x in r.results if x.family == fam])]
+        parts.append(f"<h3>{_e(fam)}</h3>" + _table(_RES_HEAD, rows, {3, 4, 5, 6, 7}))
+    return "".join(parts) or '<p class="dim">no results</p>'
+
+
+def _comparison_section(runs: list[RunRecord]) -> str:
+    base, parts = runs[0], []
+    for other in runs[1:]:
+        cmp = compare_runs([base], [other])
+        conf = [[_e(k), _e(", ".join(map(str, va))), _e(", ".join(map(str, vb)))]
+                for k, (va, vb) in cmp.config.items()]
+        rows = [[_e(d.family), _e(d.case), _e(d.metric), f"{_num(d.median_a)} {_e(d.unit)}",
+                 f"{_num(d.median_b)} {_e(d.unit)}",
+                 "–" if not math.isfinite(d.change_pct) else f"{d.change_pct:+.1f}%",
+                 _num(d.p_value, 2), _status(d.verdict)] for d in cmp.diffs]
+        parts.append(f"<h3>{_e(other.run_id)} vs {_e(base.run_id)}</h3>"
+                     + (_table(["setting", "A", "B"], conf) if conf
+                        else "<p>no recorded configuration difference</p>")
+                     + _table(["family", "case", "metric", "A", "B", "change", "p", "verdict"],
+                              rows, {3, 4, 5, 6})
+                     + f'<p class="dim">{_e(cmp.method)}</p>')
+    return "".join(parts)
+
+
+def render(runs: list[RunRecord]) -> str:
+    if not runs:
+        raise ValueError("no runs to report")
+    sections = [
+        ("runs", "Runs", _runs_section(runs)),
+        ("host", "Host and settings", _host_section(runs)),
+        ("noise", "Noise during the run", _noise_section(runs)),
+        ("topology", "Topology", _topology_section(runs)),
+        ("stages", "Stages", _stages_section(runs)),
+        ("figures", "Figures", _figures_section(runs)),
+        ("efficiency", "Efficiency against theoretical peaks", _efficiency_section(runs)),
+        ("compression", "Compression", _compression_section(runs)),
+        ("results", "All results", _results_section(runs)),
+    ]
+    if len(runs) > 1:
+        sections.append(("comparison", "Comparison", _comparison_section(runs)))
+    nav = " · ".join(f'<a href="#{sid}">{_e(title)}</a>' for sid, title, _ in sections)
+    body = "".join(f'<section id="{sid}"><h2>{_e(title)}</h2>{html}</section>'
+                   for sid, title, html in sections)
+    title = "numascope report: " + ", ".join(r.run_id for r in runs)
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{_e(title)}</h1><p class=\"dim\">numascope {_e(__version__)} · "
+            f"written {_e(utc_now())} · GB = 10^9 B, GiB = 2^30 B</p><nav>{nav}</nav>"
+            f"{body}</body></html>")
+
+
+def write_report(runs: list[RunRecord], path: str | Path) -> Path:
+    """Render and write atomically (temporary file, then rename)."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_text(render(runs), encoding="utf-8")
+    tmp.replace(p)
+    return p

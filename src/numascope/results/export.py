@@ -1,0 +1,119 @@
+"""Runs as plain records, a pandas DataFrame, JSON, CSV or Parquet.
+
+`rows(runs)` gives one flat dict per (run, result, metric) with every repetition in
+`values`: the shape notebooks want (`to_dataframe(runs)` when pandas is installed)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from numascope.console import to_plain
+from numascope.errors import UserError
+from numascope.results.run import RunRecord
+
+FORMATS = ("json", "csv", "parquet")
+
+COLUMNS = ["run_id", "started", "hostname", "tags", "memory_mode", "profile", "family", "case",
+           "metric", "unit", "higher_is_better", "n", "median", "min", "max", "cv", "spread",
+           "values", "params", "validated"]
+
+
+def rows(runs: list[RunRecord]) -> list[dict[str, Any]]:
+    out = []
+    for run in runs:
+        for res in run.results:
+            for m in res.metrics.values():
+                out.append({
+                    "run_id": run.run_id, "started": run.started,
+                    "hostname": run.host.get("hostname"), "tags": dict(run.tags),
+                    "memory_mode": run.host.get("memory_mode"), "profile": run.profile,
+                    "family": res.family, "case": res.case, "metric": m.name, "unit": m.unit,
+                    "higher_is_better": m.higher_is_better, "n": len(m.values),
+                    "median": m.median, "min": m.min, "max": m.max, "cv": m.cv,
+                    "spread": m.spread, "values": list(m.values),
+                    "params": to_plain(res.params), "validated": res.validated,
+                })
+    return out
+
+
+def to_dataframe(runs: list[RunRecord]) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        raise UserError("pandas is not installed (pip install pandas)") from None
+    return pd.DataFrame(rows(runs), columns=COLUMNS)
+
+
+def read_json(path: str | Path) -> list[RunRecord]:
+    """Records written by export_json (any older schema version is migrated)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"cannot read {path}: {e}") from None
+    items = data.get("runs", []) if isinstance(data, dict) else data
+    return [RunRecord.from_dict(d) for d in items]
+
+
+def read_csv(path: str | Path) -> list[dict[str, Any]]:
+    """Rows written by export_csv, with JSON columns decoded and numbers parsed."""
+    out = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            d: dict[str, Any] = dict(r)
+            for k in ("tags", "values", "params"):
+                d[k] = json.loads(d[k])
+            for k in ("median", "min", "max", "cv", "spread"):
+                d[k] = float(d[k]) if d[k] not in ("", "nan") else float("nan")
+            d["n"] = int(d["n"])
+            d["higher_is_better"] = d["higher_is_better"] == "True"
+            d["validated"] = d["validated"] == "True"
+            out.append(d)
+    return out
+
+
+def export(runs: list[RunRecord], fmt: str, output: str | Path) -> Path:
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    p = Path(output)
+    if not p.parent.is_dir():
+        raise UserError(f"directory {p.parent} does not exist")
+    tmp = p.with_name(f".{p.name}.tmp")
+    try:
+        if fmt == "json":
+            tmp.write_text(json.dumps({"runs": [to_plain(r.to_dict()) for r in runs]},
+                                      indent=1))
+        elif fmt == "csv":
+            with open(tmp, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=COLUMNS)
+                w.writeheader()
+                for row in rows(runs):
+                    row = dict(row)
+                    for k in ("tags", "values", "params"):
+                        row[k] = json.dumps(row[k])
+                    w.writerow(row)
+        else:
+            _parquet(runs, tmp)
+        tmp.replace(p)
+    except OSError as e:
+        raise UserError(f"cannot write {p}: {e.strerror}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return p
+
+
+def _parquet(runs: list[RunRecord], path: Path) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UserError("parquet export needs pyarrow (pip install 'numascope[parquet]'); "
+                        "use --format json or csv") from None
+    data = rows(runs)
+    cols: dict[str, list] = {c: [r[c] for r in data] for c in COLUMNS}
+    for k in ("tags", "params"):   # free-form dicts: keep them as JSON text
+        cols[k] = [json.dumps(v) for v in cols[k]]
+    pq.write_table(pa.table(cols), str(path))

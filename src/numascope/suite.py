@@ -1,0 +1,175 @@
+"""The stage registry behind `numascope run`, and the orchestration of one run.
+
+A stage names a benchmark module; the module provides a Benchmark class and
+`suite_cases(topo, profile) -> list[Case]` for profile "quick" or "full". A stage that cannot
+run here (module missing, Unavailable, no permission, missing tool) is skipped with its
+reason; one that fails validation is marked failed; Ctrl-C stops the run and keeps every
+result already committed to the store."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from numascope.bench.base import Benchmark, Case, Interrupted, run_cases
+from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.results.record import BenchResult
+from numascope.results.run import NoiseMonitor, RunRecord, host_facts, utc_now
+from numascope.results.store import Store
+from numascope.topology.model import Topology
+
+PROFILES = ("quick", "full")
+DEFAULT_PROFILE = "quick"
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str                     # short name shown in progress and stored in the record
+    title: str                    # what it measures
+    module: str | None            # None: the topology stage (read before anything else)
+    cls: str | None = None        # Benchmark class name; None: the module's only one
+
+    def load(self, topo: Topology, profile: str) -> tuple[Benchmark, list[Case]]:
+        """Import the module, build its Benchmark and list this profile's cases. Raises
+        Unavailable when the module is not importable here."""
+        try:
+            mod = importlib.import_module(self.module or "")
+        except ImportError as e:
+            raise Unavailable(f"module {self.module} not available ({e})") from None
+        cls = getattr(mod, self.cls, None) if self.cls else _find_benchmark(mod)
+        if cls is None or not hasattr(mod, "suite_cases"):
+            raise Unavailable(f"{self.module} has no Benchmark class / suite_cases()")
+        return cls(), list(mod.suite_cases(topo, profile))
+
+
+def _find_benchmark(mod: Any) -> type | None:
+    """The module's Benchmark class: one with `family` and `measure`, preferring a class
+    defined in the module itself over an imported one."""
+    found = [obj for _, obj in inspect.getmembers(mod, inspect.isclass)
+             if hasattr(obj, "measure") and hasattr(obj, "family")]
+    own = [c for c in found if c.__module__ == mod.__name__]
+    return (own or found or [None])[0]
+
+
+STAGES: list[Stage] = [
+    Stage("topology", "machine topology, memory mode, devices", None),
+    Stage("peaks", "compute peak and measured clock", "numascope.bench.compute", "Compute"),
+    Stage("bandwidth", "memory bandwidth: thread scaling and per-domain",
+          "numascope.bench.bandwidth", "Bandwidth"),
+    Stage("latency", "idle and loaded memory latency", "numascope.bench.latency", "Latency"),
+    Stage("matrix", "node-to-node bandwidth and latency matrices", "numascope.bench.matrix", "Matrix"),
+    Stage("c2c", "core-to-core latency", "numascope.bench.c2c", "C2C"),
+    Stage("compress", "compression against the memory wall (Blosc2)",
+          "numascope.bench.compress", "Compress"),
+]
+
+
+def load_topology() -> Topology:
+    """This machine's topology (a function so tests can replace it)."""
+    from numascope.topology import read_topology  # type: ignore[attr-defined]
+    return read_topology("/")
+
+
+def clock_probe() -> Callable[[], float] | None:
+    """A function measuring the core clock in GHz, when numascope has one."""
+    for modname, attrs in (("numascope.clock", ("measure_ghz", "measured_clock_ghz")),
+                           ("numascope.peaks", ("measure_clock_ghz", "measured_clock_ghz"))):
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            continue
+        for a in attrs:
+            fn = getattr(mod, a, None)
+            if callable(fn):
+                return fn
+    return None
+
+
+def prepare(topo: Topology, profile: str, tags: dict[str, str]) -> tuple[RunRecord,
+                                                                         NoiseMonitor]:
+    if profile not in PROFILES:
+        raise UserError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    from numascope.console import to_plain
+    probe = clock_probe()
+    mon = NoiseMonitor(probe)
+    mon.start()
+    rec = RunRecord.new(profile=profile, tags=tags)
+    rec.topology = to_plain(topo)
+    rec.host = host_facts(topo, clock_ghz=mon.data.get("clock_ghz_start"))
+    return rec, mon
+
+
+def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
+              stages: list[Stage] | None = None, progress: Any | None = None,
+              on_stage: Callable[[str, str], None] | None = None) -> RunRecord:
+    """Run every stage, storing each result as it finishes; returns the final record
+    (status complete or interrupted). `on_stage(name, status)` is told about each stage."""
+    stages = STAGES if stages is None else stages
+    for st in stages:
+        rec.stage(st.name)
+    store.begin_run(rec)
+
+    def keep(info):
+        def on_result(res: BenchResult) -> None:
+            store.add_result(rec.run_id, res)
+            rec.results.append(res)
+            info.results += 1
+        return on_result
+
+    try:
+        for st in stages:
+            info = rec.stage(st.name)
+            t0 = time.monotonic()
+            try:
+                if st.module is None:
+                    info.status = "done"
+                    continue
+                try:
+                    bench, cases = st.load(topo, rec.profile)
+                except (Unavailable, UserError, OSError) as e:
+                    info.status, info.reason = "skipped", _reason(e)
+                    continue
+                try:
+                    run_cases(bench, topo, cases, keep(info), progress, description=st.name)
+                    info.status = "done"
+                except Interrupted:
+                    info.status = "interrupted"
+                    rec.status = "interrupted"
+                    break
+                except (Unavailable, PermissionError, FileNotFoundError) as e:
+                    info.status, info.reason = "skipped", _reason(e)
+                except MeasurementError as e:
+                    info.status, info.reason = "failed", f"validation failed: {e}"
+                except (UserError, OSError) as e:
+                    info.status, info.reason = "failed", _reason(e)
+                except Exception as e:  # noqa: BLE001 — a bug in one family must not lose the others
+                    info.status = "failed"
+                    info.reason = f"internal error: {type(e).__name__}: {e}"
+            finally:
+                info.seconds = time.monotonic() - t0
+                if on_stage:
+                    on_stage(st.name, info.status)
+    except KeyboardInterrupt:   # between cases of no stage (loading, storing)
+        rec.status = "interrupted"
+        for s in rec.stages:
+            if s.status == "pending":
+                s.status = "interrupted"
+                break
+    if rec.status != "interrupted":
+        rec.status = "complete"
+    for s in rec.stages:
+        if s.status == "pending":
+            s.status, s.reason = "not run", "run interrupted"
+    rec.noise = mon.stop()
+    rec.finished = utc_now()
+    store.finish_run(rec)
+    return rec
+
+
+def _reason(e: BaseException) -> str:
+    msg = str(e) or type(e).__name__
+    return msg.splitlines()[0]

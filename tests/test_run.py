@@ -1,0 +1,164 @@
+import json
+import sys
+import types
+
+import pytest
+from test_store_helpers import make_topo
+
+from numascope import suite
+from numascope.bench.base import Case
+from numascope.cli import main as cli
+from numascope.errors import MeasurementError, Unavailable
+from numascope.results.record import BenchResult, Metric
+from numascope.results.store import Store
+
+
+class FakeBench:
+    """A tiny real family: sums a list on the Python side and validates the sum."""
+
+    family = "fake"
+    interrupt_at: str | None = None
+    fail_at: str | None = None
+
+    def cases(self, topo, **opts):
+        return [Case("one", {"n": 10})]
+
+    def measure(self, topo, case):
+        if case.label == self.interrupt_at:
+            raise KeyboardInterrupt
+        if case.label == self.fail_at:
+            raise MeasurementError("sum mismatch")
+        n = case.params["n"]
+        s = sum(range(n))
+        if s != n * (n - 1) // 2:
+            raise MeasurementError("bad sum")
+        return BenchResult("fake", case.label, dict(case.params),
+                           {"rate": Metric("rate", "Melem/s", True, [n * 1.0, n * 1.1, n * 0.9])})
+
+
+def _install(monkeypatch, name, bench_cls=FakeBench, cases=3, unavailable=None):
+    mod = types.ModuleType(name)
+    mod.FakeBench = bench_cls
+
+    def suite_cases(topo, profile):
+        if unavailable:
+            raise Unavailable(unavailable)
+        k = cases if profile == "quick" else cases * 2
+        return [Case(f"{name} case {i}", {"n": 1000 + i}) for i in range(k)]
+
+    mod.suite_cases = suite_cases
+    monkeypatch.setitem(sys.modules, name, mod)
+
+
+@pytest.fixture
+def fake_suite(monkeypatch):
+    _install(monkeypatch, "fake_one")
+    _install(monkeypatch, "fake_two", cases=2)
+    _install(monkeypatch, "fake_blocked", unavailable="needs root to read MSRs")
+    stages = [suite.Stage("topology", "topo", None),
+              suite.Stage("one", "first fake", "fake_one", "FakeBench"),
+              suite.Stage("blocked", "cannot run", "fake_blocked"),
+              suite.Stage("missing", "not installed", "numascope.bench.no_such_family"),
+              suite.Stage("two", "second fake", "fake_two")]
+    monkeypatch.setattr(suite, "STAGES", stages)
+    monkeypatch.setattr(suite, "load_topology", lambda: make_topo())
+    monkeypatch.setattr(suite, "clock_probe", lambda: (lambda: 3.0))
+    monkeypatch.setattr(FakeBench, "interrupt_at", None)
+    monkeypatch.setattr(FakeBench, "fail_at", None)
+    return stages
+
+
+def test_run_quick_stores_reports_and_skips_with_reason(fake_suite, tmp_path, capsys):
+    db, html = tmp_path / "runs.db", tmp_path / "r.html"
+    rc = cli(["run", "--quick", "--tag", "nps=4", "--tag", "smt=on", "--store", str(db),
+              "--report", str(html), "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    stages = {s["name"]: s for s in out["stages"]}
+    assert stages["one"]["status"] == "done" and stages["one"]["results"] == 3
+    assert stages["two"]["status"] == "done" and stages["two"]["results"] == 2
+    assert stages["blocked"]["status"] == "skipped"
+    assert "needs root" in stages["blocked"]["reason"]
+    assert stages["missing"]["status"] == "skipped" and "not available" in \
+        stages["missing"]["reason"]
+    assert out["status"] == "complete" and out["tags"] == {"nps": "4", "smt": "on"}
+    assert out["host"]["clock_ghz"] == 3.0 and out["host"]["memory_mode"] == "NPS1"
+    assert out["noise"]["clock_ghz_end"] == 3.0 and "steal_fraction" in out["noise"]
+    with Store.open(db) as st:
+        rec = st.get_run(out["run_id"])
+    assert [r.case for r in rec.results] == [f"fake_one case {i}" for i in range(3)] + \
+        [f"fake_two case {i}" for i in range(2)]
+    assert rec.to_dict() == {k: v for k, v in out.items() if k != "report"}
+    text = html.read_text()
+    assert "needs root to read MSRs" in text and "fake_two case 1" in text
+
+
+def test_full_profile_and_stage_filter(fake_suite, tmp_path, capsys):
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--full", "--stage", "two", "--store", str(db), "--no-report",
+                "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [s["name"] for s in out["stages"]] == ["topology", "two"]
+    assert out["profile"] == "full" and len(out["results"]) == 4
+    assert cli(["run", "--stage", "nope", "--store", str(db)]) == 2
+    assert "unknown stage" in capsys.readouterr().err
+
+
+def test_ctrl_c_mid_run_keeps_finished_results(fake_suite, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(FakeBench, "interrupt_at", "fake_one case 2")
+    db, html = tmp_path / "runs.db", tmp_path / "r.html"
+    rc = cli(["run", "--store", str(db), "--report", str(html), "--json"])
+    assert rc == 130
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "interrupted"
+    stages = {s["name"]: s["status"] for s in out["stages"]}
+    assert stages == {"topology": "done", "one": "interrupted", "blocked": "not run",
+                      "missing": "not run", "two": "not run"}
+    with Store.open(db) as st:
+        (summary,) = st.list_runs()
+        rec = st.get_run(summary.run_id)
+    assert summary.status == "interrupted"
+    assert [r.case for r in rec.results] == ["fake_one case 0", "fake_one case 1"]
+    assert "fake_one case 1" in html.read_text()
+
+
+def test_failed_validation_marks_stage_failed_and_exit_3(fake_suite, tmp_path, monkeypatch,
+                                                          capsys):
+    monkeypatch.setattr(FakeBench, "fail_at", "fake_one case 1")
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--store", str(db), "--no-report", "--json"]) == 3
+    out = json.loads(capsys.readouterr().out)
+    one = next(s for s in out["stages"] if s["name"] == "one")
+    assert one["status"] == "failed" and "validation failed" in one["reason"]
+    assert [r["case"] for r in out["results"]] == ["fake_one case 0", "fake_two case 0",
+                                                   "fake_two case 1"]
+
+
+def test_bad_store_refused_before_measuring(fake_suite, tmp_path, capsys):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello")
+    assert cli(["run", "--store", str(bad), "--no-report"]) == 2
+    assert "not a numascope store" in capsys.readouterr().err
+    assert bad.read_text() == "hello"
+
+
+def test_runs_and_show_commands(fake_suite, tmp_path, capsys):
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--tag", "nps=4", "--store", str(db), "--no-report", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    assert cli(["runs", "--store", str(db), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["run_id"] == run_id and row["tags"] == {"nps": "4"} and row["results"] == 5
+    assert cli(["runs", "--store", str(db), "--tag", "nps=1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert cli(["show", run_id[:17], "--store", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["run_id"] == run_id
+    assert cli(["show", "latest", "--store", str(db)]) == 0
+    assert "fake_two" in capsys.readouterr().out
+    assert cli(["show", "nothere", "--store", str(db)]) == 2
+
+
+def test_registry_names_real_families():
+    names = [s.name for s in suite.STAGES]
+    assert names[0] == "topology"
+    assert {"peaks", "bandwidth", "latency", "matrix", "compress"} <= set(names)
