@@ -1,0 +1,226 @@
+"""Measured compute: the core clock, DGEMM and an LU solve through the BLAS/LAPACK numpy
+loads, and real HPL through hpcc — each as GFLOP/s and as a share of the FLOP/s peak.
+
+FLOP counts: DGEMM 2n³; LU solve (2/3)n³ + 2n² (HPL's convention). Every result is checked:
+DGEMM with Freivalds' test (C·x against A·(B·x)), the solve with HPL's scaled residual
+||Ax-b||_oo / (eps (||A||_oo ||x||_oo + ||b||_oo) n) < 16. The BLAS call itself is the hot
+loop; it runs in the library's own threads, so it is timed around the call (each call is
+tens of milliseconds or more, far above the timer's resolution)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from typing import Any
+
+from numascope import clock as _clock
+from numascope.bench.base import Case
+from numascope.errors import MeasurementError, UserError
+from numascope.peaks import blas, flops_peak, hpcc
+from numascope.results.record import BenchResult, Metric
+from numascope.topology.model import Topology
+
+THRESHOLD = 16.0
+
+
+def dgemm_flop(n: int) -> float:
+    return 2.0 * n**3
+
+
+def lu_flop(n: int) -> float:
+    return 2.0 / 3.0 * n**3 + 2.0 * n**2
+
+
+def _np():
+    import numpy as np
+    return np
+
+
+def _check_size(n: int) -> None:
+    if n < 16:
+        raise UserError(f"matrix size {n} is too small (at least 16)")
+    avail = hpcc.available_memory()
+    if avail and 4 * 8 * n * n > 0.8 * avail:
+        raise UserError(f"matrix size {n} needs {32 * n * n / 2**30:.1f} GiB, more than 80 % "
+                        f"of the {avail / 2**30:.1f} GiB available")
+
+
+def run_dgemm(n: int, reps: int = 3, seed: int = 1) -> dict[str, Any]:
+    """C = A·B with numpy's BLAS; seconds per repetition; raises MeasurementError when the
+    product is wrong."""
+    _check_size(n)
+    np = _np()
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n))
+    b = rng.standard_normal((n, n))
+    c = np.empty((n, n))
+    np.matmul(a, b, out=c)  # warm-up: thread pool start, page faults
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        np.matmul(a, b, out=c)
+        times.append(time.perf_counter() - t0)
+    x = rng.standard_normal(n)
+    err = np.abs(c @ x - a @ (b @ x)).max()
+    scale = np.abs(a).sum(1).max() * np.abs(b).sum(1).max() * np.abs(x).max()
+    rel = err / (np.finfo(float).eps * n * scale)
+    if not rel < THRESHOLD:
+        raise MeasurementError(f"DGEMM n={n} is wrong: Freivalds check {rel:.3g} (>= 16)")
+    return {"n": n, "seconds": times, "check": float(rel)}
+
+
+def run_lu(n: int, reps: int = 3, seed: int = 2) -> dict[str, Any]:
+    """x = A⁻¹b with LAPACK dgesv (LU with partial pivoting) via numpy.linalg.solve."""
+    _check_size(n)
+    np = _np()
+    rng = np.random.default_rng(seed)
+    a = rng.random((n, n)) - 0.5  # HPL's matrix: uniform in [-0.5, 0.5)
+    b = rng.random(n) - 0.5
+    np.linalg.solve(a[:64, :64], b[:64])  # warm-up of the LAPACK path
+    times, resid = [], []
+    eps = np.finfo(float).eps
+    norm_a = np.abs(a).sum(1).max()
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        x = np.linalg.solve(a, b)
+        times.append(time.perf_counter() - t0)
+        r = np.abs(a @ x - b).max() / (eps * (norm_a * np.abs(x).max() + np.abs(b).max()) * n)
+        resid.append(float(r))
+        if not r < THRESHOLD:
+            raise MeasurementError(f"LU solve n={n} failed the residual check: {r:.3g} (>= 16)")
+    return {"n": n, "seconds": times, "residuals": resid}
+
+
+class Compute:
+    """Benchmark family "compute": clock, DGEMM, LU (numpy's BLAS) and HPL (hpcc)."""
+
+    family = "compute"
+
+    def __init__(self) -> None:
+        self._clock: dict[str, Any] | None = None
+        self._blas: dict[str, Any] | None = None
+
+    # -- cases --------------------------------------------------------------------------
+    def cases(self, topo: Topology, dgemm: tuple[int, ...] = (2048,), lu: tuple[int, ...] =
+              (4096,), reps: int = 3, hpl: bool = False, hpl_np: int | None = None,
+              hpl_n: int | None = None, hpl_big: bool = False,
+              clock: bool = True) -> list[Case]:
+        out = [Case("clock", {"kind": "clock"})] if clock else []
+        out += [Case(f"dgemm n={n}", {"kind": "dgemm", "n": n, "reps": reps}) for n in dgemm]
+        out += [Case(f"lu n={n}", {"kind": "lu", "n": n, "reps": reps}) for n in lu]
+        if hpl:
+            procs = hpl_np or _physical_cores(topo)
+            out.append(Case(f"hpl np={procs}", {"kind": "hpl", "np": procs, "n": hpl_n,
+                                                 "big": hpl_big}))
+        return out
+
+    # -- helpers ------------------------------------------------------------------------
+    def clock(self, topo: Topology) -> dict[str, Any]:
+        if self._clock is None:
+            self._clock = _clock.measure(topo, reps=1)
+        return self._clock
+
+    def peak(self, topo: Topology) -> dict[str, Any]:
+        c = self.clock(topo)
+        return flops_peak(topo, c.get("all_busy_ghz") or c.get("single_ghz"))
+
+    def blas(self) -> dict[str, Any]:
+        if self._blas is None:
+            self._blas = blas.numpy_blas()
+        return self._blas
+
+    # -- measure ------------------------------------------------------------------------
+    def measure(self, topo: Topology, case: Case) -> BenchResult:
+        kind = case.params.get("kind")
+        if kind == "clock":
+            return self._measure_clock(topo, case)
+        if kind in ("dgemm", "lu"):
+            return self._measure_blas(topo, case, kind)
+        if kind == "hpl":
+            return self._measure_hpl(topo, case)
+        raise UserError(f"unknown compute case {case.label!r}")
+
+    def _measure_clock(self, topo: Topology, case: Case) -> BenchResult:
+        c = _clock.measure(topo, reps=case.params.get("reps", 3))
+        self._clock = c
+        per = c["per_cpu"].values()
+        metrics = {
+            "single_ghz": Metric("single_ghz", "GHz", True,
+                                 [v for p in per for v in p["single_samples"]],
+                                 "one pinned thread alone, every CPU × repetition"),
+            "all_busy_ghz": Metric("all_busy_ghz", "GHz", True,
+                                   [v for p in per for v in p["all_busy_samples"]],
+                                   "all CPUs running the chain at once"),
+        }
+        if c["tsc_ghz"]:
+            metrics["tsc_ghz"] = Metric("tsc_ghz", "GHz", True, [c["tsc_ghz"]],
+                                        "TSC ticks / CLOCK_MONOTONIC_RAW")
+        return BenchResult(self.family, case.label, dict(case.params), metrics,
+                           {"cpus": c["cpus"]}, notes=[c["method"], *c["notes"]])
+
+    def _measure_blas(self, topo: Topology, case: Case, kind: str) -> BenchResult:
+        n, reps = int(case.params["n"]), int(case.params.get("reps", 3))
+        r = run_dgemm(n, reps) if kind == "dgemm" else run_lu(n, reps)
+        flop = dgemm_flop(n) if kind == "dgemm" else lu_flop(n)
+        gflops = [flop / t / 1e9 for t in r["seconds"]]
+        info = self.blas()
+        peak = self.peak(topo)
+        notes = [(f"BLAS: {info.get('library')} {info.get('version') or ''} "
+                 f"({info.get('threads')} threads, {info.get('threading') or '?'}; via "
+                 f"{info.get('how')})")]
+        w = blas.warning_for(info, "numpy")
+        if w:
+            notes.append(w)
+        params = dict(case.params, flop=flop,
+                      flop_formula="2n³" if kind == "dgemm" else "(2/3)n³ + 2n²",
+                      blas=info, peak_gflops=peak["value"])
+        metrics = {"gflops": Metric("gflops", "GFLOP/s", True, gflops, params["flop_formula"]),
+                   "seconds": Metric("seconds", "s", False, r["seconds"])}
+        if peak["value"]:
+            metrics["pct_of_peak"] = Metric("pct_of_peak", "%", True,
+                                            [100 * g / peak["value"] for g in gflops],
+                                            peak["formula"])
+        if kind == "lu":
+            metrics["residual"] = Metric("residual", "", False, r["residuals"],
+                                         "HPL scaled residual, must be < 16")
+        return BenchResult(self.family, case.label, params, metrics,
+                           {"cpus": topo.usable_cpus(), "threads": info.get("threads")},
+                           notes=notes)
+
+    def _measure_hpl(self, topo: Topology, case: Case) -> BenchResult:
+        procs = int(case.params["np"])
+        res = hpcc.run_hpl(procs, n=case.params.get("n"), big=bool(case.params.get("big")))
+        lib = blas.linked_blas("hpcc")
+        peak = self.peak(topo)
+        notes = [f"hpcc BLAS: {lib.get('resolved') or 'unknown'} ({lib.get('kind')})"]
+        w = blas.warning_for(lib, "hpcc")
+        if w:
+            notes.append(w)
+        params = dict(case.params, **res.to_dict(), peak_gflops=peak["value"],
+                      flop_formula="(2/3)N³ + 2N²")
+        metrics = {"gflops": Metric("gflops", "GFLOP/s", True, [res.gflops], "HPL_Tflops × 1000"),
+                   "residual": Metric("residual", "", False, [res.residual],
+                                      "HPL scaled residual, must be < 16")}
+        if peak["value"]:
+            metrics["pct_of_peak"] = Metric("pct_of_peak", "%", True,
+                                            [100 * res.gflops / peak["value"]], peak["formula"])
+        return BenchResult(self.family, case.label, params, metrics,
+                           {"procs": procs, "grid": [res.p, res.q]}, notes=notes)
+
+
+def _physical_cores(topo: Topology) -> int:
+    from numascope.peaks import physical_cores
+    return max(1, physical_cores(topo))
+
+
+def suite_cases(topo: Topology, profile: str) -> list[Case]:
+    """quick: clock + DGEMM 2048 + LU 4096 (seconds with an optimized BLAS);
+    full: larger matrices + HPL through hpcc (N=10000 or what fits) when installed."""
+    bench = Compute()
+    if profile == "quick":
+        return bench.cases(topo, dgemm=(2048,), lu=(4096,), reps=3)
+    avail = hpcc.available_memory() or 0
+    n = min(10000, hpcc.size_n(avail, 0.5)) if avail else hpcc.SHORT_N
+    # HPL only when hpcc is there: a missing tool is not a failed stage
+    return bench.cases(topo, dgemm=(4096,), lu=(8192,), reps=3,
+                       hpl=shutil.which("hpcc") is not None, hpl_n=n)

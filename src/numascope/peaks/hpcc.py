@@ -1,0 +1,194 @@
+"""Real HPL through the HPC Challenge suite (`hpcc`, Debian package hpcc + openmpi).
+
+hpcc reads hpccinf.txt from its working directory and writes hpccoutf.txt there; we run it
+in a temporary directory, alone or under `mpirun -np P`, and parse the summary section
+("Begin of Summary section." … "End of Summary section."). The result counts only when the
+HPL scaled residual ||Ax-b||_oo / (eps (||A||_oo ||x||_oo + ||b||_oo) N) is below 16 (HPL's
+own threshold), recomputed from the summary, and hpcc reported Success=1."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from numascope.errors import MeasurementError, Unavailable, UserError
+
+THRESHOLD = 16.0
+SHORT_N = 4000        # the default: a few seconds with an optimized BLAS, ~10 s without
+
+
+def parse_summary(text: str) -> dict[str, str]:
+    """key=value lines between the summary markers (raises MeasurementError if absent)."""
+    if "Begin of Summary section." not in text:
+        raise MeasurementError("hpcc output has no summary section (did hpcc finish?)")
+    body = text.split("Begin of Summary section.", 1)[1].split("End of Summary section.", 1)[0]
+    out = {}
+    for line in body.splitlines():
+        k, sep, v = line.strip().partition("=")
+        if sep:
+            out[k.strip()] = v.strip()
+    return out
+
+
+@dataclass
+class HplResult:
+    gflops: float
+    n: int
+    nb: int
+    p: int
+    q: int
+    procs: int
+    seconds: float
+    residual: float           # scaled residual, HPL's definition
+    passed: bool
+    summary: dict[str, str] = field(repr=False, default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(vars(self))
+        d.pop("summary")
+        return d
+
+
+def hpl_from_summary(s: dict[str, str]) -> HplResult:
+    """The HPL figures of a parsed summary, with the residual check recomputed."""
+    try:
+        tflops = float(s["HPL_Tflops"])
+        n = int(s["HPL_N"])
+        eps = float(s["HPL_eps"])
+        r = float(s["HPL_RnormI"]) / (eps * (float(s["HPL_AnormI"]) * float(s["HPL_XnormI"])
+                                             + float(s["HPL_BnormI"])) * n)
+    except (KeyError, ValueError, ZeroDivisionError) as e:
+        raise MeasurementError(f"hpcc summary lacks the HPL figures ({e})") from None
+    passed = s.get("Success", "1") == "1" and math.isfinite(r) and r < THRESHOLD and tflops > 0
+    return HplResult(gflops=tflops * 1000, n=n, nb=int(s.get("HPL_NB", 0)),
+                     p=int(s.get("HPL_nprow", 1)), q=int(s.get("HPL_npcol", 1)),
+                     procs=int(s.get("CommWorldProcs", 1)), seconds=float(s.get("HPL_time", 0)),
+                     residual=r, passed=passed, summary=s)
+
+
+def grid(procs: int) -> tuple[int, int]:
+    """P × Q = procs with P ≤ Q and as square as possible (HPL's advice)."""
+    p = math.isqrt(procs)
+    while procs % p:
+        p -= 1
+    return p, procs // p
+
+
+def size_n(available_bytes: int, fraction: float = 0.8, nb: int = 192) -> int:
+    """The largest N (multiple of NB) whose N² doubles fit in `fraction` of the memory."""
+    n = int(math.sqrt(fraction * available_bytes / 8))
+    return max(nb, n - n % nb)
+
+
+def available_memory(root: str | Path = "/") -> int | None:
+    try:
+        for line in (Path(root) / "proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def input_file(n: int, nb: int, p: int, q: int) -> str:
+    """hpccinf.txt (HPL.dat layout plus the PTRANS lines hpcc adds)."""
+    return f"""HPLinpack benchmark input file
+numascope
+HPL.out      output file name (if any)
+8            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+{n}         Ns
+1            # of NBs
+{nb}          NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+{p}            Ps
+{q}            Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                      		Number of additional problem sizes for PTRANS
+1200 10000 30000        	values of N
+0                       	number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64       	values of NB
+"""
+
+
+def command(procs: int) -> list[str]:
+    """hpcc alone (one process) or under mpirun; raises Unavailable when missing."""
+    exe = shutil.which("hpcc")
+    if not exe:
+        raise Unavailable("hpcc is not installed (Debian/Ubuntu: apt install hpcc)")
+    if procs == 1:
+        return [exe]
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        raise Unavailable("mpirun is not installed (needed for hpcc with more than 1 process)")
+    cmd = [mpirun]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")  # Open MPI refuses root without it
+    return cmd + ["-np", str(procs), exe]
+
+
+def run_hpl(procs: int = 1, n: int | None = None, nb: int = 192, big: bool = False,
+            timeout: float = 3600, root: str | Path = "/") -> HplResult:
+    """Run hpcc in a temporary directory and return its checked HPL result.
+
+    N: given, or SHORT_N (a short run), or with big=True the largest that fits in 80 % of
+    MemAvailable. Raises Unavailable (no hpcc/mpirun, timed out), MeasurementError (failed
+    residual, no summary), UserError (bad sizes)."""
+    if procs < 1:
+        raise UserError("--hpl-np must be at least 1")
+    avail = available_memory(root)
+    if n is None:
+        n = size_n(avail, 0.8, nb) if big and avail else SHORT_N
+    if n < 100:
+        raise UserError(f"HPL N={n} is too small (at least 100)")
+    if avail and 8 * n * n > 0.9 * avail:
+        raise UserError(f"HPL N={n} needs {8 * n * n / 2**30:.1f} GiB, more than 90 % of the "
+                        f"{avail / 2**30:.1f} GiB available")
+    p, q = grid(procs)
+    cmd = command(procs)
+    with tempfile.TemporaryDirectory(prefix="numascope-hpcc-") as d:
+        Path(d, "hpccinf.txt").write_text(input_file(n, nb, p, q))
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=timeout,
+                                  check=False)
+        except subprocess.TimeoutExpired:
+            raise Unavailable(f"hpcc did not finish within {timeout:.0f} s (N={n})") from None
+        out = Path(d, "hpccoutf.txt")
+        if not out.exists():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise MeasurementError(f"hpcc wrote no hpccoutf.txt (exit {proc.returncode}): "
+                                   f"{tail[0]}")
+        res = hpl_from_summary(parse_summary(out.read_text()))
+        res.summary["wall_seconds"] = f"{time.monotonic() - t0:.3f}"
+    if not res.passed:
+        raise MeasurementError(f"HPL residual check failed: scaled residual {res.residual:.3g} "
+                               f"(must be < {THRESHOLD:g})")
+    return res
