@@ -165,9 +165,10 @@ def _ghz(cpu: int) -> float | None:
 
 
 def _huge_text(pages: str, frac: float) -> str:
+    asked = {"none": "4K", "thp": "THP", "hugetlb": "hugetlb"}[pages]
     if frac < 0:
-        return f"{pages} requested; kernel's backing unknown"
-    return f"{pages} requested; {frac:.0%} of the buffer on huge pages"
+        return f"{asked} (huge ?)"
+    return f"{asked} ({frac:.0%} huge)"
 
 
 def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = True,
