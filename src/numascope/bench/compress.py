@@ -1,0 +1,370 @@
+"""Compression vs the memory wall: does summing Blosc2-compressed chunks beat the plain sum?
+
+For each case (data set × codec × clevel × filter × thread count) the C core runs, on the
+same pinned threads with the same chunk ownership:
+    plain        the in-memory sum of a copy each thread first-touched for its own chunks;
+    compressed   the data stored as Blosc2 chunks sized for the L2 (compressed by, hence
+                 first-touched by, the owning thread), each thread decompressing its chunks
+                 just in time into its own cache-resident buffer with its own dctx
+                 (nthreads=1) and summing them.
+Repetitions alternate plain and compressed, each timed inside C. Both sums are validated
+against a Kahan reference (exact for integers); a mismatch is a MeasurementError.
+
+Conventions: GB = 10^9 bytes; decompress+sum speed counts uncompressed-equivalent bytes;
+ratio = uncompressed bytes / total compressed bytes (Blosc headers included)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from numascope.bench.base import Case
+from numascope.bench.datasets import (
+    SYNTHETIC,
+    Dataset,
+    fit,
+    format_size,
+    load,
+    synthetic,
+    too_small,
+)
+from numascope.errors import MeasurementError, UserError
+from numascope.results.record import BenchResult, Metric
+from numascope.topology.model import Topology
+
+FAMILY = "compress"
+CODECS = ("blosclz", "lz4", "lz4hc", "zstd", "zlib")
+FILTERS = ("shuffle", "bitshuffle", "bytedelta", "none")
+CLEVELS = (1, 5, 9)
+QUICK_COMBOS = (("blosclz", 5, "shuffle"), ("lz4", 5, "shuffle"), ("lz4", 5, "bitshuffle"),
+                ("zstd", 1, "shuffle"))
+MIB = 1 << 20
+REL_TOL = 1e-9                # |sum - reference| <= REL_TOL * sum(|x|) (float data)
+
+
+def _core():
+    from numascope import _core as core  # lazy: builds the C core on first use
+    return core
+
+
+def thread_counts(n_all: int) -> list[int]:
+    """1, 2, 4, … and always the full count."""
+    out, t = [], 1
+    while t < n_all:
+        out.append(t)
+        t *= 2
+    return out + [n_all]
+
+
+def chunk_for(topo: Topology, cpu: int | None = None) -> int:
+    """Half the L2 of the first CPU: the decompressed chunk plus Blosc's block buffers and
+    the streaming compressed input stay in L2. 256 KiB when the L2 is unknown."""
+    l2 = topo.cache_bytes(2, cpu) or 512 * 1024
+    return max(64 * 1024, l2 // 2)
+
+
+def default_size(topo: Topology, profile: str = "full") -> int:
+    """4x the last-level cache (so the plain sum meets the memory wall), within limits."""
+    llc = topo.llc_bytes() or 32 * MIB
+    lo, hi = (64 * MIB, 256 * MIB) if profile == "quick" else (256 * MIB, 4096 * MIB)
+    return int(min(hi, max(lo, 4 * llc)))
+
+
+def combos(codecs=CODECS, clevels=CLEVELS, filters=FILTERS) -> list[tuple[str, int, str]]:
+    for c in codecs:
+        if c not in CODECS:
+            raise UserError(f"unknown codec {c!r} (choose from {', '.join(CODECS)})")
+    for f in filters:
+        if f not in FILTERS:
+            raise UserError(f"unknown filter {f!r} (choose from {', '.join(FILTERS)})")
+    for lv in clevels:
+        if not 1 <= lv <= 9:
+            raise UserError(f"clevel {lv} outside 1..9")
+    return [(c, lv, f) for c in codecs for lv in clevels for f in filters]
+
+
+def combo_label(codec: str, clevel: int, filt: str) -> str:
+    return f"{codec}-{clevel}-{filt}"
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """How to get a data set; carried in case params so any process can rebuild it."""
+
+    name: str = "smooth"              # a synthetic name, or "file"
+    path: str | None = None
+    fmt: str = "auto"
+    dtype: str | None = None
+    column: str | None = None
+    variable: str | None = None
+    size: int | None = None           # bytes (synthetic: generated; file: prefix)
+    seed: int = 0
+
+    def to_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_params(cls, d: dict[str, Any]) -> DataSpec:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+    def build(self) -> Dataset:
+        if self.path:
+            return fit(load(self.path, self.fmt, self.dtype, self.column, self.variable),
+                       self.size)
+        if self.name not in SYNTHETIC:
+            raise UserError(f"unknown synthetic data set {self.name!r} (choose from "
+                            f"{', '.join(SYNTHETIC)})")
+        return synthetic(self.name, self.size or 256 * MIB, self.dtype or "float32", self.seed)
+
+
+@dataclass
+class _Cache:
+    """One data set, one compressed store and one plain copy at a time (memory)."""
+
+    spec: DataSpec | None = None
+    ds: Dataset | None = None
+    ref: tuple[Any, float] | None = None
+    store_key: tuple | None = None
+    store: Any = None
+    store_cpus: list[int] = field(default_factory=list)
+    compress_s: float = math.nan
+    compress_threads: int = 0
+    cbytes: int = 0
+    plain_key: tuple | None = None
+    plain: Any = None
+
+
+class Compress:
+    """The Benchmark for family "compress". Cases come from `cases()` / `suite_cases()`;
+    order them codec-combination-major with thread counts descending (as `cases()` does)
+    so each combination is compressed once, by the largest team."""
+
+    family = FAMILY
+
+    def __init__(self) -> None:
+        self._c = _Cache()
+
+    def cases(self, topo: Topology, data: DataSpec | list[DataSpec] | None = None,
+              codecs=CODECS, clevels=CLEVELS, filters=FILTERS,
+              threads: list[int] | None = None, where: str = "all", policy: str = "compact",
+              chunk_bytes: int | None = None, reps: int = 5, **_: Any) -> list[Case]:
+        from numascope.placement import select_cpus
+        specs = data if isinstance(data, list) else [data or DataSpec()]
+        avail = len(select_cpus(topo, where, policy))
+        counts = sorted(set(threads or thread_counts(avail)), reverse=True)
+        for t in counts:
+            if t < 1 or t > avail:
+                raise UserError(f"{t} threads asked but {where} with policy {policy} gives "
+                                f"{avail} CPUs")
+        if reps < 1:
+            raise UserError("--reps must be at least 1")
+        chunk = chunk_bytes or chunk_for(topo)
+        out = []
+        for spec in specs:
+            dname = spec.name if not spec.path else spec.path
+            for codec, clevel, filt in combos(codecs, clevels, filters):
+                for t in counts:
+                    out.append(Case(f"{dname} {combo_label(codec, clevel, filt)} {t}T", {
+                        "data": spec.to_params(), "codec": codec, "clevel": clevel,
+                        "filter": filt, "threads": t, "where": where, "policy": policy,
+                        "chunk_bytes": chunk, "reps": reps}))
+        return out
+
+    # -- measurement --------------------------------------------------------------------
+    def _dataset(self, spec: DataSpec) -> Dataset:
+        c = self._c
+        if c.spec != spec:
+            c.store = c.plain = c.store_key = c.plain_key = None  # free memory first
+            c.ds, c.ref = spec.build(), None
+            c.spec = spec
+        assert c.ds is not None
+        if c.ref is None:
+            c.ref = _core().cz_ref_sum(c.ds.data, c.ds.dtype)
+        return c.ds
+
+    def measure(self, topo: Topology, case: Case) -> BenchResult:
+        from numascope.placement import select_cpus
+        p = case.params
+        core = _core()
+        spec = DataSpec.from_params(p["data"])
+        ds = self._dataset(spec)
+        cpus = select_cpus(topo, p["where"], p["policy"], p["threads"])
+        item = ds.data.itemsize
+        chunk = max(item, int(p["chunk_bytes"]) // item * item)
+        c = self._c
+        skey = (p["codec"], p["clevel"], p["filter"], chunk)
+        try:
+            if c.store_key != skey:
+                c.store = None
+                c.store, c.compress_s, c.cbytes = core.cz_store_new(
+                    ds.data, chunk, item, p["codec"], p["clevel"], p["filter"], cpus)
+                c.store_key, c.store_cpus, c.compress_threads = skey, list(cpus), len(cpus)
+            elif c.store_cpus != list(cpus):
+                core.cz_store_place(c.store, cpus)
+                c.store_cpus = list(cpus)
+            pkey = (tuple(cpus), chunk)
+            if c.plain_key != pkey:
+                c.plain = None
+                c.plain = core.cz_plain_new(ds.data, chunk, cpus)
+                c.plain_key = pkey
+            r = core.cz_measure(c.plain, c.store, cpus, ds.dtype, int(p["reps"]))
+        except ValueError as e:  # the C core's reasons (CPU not allowed, blosc2 failure)
+            raise UserError(str(e)) from None
+        except MemoryError:
+            raise UserError(f"not enough memory for {format_size(ds.nbytes)} of data "
+                            "(plain copy + compressed store)") from None
+        agreed = self._validate(ds, r)
+        return self._result(topo, case, ds, cpus, chunk, r, agreed)
+
+    def _validate(self, ds: Dataset, r: dict[str, Any]) -> bool:
+        """Every plain and compressed sum must match the reference; returns whether the two
+        aggregations were bit-identical (they should be: same kernel, same chunks)."""
+        assert self._c.ref is not None
+        ref, abs_sum = self._c.ref
+        is_float = ds.dtype.startswith("f")
+        tol = REL_TOL * abs_sum if is_float else 0
+        for kind in ("plain_sums", "comp_sums"):
+            for s in r[kind]:
+                if not (abs(s - ref) <= tol):
+                    raise MeasurementError(
+                        f"{kind.split('_')[0]} sum {s!r} differs from the reference {ref!r} "
+                        f"(tolerance {tol:.3g}): the measurement is not valid")
+        return all(a == b for a, b in zip(r["plain_sums"], r["comp_sums"]))
+
+    def _result(self, topo: Topology, case: Case, ds: Dataset, cpus: list[int], chunk: int,
+                r: dict[str, Any], identical: bool) -> BenchResult:
+        p = case.params
+        c = self._c
+        gb = ds.nbytes / 1e9
+        comp = [gb / t for t in r["comp_s"]]
+        plain = [gb / t for t in r["plain_s"]]
+        metrics = {
+            "decompress_sum": Metric("decompress_sum", "GB/s", True, comp,
+                                     "uncompressed-equivalent bytes per second, GB = 1e9 B"),
+            "plain_sum": Metric("plain_sum", "GB/s", True, plain,
+                                "bytes summed per second from memory, GB = 1e9 B"),
+            "speedup": Metric("speedup", "x", True,
+                              [tp / tc for tp, tc in zip(r["plain_s"], r["comp_s"])],
+                              "plain time / compressed time, paired repetitions"),
+            "ratio": Metric("ratio", "x", True, [ds.nbytes / c.cbytes],
+                            "uncompressed bytes / total compressed bytes"),
+            "compress_speed": Metric("compress_speed", "GB/s", True, [gb / c.compress_s],
+                                     f"uncompressed GB/s with {c.compress_threads} threads"),
+        }
+        notes = list(ds.notes)
+        small = too_small(ds.nbytes, topo.llc_bytes(cpus))
+        if small:
+            notes.append(small)
+        if ds.nbytes < chunk * len(cpus):
+            notes.append(f"only {-(-ds.nbytes // chunk)} chunk(s) of {format_size(chunk)} "
+                         f"for {len(cpus)} threads: some threads have no work")
+        if not identical:
+            notes.append("plain and compressed sums agree within tolerance but not bit for bit")
+        params = {
+            "data": p["data"], "dataset": ds.name, "source": ds.source, "kind": ds.kind,
+            "dtype": ds.dtype, "nbytes": ds.nbytes, "codec": p["codec"],
+            "clevel": p["clevel"], "filter": p["filter"], "threads": len(cpus),
+            "where": p["where"], "policy": p["policy"], "chunk_bytes": chunk,
+            "nchunks": -(-ds.nbytes // chunk), "reps": p["reps"], "isa": r["isa"],
+            "compressed_bytes": c.cbytes, "compress_threads": c.compress_threads,
+            "sum": r["plain_sums"][0], "reference_sum": c.ref[0] if c.ref else None,
+        }
+        placement = {"cpus": list(cpus), "memory": "first touch by the owning thread",
+                     "plain_pages": _pages(_core().cz_where(c.plain)),
+                     "compressed_pages": _pages(_core().cz_where(c.store))}
+        return BenchResult(FAMILY, case.label, params, metrics, placement, notes, True)
+
+
+def _pages(where: dict | None) -> dict | None:
+    """Drop the 'not present' bucket: the compressed regions are mapped worst-case size and
+    only the pages that hold compressed bytes are ever touched."""
+    if where is None:
+        return None
+    return {k: v for k, v in where.items() if k != -1}
+
+
+def suite_cases(topo: Topology, profile: str) -> list[Case]:
+    """quick: the smooth synthetic set, four fast codec settings, 1..all threads.
+    full: the three synthetic sets, every codec x clevel (1, 5, 9) x filter."""
+    bench = Compress()
+    if profile == "quick":
+        cases: list[Case] = []
+        spec = DataSpec("smooth", size=default_size(topo, "quick"))
+        for codec, lv, filt in QUICK_COMBOS:
+            cases += bench.cases(topo, spec, codecs=[codec], clevels=[lv], filters=[filt],
+                                 reps=5)
+        return cases
+    size = default_size(topo, "full")
+    return bench.cases(topo, [DataSpec(n, size=size) for n in SYNTHETIC])
+
+
+# -- analysis ----------------------------------------------------------------------------
+
+@dataclass
+class ComboRow:
+    label: str
+    ratio: float
+    compress_gbs: float
+    gbs: dict[int, float]          # threads → median decompress+sum GB/s
+    speedup: dict[int, float]      # threads → median paired speed-up over plain
+
+
+@dataclass
+class DataSummary:
+    dataset: str
+    source: str
+    nbytes: int
+    dtype: str
+    chunk_bytes: int
+    threads: list[int]
+    plain: dict[int, float]        # threads → median plain GB/s over all its cases
+    rows: list[ComboRow]
+    best: dict[int, tuple[str, float, float]]  # threads → (combo, GB/s, speed-up)
+    crossover: int | None          # fewest threads where the best codec beats plain
+    notes: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset, "source": self.source, "nbytes": self.nbytes,
+            "dtype": self.dtype, "chunk_bytes": self.chunk_bytes, "threads": self.threads,
+            "plain_gbs": self.plain,
+            "codecs": [r.__dict__ for r in self.rows],
+            "best": {t: {"codec": b[0], "gbs": b[1], "speedup": b[2]}
+                     for t, b in self.best.items()},
+            "crossover_threads": self.crossover, "notes": self.notes,
+        }
+
+
+def summarize(results: list[BenchResult]) -> list[DataSummary]:
+    """Group by data set: ratio, speeds, best codec per thread count, crossover."""
+    groups: dict[str, list[BenchResult]] = {}
+    for r in results:
+        if r.family == FAMILY:
+            groups.setdefault(r.params["dataset"] + "|" + r.params["source"], []).append(r)
+    out = []
+    for rs in groups.values():
+        p0 = rs[0].params
+        threads = sorted({r.params["threads"] for r in rs})
+        plain = {t: statistics.median(r.metric("plain_sum").median for r in rs
+                                      if r.params["threads"] == t) for t in threads}
+        rows: dict[str, ComboRow] = {}
+        for r in rs:
+            lab = combo_label(r.params["codec"], r.params["clevel"], r.params["filter"])
+            row = rows.setdefault(lab, ComboRow(lab, r.metric("ratio").median,
+                                                r.metric("compress_speed").median, {}, {}))
+            row.gbs[r.params["threads"]] = r.metric("decompress_sum").median
+            row.speedup[r.params["threads"]] = r.metric("speedup").median
+        best: dict[int, tuple[str, float, float]] = {}
+        for t in threads:
+            cands = [row for row in rows.values() if t in row.gbs]
+            if cands:
+                b = max(cands, key=lambda row: row.gbs[t])
+                best[t] = (b.label, b.gbs[t], b.speedup[t])
+        crossover = next((t for t in threads if t in best and best[t][2] > 1.0), None)
+        notes = sorted({n for r in rs for n in r.notes})
+        out.append(DataSummary(p0["dataset"], p0["source"], p0["nbytes"], p0["dtype"],
+                               p0["chunk_bytes"], threads, plain, list(rows.values()), best,
+                               crossover, notes))
+    return out
