@@ -257,9 +257,10 @@ class Compress:
         small = too_small(ds.nbytes, topo.llc_bytes(cpus))
         if small:
             notes.append(small)
-        if ds.nbytes < chunk * len(cpus):
-            notes.append(f"only {-(-ds.nbytes // chunk)} chunk(s) of {format_size(chunk)} "
-                         f"for {len(cpus)} threads: some threads have no work")
+        nchunks = -(-ds.nbytes // chunk)
+        if nchunks < len(cpus):
+            notes.append(f"only {nchunks} chunk(s) of {format_size(chunk)} for {len(cpus)} "
+                         "threads: some threads have no work")
         if not identical:
             notes.append("plain and compressed sums agree within tolerance but not bit for bit")
         params = {
@@ -322,7 +323,7 @@ class DataSummary:
     plain: dict[int, float]        # threads → median plain GB/s over all its cases
     rows: list[ComboRow]
     best: dict[int, tuple[str, float, float]]  # threads → (combo, GB/s, speed-up)
-    crossover: int | None          # fewest threads where the best codec beats plain
+    crossover: int | None          # fewest threads from which the best codec beats plain
     notes: list[str]
 
     def to_dict(self) -> dict[str, Any]:
@@ -362,7 +363,12 @@ def summarize(results: list[BenchResult]) -> list[DataSummary]:
             if cands:
                 b = max(cands, key=lambda row: row.gbs[t])
                 best[t] = (b.label, b.gbs[t], b.speedup[t])
-        crossover = next((t for t in threads if t in best and best[t][2] > 1.0), None)
+        # the fewest threads from which the best codec beats plain at every larger count
+        crossover = None
+        for t in reversed(threads):
+            if t not in best or best[t][2] <= 1.0:
+                break
+            crossover = t
         notes = sorted({n for r in rs for n in r.notes})
         out.append(DataSummary(p0["dataset"], p0["source"], p0["nbytes"], p0["dtype"],
                                p0["chunk_bytes"], threads, plain, list(rows.values()), best,
