@@ -111,6 +111,9 @@ typedef struct {
     /* loaded latency: loaders */
     atomic_int stop;
     atomic_int go;
+    atomic_int ready;          /* loaders running (the chaser times only once all are) */
+    int nloaders;
+    double *lsecs;             /* per loader: seconds it read for */
     size_t load_bytes;
     long delay;
     char **lbuf;
@@ -320,8 +323,9 @@ static void loader(chase_t *c, int id) {
     const uint64_t *b = (const uint64_t *)c->lbuf[id];
     size_t words = c->load_bytes / 8, per = BURST_BYTES / 8, i = 0;
     uint64_t sum = 0, read = 0;
+    double t0 = 0;
     while (!atomic_load_explicit(&c->go, memory_order_acquire)) __builtin_ia32_pause();
-    while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+    for (int first = 1;; first = 0) {
         uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         for (size_t k = 0; k < per; k += 4) {
             s0 += b[i + k]; s1 += b[i + k + 1]; s2 += b[i + k + 2]; s3 += b[i + k + 3];
@@ -331,7 +335,15 @@ static void loader(chase_t *c, int id) {
         i += per;
         if (i + per > words) i = 0;
         for (long d = 0; d < c->delay; d++) __asm__ __volatile__("" ::: "memory");
+        if (first) {                    /* counting starts once this loader runs */
+            t0 = ns_now();
+            read = 0;
+            sum = 0;
+            atomic_fetch_add(&c->ready, 1);
+        }
+        if (atomic_load_explicit(&c->stop, memory_order_relaxed)) break;
     }
+    c->lsecs[id] = ns_now() - t0;
     c->lbytes[id] = (double)read * 8.0;
     c->lsum[id] = (double)sum;
     c->lexpect[id] = (double)read;
@@ -343,6 +355,7 @@ static void loaded_fn(int tid, int nt, void *arg) {
     void *p = chase_warm(c);
     size_t done = c->cycle_len ? 0 : ((size_t)1 << 22) % c->lines;
     atomic_store_explicit(&c->go, 1, memory_order_release);
+    while (atomic_load(&c->ready) < c->nloaders) __builtin_ia32_pause();
     double t0 = ns_now();
     for (int s = 0; s < c->nsamples; s++) {
         double a = ns_now();
@@ -400,6 +413,8 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     c.lbytes = calloc(nl, sizeof(double));
     c.lsum = calloc(nl, sizeof(double));
     c.lexpect = calloc(nl, sizeof(double));
+    c.lsecs = calloc(nl, sizeof(double));
+    c.nloaders = nl;
     for (int i = 0; i < nl; i++) {
         c.lbuf[i] = ns_mem_alloc(load_bytes, &c.spec, c.err, sizeof c.err);
         if (!c.lbuf[i]) { PyErr_SetString(PyExc_OSError, c.err); goto done; }
@@ -417,6 +432,7 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
         c.delay = delays[d];
         atomic_store(&c.stop, 0);
         atomic_store(&c.go, 0);
+        atomic_store(&c.ready, 0);
         c.ok = 0;
         double secs;
         Py_BEGIN_ALLOW_THREADS
@@ -428,7 +444,7 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
             PyErr_Format(PyExc_RuntimeError, "validation failed: %s", c.err);
             goto done;
         }
-        double total = 0;
+        double total = 0, gbs = 0;
         for (int i = 0; i < nl; i++) {
             if (c.lsum[i] != c.lexpect[i]) {
                 Py_CLEAR(out);
@@ -437,11 +453,12 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
                 goto done;
             }
             total += c.lbytes[i];
+            if (c.lsecs[i] > 0) gbs += c.lbytes[i] / c.lsecs[i] / 1e9;
         }
         PyObject *ns = list_of(c.ns, samples), *tsc = list_of(c.tsc, samples);
-        PyObject *row = Py_BuildValue("{s:i,s:N,s:N,s:d,s:d}", "delay", delays[d], "ns", ns,
-                                      "tsc", tsc, "loader_bytes", total,
-                                      "seconds", c.chase_seconds);
+        PyObject *row = Py_BuildValue("{s:i,s:N,s:N,s:d,s:d,s:d}", "delay", delays[d], "ns",
+                                      ns, "tsc", tsc, "loader_bytes", total,
+                                      "seconds", c.chase_seconds, "loader_gbs", gbs);
         PyList_Append(out, row);
         Py_DECREF(row);
     }
@@ -455,7 +472,7 @@ done:
     if (c.lbuf)
         for (int i = 0; i < nl; i++)
             if (c.lbuf[i]) ns_mem_free(c.lbuf[i], load_bytes, &c.spec);
-    free(c.lbuf); free(c.lbytes); free(c.lsum); free(c.lexpect);
+    free(c.lbuf); free(c.lbytes); free(c.lsum); free(c.lexpect); free(c.lsecs);
     chase_free(&c);
     free(team_cpus); free(lcpus); free(delays);
     return out;

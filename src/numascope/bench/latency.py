@@ -282,7 +282,9 @@ def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None =
     ghz = _ghz(cpu)
     out = []
     for p in r["points"]:
-        bw = p["loader_bytes"] / p["seconds"] / 1e9 if p["seconds"] > 0 else math.nan
+        bw = p["loader_gbs"]     # sum over loaders of bytes / own reading time
+        if not bw > 0:
+            raise MeasurementError(f"loaders read nothing at delay {p['delay']}")
         metrics = latency_metrics(p["ns"], p["tsc"], cpu, clock=False)
         if ghz:
             metrics["core_cycles"] = Metric("core_cycles", "cycles", False,

@@ -1,0 +1,90 @@
+"""NUMA matrix orchestration on replayed topologies, with a fake executor."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import hwloc_fixture
+
+from numascope.bench import matrix as mx
+from numascope.errors import UserError
+from numascope.results.record import Metric
+from numascope.topology import read_topology
+
+
+class Recorder:
+    """A fake executor: records what it was asked and answers distance-shaped numbers."""
+
+    def __init__(self, topo):
+        self.topo = topo
+        self.asked: list[tuple[tuple[int, ...], int]] = []
+
+    def __call__(self, cpus, node):
+        self.asked.append((tuple(cpus), node))
+        src = self.topo.cpu(cpus[0]).node
+        d = self.topo.distance(src, node) or 10
+        return {"latency": Metric("latency", "ns", False, [10.0 * d]),
+                "bandwidth": Metric("bandwidth", "GB/s", True, [1000.0 / d])}
+
+
+@pytest.fixture(scope="module")
+def eight():
+    return read_topology(hwloc_fixture("16amd64-8n2c"))
+
+
+def test_asks_exactly_the_8x8_pairs(eight):
+    rec = Recorder(eight)
+    results = mx.run_matrix(eight, rec)
+    assert sorted(n for _, n in rec.asked) == sorted(list(range(8)) * 8)
+    pairs = {(eight.cpu(c[0]).node, n) for c, n in rec.asked}
+    assert pairs == {(i, j) for i in range(8) for j in range(8)}
+    assert len(rec.asked) == 64
+    for cpus, _ in rec.asked:     # every CPU of the source node, none of any other
+        assert set(cpus) == set(eight.node(eight.cpu(cpus[0]).node).cpus)
+    src, dst, m = mx.table(results, "latency")
+    assert src == dst == list(range(8))
+    assert m[0][0] == 100.0 and m[0][1] == 200.0
+
+
+def test_ratio_per_distance_class(eight):
+    results = mx.run_matrix(eight, Recorder(eight))
+    r = {x["distance"]: x for x in mx.ratios_by_distance(results, "latency")}
+    assert r[10]["pairs"] == 8 and r[10]["ratio"] == pytest.approx(1.0)
+    assert r[20]["pairs"] == 56 and r[20]["ratio"] == pytest.approx(2.0)
+    b = {x["distance"]: x for x in mx.ratios_by_distance(results, "bandwidth")}
+    assert b[20]["ratio"] == pytest.approx(0.5)
+
+
+def test_cpuless_and_memoryless_nodes(eight):
+    import dataclasses
+    nodes = list(eight.nodes)
+    nodes[7] = dataclasses.replace(nodes[7], cpus=())                # memory target only
+    nodes[6] = dataclasses.replace(nodes[6], memory_bytes=0)         # CPU source only
+    t = dataclasses.replace(eight, nodes=nodes)
+    pairs = mx.pairs(t)
+    assert {i for i, _ in pairs} == set(range(7))
+    assert {j for _, j in pairs} == {0, 1, 2, 3, 4, 5, 7}
+    assert len(pairs) == 7 * 7
+    with pytest.raises(UserError, match="no usable CPU"):
+        mx.pairs(t, src=[7])
+    with pytest.raises(UserError, match="no memory"):
+        mx.pairs(t, dst=[6])
+
+
+def test_unknown_node_is_user_error(eight):
+    with pytest.raises(UserError, match="does not exist"):
+        mx.pairs(eight, src=[9])
+
+
+def test_this_machine_suite_quick_is_one_pair():
+    topo = read_topology("/")
+    cases = mx.suite_cases(topo, "quick")
+    assert len(cases) == 1
+    full = mx.suite_cases(topo, "full")
+    assert len(full) == len(mx.sources(topo)) * len(mx.targets(topo))
+
+
+def test_real_latency_executor_on_this_machine():
+    topo = read_topology("/")
+    ex = mx.default_executor(topo, ("latency",), nbytes=4 << 20, samples=2)
+    res = mx.run_matrix(topo, ex, src=mx.sources(topo)[:1], dst=mx.targets(topo)[:1])
+    assert len(res) == 1 and res[0].metrics["latency"].median > 0
