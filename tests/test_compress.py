@@ -1,0 +1,190 @@
+"""`numascope compress`: plain vs Blosc2 compressed sums on pinned threads."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import blosc2
+import numpy as np
+import pytest
+from conftest import RAINFALL
+
+from numascope.bench import compress as cz
+from numascope.bench.datasets import load
+from numascope.errors import MeasurementError, UserError
+from numascope.topology import read_topology
+
+RAIN = RAINFALL / "rainfall-grid-150x150.bin"
+CHUNK = 64 * 1024
+
+
+@pytest.fixture(scope="module")
+def topo():
+    return read_topology("/")
+
+
+def _threads(topo) -> list[int]:
+    return sorted({1, min(2, len(topo.usable_cpus()))})
+
+
+@pytest.mark.parametrize("codec", cz.CODECS)
+def test_plain_and_compressed_sums_agree_on_every_filter(topo, codec):
+    bench = cz.Compress()
+    spec = cz.DataSpec("noisy", size=1 << 20)
+    cases = bench.cases(topo, spec, [codec], [5], cz.FILTERS, _threads(topo), chunk_bytes=CHUNK,
+                        reps=1)
+    ref = float(np.sum(spec.build().data, dtype=np.float64))
+    for c in cases:
+        r = bench.measure(topo, c)
+        assert r.validated
+        assert r.params["sum"] == pytest.approx(ref, rel=1e-9)
+        assert "bit for bit" not in " ".join(r.notes)   # same kernel, same chunks
+        assert r.metric("ratio").values == [r.params["nbytes"] / r.params["compressed_bytes"]]
+        assert r.metric("decompress_sum").median > 0 and r.metric("plain_sum").median > 0
+        assert len(r.placement["cpus"]) == r.params["threads"]
+
+
+def test_integer_sums_are_exact(topo):
+    bench = cz.Compress()
+    spec = cz.DataSpec("precip", dtype="int16", size=1 << 20)
+    data = spec.build().data
+    for c in bench.cases(topo, spec, ["lz4", "zstd"], [1], ["shuffle", "bytedelta"],
+                         _threads(topo), chunk_bytes=CHUNK, reps=2):
+        r = bench.measure(topo, c)
+        assert r.params["sum"] == int(data.astype(np.int64).sum())
+
+
+def test_validation_failure_is_a_measurement_error(topo):
+    bench = cz.Compress()
+    spec = cz.DataSpec("smooth", size=1 << 20)
+    case = bench.cases(topo, spec, ["lz4"], [5], ["shuffle"], [1], chunk_bytes=CHUNK,
+                       reps=1)[0]
+    bench.measure(topo, case)
+    ref, abs_sum = bench._c.ref
+    bench._c.ref = (ref * 1.001, abs_sum)   # a wrong reference must not pass
+    with pytest.raises(MeasurementError):
+        bench.measure(topo, case)
+
+
+def test_store_is_replaced_for_other_thread_counts(topo):
+    if len(topo.usable_cpus()) < 2:
+        pytest.skip("needs 2 CPUs")
+    bench = cz.Compress()
+    spec = cz.DataSpec("precip", size=2 << 20)
+    cases = bench.cases(topo, spec, ["blosclz"], [5], ["shuffle"], [1, 2], chunk_bytes=CHUNK,
+                        reps=1)
+    assert [c.params["threads"] for c in cases] == [2, 1]   # compressed by the larger team
+    a, b = (bench.measure(topo, c) for c in cases)
+    assert a.params["compress_threads"] == b.params["compress_threads"] == 2
+    assert a.params["compressed_bytes"] == b.params["compressed_bytes"]
+    assert a.params["sum"] == b.params["sum"]
+    assert b.placement["cpus"] == [a.placement["cpus"][0]]
+
+
+def test_rainfall_grid_true_ratio(topo):
+    if not RAIN.exists():
+        pytest.skip(f"{RAIN} not found")
+    raw = RAIN.read_bytes()
+    grid = np.frombuffer(blosc2.decompress(raw), dtype=np.float32)   # Blosc1-compatible API
+    assert grid.size == 150 * 150
+    ds = load(RAIN)
+    assert np.array_equal(ds.data, grid)
+    bench = cz.Compress()
+    spec = cz.DataSpec("file", path=str(RAIN))
+    results = [bench.measure(topo, c) for c in bench.cases(
+        topo, spec, ["lz4", "zstd"], [5], ["shuffle"], [1], reps=2)]
+    for r in results:
+        assert r.params["nbytes"] == grid.nbytes          # nothing tiled
+        chunk = r.params["chunk_bytes"]
+        codec = {"lz4": blosc2.Codec.LZ4, "zstd": blosc2.Codec.ZSTD}[r.params["codec"]]
+        buf = grid.tobytes()
+        cbytes = sum(len(blosc2.compress2(buf[o:o + chunk], typesize=4, codec=codec, clevel=5,
+                                          filters=[blosc2.Filter.SHUFFLE]))
+                     for o in range(0, len(buf), chunk))
+        assert r.metric("ratio").median == pytest.approx(grid.nbytes / cbytes, rel=1e-12)
+        assert r.params["sum"] == pytest.approx(float(grid.sum(dtype=np.float64)), rel=1e-9)
+        assert any("memory wall" in n for n in r.notes)   # 88 KiB: reported as too small
+    summary = cz.summarize(results)[0]
+    assert summary.nbytes == grid.nbytes and set(summary.best) == {1}
+    with pytest.raises(UserError, match="never tiles"):
+        cz.DataSpec("file", path=str(RAIN), size=1 << 20).build()
+
+
+def test_summary_best_and_crossover():
+    from numascope.results.record import BenchResult, Metric
+
+    def res(codec, t, plain, comp):
+        m = {"plain_sum": Metric("plain_sum", "GB/s", True, [plain]),
+             "decompress_sum": Metric("decompress_sum", "GB/s", True, [comp]),
+             "speedup": Metric("speedup", "x", True, [comp / plain]),
+             "ratio": Metric("ratio", "x", True, [10.0]),
+             "compress_speed": Metric("compress_speed", "GB/s", True, [1.0])}
+        return BenchResult("compress", f"{codec} {t}", {
+            "dataset": "d", "source": "s", "nbytes": 1, "dtype": "f4", "chunk_bytes": 1,
+            "codec": codec, "clevel": 5, "filter": "shuffle", "threads": t}, m)
+    rs = [res("lz4", 1, 10, 4), res("lz4", 2, 15, 9), res("lz4", 4, 16, 17), res("lz4", 8, 16, 30),
+          res("zstd", 1, 10, 2), res("zstd", 2, 15, 16), res("zstd", 4, 16, 12),
+          res("zstd", 8, 16, 20)]
+    s = cz.summarize(rs)[0]
+    assert s.best[2][0] == "zstd-5-shuffle" and s.best[8][0] == "lz4-5-shuffle"
+    assert s.crossover == 2 and s.plain[4] == 16
+    s = cz.summarize([r for r in rs if r.params["codec"] == "lz4"])[0]
+    assert s.crossover == 4
+    assert cz.summarize([res("lz4", 1, 10, 4)])[0].crossover is None
+
+
+def test_bad_options(topo):
+    bench = cz.Compress()
+    with pytest.raises(UserError, match="codec"):
+        bench.cases(topo, None, ["snappy"], [5], ["shuffle"])
+    with pytest.raises(UserError, match="filter"):
+        bench.cases(topo, None, ["lz4"], [5], ["delta"])
+    with pytest.raises(UserError, match="threads"):
+        bench.cases(topo, None, ["lz4"], [5], ["shuffle"], [999])
+    assert cz.thread_counts(6) == [1, 2, 4, 6] and cz.thread_counts(1) == [1]
+
+
+def test_suite_cases_quick(topo):
+    cases = cz.suite_cases(topo, "quick")
+    assert len(cases) == len(cz.QUICK_COMBOS) * len(cz.thread_counts(
+        len(topo.usable_cpus())))
+    assert all(c.params["data"]["name"] == "smooth" for c in cases)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "numascope", "compress", *args],
+                          check=False, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_json_and_plot(tmp_path):
+    png = tmp_path / "cz.png"
+    p = _cli("--synthetic", "precip", "--size", "2M", "--codecs", "lz4", "--clevels", "1",
+             "--filters", "shuffle", "--reps", "2", "--chunk", "64K", "--json", "--plot",
+             str(png))
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["results"] and doc["summary"][0]["dataset"] == "precip"
+    assert all(r["validated"] for r in doc["results"])
+    assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("--data", "/nonexistent/x.npy"), "does not exist"),
+    (("--codecs", "snappy"), "codec"),
+    (("--synthetic", "waves"), "synthetic"),
+    (("--size", "huge"), "size"),
+])
+def test_cli_bad_input_is_one_line_exit_2(args, needle):
+    p = _cli(*args)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0]
+
+
+def test_cli_refuses_to_enlarge_real_data(tmp_path):
+    np.save(tmp_path / "a.npy", np.arange(1000, dtype=np.float32))
+    p = _cli("--data", str(tmp_path / "a.npy"), "--size", "1M")
+    assert p.returncode == 2 and "never tiles" in p.stderr
