@@ -164,10 +164,28 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     for s in rec.stages:
         if s.status == "pending":
             s.status, s.reason = "not run", "run interrupted"
+    rec.host["peaks"] = theoretical_peaks(topo, rec)
     rec.noise = mon.stop()
     rec.finished = utc_now()
     store.finish_run(rec)
     return rec
+
+
+def theoretical_peaks(topo: Topology, rec: RunRecord) -> dict[str, Any]:
+    """numascope.peaks.summary for this machine, with the clock measured in this run (the
+    peaks stage's all-cores clock when it ran, else the run monitor's)."""
+    clock: dict[str, float] = {}
+    for res in rec.results:
+        if res.family == "compute" and res.case == "clock":
+            clock = {k: m.median for k, m in res.metrics.items()}
+    if not clock and rec.host.get("clock_ghz"):
+        clock = {"single_ghz": rec.host["clock_ghz"]}
+    try:
+        from numascope import peaks
+        from numascope.console import to_plain
+        return to_plain(peaks.summary(topo, clock=clock or None))
+    except Exception as e:  # noqa: BLE001 — peaks are context; never lose the run for them
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def _reason(e: BaseException) -> str:

@@ -15,6 +15,8 @@ ORDER = 82
 
 def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", help="run id (or unique prefix), 'latest', or KEY=VALUE tag")
+    p.add_argument("--all-metrics", action="store_true",
+                   help="every metric of every result, not only the primary one")
     add_store(p)
     add_json(p)
 
@@ -29,5 +31,5 @@ def main(args: argparse.Namespace) -> int:
         print_json(recs[0].to_dict() if len(recs) == 1 else [r.to_dict() for r in recs])
         return 0
     for rec in recs:
-        print_run(rec, out)
+        print_run(rec, out, args.all_metrics)
     return 0

@@ -51,7 +51,7 @@ def runs_table(runs: list[RunSummary]) -> Table:
     return t
 
 
-def print_run(rec: RunRecord, console: Console) -> None:
+def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> None:
     h = rec.host
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
@@ -72,7 +72,7 @@ def print_run(rec: RunRecord, console: Console) -> None:
     console.print(stages_table(rec))
     for w in rec.noise.get("warnings", []):
         console.print(f"[yellow]noise:[/yellow] {escape(w)}")
-    console.print(results_table(rec))
+    console.print(results_table(rec, all_metrics))
 
 
 def stages_table(rec: RunRecord) -> Table:
@@ -85,21 +85,25 @@ def stages_table(rec: RunRecord) -> Table:
     return t
 
 
-def results_table(rec: RunRecord, limit: int | None = None) -> Table:
-    t = Table(title="results (median of the repetitions)", title_justify="left")
-    for c in ("family", "case", "metric", "median", "min", "max", "spread", "n", "unit"):
-        t.add_column(c, justify="right" if c in ("median", "min", "max", "spread", "n")
-                     else "left")
-    rows = 0
+def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
+    """Median, range and spread per result; only each result's first (primary) metric
+    unless all_metrics."""
+    title = "results (median of the repetitions" + \
+        (")" if all_metrics else "; primary metric, --all-metrics for every one)")
+    t = Table(title=title, title_justify="left")
+    t.add_column("family", no_wrap=True)
+    t.add_column("case")
+    t.add_column("metric")
+    for c in ("median", "min", "max", "spread", "n"):
+        t.add_column(c, justify="right", no_wrap=True)
+    t.add_column("unit", no_wrap=True)
     for r in rec.results:
-        for m in r.metrics.values():
-            if limit is not None and rows >= limit:
-                break
+        metrics = list(r.metrics.values())
+        for m in metrics if all_metrics else metrics[:1]:
             t.add_row(escape(r.family), escape(r.case), escape(m.name), fmt(m.median),
                       fmt(m.min), fmt(m.max),
                       "–" if not math.isfinite(m.spread) else f"{m.spread:.1%}",
                       str(len(m.values)), escape(m.unit))
-            rows += 1
     return t
 
 

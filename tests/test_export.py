@@ -1,0 +1,75 @@
+import json
+
+import pytest
+from test_store_helpers import make_result, make_run
+
+from numascope.cli import main as cli
+from numascope.errors import UserError
+from numascope.results import export as ex
+from numascope.results.store import Store
+
+
+def _store(tmp_path):
+    db = tmp_path / "runs.db"
+    runs = [make_run({"nps": "1"}, [make_result(values=[1.5, 2.5, 3.5]),
+                                    make_result("latency", "chase, \"quoted\"", [80.0, 81.0],
+                                                "ns", False)]),
+            make_run({"nps": "4"}, [make_result(values=[4.0, 5.0])])]
+    with Store.open(db, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+    return db, runs
+
+
+def test_json_export_round_trips_records(tmp_path):
+    db, runs = _store(tmp_path)
+    out = tmp_path / "runs.json"
+    assert cli(["export", runs[0].run_id, "nps=4", "--format", "json", "--output", str(out),
+                "--store", str(db)]) == 0
+    back = ex.read_json(out)
+    assert [r.to_dict() for r in back] == [r.to_dict() for r in runs]
+
+
+def test_csv_export_has_every_repetition(tmp_path):
+    db, runs = _store(tmp_path)
+    out = tmp_path / "runs.csv"
+    assert cli(["export", "nps=1", "--format", "csv", "-o", str(out), "--store", str(db)]) == 0
+    rows = ex.read_csv(out)
+    assert rows == json.loads(json.dumps(ex.rows(runs[:1])))
+    assert rows[1]["case"] == 'chase, "quoted"' and rows[1]["values"] == [80.0, 81.0]
+    assert rows[0]["median"] == 2.5 and rows[0]["tags"] == {"nps": "1"}
+
+
+def test_parquet_export(tmp_path):
+    _, runs = _store(tmp_path)
+    out = tmp_path / "runs.parquet"
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        with pytest.raises(UserError, match="pyarrow"):
+            ex.export(runs, "parquet", out)
+        assert not out.exists()
+        pytest.skip("pyarrow not installed (the clear error was checked)")
+    ex.export(runs, "parquet", out)
+    t = pq.read_table(out).to_pylist()
+    assert [r["values"] for r in t] == [r["values"] for r in ex.rows(runs)]
+
+
+def test_dataframe(tmp_path):
+    _, runs = _store(tmp_path)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(UserError, match="pandas"):
+            ex.to_dataframe(runs)
+        pytest.skip("pandas not installed (the clear error was checked)")
+    df = ex.to_dataframe(runs)
+    assert len(df) == 3 and list(df["median"]) == [2.5, 80.5, 4.5]
+
+
+def test_export_errors(tmp_path):
+    _, runs = _store(tmp_path)
+    with pytest.raises(UserError, match="does not exist"):
+        ex.export(runs, "csv", tmp_path / "no" / "x.csv")
+    with pytest.raises(UserError, match="unknown format"):
+        ex.export(runs, "xml", tmp_path / "x.xml")

@@ -1,0 +1,161 @@
+import os
+import shutil
+import subprocess
+import types
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from test_store_helpers import make_result, make_run, make_topo
+
+from numascope.cli import main as cli
+from numascope.console import to_plain
+from numascope.report import html as report_html
+from numascope.results.store import Store
+
+EVIL = "<script>alert(1)</script>"
+SECTIONS = {"runs", "host", "noise", "topology", "stages", "figures", "efficiency",
+            "compression", "results", "comparison"}
+
+
+class Dom(HTMLParser):
+    """Elements, attributes and text of a document, as a browser-free check."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    def ids(self) -> set[str]:
+        return {a["id"] for _, a in self.tags if "id" in a}
+
+    def count(self, tag: str) -> int:
+        return sum(1 for t, _ in self.tags if t == tag)
+
+    def external(self) -> list[str]:
+        """src/href values that would need the network (only data: URIs and #anchors allowed)."""
+        return [v for _, a in self.tags for k, v in a.items()
+                if k in ("src", "href") and v and not v.startswith(("data:", "#"))]
+
+
+def _runs():
+    a = make_run({"nps": "1", "note": EVIL},
+                 [make_result(values=[100.0, 101.0, 99.0], params={"peak": {"bandwidth": 204.8}}),
+                  make_result("compress", "blosc2 lz4 shuffle 2T", [5.0, 6.0, 5.5])])
+    a.topology = to_plain(make_topo(device_name="<img src=x onerror=alert(2)>"))
+    a.host["hostname"] = "<b>host</b>"
+    a.host["peaks"] = {"dram": {"value": 200.0, "unit": "GB/s"},
+                       "flops": {"value": None, "reason": "unknown CPU"}}
+    b = make_run({"nps": "4"}, [make_result(values=[80.0, 81.0, 79.0])], memory_mode="NPS4")
+    return [a, b]
+
+
+def test_report_sections_escaping_and_self_contained(tmp_path):
+    path = report_html.write_report(_runs(), tmp_path / "r.html")
+    text = path.read_text()
+    dom = Dom(text)
+    assert SECTIONS <= dom.ids()
+    assert dom.count("script") == 0 and dom.count("img") == 0   # no plots for these results
+    assert dom.external() == []
+    joined = "".join(dom.text)
+    assert EVIL in joined                      # shown as text …
+    assert "<img src=x onerror=alert(2)>" in joined
+    assert "<b>host</b>" in joined and dom.count("b") == 0   # … never as markup
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "49.3%" in joined                   # efficiency: best 101 of a 204.8 peak
+    assert "DRAM bandwidth" in joined and "50.0%" in joined   # median 100 of a 200 peak
+    assert "blosc2 lz4 shuffle 2T" in joined  # compression section
+    assert "NPS4" in joined and "tag:nps" in joined   # comparison names the difference
+    assert "NUMA node 1" in joined and "Package 0" in joined   # topology drawn
+
+
+def test_figures_embedded_and_broken_module_reported(tmp_path, monkeypatch):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def good(results):
+        fig, ax = plt.subplots()
+        ax.plot([r.metrics["bandwidth"].median for r in results])
+        return [("median " + EVIL, fig)]
+
+    def bad(results):
+        raise ValueError("boom <x>")
+
+    mods = [types.SimpleNamespace(__name__="good", figures=good),
+            types.SimpleNamespace(__name__="bad", figures=bad)]
+    monkeypatch.setattr(report_html, "figure_modules", lambda: mods)
+    text = report_html.render(_runs()[:1])
+    dom = Dom(text)
+    imgs = [a for t, a in dom.tags if t == "img"]
+    assert len(imgs) == 1 and imgs[0]["src"].startswith("data:image/png;base64,")
+    assert imgs[0]["alt"] == "median " + EVIL and dom.count("script") == 0
+    assert "boom <x>" in "".join(dom.text)
+    assert "comparison" not in dom.ids()       # one run: no comparison section
+
+
+def test_real_figure_modules_do_not_break_the_report():
+    # Whatever plot modules exist now must accept foreign results without raising.
+    text = report_html.render(_runs())
+    assert "failed" not in "".join(Dom(text).text).split("Figures")[1].split("Efficiency")[0]
+
+
+def _artifacts() -> Path:
+    d = Path(os.environ.get("NUMASCOPE_ARTIFACTS",
+                            Path(__file__).resolve().parent.parent / "build" / "artifacts"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        exe = shutil.which(name)
+        if exe:
+            return exe
+    pytest.skip("headless Chromium not installed")
+
+
+def test_report_in_headless_chromium(tmp_path):
+    exe = _chromium()
+    page = report_html.write_report(_runs(), tmp_path / "report.html")
+    base = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--enable-logging=stderr", "--v=0", f"--user-data-dir={tmp_path / 'profile'}"]
+    p = subprocess.run(base + ["--dump-dom", page.as_uri()], capture_output=True, text=True,
+                       check=False,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    console = [ln for ln in p.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert console == []
+    dom = Dom(p.stdout)
+    assert SECTIONS <= dom.ids()
+    assert dom.count("script") == 0            # the tag did not become a script element
+    assert EVIL in "".join(dom.text)
+    shot = _artifacts() / "report.png"
+    if shot.exists():
+        shot.unlink()
+    p = subprocess.run(base + [f"--screenshot={shot}", "--window-size=1400,2400",
+                               page.as_uri()], capture_output=True, text=True, timeout=120, check=False,
+                       cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_report_default_name_and_several_runs(tmp_path, monkeypatch, capsys):
+    db = tmp_path / "runs.db"
+    runs = _runs()
+    with Store.open(db, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+    monkeypatch.chdir(tmp_path)
+    assert cli(["report", runs[0].run_id, runs[1].run_id, "--store", str(db)]) == 0
+    out = tmp_path / f"numascope-report-{runs[0].run_id}.html"
+    assert out.exists() and "comparison" in Dom(out.read_text()).ids()
+    assert cli(["report", "--store", str(db), "--output", str(tmp_path / "x" / "y.html")]) == 2
+    assert "cannot write the report" in capsys.readouterr().err
