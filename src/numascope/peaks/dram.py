@@ -56,14 +56,15 @@ def from_spec(spec: str, sockets: int) -> DramPeak:
                     f"{sockets} socket(s) × {ch} channels × {mts} MT/s × 8 B = {gbs:g} GB/s")
 
 
-_BANK_CHANNEL = re.compile(r"CHANNEL\s*\w+|CH\s*\w+", re.IGNORECASE)
+_BANK_CHANNEL = re.compile(r"^(.*?CHANNEL[\s_-]*[A-Z0-9]+)", re.IGNORECASE)
 _LOC_CHANNEL = re.compile(r"^(.*DIMM[\s_-]?[A-Z])[\s_-]?(\d)$", re.IGNORECASE)
 
 
 def channel_of(slot: DimmSlot) -> str | None:
     """The channel a slot sits on, when the BIOS names it; None when it cannot be told."""
-    if _BANK_CHANNEL.search(slot.bank or ""):
-        return slot.bank.strip()
+    m = _BANK_CHANNEL.match(slot.bank or "")
+    if m:
+        return m.group(1).strip().upper()
     m = _LOC_CHANNEL.match(slot.locator.strip())
     if m:
         return f"{slot.bank.strip()}|{m.group(1).upper()}"

@@ -1,0 +1,99 @@
+"""Measured compute through numpy's BLAS (small sizes), the Compute benchmark shape, HPL
+through hpcc when installed, and the `numascope peak` command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from numascope.bench import compute
+from numascope.bench.base import Case
+from numascope.cli import main as cli_main
+from numascope.errors import UserError
+from numascope.peaks import blas, hpcc
+from numascope.topology import read_topology
+
+
+@pytest.fixture(scope="module")
+def topo():
+    return read_topology("/")
+
+
+def test_flop_counts():
+    assert compute.dgemm_flop(1000) == 2e9
+    assert compute.lu_flop(1000) == pytest.approx(2 / 3 * 1e9 + 2e6)
+
+
+def test_dgemm_and_lu_validate():
+    r = compute.run_dgemm(200, reps=2)
+    assert len(r["seconds"]) == 2 and r["check"] < 16
+    r = compute.run_lu(300, reps=2)
+    assert len(r["residuals"]) == 2 and max(r["residuals"]) < 16
+
+
+def test_size_checks():
+    with pytest.raises(UserError, match="too small"):
+        compute.run_dgemm(4)
+    with pytest.raises(UserError, match="GiB"):
+        compute.run_lu(10**6)
+
+
+def test_compute_benchmark(topo):
+    b = compute.Compute()
+    cases = b.cases(topo, dgemm=(128,), lu=(160,), reps=2)
+    assert [c.label for c in cases] == ["clock", "dgemm n=128", "lu n=160"]
+    b._clock = {"all_busy_ghz": 3.0, "single_ghz": 3.0}  # skip the clock case here
+    for c in cases[1:]:
+        r = b.measure(topo, c)
+        assert r.family == "compute" and r.validated
+        assert len(r.metric("gflops").values) == 2 and r.metric("gflops").best > 0
+        assert r.notes[0].startswith("BLAS:")
+        if r.params["peak_gflops"]:
+            assert r.metric("pct_of_peak").best > 0
+    with pytest.raises(UserError):
+        b.measure(topo, Case("x", {"kind": "nope"}))
+
+
+def test_suite_cases(topo):
+    quick = compute.suite_cases(topo, "quick")
+    assert [c.params["kind"] for c in quick] == ["clock", "dgemm", "lu"]
+    full = compute.suite_cases(topo, "full")
+    assert ("hpl" in [c.params["kind"] for c in full]) == (shutil.which("hpcc") is not None)
+
+
+def test_numpy_blas_identified():
+    info = blas.numpy_blas()
+    assert info["library"]
+    assert blas.classify("/usr/lib/x86_64-linux-gnu/blas/libblas.so.3") == "reference"
+    assert blas.classify("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3") \
+        == "optimized"
+    assert "reference" in blas.warning_for({"kind": "reference", "path": "x"}, "hpcc")
+
+
+@pytest.mark.skipif(shutil.which("hpcc") is None, reason="hpcc not installed")
+def test_hpl_through_hpcc_small():
+    r = hpcc.run_hpl(1, n=400, nb=64)
+    assert r.passed and r.n == 400 and r.gflops > 0 and r.residual < 16
+
+
+def test_cli_peak_bad_specs(capsys):
+    assert cli_main(["peak", "--memory", "twelve DDR5", "--no-compute"]) == 2
+    assert "--memory" in capsys.readouterr().err
+    assert cli_main(["peak", "--links", "4x16", "--no-compute"]) == 2
+    err = capsys.readouterr().err
+    assert "--links" in err and "Traceback" not in err
+
+
+def test_cli_peak_json_no_compute(capsys):
+    rc = cli_main(["peak", "--no-compute", "--memory", "12x DDR5-4800",
+                   "--links", "xgmi:4x16@32", "--reps", "1", "--dram-gbs", "368.64", "--json"])
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["peaks"]["links"]["value"] == 512.0
+    assert d["peaks"]["clock"]["single_ghz"] > 0.5
+    sockets = max(1, len(read_topology("/").packages))
+    assert d["peaks"]["dram"]["value"] == pytest.approx(460.8 * sockets)
+    dram_row = next(r for r in d["efficiency"] if r["what"] == "DRAM bandwidth")
+    assert dram_row["percent"] == pytest.approx(100 * 368.64 / (460.8 * sockets))

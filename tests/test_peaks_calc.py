@@ -1,0 +1,149 @@
+"""Peak calculators against hand-computed figures, the user's spec syntax, the efficiency
+table and the summary's handling of what is unknown."""
+
+from __future__ import annotations
+
+import pytest
+
+from numascope import peaks
+from numascope.errors import UserError
+from numascope.peaks import dram, links
+from numascope.peaks.efficiency import efficiency_table
+from numascope.peaks.flops import flops_peak_gflops
+from numascope.topology.model import Core, Cpu, Node, Package, Topology
+
+
+def two_socket(cores_per_socket: int = 4, smt: int = 2) -> Topology:
+    cpus, cores = [], []
+    for s in range(2):
+        for c in range(cores_per_socket):
+            idx = s * cores_per_socket + c
+            ids = tuple(idx + t * 2 * cores_per_socket for t in range(smt))
+            cores.append(Core(idx, s, c, ids))
+            cpus += [Cpu(i, s, s, None, idx, t) for t, i in enumerate(ids)]
+    cpus.sort(key=lambda c: c.id)
+    nodes = [Node(s, tuple(c.id for c in cpus if c.package == s), 2**34, 2**33) for s in (0, 1)]
+    pk = [Package(s, tuple(c.id for c in cpus if c.package == s), (s,), ()) for s in (0, 1)]
+    return Topology("test", cpus, cores, [], nodes, pk)
+
+
+# -- the three textbook figures ---------------------------------------------------------------
+def test_dram_textbook_genoa_socket():
+    assert dram.dram_peak_gbs(12, 4800) == 460.8
+
+
+def test_link_textbook_xgmi():
+    assert links.link_peak_gbs(4, 16, 32) == 512.0
+
+
+def test_flops_textbook():
+    assert flops_peak_gflops(32, 8, 2.2, sockets=2) == 1126.4
+    assert flops_peak_gflops(64, 8, 2.2) == 1126.4
+
+
+# -- more hand-computed figures ---------------------------------------------------------------
+@pytest.mark.parametrize("channels,mts,sockets,expected", [
+    (8, 3200, 2, 409.6),      # Rome/Milan 2S, DDR4-3200: 2 × 8 × 3200 × 8 B
+    (6, 2933, 1, 140.784),    # Cascade Lake socket
+    (8, 2666, 1, 170.624),    # Naples socket
+    (12, 6000, 2, 1152.0),    # Turin 2S, DDR5-6000
+])
+def test_dram_more(channels, mts, sockets, expected):
+    assert dram.dram_peak_gbs(channels, mts, sockets) == pytest.approx(expected, abs=1e-9)
+
+
+def test_upi_and_mixed_links():
+    assert links.link_peak_gbs(3, 20, 16) == 240.0   # 3 UPI × 20 lanes × 16 GT/s × 2 / 8
+    p = links.from_spec("xgmi:3x16@25, xgmi:1x16@16")
+    assert p.gbs == 3 * 16 * 25 * 2 / 8 + 16 * 16 * 2 / 8 == 364.0
+    assert "364 GB/s" in p.formula
+
+
+@pytest.mark.parametrize("spec,expected", [
+    ("12x DDR5-4800", (12, "DDR5", 4800)), ("8xDDR4-3200", (8, "DDR4", 3200)),
+    ("6 x ddr4 2933", (6, "DDR4", 2933)), ("8x3200", (8, None, 3200)),
+    ("12×DDR5-6000 MT/s", (12, "DDR5", 6000)),
+])
+def test_memory_spec(spec, expected):
+    assert dram.parse_memory_spec(spec) == expected
+
+
+@pytest.mark.parametrize("spec", ["", "DDR5-4800", "12x", "0x DDR5-4800", "12x DDR5-48",
+                                  "twelve x DDR5-4800", "12x DDR5-4800 + 2"])
+def test_bad_memory_spec(spec):
+    with pytest.raises(UserError, match="--memory"):
+        dram.parse_memory_spec(spec)
+
+
+@pytest.mark.parametrize("spec", ["4x16", "4x16@", "x16@32", "4x16@32,", "0x16@32", "4x16@9999"])
+def test_bad_links_spec(spec):
+    with pytest.raises(UserError, match="--links"):
+        links.parse_links_spec(spec)
+
+
+def test_links_spec_forms():
+    g = links.parse_links_spec("UPI: 3 x x20 @ 16 GT/s")[0]
+    assert (g.name, g.links, g.lanes, g.gbps) == ("upi", 3, 20, 16.0)
+
+
+def test_memory_spec_times_sockets_from_topology():
+    topo = two_socket()
+    d = peaks.dram_peak(topo, "12x DDR5-4800")
+    assert d["value"] == 921.6 and d["channels"] == 24
+    assert "2 socket(s) × 12 channels × 4800 MT/s × 8 B = 921.6 GB/s" == d["formula"]
+
+
+# -- FLOP/s peak through the topology --------------------------------------------------------
+def test_physical_cores_ignore_smt():
+    topo = two_socket(cores_per_socket=4, smt=2)
+    assert len(topo.usable_cpus()) == 16
+    assert peaks.physical_cores(topo) == 8
+
+
+def test_flops_peak_from_cpuinfo_root(tmp_path):
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/cpuinfo").write_text(
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 23\nmodel\t\t: 49\n"
+        "model name\t: AMD EPYC 7452 32-Core Processor\nflags\t\t: fpu sse2 avx avx2 fma\n\n")
+    p = peaks.flops_peak(two_socket(4, 2), 2.35, root=tmp_path)
+    assert p["status"] == "known" and p["source"] == "Zen 2"
+    assert p["value"] == pytest.approx(8 * 16 * 2.35)
+    assert p["fp32"] == pytest.approx(8 * 32 * 2.35)
+    assert "8 cores × 16 FP64 FLOP/cycle" in p["formula"]
+
+
+def test_flops_peak_unknown_without_clock(tmp_path):
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/cpuinfo").write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+                                           "cpu family\t: 25\nmodel\t\t: 17\nflags\t\t: avx2\n\n")
+    p = peaks.flops_peak(two_socket(), None, root=tmp_path)
+    assert p["value"] is None and "clock" in p["reason"]
+
+
+def test_summary_unknowns_carry_reasons(tmp_path):
+    s = peaks.summary(two_socket(), clock={"all_busy_ghz": 2.0}, root=tmp_path)
+    assert s["dram"]["value"] is None and "--memory" in s["dram"]["reason"]
+    assert "dmi/entries" in s["dram"]["reason"]
+    assert s["links"]["value"] is None and "--links" in s["links"]["reason"]
+    assert s["flops"]["value"] is None and "cpuinfo" in s["flops"]["reason"]
+
+
+# -- efficiency -------------------------------------------------------------------------------
+def test_efficiency_table():
+    summary = {"dram": {"value": 460.8}, "flops": {"value": 1126.4},
+               "links": {"value": None, "reason": "link layout not given"}}
+    rows = efficiency_table(summary, {
+        "dram_gbs": 368.64, "dram_by": "triad",
+        "gflops": [(901.12, "HPL"), (1200.0, "LU")], "link_gbs": 100.0})
+    by = {(r.what, r.measured_by): r for r in rows}
+    assert by[("DRAM bandwidth", "triad")].percent == pytest.approx(80.0)
+    assert by[("FP64 FLOP/s", "HPL")].percent == pytest.approx(80.0)
+    assert "above 100 %" in by[("FP64 FLOP/s", "LU")].note
+    link = next(r for r in rows if r.what == "inter-socket links")
+    assert link.percent is None and "peak unknown" in link.note
+
+
+def test_efficiency_skips_rows_with_nothing():
+    rows = efficiency_table({"dram": {"value": None}, "flops": {"value": 10.0}, "links": {}}, {})
+    assert [r.what for r in rows] == ["FP64 FLOP/s"]
+    assert rows[0].note == "not measured"
