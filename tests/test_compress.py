@@ -144,6 +144,8 @@ def test_bad_options(topo):
     with pytest.raises(UserError, match="threads"):
         bench.cases(topo, None, ["lz4"], [5], ["shuffle"], [999])
     assert cz.thread_counts(6) == [1, 2, 4, 6] and cz.thread_counts(1) == [1]
+    with pytest.raises(UserError, match="available"):
+        bench.cases(topo, cz.DataSpec("smooth", size=1 << 50), ["lz4"], [5], ["shuffle"])
 
 
 def test_suite_cases_quick(topo):

@@ -72,6 +72,21 @@ def default_size(topo: Topology, profile: str = "full") -> int:
     return int(min(hi, max(lo, 4 * llc)))
 
 
+def check_memory(nbytes: int) -> None:
+    """The data, its placed plain copy and (at worst, incompressible) the compressed store
+    are held at once: refuse a size that does not fit in the memory available now."""
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next(int(line.split()[1]) * 1024 for line in f
+                         if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError):
+        return
+    if 3 * nbytes > avail:
+        raise UserError(f"{format_size(nbytes)} of data needs about {format_size(3 * nbytes)} "
+                        f"(data, plain copy, compressed store) but only {format_size(avail)} "
+                        "is available: use a smaller --size")
+
+
 def combos(codecs=CODECS, clevels=CLEVELS, filters=FILTERS) -> list[tuple[str, int, str]]:
     for c in codecs:
         if c not in CODECS:
@@ -163,6 +178,8 @@ class Compress:
         chunk = chunk_bytes or chunk_for(topo)
         out = []
         for spec in specs:
+            if not spec.path:
+                check_memory(spec.size or 256 * MIB)
             dname = spec.name if not spec.path else spec.path
             for codec, clevel, filt in combos(codecs, clevels, filters):
                 for t in counts:
