@@ -8,6 +8,10 @@ from pathlib import Path
 from numascope.errors import UserError
 from numascope.topology.lists import parse_list, parse_mask
 
+# the list-format twin of each hex-map file
+_LIST_NAMES = {"shared_cpu_map": "shared_cpu_list", "local_cpus": "local_cpulist",
+               "cpumap": "cpulist"}
+
 
 class Tree:
     """A sysfs/procfs root. `label` is what error messages call it (the tarball's name)."""
@@ -67,7 +71,8 @@ class Tree:
 
     def read_cpus(self, base: str, name: str) -> list[int] | None:
         """`<base>/<name>_list` when present, else the `<base>/<name>` hex map."""
-        lst = self.read_list(f"{base}/{name}_list") if name != "cpulist" else None
+        list_name = _LIST_NAMES.get(name, f"{name}_list")
+        lst = self.read_list(f"{base}/{list_name}")
         if lst is not None:
             return lst
         return self.read_mask(f"{base}/{name}")
