@@ -97,3 +97,16 @@ def test_cli_peak_json_no_compute(capsys):
     assert d["peaks"]["dram"]["value"] == pytest.approx(460.8 * sockets)
     dram_row = next(r for r in d["efficiency"] if r["what"] == "DRAM bandwidth")
     assert dram_row["percent"] == pytest.approx(100 * 368.64 / (460.8 * sockets))
+
+
+def test_clock_case_and_figures(topo):
+    from numascope.report.figures.peaks import figures
+    b = compute.Compute()
+    clk = b.measure(topo, Case("clock", {"kind": "clock", "reps": 1}))
+    assert set(clk.params["per_cpu"]) == set(topo.usable_cpus())
+    assert all(0.5 < v < 6 for v in clk.metric("single_ghz").values)
+    assert "flops" in clk.params["peaks"] and "clock" not in clk.params["peaks"]
+    lu = b.measure(topo, Case("lu n=128", {"kind": "lu", "n": 128, "reps": 1}))
+    titles = [t for t, _ in figures([clk, lu])]
+    assert titles == ["Measured core clock", "Measured FLOP/s vs peak"]
+    assert figures([]) == []

@@ -17,6 +17,7 @@ from numascope import clock as _clock
 from numascope.bench.base import Case
 from numascope.errors import MeasurementError, UserError
 from numascope.peaks import blas, flops_peak, hpcc
+from numascope.peaks import summary as peaks_summary
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
@@ -155,7 +156,15 @@ class Compute:
         if c["tsc_ghz"]:
             metrics["tsc_ghz"] = Metric("tsc_ghz", "GHz", True, [c["tsc_ghz"]],
                                         "TSC ticks / CLOCK_MONOTONIC_RAW")
-        return BenchResult(self.family, case.label, dict(case.params), metrics,
+        params = dict(case.params, tsc_ghz=c["tsc_ghz"], per_cpu={
+            cpu: {"single_ghz": v["single_ghz"], "all_busy_ghz": v["all_busy_ghz"]}
+            for cpu, v in c["per_cpu"].items()})
+        # The theoretical peaks travel with the clock they were computed from, so a stored
+        # run can show its efficiency table later (DRAM/links from SMBIOS when readable).
+        summary = peaks_summary(topo, clock=c)
+        summary.pop("clock", None)
+        params["peaks"] = summary
+        return BenchResult(self.family, case.label, params, metrics,
                            {"cpus": c["cpus"]}, notes=[c["method"], *c["notes"]])
 
     def _measure_blas(self, topo: Topology, case: Case, kind: str) -> BenchResult:
