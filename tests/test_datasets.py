@@ -158,3 +158,32 @@ def test_fit_takes_a_prefix_and_never_tiles(tmp_path):
 def test_too_small_note():
     assert d.too_small(1 << 20, 32 << 20) is not None
     assert d.too_small(1 << 30, 32 << 20) is None
+
+
+def test_parquet_column(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"t": np.arange(5), "rain": np.array([0, 1.5, 0, 2, 0.5],
+                                                                  dtype=np.float32)}),
+                   tmp_path / "r.parquet")
+    ds = d.load(tmp_path / "r.parquet", column="rain")
+    assert ds.data.dtype == np.float32 and ds.data.tolist() == [0, 1.5, 0, 2, 0.5]
+    with pytest.raises(UserError, match="no column"):
+        d.load(tmp_path / "r.parquet", column="snow")
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(UserError, match="Parquet"):
+        d.load(tmp_path / "bad.parquet")
+
+
+def test_hdf5_variable(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(tmp_path / "g.h5", "w") as f:
+        f["grid/tp"] = np.arange(12, dtype=np.float64).reshape(3, 4)
+        f["lat"] = np.arange(3, dtype=np.float32)
+    ds = d.load(tmp_path / "g.h5", variable="grid/tp")
+    assert ds.data.tolist() == list(range(12))
+    with pytest.raises(UserError, match="--variable"):
+        d.load(tmp_path / "g.h5")
+    (tmp_path / "bad.h5").write_bytes(b"\x89HDF\r\n\x1a\n broken")
+    with pytest.raises(UserError, match="HDF5"):
+        d.load(tmp_path / "bad.h5")
