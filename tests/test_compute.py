@@ -110,3 +110,32 @@ def test_clock_case_and_figures(topo):
     titles = [t for t, _ in figures([clk, lu])]
     assert titles == ["Measured core clock", "Measured FLOP/s vs peak"]
     assert figures([]) == []
+
+
+def fake_root(tmp_path):
+    """A 4-core Zen 2 machine as a sysfs/procfs dump."""
+    base = tmp_path / "sys/devices/system/cpu"
+    for c in range(4):
+        t = base / f"cpu{c}" / "topology"
+        t.mkdir(parents=True)
+        (t / "physical_package_id").write_text("0\n")
+        (t / "core_id").write_text(f"{c}\n")
+        (t / "thread_siblings_list").write_text(f"{c}\n")
+    (base / "online").write_text("0-3\n")
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/cpuinfo").write_text(
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 23\nmodel\t\t: 49\n"
+        "flags\t\t: fpu sse2 avx fma avx2\n\n")
+    return tmp_path
+
+
+def test_cli_peak_replay_with_given_clock(capsys, tmp_path):
+    root = fake_root(tmp_path)
+    assert cli_main(["peak", "--sysfs-root", str(root), "--json"]) == 2  # measuring a replay
+    capsys.readouterr()
+    assert cli_main(["peak", "--no-compute", "--sysfs-root", str(root), "--clock", "2.2",
+                     "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    f = d["peaks"]["flops"]
+    assert f["value"] == pytest.approx(4 * 16 * 2.2) and f["ghz_source"].startswith("given")
+    assert d["peaks"]["dram"]["value"] is None and "dmi" in d["peaks"]["dram"]["reason"]

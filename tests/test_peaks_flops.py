@@ -40,6 +40,14 @@ def test_intel_server(model, stepping, uarch):
     assert (f.uarch, f.dp, f.sp, f.status) == (uarch, 32, 64, "known")
 
 
+@pytest.mark.parametrize("model,flags,dp", [(0x3F, AVX2, 16), (0x4F, AVX2, 16),
+                                            (0x2D, "fpu sse2 avx", 8),
+                                            (0x3F, "fpu sse2 avx", 8)])  # FMA hidden
+def test_older_intel(model, flags, dp):
+    f = flops_per_cycle(info=x86("GenuineIntel", 6, model, flags))
+    assert f.status == "known" and f.dp == dp
+
+
 def test_avx512_hidden_by_guest_limits_to_avx2_rate():
     f = flops_per_cycle(info=x86("GenuineIntel", 6, 0x8F, AVX2 + " hypervisor"))
     assert (f.uarch, f.dp, f.sp) == ("Sapphire Rapids", 16, 32)
@@ -56,7 +64,7 @@ def test_arm(part, uarch, dp):
 
 
 def test_unknown_cpu_falls_back_to_flags_and_states_assumption():
-    f = flops_per_cycle(info=x86("GenuineIntel", 6, 0x3F, AVX2))   # Haswell: not in table
+    f = flops_per_cycle(info=x86("GenuineIntel", 6, 0x9A, AVX2))   # Alder Lake: not in table
     assert f.status == "assumed" and f.uarch is None and (f.dp, f.sp) == (16, 32)
     assert "not in the table" in f.evidence and "256-bit FMA" in f.assumption
     f = flops_per_cycle(info=x86("CentaurHauls", 7, 1, AVX512))

@@ -4,6 +4,9 @@ clock, measured compute (DGEMM, LU, optionally HPL) and the efficiency table."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from numascope.cli._common import add_json, add_sysfs_root
@@ -33,6 +36,9 @@ def register(p: argparse.ArgumentParser) -> None:
                    help="use this measured DRAM bandwidth instead of measuring a triad")
     p.add_argument("--link-gbs", type=float, metavar="GB/S",
                    help="measured inter-socket bandwidth, for the efficiency table")
+    p.add_argument("--clock", type=float, metavar="GHZ",
+                   help="use this all-core clock for the FLOP/s peak instead of measuring "
+                        "(e.g. a spec-sheet base clock, or a replayed machine)")
     add_sysfs_root(p)
     add_json(p)
 
@@ -52,7 +58,8 @@ def main(args: argparse.Namespace) -> int:
         links.parse_links_spec(args.links)
     if args.reps < 1:
         raise UserError("--reps must be at least 1")
-    for flag, v in (("--dram-gbs", args.dram_gbs), ("--link-gbs", args.link_gbs)):
+    for flag, v in (("--dram-gbs", args.dram_gbs), ("--link-gbs", args.link_gbs),
+                    ("--clock", args.clock)):
         if v is not None and not v > 0:
             raise UserError(f"{flag} must be positive")
     live = args.sysfs_root in ("/", "")
@@ -60,8 +67,12 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("measurements need this machine: add --no-compute with --sysfs-root")
     topo = read_topology(args.sysfs_root)
 
-    clk = clock.measure(topo, reps=args.reps) if live else None
-    summary = peaks.summary(topo, args.memory, args.links, clock=clk, root=args.sysfs_root)
+    clk = clock.measure(topo, reps=args.reps) if live and not args.clock else None
+    given = {"all_busy_ghz": args.clock, "given": True} if args.clock else None
+    with _tree(args.sysfs_root) as root:
+        summary = peaks.summary(topo, args.memory, args.links, clock=clk or given, root=root)
+    if given:
+        summary["clock"] = None
     measured: dict[str, Any] = {}
     compute: list[dict[str, Any]] = []
     problems: list[str] = []
@@ -100,6 +111,20 @@ def main(args: argparse.Namespace) -> int:
     for p in problems:
         warn(p)
     return 0
+
+
+@contextlib.contextmanager
+def _tree(sysfs_root: str) -> Iterator[str]:
+    """The directory holding sys/ and proc/ of a replayed machine (archives extracted)."""
+    from numascope.topology.archive import extracted, find_root, is_archive
+    p = Path(sysfs_root)
+    if sysfs_root in ("/", "") or not p.exists():
+        yield "/" if sysfs_root in ("/", "") else sysfs_root
+    elif is_archive(p):
+        with extracted(p) as d:
+            yield str(d)
+    else:
+        yield str(find_root(p, sysfs_root))
 
 
 def _dram_measured(topo, given: float | None, problems: list[str]) -> dict[str, Any]:

@@ -63,8 +63,9 @@ def flops_peak(topo: Topology, ghz: float | None, root: str | Path = "/",
         if fpc.alt_dp:
             alt = flops_peak_gflops(cores, fpc.alt_dp, ghz)
             notes.append(f"with {fpc.alt_dp} FLOP/cycle instead: {alt:.1f} GFLOP/s")
-    notes.append("clock from an integer chain: heavy AVX-512 code may run at a lower "
-                 "licence clock on Intel, so the real vector peak can be lower")
+    if ghz_source.startswith("measured"):
+        notes.append("clock from an integer chain: heavy AVX-512 code may run at a lower "
+                     "licence clock on Intel, so the real vector peak can be lower")
     return {"value": value, "unit": "GFLOP/s", "status": fpc.status, "reason": "",
             "formula": f"{cores} cores × {fpc.dp} FP64 FLOP/cycle × {ghz:.3f} GHz "
                        f"= {value:.1f} GFLOP/s",
@@ -105,14 +106,16 @@ def links_peak(topo: Topology | None, links: str | None) -> dict[str, Any]:
 
 def summary(topo: Topology, memory: str | None = None, links: str | None = None,
             clock: dict[str, Any] | None = None, root: str | Path = "/") -> dict[str, Any]:
-    """Every peak for this machine. `clock` is `numascope.clock.measure(...)`; when None it
-    is measured here on the live machine (root "/") and left unknown for a replay."""
+    """Every peak for this machine. `clock` is `numascope.clock.measure(...)` (or
+    {"all_busy_ghz": GHz, "given": True} for a stated clock); when None it is measured here
+    on the live machine (root "/") and left unknown for a replay."""
     if clock is None and str(root) == "/":
         from numascope import clock as _clock
         clock = _clock.measure(topo, reps=1)
     ghz = (clock or {}).get("all_busy_ghz") or (clock or {}).get("single_ghz")
+    source = "given, not measured" if (clock or {}).get("given") else "measured, all cores busy"
     return {
-        "flops": flops_peak(topo, ghz, root),
+        "flops": flops_peak(topo, ghz, root, source),
         "dram": dram_peak(topo, memory, root),
         "links": links_peak(topo, links),
         "clock": clock,

@@ -30,6 +30,8 @@ ZEN4 = Uarch("Zen 4", 16, 32, "avx512",
 ZEN5 = Uarch("Zen 5", 32, 64, "avx512",
              "2 × 512-bit FMA on EPYC 9005 / desktop; mobile Zen 5 has a 256-bit datapath "
              "(half)")
+SANDY_BRIDGE = Uarch("Sandy/Ivy Bridge", 8, 16, "avx", "256-bit add + 256-bit multiply, no FMA")
+HASWELL = Uarch("Haswell/Broadwell", 16, 32, "avx2", "2 × 256-bit FMA")
 SKX2 = "2 × 512-bit FMA (Platinum, Gold 6xxx); Silver/Bronze/most Gold 5xxx have one (half)"
 SKYLAKE_SP = Uarch("Skylake-SP", 32, 64, "avx512", SKX2)
 CASCADE_LAKE = Uarch("Cascade Lake", 32, 64, "avx512", SKX2)
@@ -62,6 +64,9 @@ INTEL_MODELS: dict[int, Uarch] = {
     0x55: SKYLAKE_SP, 0x6A: ICE_LAKE_SP, 0x6C: ICE_LAKE_SP, 0x8F: SAPPHIRE_RAPIDS,
     0xCF: EMERALD_RAPIDS, 0xAD: GRANITE_RAPIDS, 0xAE: GRANITE_RAPIDS, 0xAF: SIERRA_FOREST,
     0xA7: ROCKET_LAKE,
+    0x2A: SANDY_BRIDGE, 0x2D: SANDY_BRIDGE, 0x3A: SANDY_BRIDGE, 0x3E: SANDY_BRIDGE,
+    0x3C: HASWELL, 0x3F: HASWELL, 0x45: HASWELL, 0x46: HASWELL, 0x3D: HASWELL, 0x47: HASWELL,
+    0x4F: HASWELL, 0x56: HASWELL,
 }
 # Arm: (implementer, part) → uarch
 ARM_PARTS: dict[tuple[int, int], Uarch] = {
@@ -170,7 +175,8 @@ def flops_per_cycle(root: str | Path = "/", info: dict[str, str] | None = None) 
     """FLOP/cycle/core (FP64 and FP32) for the CPU described by /proc/cpuinfo under root."""
     info = read_cpuinfo(root) if info is None else info
     if not info:
-        return FlopsPerCycle(0, 0, None, "unknown", f"{root}proc/cpuinfo is unreadable")
+        return FlopsPerCycle(0, 0, None, "unknown",
+                             f"{Path(root) / 'proc/cpuinfo'} is unreadable")
     flags = _flags(info)
     u, ev = identify(info)
     notes: list[str] = []
@@ -192,6 +198,9 @@ def flops_per_cycle(root: str | Path = "/", info: dict[str, str] | None = None) 
             dp, sp = min(dp, 16), min(sp, 32)
             notes.append("AVX-512 is hidden from this OS (guest CPU model or BIOS): "
                          "limited to the AVX2 rate")
+        elif u.isa == "avx2" and not {"avx2", "fma"} <= flags and flags:
+            dp, sp = min(dp, 8), min(sp, 16)
+            notes.append("AVX2/FMA hidden from this OS: limited to the AVX rate")
         if u.note:
             notes.append(f"{u.name}: {u.note}")
         return FlopsPerCycle(dp, sp, u.name, "known", ev, "", None, notes)
