@@ -82,6 +82,12 @@ def dram_size(topo: Topology, cpu: int) -> int:
     return 1 << (want - 1).bit_length()
 
 
+def quick_dram_size(topo: Topology, cpu: int) -> int:
+    """A cheaper DRAM working set for quick runs: 2x the LLC, at least 256 MiB."""
+    want = max(2 * llc_bytes(topo, cpu), 256 * MIB)
+    return 1 << (want - 1).bit_length()
+
+
 def sweep_sizes(topo: Topology, cpu: int, lo: int = 4 * KIB, hi: int | None = None,
                 per_octave: int = 2) -> list[int]:
     """Log-spaced working sets from `lo` to `hi` (default ≥ 4x LLC), multiples of 4 KiB."""
@@ -430,7 +436,7 @@ def suite_cases(topo: Topology, profile: str) -> list[Case]:
     b = Latency()
     cpu = topo.usable_cpus()[0]
     if profile == "quick":
-        return b.cases(topo, samples=9, loads=1 << 17)
+        return b.cases(topo, sizes=[quick_dram_size(topo, cpu)], samples=9, loads=1 << 17)
     cases = b.cases(topo, mode="both")
     cases += [Case(f"sweep {c.label}", c.params) for c in b.cases(topo, sweep=True)]
     if len(topo.usable_cpus()) > 1:

@@ -165,7 +165,7 @@ class Matrix:
         return [Case(f"N{i}->N{j}", {"src": i, "dst": j}) for i, j in pairs(topo, src, dst)]
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
-        ex = self.executor or default_executor(topo)
+        ex = self.executor or default_executor(topo, nbytes=case.params.get("bytes"))
         return measure_pair(topo, case.params["src"], case.params["dst"], ex)
 
 
@@ -174,5 +174,7 @@ def suite_cases(topo: Topology, profile: str) -> list[Case]:
     if profile == "quick":
         s = sources(topo)[:1]
         d = [n for n in s if n in targets(topo)] or targets(topo)[:1]
-        return Matrix().cases(topo, src=s, dst=d)
+        cpu = node_cpus(topo, s[0])[0] if s else 0
+        return [Case(c.label, {**c.params, "bytes": lat.quick_dram_size(topo, cpu)})
+                for c in Matrix().cases(topo, src=s, dst=d)]
     return Matrix().cases(topo)
