@@ -176,13 +176,16 @@ def test_parse_tags():
             parse_tags(bad)
 
 
-def test_topology_digest_ignores_free_memory():
+def test_topology_digest_ignores_memory_amounts_not_shape():
     from dataclasses import replace
 
     from test_store_helpers import make_topo
     a = make_topo()
     b = make_topo()
-    b.nodes[0] = replace(b.nodes[0], free_bytes=1)
+    b.nodes[0] = replace(b.nodes[0], free_bytes=1, memory_bytes=3 << 30)   # balloon
     assert topology_digest(a) == topology_digest(b)
+    b.nodes[0] = replace(b.nodes[0], memory_bytes=0)    # a memoryless node is another shape
+    assert topology_digest(a) != topology_digest(b)
+    b = make_topo()
     b.nodes[1] = replace(b.nodes[1], distances={0: 21, 1: 10})
     assert topology_digest(a) != topology_digest(b)

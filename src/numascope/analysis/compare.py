@@ -22,8 +22,9 @@ ALPHA = 0.05
 MIN_EFFECT_PCT = 1.0
 # Host facts worth naming when they differ between A and B.
 CONFIG_KEYS = ("hostname", "cpu_model", "microcode", "kernel", "bios_vendor", "bios_version",
-               "bios_date", "memory_mode", "nodes", "l3s", "cpus", "smt", "smt_control",
-               "governor", "thp", "numa_balancing", "clock_ghz", "topology_digest")
+               "bios_date", "memory_mode", "memory_gib", "nodes", "l3s", "cpus", "smt",
+               "smt_control", "governor", "thp", "numa_balancing", "clock_ghz",
+               "topology_digest")
 
 
 @dataclass

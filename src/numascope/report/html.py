@@ -83,9 +83,9 @@ def _runs_section(runs: list[RunRecord]) -> str:
 
 
 _HOST_KEYS = ("hostname", "system", "cpu_model", "microcode", "kernel", "bios_vendor",
-              "bios_version", "bios_date", "memory_mode", "packages", "nodes", "l3s", "cores",
-              "cpus", "smt", "smt_control", "governor", "thp", "numa_balancing", "clock_ghz",
-              "topology_digest")
+              "bios_version", "bios_date", "memory_mode", "memory_gib", "packages", "nodes",
+              "l3s", "cores", "cpus", "smt", "smt_control", "governor", "thp", "numa_balancing",
+              "clock_ghz", "topology_digest")
 
 
 def _host_section(runs: list[RunRecord]) -> str:

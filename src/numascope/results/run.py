@@ -176,12 +176,14 @@ def _cpuinfo_field(root: Path, name: str) -> str | None:
 
 
 def topology_summary(topo: Topology) -> dict[str, Any]:
-    """The canonical shape of a machine (no free memory, no source path): what the digest
-    hashes, so two boots of the same hardware and BIOS settings give the same digest."""
+    """The canonical shape of a machine: what the digest hashes, so two boots of the same
+    hardware and BIOS settings give the same digest. Memory *amounts* are left out (MemTotal
+    moves with kernel reservations and, in guests, ballooning); which nodes have memory
+    stays in. The total is a separate host fact (memory_gib)."""
     return {
         "cpus": sorted((c.id, c.package, c.node, c.l3, c.core, c.smt, c.online)
                        for c in topo.cpus),
-        "nodes": sorted((n.id, list(n.cpus), n.memory_bytes,
+        "nodes": sorted((n.id, list(n.cpus), n.memory_bytes != 0,
                          sorted(n.distances.items())) for n in topo.nodes),
         "l3s": sorted((d.index, d.size_bytes, list(d.cpus)) for d in topo.l3s),
         "packages": sorted((p.id, list(p.cpus), list(p.nodes)) for p in topo.packages),
@@ -224,6 +226,7 @@ def host_facts(topo: Topology, root: str | Path = "/",
         "memory_mode": memory_mode(topo),
         "facts": {k: {"value": to_plain(f.value), "status": f.status}
                   for k, f in topo.facts.items()},
+        "memory_gib": round(sum(n.memory_bytes or 0 for n in topo.nodes) / 2**30, 1),
         "packages": len(topo.packages), "nodes": len(topo.nodes), "l3s": len(topo.l3s),
         "cores": len(topo.cores), "cpus": len(topo.cpus),
         "smt": smt_active, "smt_control": smt_ctl,
