@@ -40,3 +40,14 @@ def test_chain_validates_its_sum():
     row = _core.clock_chain([min(os.sched_getaffinity(0))], 0.01, 0.0, 7)[0]
     assert row["valid"] is True
     assert row["adds"] % (64 * 4096) == 0
+
+
+def test_alone_sample_on_big_machines():
+    from numascope.topology.model import Cpu, L3Domain, Topology
+    cpus = [Cpu(i, 0, 0, i // 8, i, 0) for i in range(128)]
+    l3s = [L3Domain(k, 32 << 20, tuple(range(8 * k, 8 * k + 8)), 0, (0,)) for k in range(16)]
+    topo = Topology("t", cpus, [], l3s, [], [])
+    ids = [c.id for c in cpus]
+    assert clock._alone_sample(topo, ids) == list(range(0, 128, 8))   # one per L3
+    assert clock._alone_sample(ids, ids) == ids[::4]                   # even spread
+    assert clock._alone_sample(topo, ids[:8]) == ids[:8]               # few: every CPU

@@ -14,6 +14,8 @@ from typing import Any
 from numascope.errors import MeasurementError, UserError
 from numascope.topology.model import Topology
 
+ALONE_LIMIT = 32  # above this many CPUs, "alone" is measured on a sample
+
 METHOD = ("dependent register-register integer add chain (1 cycle per add) on pinned threads, "
           "timed with CLOCK_MONOTONIC_RAW inside C per block of 262144 adds; clock = median "
           "block (preemption only hits a few blocks); TSC read over the same interval")
@@ -66,12 +68,13 @@ def measure(where: Topology | list[int] | None = None, seconds: float = 0.05,
         raise UserError("no usable CPU to measure the clock on")
     if reps < 1:
         raise UserError("--reps must be at least 1")
+    alone = _alone_sample(where, cpus)
     single: dict[int, list[float]] = {c: [] for c in cpus}
     busy: dict[int, list[float]] = {c: [] for c in cpus}
     tsc: list[float] = []
     share: list[float] = []
     for _ in range(reps):
-        for c in cpus:
+        for c in alone:
             r = _run([c], seconds, warmup)[0]
             single[c].append(r["ghz"])
             tsc.append(r["tsc_ghz"])
@@ -81,13 +84,16 @@ def measure(where: Topology | list[int] | None = None, seconds: float = 0.05,
                 busy[r["cpu"]].append(r["ghz"])
                 share.append(r["run_share"])
     per_cpu = {
-        c: {"single_ghz": statistics.median(single[c]),
+        c: {"single_ghz": statistics.median(single[c]) if single[c] else None,
             "all_busy_ghz": statistics.median(busy[c]) if busy[c] else None,
             "single_samples": single[c], "all_busy_samples": busy[c]}
         for c in cpus
     }
     tsc_ghz = statistics.median(tsc) if any(tsc) else None
     notes = []
+    if len(alone) < len(cpus):
+        notes.append(f"alone: measured on {len(alone)} of {len(cpus)} CPUs (one per L3 "
+                     "domain or every few CPUs) to keep the run short; all busy: every CPU")
     if min(share) < 0.9:
         notes.append(f"threads got as little as {min(share):.0%} of the wall time (other "
                      "processes or the hypervisor took the rest): the clock is the rate while "
@@ -95,7 +101,8 @@ def measure(where: Topology | list[int] | None = None, seconds: float = 0.05,
     return {
         "cpus": cpus,
         "per_cpu": per_cpu,
-        "single_ghz": statistics.median(p["single_ghz"] for p in per_cpu.values()),
+        "single_ghz": statistics.median(p["single_ghz"] for p in per_cpu.values()
+                                        if p["single_ghz"] is not None),
         "all_busy_ghz": (statistics.median(p["all_busy_ghz"] for p in per_cpu.values())
                          if all_busy else None),
         "tsc_ghz": tsc_ghz,  # None where there is no TSC (non-x86)
@@ -105,6 +112,25 @@ def measure(where: Topology | list[int] | None = None, seconds: float = 0.05,
         "seconds": seconds,
         "reps": reps,
     }
+
+
+def _alone_sample(where: Topology | list[int] | None, cpus: list[int],
+                  limit: int = ALONE_LIMIT) -> list[int]:
+    """Every CPU when few; on big machines one CPU per L3 domain (else an even spread), so
+    that the one-at-a-time pass stays short."""
+    if len(cpus) <= limit:
+        return cpus
+    picked: list[int] = []
+    if isinstance(where, Topology) and where.l3s:
+        wanted = set(cpus)
+        for d in where.l3s:
+            first = next((c for c in d.cpus if c in wanted), None)
+            if first is not None:
+                picked.append(first)
+    if not picked or len(picked) > 4 * limit:
+        step = max(1, len(cpus) // limit)
+        picked = cpus[::step]
+    return sorted(picked)
 
 
 @cache

@@ -176,7 +176,8 @@ def _render(summary: dict[str, Any], compute: list[dict[str, Any]],
         for col in ("CPU", "alone", "all busy"):
             t.add_column(col, justify="right")
         for cpu, v in c["per_cpu"].items():
-            t.add_row(str(cpu), _fmt(v["single_ghz"], 3), _fmt(v["all_busy_ghz"], 3))
+            t.add_row(str(cpu), "—" if v["single_ghz"] is None else _fmt(v["single_ghz"], 3),
+                      _fmt(v["all_busy_ghz"], 3))
         out.print(t)
         tsc = f"TSC {c['tsc_ghz']:.3f} GHz; " if c.get("tsc_ghz") else ""
         out.print(f"  [dim]{tsc}{c['method']}[/dim]")
@@ -210,6 +211,8 @@ def _render(summary: dict[str, Any], compute: list[dict[str, Any]],
             t.add_column(col)
         for r in table:
             pct = "—" if r["percent"] is None else f"{r['percent']:.1f} %"
+            note = "peak unknown (see above)" if r["note"].startswith("peak unknown") \
+                else r["note"]
             t.add_row(r["what"], _fmt(r["measured"]), r["measured_by"], _fmt(r["peak"]),
-                      r["unit"], pct, r["note"])
+                      r["unit"], pct, note)
         out.print(t)

@@ -20,7 +20,7 @@ def _clock_figure(r: BenchResult) -> Figure | None:
     x = range(len(cpus))
     fig = Figure(figsize=(max(4.0, 0.3 * len(cpus) + 2), 3.2), layout="constrained")
     ax = fig.add_subplot()
-    ax.bar([i - 0.2 for i in x], [per[c]["single_ghz"] for c in cpus], 0.4, label="alone")
+    ax.bar([i - 0.2 for i in x], [per[c]["single_ghz"] or 0 for c in cpus], 0.4, label="alone")
     busy = [per[c]["all_busy_ghz"] or 0 for c in cpus]
     if any(busy):
         ax.bar([i + 0.2 for i in x], busy, 0.4, label="all cores busy")
