@@ -7,8 +7,9 @@ fio's engines, adding a family touches nothing else."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Protocol
 
 from numascope.results.record import BenchResult
 from numascope.topology.model import Topology
