@@ -162,8 +162,8 @@ def test_plot_figures(topo, tmp_path):
 @pytest.mark.skipif(not shutil.which("objdump"), reason="objdump not installed")
 def test_no_kernel_became_memcpy_or_memset():
     so = _core.__file__
-    asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", so], capture_output=True, check=True,
-                         text=True).stdout
+    asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", so], capture_output=True,
+                         check=True, text=True).stdout
     found = 0
     current = None
     for line in asm.splitlines():
