@@ -5,7 +5,9 @@
 set -euo pipefail
 
 required=(gcc pkg-config)
-optional=(hwloc likwid hpcc fio chromium dmidecode numactl)
+# libopenblas0-pthread: Debian's hpcc links libblas.so.3 through alternatives; without an
+# optimized BLAS behind it, its HPL measures the reference BLAS, not the machine.
+optional=(hwloc likwid hpcc libopenblas0-pthread fio chromium dmidecode numactl)
 
 python_ok() {  # headers for the extension, and a working venv module
   python3 - <<'PY' 2>/dev/null
