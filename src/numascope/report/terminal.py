@@ -39,15 +39,19 @@ def _st(status: str) -> str:
 
 def runs_table(runs: list[RunSummary]) -> Table:
     t = Table(title="stored runs", title_justify="left")
-    for c in ("run", "time (UTC)", "host", "tags", "mode", "profile", "stages", "results",
-              "status"):
-        t.add_column(c, justify="right" if c == "results" else "left")
+    t.add_column("run", no_wrap=True)
+    t.add_column("UTC", min_width=4)
+    for c in ("host", "tags", "mode"):
+        t.add_column(c, min_width=4)
+    t.add_column("stages")
+    t.add_column("res.", justify="right")
+    t.add_column("status")
     for r in runs:
         done = sum(1 for s in r.stages if s.get("status") == "done")
-        t.add_row(escape(r.run_id), escape(r.started.replace("+00:00", "")),
+        t.add_row(escape(r.run_id), escape(r.started[5:16].replace("T", " ")),
                   escape(r.hostname or "?"), escape(tags_text(r.tags)),
-                  escape(r.memory_mode or "?"), escape(r.profile or "?"),
-                  f"{done}/{len(r.stages)}", str(r.results), _st(r.status))
+                  escape(r.memory_mode or "?"), f"{done}/{len(r.stages)}",
+                  str(r.results), _st(r.status))
     return t
 
 
