@@ -281,7 +281,8 @@ class Store:
         counts = dict(self._q("SELECT run_id, count(*) FROM results GROUP BY run_id"))
         out = []
         for run_id, started, finished, status, host, profile, tags, record in self._q(
-                "SELECT * FROM runs ORDER BY started, run_id"):
+                "SELECT run_id, started, finished, status, hostname, profile, tags, record "
+                "FROM runs ORDER BY started, rowid"):
             d = json.loads(record)
             out.append(RunSummary(run_id, started, finished, status, host, profile,
                                   json.loads(tags), (d.get("host") or {}).get("memory_mode"),
