@@ -162,3 +162,10 @@ def test_registry_names_real_families():
     names = [s.name for s in suite.STAGES]
     assert names[0] == "topology"
     assert {"peaks", "bandwidth", "latency", "matrix", "compress"} <= set(names)
+
+
+@pytest.mark.parametrize("cmd", ["run", "runs", "show", "compare", "report", "export"])
+def test_command_help(cmd, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli([cmd, "--help"])
+    assert e.value.code == 0 and "--store" in capsys.readouterr().out

@@ -10,7 +10,7 @@ from numascope.console import out, print_json
 
 NAME = "compare"
 HELP = ("compare two runs or groups of runs (ids, KEY=VALUE tags such as nps=1, or "
-        "comma-separated ids): % change, significance, configuration differences")
+        "comma-separated ids): change in percent, significance, configuration differences")
 ORDER = 83
 
 
