@@ -169,3 +169,27 @@ def test_command_help(cmd, capsys):
     with pytest.raises(SystemExit) as e:
         cli([cmd, "--help"])
     assert e.value.code == 0 and "--store" in capsys.readouterr().out
+
+
+def test_ctrl_c_while_listing_cases_and_bug_in_a_family(fake_suite, tmp_path, monkeypatch,
+                                                        capsys):
+    def interrupted(topo, profile):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys.modules["fake_two"], "suite_cases", interrupted)
+
+    def broken(self, topo, case):
+        raise ZeroDivisionError("bug")
+
+    class Broken(FakeBench):
+        measure = broken
+
+    monkeypatch.setattr(sys.modules["fake_one"], "FakeBench", Broken)
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--store", str(db), "--no-report", "--json"]) == 130
+    out = json.loads(capsys.readouterr().out)
+    st = {s["name"]: s for s in out["stages"]}
+    assert st["one"]["status"] == "failed" and "ZeroDivisionError" in st["one"]["reason"]
+    assert st["blocked"]["status"] == "skipped" and st["two"]["status"] == "interrupted"
+    with Store.open(db) as store:
+        assert store.list_runs()[0].status == "interrupted"

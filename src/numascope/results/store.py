@@ -224,22 +224,27 @@ class Store:
         if not self.writable:
             raise UserError(f"store {self.path} was opened read-only")
         delay = 0.01
-        for attempt in range(60):
+        for _ in range(60):
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    out = fn(self.conn)
+                    self.conn.execute("COMMIT")
+                    return out
+                except BaseException:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise
             except sqlite3.OperationalError as e:
                 if "locked" not in str(e) and "busy" not in str(e):
                     raise _corrupt(self.path, e) from None
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 0.5)
-                continue
-            try:
-                out = fn(self.conn)
-                self.conn.execute("COMMIT")
-                return out
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+            except sqlite3.IntegrityError as e:
+                raise UserError(f"store {self.path}: {e}") from None
+            except sqlite3.DatabaseError as e:
+                raise _corrupt(self.path, e) from None
+            # busy beyond the 30 s timeout (or a lock upgrade conflict): back off, retry
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 0.5)
         raise UserError(f"store {self.path} stayed locked by another process; try again")
 
     def begin_run(self, rec: RunRecord) -> None:
