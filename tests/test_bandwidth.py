@@ -177,3 +177,17 @@ def test_no_kernel_became_memcpy_or_memset():
     if not found:
         pytest.skip("kernel symbols stripped from the extension")
     assert found == 18
+
+
+def test_identical_case_reuses_measurement(topo):
+    bench = bw.Bandwidth()
+    cpus = _cpus(topo, 1)
+    common = {"kernel": "copy", "cpus": cpus, "memory": None, "size_bytes": SMALL, "reps": 1,
+              "isa": "auto", "nt": "off"}
+    from numascope.bench.base import Case
+    a = bench.measure(topo, Case("a", {**common, "sweep": "scaling"}))
+    b = bench.measure(topo, Case("b", {**common, "sweep": "per-domain", "domains": ["S0"]}))
+    assert b.case == "b" and b.params["sweep"] == "per-domain"
+    assert b.metrics["bandwidth"].values == a.metrics["bandwidth"].values
+    assert any("same measurement as case 'a'" in n for n in b.notes)
+    assert a.params["sweep"] == "scaling" and not any("same" in n for n in a.notes)

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from numascope.results.record import BenchResult
 
@@ -27,12 +28,14 @@ def _scaling(results: list[BenchResult]) -> list[tuple[str, Figure]]:
             for pol in r.params.get("policies") or [r.params.get("policy", "?")]:
                 curves.setdefault(pol, []).append(r)
         fig, ax = plt.subplots(figsize=(8, 4.5))
-        for pol, rs in sorted(curves.items()):
+        for i, (pol, rs) in enumerate(sorted(curves.items())):
             rs = sorted(rs, key=lambda r: r.params["threads"])
             x = [r.params["threads"] for r in rs]
             m = [r.metrics["bandwidth"] for r in rs]
-            ax.plot(x, [v.best for v in m], marker="o", ms=4, label=pol)
+            # markers of shrinking size so curves sharing points stay visible
+            ax.plot(x, [v.best for v in m], marker="o", ms=9 - 2 * (i % 4), label=pol)
             ax.fill_between(x, [v.min for v in m], [v.max for v in m], alpha=0.15)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("threads")
         ax.set_ylabel("GB/s (STREAM bytes, GB = 10^9 B)")
         ax.set_title(f"{kernel}: bandwidth vs threads, by placement policy (best, min-max band)")
