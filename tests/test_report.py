@@ -50,6 +50,7 @@ def _runs():
                  [make_result(values=[100.0, 101.0, 99.0], params={"peak": {"bandwidth": 204.8}}),
                   make_result("compress", "blosc2 lz4 shuffle 2T", [5.0, 6.0, 5.5])])
     a.topology = to_plain(make_topo(device_name="<img src=x onerror=alert(2)>"))
+    a.results[0].notes.append("pages on <i>node 1</i>")
     a.host["hostname"] = "<b>host</b>"
     a.host["peaks"] = {"dram": {"value": 200.0, "unit": "GB/s"},
                        "flops": {"value": None, "reason": "unknown CPU"}}
@@ -68,6 +69,7 @@ def test_report_sections_escaping_and_self_contained(tmp_path):
     assert EVIL in joined                      # shown as text …
     assert "<img src=x onerror=alert(2)>" in joined
     assert "<b>host</b>" in joined and dom.count("b") == 0   # … never as markup
+    assert "pages on <i>node 1</i>" in joined and dom.count("i") == 0
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "49.3%" in joined                   # efficiency: best 101 of a 204.8 peak
     assert "DRAM bandwidth" in joined and "50.0%" in joined   # median 100 of a 200 peak

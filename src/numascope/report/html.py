@@ -228,17 +228,20 @@ def _efficiency_section(runs: list[RunRecord]) -> str:
 
 
 def _result_rows(run: RunRecord, results: list[BenchResult]) -> list[list[str]]:
+    """One row per metric; the result's notes (warnings, conventions) on its first row."""
     rows = []
     for res in results:
-        for m in res.metrics.values():
+        for i, m in enumerate(res.metrics.values()):
             rows.append([_e(run.run_id), _e(res.case), _e(m.name), _num(m.median), _num(m.min),
                          _num(m.max), "–" if not math.isfinite(m.spread)
                          else f"{m.spread:.1%}", str(len(m.values)), _e(m.unit),
-                         "↑" if m.higher_is_better else "↓"])
+                         "↑" if m.higher_is_better else "↓",
+                         _e("; ".join(map(str, res.notes))) if i == 0 else ""])
     return rows
 
 
-_RES_HEAD = ["run", "case", "metric", "median", "min", "max", "spread", "n", "unit", "better"]
+_RES_HEAD = ["run", "case", "metric", "median", "min", "max", "spread", "n", "unit", "better",
+             "notes"]
 
 
 def _compression_section(runs: list[RunRecord]) -> str:

@@ -285,13 +285,14 @@ class Store:
     def list_runs(self) -> list[RunSummary]:
         counts = dict(self._q("SELECT run_id, count(*) FROM results GROUP BY run_id"))
         out = []
-        for run_id, started, finished, status, host, profile, tags, record in self._q(
-                "SELECT run_id, started, finished, status, hostname, profile, tags, record "
+        # json_extract: only the fields listed, not whole records (topologies can be large)
+        for run_id, started, finished, status, host, profile, tags, mode, stages in self._q(
+                "SELECT run_id, started, finished, status, hostname, profile, tags, "
+                "json_extract(record, '$.host.memory_mode'), json_extract(record, '$.stages') "
                 "FROM runs ORDER BY started, rowid"):
-            d = json.loads(record)
             out.append(RunSummary(run_id, started, finished, status, host, profile,
-                                  json.loads(tags), (d.get("host") or {}).get("memory_mode"),
-                                  d.get("stages", []), counts.get(run_id, 0)))
+                                  json.loads(tags), mode, json.loads(stages or "[]"),
+                                  counts.get(run_id, 0)))
         return out
 
     def get_run(self, run_id: str) -> RunRecord:
