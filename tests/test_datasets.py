@@ -187,3 +187,20 @@ def test_hdf5_variable(tmp_path):
     (tmp_path / "bad.h5").write_bytes(b"\x89HDF\r\n\x1a\n broken")
     with pytest.raises(UserError, match="HDF5"):
         d.load(tmp_path / "bad.h5")
+
+
+def test_netcdf_variable(tmp_path):
+    netCDF4 = pytest.importorskip("netCDF4")
+    with netCDF4.Dataset(tmp_path / "era.nc", "w") as f:
+        f.createDimension("lat", 3)
+        f.createDimension("lon", 4)
+        v = f.createVariable("tp", "f4", ("lat", "lon"))
+        v[:] = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+    ds = d.load(tmp_path / "era.nc", variable="tp")
+    assert ds.data.dtype == np.float32
+    assert ds.data.tolist() == [i / 4 for i in range(12)]
+    with pytest.raises(UserError):
+        d.load(tmp_path / "era.nc", variable="snow")
+    (tmp_path / "bad.nc").write_bytes(b"CDF\x01 truncated")
+    with pytest.raises(UserError, match="netCDF"):
+        d.load(tmp_path / "bad.nc", variable="tp")
