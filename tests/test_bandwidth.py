@@ -44,8 +44,14 @@ def test_kernel_validates(topo, kernel, threads):
     ratio = r.metrics["dram_bandwidth"].best / bwm.best
     assert ratio == pytest.approx(r.params["dram_bytes_per_element"] /
                                   bw.STREAM_BYTES[kernel])
+    expect = {f"bandwidth[{i}{nt}]" for i in bw.auto_isas()
+              for nt in (["", "-nt"] if bw.STORES[kernel] else [""])}
+    if len(expect) > 1:
+        assert expect == {k for k in r.metrics if k.startswith("bandwidth[")}
+        nt = "-nt" if r.params["stores"] == "streaming" else ""
+        chosen = f"bandwidth[{r.params['isa']}{nt}]"
+        assert r.metrics[chosen].values == bwm.values
     if bw.STORES[kernel]:
-        assert {"bandwidth_ordinary", "bandwidth_streaming"} <= set(r.metrics)
         assert r.params["stores"] in ("ordinary", "streaming")
     else:
         assert r.params["stores"] == "n/a"

@@ -50,6 +50,7 @@ STORES = {"read": 0, "fill": 1, "copy": 1, "scale": 1, "add": 1, "triad": 1}
 GB = 1e9
 UNITS_NOTE = "GB = 10^9 bytes"
 DEFAULT_REPS = 10
+QUICK_REPS = 3                 # `numascope run --quick`: arrays stay 4 x LLC, fewer repetitions
 
 
 def dram_bytes(kernel: str, nt: bool) -> int:
@@ -58,8 +59,12 @@ def dram_bytes(kernel: str, nt: bool) -> int:
     return STREAM_BYTES[kernel] + (0 if nt else 8 * STORES[kernel])
 
 
-def best_isa() -> str:
-    return _core.isa()[-1]
+def auto_isas() -> list[str]:
+    """The ISAs isa="auto" times against each other: the vector ones this CPU has (the
+    widest is not always the fastest for streaming: AVX2 beats AVX-512 on some parts)."""
+    avail = _core.isa()
+    vec = [i for i in avail if i != "scalar"]
+    return vec or avail
 
 
 @functools.cache
@@ -108,20 +113,24 @@ def normalize_memory(topo: Topology, memory: dict[str, Any] | None) -> dict[str,
 
 
 def _variants(kernel: str, isa: str, nt: str) -> list[tuple[str, bool]]:
+    """(isa, streaming stores) pairs to time, interleaved; the fastest is reported."""
     avail = _core.isa()
     if isa == "auto":
-        isa = avail[-1]
+        isas = auto_isas()
     elif isa not in ISAS:
         raise UserError(f"unknown ISA {isa!r} (choose from auto, {', '.join(ISAS)})")
     elif isa not in avail:
         raise UserError(f"this CPU cannot run {isa} kernels (it has {', '.join(avail)})")
+    else:
+        isas = [isa]
     if nt not in NT_CHOICES:
         raise UserError(f"--nt must be one of {', '.join(NT_CHOICES)} (got {nt!r})")
-    if not STORES[kernel]:
-        return [(isa, False)]
-    if nt == "auto":
-        return [(isa, False), (isa, True)]
-    return [(isa, nt == "on")]
+    kinds = [False] if not STORES[kernel] else [False, True] if nt == "auto" else [nt == "on"]
+    return [(i, k) for i in isas for k in kinds]
+
+
+def variant_name(isa: str, nt: bool) -> str:
+    return isa + ("-nt" if nt else "")
 
 
 # -- one measurement --------------------------------------------------------------------------
@@ -133,8 +142,9 @@ def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None
     """Measure one kernel on pinned `cpus` (default: all usable, compact order) over arrays of
     `size_bytes` each (default: 4 × the LLC of those CPUs) placed by `memory`
     ({"policy": first-touch|bind|interleave|preferred, "nodes": [...], "huge": ...}).
-    nt="auto" times ordinary and streaming stores interleaved and reports the faster (by
-    median); both are kept as metrics. Raises UserError on bad input and MeasurementError
+    nt="auto" times ordinary and streaming stores, isa="auto" the vector ISAs this CPU has,
+    all interleaved; the fastest (by median) is reported and every variant is kept as a
+    metric "bandwidth[<isa>[-nt]]". Raises UserError on bad input and MeasurementError
     when the kernel's result or the page placement is wrong. `corrupt_index` is a test hook
     that corrupts one element on purpose."""
     if kernel not in KERNELS:
@@ -214,17 +224,20 @@ def _result(topo: Topology, kernel: str, cpus: list[int], mem: dict[str, Any], r
     }
     if len(per_variant) > 1:
         for v in per_variant:
-            key = "bandwidth_streaming" if v[1] else "bandwidth_ordinary"
+            key = f"bandwidth[{variant_name(v[0], v[1])}]"
+            kind = "n/a" if not STORES[kernel] else "streaming" if v[1] else "ordinary"
             metrics[key] = Metric(key, "GB/s", True, v[3],
-                                  f"STREAM bytes, {'streaming' if v[1] else 'ordinary'} stores;"
-                                  f" {UNITS_NOTE}")
-        notes.append(f"--nt auto: {stores} stores were faster (median) and are reported")
+                                  f"STREAM bytes, {v[0]}, {kind} stores; {UNITS_NOTE}")
+        tried = ", ".join(variant_name(v[0], v[1]) for v in per_variant)
+        notes.append(f"auto: timed {tried} interleaved; {variant_name(visa, vnt)} was fastest "
+                     "(median) and is reported")
     threads = len(cpus)
     where = extra.get("where") or placement.format_cpulist(cpus)
     case = label or (f"{kernel} {visa}{'-nt' if vnt else ''} {threads}T "
                      f"{extra.get('policy', 'cpus')} {where}")
     params: dict[str, Any] = {
         "kernel": kernel, "isa": visa, "stores": stores, "nt": nt_req, "threads": threads,
+        "variants": [variant_name(v[0], v[1]) for v in per_variant],
         "array_bytes": n * 8, "arrays": ARRAYS[kernel], "elements": n, "reps": reps,
         "warmup": warmup, "stream_bytes_per_element": STREAM_BYTES[kernel],
         "dram_bytes_per_element": dram_pe, "units": UNITS_NOTE,
@@ -354,10 +367,11 @@ def build_cases(topo: Topology, kernels: list[str] | None = None, scaling: bool 
 
 def suite_cases(topo: Topology, profile: str = "quick") -> list[Case]:
     """Cases for `numascope run`. quick: triad scaling (compact and one-per-L3, thinned on
-    big machines) + triad per domain, 5 repetitions; full: every kernel scaling under
+    big machines) + triad per domain, 3 repetitions; full: every kernel scaling under
     every policy + every kernel per domain, 10 repetitions."""
     if profile == "quick":
-        common = {"memory": None, "size_bytes": None, "reps": 5, "isa": "auto", "nt": "auto"}
+        common = {"memory": None, "size_bytes": None, "reps": QUICK_REPS, "isa": "auto",
+                  "nt": "auto"}
         cases = scaling_cases(topo, ["triad"], policies=("compact", "per-l3"), counts="thin",
                               **common)
         return cases + domain_cases(topo, ["triad"], **common)

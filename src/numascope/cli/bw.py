@@ -39,7 +39,8 @@ def register(p: argparse.ArgumentParser) -> None:
                         "(default: 4x the LLC of the CPUs used)")
     p.add_argument("--reps", type=int, default=10, help="timed repetitions (default 10)")
     p.add_argument("--isa", default="auto", choices=["auto", "scalar", "avx2", "avx512"],
-                   help="kernel instruction set (default: the widest this CPU has)")
+                   help="kernel instruction set (auto: time the vector ISAs this CPU has and "
+                        "report the fastest)")
     p.add_argument("--nt", default="auto", choices=["auto", "on", "off"],
                    help="streaming stores: auto measures both and reports the faster")
     p.add_argument("--scaling", action="store_true",
@@ -108,7 +109,8 @@ def main(args: argparse.Namespace) -> int:
             results = run_cases(bench, topo, cases, progress=prog, description="bw")
         except Interrupted as e:
             results, interrupted = e.results, True
-    for note in dict.fromkeys(n for r in results for n in r.notes if "--nt auto" not in n):
+    for note in dict.fromkeys(n for r in results for n in r.notes
+                              if not n.startswith("auto:")):
         warn(note)
 
     if args.plot and results:
