@@ -197,3 +197,9 @@ def test_identical_case_reuses_measurement(topo):
     assert b.metrics["bandwidth"].values == a.metrics["bandwidth"].values
     assert any("same measurement as case 'a'" in n for n in b.notes)
     assert a.params["sweep"] == "scaling" and not any("same" in n for n in a.notes)
+
+
+def test_numa_balancing_is_noted(topo, monkeypatch):
+    monkeypatch.setattr(bw.sysstate, "numa_balancing", lambda root="/": True)
+    r = bw.measure(topo, kernel="fill", cpus=_cpus(topo, 1), size_bytes=SMALL, reps=1)
+    assert bw.NUMA_BALANCING_NOTE in r.notes

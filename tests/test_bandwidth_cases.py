@@ -175,3 +175,11 @@ def test_placement_interleave_and_first_touch():
     assert ok and not notes
     ok, notes = check_placement(None, [0], {}, [{}], -1)
     assert ok and "unknown" in notes[0]
+
+
+def test_scaling_respects_max_threads():
+    topo = synth()
+    cases = bw.build_cases(topo, kernels=["triad"], scaling=True, threads=3, reps=1)
+    assert max(len(c.params["cpus"]) for c in cases) == 3
+    with pytest.raises(UserError):
+        bw.build_cases(topo, scaling=True, threads=0)

@@ -50,6 +50,8 @@ STORES = {"read": 0, "fill": 1, "copy": 1, "scale": 1, "add": 1, "triad": 1}
 GB = 1e9
 UNITS_NOTE = "GB = 10^9 bytes"
 DEFAULT_REPS = 10
+NUMA_BALANCING_NOTE = ("automatic NUMA balancing is on: it may migrate pages during the "
+                       "measurement (echo 0 > /proc/sys/kernel/numa_balancing)")
 QUICK_REPS = 3                 # `numascope run --quick`: arrays stay 4 x LLC, fewer repetitions
 
 
@@ -174,10 +176,8 @@ def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None
             check_fits(total, sum(free), f"binding to node(s) {mem['nodes']}")
 
     if sysstate.numa_balancing():
-        msg = ("automatic NUMA balancing is on: it may migrate pages during the measurement "
-               "(echo 0 > /proc/sys/kernel/numa_balancing)")
-        notes.append(msg)
-        _warn_once(msg)
+        notes.append(NUMA_BALANCING_NOTE)
+        _warn_once(NUMA_BALANCING_NOTE)   # on stderr once per process, in every result
 
     try:
         raw = _core.bw_run(kernel, cpus, n, reps, variants, memory=mem, warmup=warmup,
@@ -281,8 +281,8 @@ def _merge(cases: list[Case], seen: dict[tuple, Case], key: tuple, case: Case, f
 
 def scaling_cases(topo: Topology, kernels: list[str], where: str = "all",
                   policies: tuple[str, ...] = placement.POLICIES, counts: str = "all",
-                  **common: Any) -> list[Case]:
-    """One case per (kernel, policy, thread count): the memory-wall curves."""
+                  max_threads: int | None = None, **common: Any) -> list[Case]:
+    """One case per (kernel, policy, thread count ≤ max_threads): the memory-wall curves."""
     cases: list[Case] = []
     seen: dict[tuple, Case] = {}
     for kernel in kernels:
@@ -294,6 +294,8 @@ def scaling_cases(topo: Topology, kernels: list[str], where: str = "all",
             steps = thread_counts(len(order)) if counts == "all" else \
                 thread_counts(len(order), dense_up_to=4)
             for t in steps:
+                if max_threads is not None and t > max_threads:
+                    break
                 cpus = order[:t]
                 key = (kernel, tuple(sorted(cpus)), str(common.get("memory")))
                 label = f"{kernel} {policy} {t}T"
@@ -352,7 +354,9 @@ def build_cases(topo: Topology, kernels: list[str] | None = None, scaling: bool 
     common = {"memory": memory, "size_bytes": size_bytes, "reps": reps, "isa": isa, "nt": nt}
     cases: list[Case] = []
     if scaling:
-        cases += scaling_cases(topo, kernels, where=where, **common)
+        if threads is not None and threads < 1:
+            raise UserError(f"threads must be at least 1 (got {threads})")
+        cases += scaling_cases(topo, kernels, where=where, max_threads=threads, **common)
     if per_domain:
         cases += domain_cases(topo, kernels, **common)
     if not scaling and not per_domain:

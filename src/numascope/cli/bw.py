@@ -26,7 +26,8 @@ def register(p: argparse.ArgumentParser) -> None:
                    choices=["compact", "spread", "per-l3", "per-node"],
                    help="order in which CPUs are taken (default compact)")
     p.add_argument("--threads", type=int, default=None,
-                   help="number of threads (default: every CPU the policy gives)")
+                   help="number of threads (default: every CPU the policy gives; with "
+                        "--scaling the largest count swept)")
     mem = p.add_mutually_exclusive_group()
     mem.add_argument("--membind", default=None, metavar="NODES",
                      help="bind the arrays to these NUMA nodes (default: first touch)")
@@ -69,7 +70,7 @@ def _kernels(text: str) -> list[str]:
 def main(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from numascope.bench.bandwidth import Bandwidth
+    from numascope.bench.bandwidth import NUMA_BALANCING_NOTE, Bandwidth
     from numascope.bench.base import Interrupted, run_cases
     from numascope.bench.bw_sizes import parse_size
     from numascope.console import err, out, print_json, warn
@@ -110,7 +111,7 @@ def main(args: argparse.Namespace) -> int:
         except Interrupted as e:
             results, interrupted = e.results, True
     for note in dict.fromkeys(n for r in results for n in r.notes
-                              if not n.startswith("auto:")):
+                              if not n.startswith("auto:") and n != NUMA_BALANCING_NOTE):
         warn(note)
 
     if args.plot and results:
