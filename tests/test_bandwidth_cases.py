@@ -6,7 +6,12 @@ import pytest
 
 from numascope.bench import bandwidth as bw
 from numascope.bench.bw_placement import check_placement
-from numascope.bench.bw_sizes import check_fits, default_array_bytes, parse_size
+from numascope.bench.bw_sizes import (
+    check_fits,
+    check_hugetlb,
+    default_array_bytes,
+    parse_size,
+)
 from numascope.errors import MeasurementError, UserError
 from numascope.topology.model import Core, Cpu, L3Domain, Node, Package, Topology
 
@@ -183,3 +188,15 @@ def test_scaling_respects_max_threads():
     assert max(len(c.params["cpus"]) for c in cases) == 3
     with pytest.raises(UserError):
         bw.build_cases(topo, scaling=True, threads=0)
+
+
+def test_hugetlb_pool_checked(tmp_path):
+    (tmp_path / "proc").mkdir()
+    meminfo = tmp_path / "proc" / "meminfo"
+    meminfo.write_text("MemAvailable: 1000 kB\nHugePages_Free: 3\nHugepagesize: 2048 kB\n")
+    check_hugetlb(3, 2 * MIB, tmp_path)
+    with pytest.raises(UserError, match="hugetlb"):
+        check_hugetlb(3, 2 * MIB + 1, tmp_path)
+    meminfo.write_text("HugePages_Free: 9\nHugepagesize: 1048576 kB\n")
+    with pytest.raises(UserError, match="default huge page"):
+        check_hugetlb(1, MIB, tmp_path)

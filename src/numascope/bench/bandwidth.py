@@ -31,6 +31,7 @@ from numascope.bench.bw_placement import check_placement
 from numascope.bench.bw_sizes import (
     LLC_FACTOR,
     check_fits,
+    check_hugetlb,
     default_array_bytes,
     format_bytes,
     mem_available,
@@ -170,6 +171,8 @@ def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None
     total = ARRAYS[kernel] * n * 8
     check_fits(total, mem_available(), f"{kernel} with {ARRAYS[kernel]} arrays of "
                f"{format_bytes(size_bytes)}")
+    if mem["huge"] == "hugetlb":
+        check_hugetlb(ARRAYS[kernel], n * 8)
     if mem["policy"] == "bind":
         free = [topo.node(x).free_bytes for x in mem["nodes"]]
         if all(f is not None for f in free):

@@ -66,3 +66,34 @@ def check_fits(total_bytes: int, available: int | None, what: str) -> None:
     if total_bytes > 0.9 * available:
         raise UserError(f"{what} needs {format_bytes(total_bytes)} but only "
                         f"{format_bytes(available)} is free (MemAvailable); use a smaller --size")
+
+
+def hugetlb_free(root: str | Path = "/") -> tuple[int, int] | None:
+    """(free bytes, page bytes) of the default hugetlb pool, None when unreadable."""
+    try:
+        text = (Path(root) / "proc/meminfo").read_text()
+    except OSError:
+        return None
+    free = re.search(r"^HugePages_Free:\s+(\d+)", text, re.MULTILINE)
+    size = re.search(r"^Hugepagesize:\s+(\d+)\s*kB", text, re.MULTILINE)
+    if not free or not size:
+        return None
+    page = int(size.group(1)) * 1024
+    return int(free.group(1)) * page, page
+
+
+def check_hugetlb(arrays: int, array_bytes: int, root: str | Path = "/") -> None:
+    """UserError unless the hugetlb pool holds `arrays` arrays: touching a hugetlb mapping
+    that the pool cannot back kills the process with SIGBUS instead of failing cleanly."""
+    pool = hugetlb_free(root)
+    if pool is None:
+        raise UserError("hugetlb pages: this kernel reports no hugetlb pool")
+    free, page = pool
+    if page != HUGE_PAGE:
+        raise UserError(f"hugetlb pages: the default huge page is {format_bytes(page)}, "
+                        "numascope maps 2 MiB ones; use --huge thp")
+    need = arrays * (-(-array_bytes // page) * page)
+    if need > free:
+        raise UserError(f"hugetlb pages: {format_bytes(need)} needed but "
+                        f"{format_bytes(free)} free (reserve more via /proc/sys/vm/nr_hugepages"
+                        ", or use --huge thp)")
