@@ -203,3 +203,13 @@ def test_numa_balancing_is_noted(topo, monkeypatch):
     monkeypatch.setattr(bw.sysstate, "numa_balancing", lambda root="/": True)
     r = bw.measure(topo, kernel="fill", cpus=_cpus(topo, 1), size_bytes=SMALL, reps=1)
     assert bw.NUMA_BALANCING_NOTE in r.notes
+
+
+@pytest.mark.parametrize("kernel", ["fill", "scale", "triad"])
+def test_a_repetition_that_did_no_work_is_caught(kernel):
+    # each repetition uses a new scalar, so a skipped one leaves stale values behind
+    cpu = [min(os.sched_getaffinity(0))]
+    ok = _core.bw_run(kernel, cpu, 1 << 16, 3, [("scalar", False)])
+    assert ok["validated"] and ok["spot_bad"] == 0
+    r = _core.bw_run(kernel, cpu, 1 << 16, 3, [("scalar", False)], skip_rep=1)
+    assert not r["validated"] and r["spot_bad"] > 0

@@ -248,6 +248,35 @@ static void check_work(int tid, int nt, void *arg) {
     c->first_bad[tid] = first;
 }
 
+/* The value every output element holds after one run of `kernel` with scalar s. */
+static double expected_value(int kernel, double s) {
+    switch (kernel) {
+    case K_FILL: return s;
+    case K_COPY: return A0;
+    case K_SCALE: return s * C0;
+    case K_ADD: return A0 + B0;
+    default: return B0 + s * C0;    /* K_TRIAD */
+    }
+}
+
+static double *output_array(const bw_job *j) {
+    return j->kernel == K_FILL ? j->a : j->kernel == K_COPY ? j->c
+         : j->kernel == K_SCALE ? j->b : j->kernel == K_ADD ? j->c : j->a;
+}
+
+/* Untimed spot check after each repetition: a few hundred elements spread over the array
+ * (every thread's chunk) must hold this repetition's value. Scalars change from one
+ * repetition to the next, so a repetition that skipped work is caught, not only the last. */
+#define SPOT_SAMPLES 257
+static long spot_check(const double *out, size_t n, double expect) {
+    long bad = 0;
+    for (int k = 0; k < SPOT_SAMPLES; k++) {
+        size_t i = (size_t)((double)(n - 1) * k / (SPOT_SAMPLES - 1));
+        if (!(fabs(out[i] - expect) <= TOL * fabs(expect))) bad++;
+    }
+    return bad;
+}
+
 static int parse_isa(const char *s) {
     for (int i = 0; i < 3; i++) if (!strcmp(s, isa_names[i])) return i;
     return -1;
@@ -281,7 +310,10 @@ static PyObject *where_to_py(bw_job *j, int nthreads, long samples, PyObject **b
             long got = ns_mem_where(arrays[k] + i0, (i1 - i0) * sizeof(double), counts, per);
             if (got < 0) { unavailable = 1; continue; }
             *sampled += got;
-            for (int x = 0; x <= NS_MAX_NODES; x++) { tcounts[x] += counts[x]; total[x] += counts[x]; }
+            for (int x = 0; x <= NS_MAX_NODES; x++) {
+                tcounts[x] += counts[x];
+                total[x] += counts[x];
+            }
         }
         PyList_SET_ITEM(*by_thread, t, ns_where_to_py(tcounts));
     }
@@ -291,16 +323,17 @@ static PyObject *where_to_py(bw_job *j, int nthreads, long samples, PyObject **b
 
 static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"kernel", "cpus", "n", "reps", "variants", "memory", "warmup",
-                             "corrupt_index", "where_samples", NULL};
+                             "corrupt_index", "where_samples", "skip_rep", NULL};
     const char *kname;
     PyObject *cpus_obj, *variants_obj, *mem_obj = Py_None;
     Py_ssize_t n_el;
     int reps = 10, warmup = 1;
     long long corrupt = -1;
     long where_samples = 4096;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLl", kwlist, &kname, &cpus_obj, &n_el,
+    int skip_rep = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLli", kwlist, &kname, &cpus_obj, &n_el,
                                      &reps, &variants_obj, &mem_obj, &warmup, &corrupt,
-                                     &where_samples))
+                                     &where_samples, &skip_rep))
         return NULL;
     int kernel = -1;
     for (int k = 0; k < K_COUNT; k++) if (!strcmp(kname, kernel_names[k])) kernel = k;
@@ -309,7 +342,8 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     if (reps < 1) return ns_value_error("at least one repetition is needed");
     if (warmup < 0) warmup = 0;
     size_t n = (size_t)n_el;
-    if (corrupt >= (long long)n) return ns_value_error("corrupt_index %lld outside the array", corrupt);
+    if (corrupt >= (long long)n)
+        return ns_value_error("corrupt_index %lld outside the array", corrupt);
 
     /* variants: sequence of (isa, nt) */
     PyObject *vfast = PySequence_Fast(variants_obj, "variants must be a sequence of (isa, nt)");
@@ -364,6 +398,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     ns_team *team = NULL;
     double init_s = 0, last_s = 0, huge = -1;
     long long bad = 0, first_bad = -1;
+    long spot_bad = 0;
     int ok_alloc = 1;
     PyObject *where = NULL, *by_thread = NULL;
     long sampled = 0;
@@ -372,8 +407,10 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     team = ns_team_create(cpus, ncpu, err, sizeof err);
     if (team) {
         if (need_a && !(job.a = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
-        if (ok_alloc && need_b && !(job.b = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
-        if (ok_alloc && need_c && !(job.c = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
+        if (ok_alloc && need_b && !(job.b = ns_mem_alloc(bytes, &spec, err, sizeof err)))
+            ok_alloc = 0;
+        if (ok_alloc && need_c && !(job.c = ns_mem_alloc(bytes, &spec, err, sizeof err)))
+            ok_alloc = 0;
     }
     if (team && ok_alloc) {
         double t0 = ns_now();
@@ -391,7 +428,11 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
             for (int v = 0; v < nvar; v++) {
                 job.isa = v_isa[v]; job.nt = v_nt[v];
                 job.s = last_s = 1.0 + 0.5 * (double)(step++ % 16);
-                times[v * reps + r] = ns_team_run_timed(team, kernel_work, &job);
+                /* skip_rep: test hook, a repetition that does no work must be caught */
+                times[v * reps + r] = r == skip_rep ? 0.0
+                                    : ns_team_run_timed(team, kernel_work, &job);
+                if (kernel != K_READ)
+                    spot_bad += spot_check(output_array(&job), n, expected_value(kernel, job.s));
                 double tot = 0;
                 for (int t = 0; t < ncpu; t++) tot += sums[t * SUM_STRIDE];
                 rep_sums[v * reps + r] = tot;
@@ -403,11 +444,8 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                 if (!(fabs(rep_sums[i] - expect) <= TOL * expect)) bad++;
             chk->expect = expect;
         } else {
-            double *out = kernel == K_FILL ? job.a : kernel == K_COPY ? job.c
-                        : kernel == K_SCALE ? job.b : kernel == K_ADD ? job.c : job.a;
-            double expect = kernel == K_FILL ? last_s : kernel == K_COPY ? A0
-                          : kernel == K_SCALE ? last_s * C0 : kernel == K_ADD ? A0 + B0
-                          : B0 + last_s * C0;
+            double *out = output_array(&job);
+            double expect = expected_value(kernel, last_s);
             if (corrupt >= 0) out[corrupt] += 1.0;
             chk->job = &job;
             chk->out = out;
@@ -433,9 +471,11 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     PyObject *tl = PyList_New(nvar), *vl = PyList_New(nvar), *sl = PyList_New(0);
     for (int v = 0; v < nvar; v++) {
         PyObject *one = PyList_New(reps);
-        for (int r = 0; r < reps; r++) PyList_SET_ITEM(one, r, PyFloat_FromDouble(times[v * reps + r]));
+        for (int r = 0; r < reps; r++)
+            PyList_SET_ITEM(one, r, PyFloat_FromDouble(times[v * reps + r]));
         PyList_SET_ITEM(tl, v, one);
-        PyList_SET_ITEM(vl, v, Py_BuildValue("(sO)", isa_names[v_isa[v]], v_nt[v] ? Py_True : Py_False));
+        PyList_SET_ITEM(vl, v, Py_BuildValue("(sO)", isa_names[v_isa[v]],
+                                             v_nt[v] ? Py_True : Py_False));
         if (kernel == K_READ)
             for (int r = 0; r < reps; r++) {
                 PyObject *f = PyFloat_FromDouble(rep_sums[v * reps + r]);
@@ -448,7 +488,8 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     SET("times", tl);
     SET("variants", vl);
     SET("read_sums", sl);
-    SET("validated", PyBool_FromLong(bad == 0));
+    SET("validated", PyBool_FromLong(bad == 0 && spot_bad == 0));
+    SET("spot_bad", PyLong_FromLong(spot_bad));
     SET("bad_elements", PyLong_FromLongLong(bad));
     SET("first_bad", PyLong_FromLongLong(first_bad));
     SET("expected", PyFloat_FromDouble(chk->expect));
@@ -485,6 +526,7 @@ PyMethodDef ns_bw_methods[] = {
      "interleaved, `reps` times each, after `warmup` untimed rounds. Returns per-variant "
      "seconds per repetition (barrier to barrier, inside C), the validation outcome, and "
      "sampled page locations overall and per thread. corrupt_index >= 0 corrupts one element "
-     "on purpose (a test hook for the validation)."},
+     "on purpose, skip_rep >= 0 skips that repetition's work (test hooks for the "
+     "validation)."},
     {NULL, NULL, 0, NULL},
 };

@@ -190,9 +190,11 @@ def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None
     if not raw["validated"]:
         where = f", first at element {raw['first_bad']}" if raw["first_bad"] >= 0 else ""
         what = "repetitions" if kernel == "read" else "elements"
+        spot = f"; {raw['spot_bad']} spot-checked elements were wrong after their " \
+            "repetition" if raw.get("spot_bad") else ""
         raise MeasurementError(
             f"{kernel} failed validation: {raw['bad_elements']} {what} differ from the "
-            f"expected {raw['expected']!r}{where}")
+            f"expected {raw['expected']!r}{where}{spot}")
 
     cpu_nodes = [topo.cpu(c).node for c in cpus]
     ok, pnotes = check_placement(mem, cpu_nodes, raw["pages"], raw["pages_by_thread"],
