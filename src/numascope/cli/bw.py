@@ -135,6 +135,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _print(results, console) -> None:
+    from rich import box
     from rich.table import Table
 
     from numascope.bench.bw_sizes import format_bytes
@@ -142,19 +143,19 @@ def _print(results, console) -> None:
     if not results:
         return
     t = Table(title="Memory bandwidth, GB/s (GB = 10^9 B): best/median in STREAM bytes, "
-                    "DRAM = traffic incl. write-allocate", title_justify="left")
-    for col, just in (("kernel", "left"), ("placement", "left"), ("T", "right"),
-                      ("CPUs", "left"), ("code", "left"), ("best", "right"),
-                      ("median", "right"), ("spread", "right"), ("DRAM", "right"),
-                      ("pages/node", "left")):
-        t.add_column(col, justify=just)
+                    "DRAM = traffic incl. write-allocate", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    for col, just in (("kernel", "left"), ("placement", "left"), ("CPUs", "left"),
+                      ("best", "right"), ("median", "right"), ("spread", "right"),
+                      ("DRAM", "right"), ("pages", "left")):
+        t.add_column(col, justify=just, no_wrap=col in ("kernel", "CPUs"))
     for r in results:
         bw = r.metrics["bandwidth"]
         dram = r.metrics["dram_bandwidth"]
         pages = r.placement.get("pages_per_node") or {}
         total = sum(pages.values()) or 1
-        where = " ".join(f"N{k}:{100 * v / total:.0f}%" if int(k) >= 0 else
-                         f"absent:{100 * v / total:.0f}%" for k, v in sorted(pages.items()))
+        where = " ".join(f"N{k} {100 * v / total:.0f}%" if int(k) >= 0 else
+                         f"absent {100 * v / total:.0f}%" for k, v in sorted(pages.items()))
         if not r.placement.get("ok", True):
             where += " [red](!)[/red]"
         p = r.params
@@ -163,11 +164,12 @@ def _print(results, console) -> None:
         if mem.get("policy", "first-touch") != "first-touch":
             place += f" mem {mem['policy']}:{','.join(map(str, mem.get('nodes', [])))}"
         code = p["isa"] + ("-nt" if p.get("stores") == "streaming" else "")
-        t.add_row(p["kernel"], place, str(p["threads"]), r.placement.get("cpulist", ""), code,
+        t.add_row(f"{p['kernel']} {code}", place,
+                  f"{r.placement.get('cpulist', '')} ({p['threads']})",
                   f"{bw.best:.1f}", f"{bw.median:.1f}", f"{100 * bw.spread:.1f}%",
                   f"{dram.best:.1f}", where or "unknown")
     console.print(t)
     p = results[0].params
     console.print(f"best and median of {p['reps']} timed repetitions after {p['warmup']} "
                   f"warm-up; arrays of {format_bytes(p['array_bytes'])} each; "
-                  f"spread = (max - min) / median; -nt = streaming stores.")
+                  f"spread = (max - min) / median; -nt = streaming stores; CPUs (threads).")
