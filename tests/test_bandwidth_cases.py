@@ -200,3 +200,29 @@ def test_hugetlb_pool_checked(tmp_path):
     meminfo.write_text("HugePages_Free: 9\nHugepagesize: 1048576 kB\n")
     with pytest.raises(UserError, match="default huge page"):
         check_hugetlb(1, MIB, tmp_path)
+
+
+def test_policies_on_replayed_machines():
+    from conftest import hwloc_fixture
+
+    from numascope.topology import read_topology
+    common = {"memory": None, "size_bytes": None, "reps": 1, "isa": "auto", "nt": "auto"}
+    # 8 NUMA nodes of 2 cores (a 4-socket Opteron): per-node = one CPU on each node
+    topo = read_topology(hwloc_fixture("16amd64-8n2c"))
+    pts = {(p, len(c.params["cpus"])): c.params["cpus"]
+           for c in bw.scaling_cases(topo, ["triad"], **common) for p in c.params["policies"]}
+    per_node = pts[("per-node", 8)]
+    assert sorted(topo.cpu(c).node for c in per_node) == topo.node_ids()
+    assert ("per-node", 9) not in pts
+    doms = {d: c for c in bw.domain_cases(topo, ["triad"], **common) for d in c.params["domains"]}
+    for n in topo.nodes:
+        assert doms[f"N{n.id}"].params["memory"] == {"policy": "bind", "nodes": [n.id]}
+        assert sorted(doms[f"N{n.id}"].params["cpus"]) == sorted(n.cpus)
+    # 4 sockets x 2 cores x 2 threads, one L3 per socket: per-l3 = one CPU per socket
+    topo = read_topology(hwloc_fixture("16em64t-4s2c2t"))
+    pts = {(p, len(c.params["cpus"])): c.params["cpus"]
+           for c in bw.scaling_cases(topo, ["triad"], **common) for p in c.params["policies"]}
+    assert sorted(topo.cpu(c).package for c in pts[("per-l3", 4)]) == [0, 1, 2, 3]
+    # compact takes every core before any SMT sibling
+    first8 = pts[("compact", 8)]
+    assert all(topo.cpu(c).smt == 0 for c in first8)
