@@ -57,8 +57,11 @@ int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec) {
 
 void *ns_mem_alloc(size_t bytes, const ns_mem_spec *spec, char *err, size_t errlen) {
     size_t len = round_up(bytes ? bytes : 1, HUGE_2M);
-    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+    /* MAP_NORESERVE only for ordinary pages: an unreserved hugetlb mapping succeeds on an
+     * empty pool and then dies with SIGBUS on first touch; reserved, it fails here. */
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS;
     if (spec->huge == NS_HUGE_HUGETLB) flags |= MAP_HUGETLB;
+    else flags |= MAP_NORESERVE;
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
     if (p == MAP_FAILED) {
         snprintf(err, errlen, "cannot map %zu bytes%s: %s", len,

@@ -19,9 +19,23 @@ struct ns_team {
     int quit;
     double elapsed;
     int *pin_ok;              /* per thread: CPU observed after pinning, or -1 */
+    pthread_mutex_t lock;     /* start-up: workers wait until every thread exists */
+    pthread_cond_t cond;
+    int go;                   /* 0 wait, 1 start, -1 creation failed: exit */
 };
 
 typedef struct { ns_team *t; int tid; } worker_arg;
+
+static void free_team(ns_team *t) {
+    pthread_barrier_destroy(&t->gate);
+    pthread_barrier_destroy(&t->inner);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->cond);
+    free(t->cpus);
+    free(t->threads);
+    free(t->pin_ok);
+    free(t);
+}
 
 static void *worker(void *p) {
     worker_arg *wa = p;
@@ -29,6 +43,11 @@ static void *worker(void *p) {
     int tid = wa->tid;
     free(wa);
     t->pin_ok[tid] = sched_getcpu();
+    pthread_mutex_lock(&t->lock);
+    while (t->go == 0) pthread_cond_wait(&t->cond, &t->lock);
+    int go = t->go;
+    pthread_mutex_unlock(&t->lock);
+    if (go < 0) return NULL;
     pthread_barrier_wait(&t->gate);           /* creation handshake */
     for (;;) {
         pthread_barrier_wait(&t->gate);       /* job posted */
@@ -67,6 +86,9 @@ ns_team *ns_team_create(const int *cpus, int n, char *err, size_t errlen) {
     t->pin_ok = calloc(n, sizeof(int));
     pthread_barrier_init(&t->gate, NULL, n + 1);
     pthread_barrier_init(&t->inner, NULL, n);
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->cond, NULL);
+    int created = 0;
     for (int i = 0; i < n; i++) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -80,12 +102,20 @@ ns_team *ns_team_create(const int *cpus, int n, char *err, size_t errlen) {
         int rc = pthread_create(&t->threads[i], &attr, worker, wa);
         pthread_attr_destroy(&attr);
         if (rc != 0) {
-            /* Threads already started wait on the handshake; we cannot unwind them
-             * cleanly, so this is fatal for the process only in pathological cases. */
             snprintf(err, errlen, "cannot start thread on CPU %d: %s", cpus[i], strerror(rc));
             free(wa);
-            abort();
+            break;
         }
+        created++;
+    }
+    pthread_mutex_lock(&t->lock);
+    t->go = created == n ? 1 : -1;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    if (created < n) {               /* the started threads see go < 0 and exit */
+        for (int i = 0; i < created; i++) pthread_join(t->threads[i], NULL);
+        free_team(t);
+        return NULL;
     }
     pthread_barrier_wait(&t->gate);
     for (int i = 0; i < n; i++) {
@@ -122,12 +152,7 @@ void ns_team_destroy(ns_team *t) {
     t->quit = 1;
     pthread_barrier_wait(&t->gate);
     for (int i = 0; i < t->n; i++) pthread_join(t->threads[i], NULL);
-    pthread_barrier_destroy(&t->gate);
-    pthread_barrier_destroy(&t->inner);
-    free(t->cpus);
-    free(t->threads);
-    free(t->pin_ok);
-    free(t);
+    free_team(t);
 }
 
 void ns_split(size_t n, int tid, int nt, size_t align, size_t *begin, size_t *end) {
