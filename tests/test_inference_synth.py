@@ -88,3 +88,20 @@ def test_minus_one_with_local_cpus_of_one_node(tmp_path):
             name="nvme0", local_cpulist=",".join(map(str, node1)))
     d = read_topology(root).devices[0]
     assert d.kind == "nvme" and d.numa_node == 1 and "local_cpulist" in d.evidence
+
+
+def test_function_without_numa_node_file_takes_its_bridges(tmp_path):
+    root = machine(tmp_path, nodes_per_socket=2)
+    add_pci(root, "0000:40:01.0", pci_class="0x060400", numa_node="2")  # a PCIe bridge
+    fn = root / "sys/devices/pci0000:00/0000:40:01.0/0000:44:00.0"
+    fn.mkdir(parents=True)
+    (fn / "class").write_text("0x010802\n")  # NVMe, and no numa_node file of its own
+    (root / "sys/bus/pci/devices/0000:44:00.0").symlink_to(
+        "../../../devices/pci0000:00/0000:40:01.0/0000:44:00.0")
+    (fn / "nvme/nvme0").mkdir(parents=True)
+    (root / "sys/class/nvme").mkdir(parents=True, exist_ok=True)
+    (root / "sys/class/nvme/nvme0").symlink_to(
+        "../../devices/pci0000:00/0000:40:01.0/0000:44:00.0/nvme/nvme0")
+    by = {d.name: d for d in read_topology(root).devices}
+    assert by["nvme0"].numa_node == 2
+    assert "upstream bridge 0000:40:01.0" in by["nvme0"].evidence

@@ -102,6 +102,15 @@ def _locality(tree: Tree, rel: str, node_sets: dict[int, set[int]], all_cpus: se
     where = tree.where(f"{rel}/numa_node")
     if raw is not None and raw.lstrip("-").isdigit() and int(raw) >= 0:
         return int(raw), f"{where} = {raw}"
+    if raw is None:  # no file at all (old kernels, some functions): ask the upstream bridges
+        parent = Path(rel).parent
+        while PCI_ADDR.match(parent.name):
+            up = tree.read(f"{parent}/numa_node")
+            if up is not None and up.lstrip("-").isdigit() and int(up) >= 0:
+                return int(up), f"{where} missing; upstream bridge {parent.name} numa_node = {up}"
+            if up is not None:
+                break
+            parent = parent.parent
     said = f"{where} = {raw}" if raw is not None else f"{where} missing"
     local = tree.read_cpus(rel, "local_cpus")
     if local and set(local) != all_cpus:
