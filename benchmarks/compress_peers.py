@@ -25,7 +25,7 @@ import blosc2
 import numpy as np
 
 from numascope.bench import compress as cz
-from numascope.bench.datasets import format_size, parse_size
+from numascope.bench.datasets import format_bytes, parse_size
 from numascope.topology import read_topology
 
 FILTERS = {"none": [], "shuffle": [blosc2.Filter.SHUFFLE],
@@ -87,8 +87,8 @@ def main() -> None:
     cases = bench.cases(topo, spec, [a.codec], [a.clevel], [a.filter], threads, reps=a.reps)
     chunk = cases[0].params["chunk_bytes"]
     gb = data.nbytes / 1e9
-    print(f"data: {a.data}, {format_size(data.nbytes)} float32; {a.codec}-{a.clevel}-{a.filter}, "
-          f"chunks of {format_size(chunk)}; GB/s of uncompressed data (median of {a.reps})")
+    print(f"data: {a.data}, {format_bytes(data.nbytes)} float32; {a.codec}-{a.clevel}-{a.filter}, "
+          f"chunks of {format_bytes(chunk)}; GB/s of uncompressed data (median of {a.reps})")
     print(f"{'threads':>7} {'plain':>8} {'numascope':>10} {'blosc2.sum':>11} "
           f"{'ns/blosc2':>10} {'ns/plain':>9}  ratio(ns, blosc2)")
     last = None

@@ -69,7 +69,7 @@ def main() -> int:
                 print(f"{mode:6s} run {i + 1}: numascope {ours[-1]:7.1f} ns   "
                       f"peer {peer[-1]:7.1f} ns")
             mo, mp = statistics.median(ours), statistics.median(peer)
-            print(f"{mode:6s} {lat.format_size(size)} pages={a.pages}: numascope {mo:.1f} ns "
+            print(f"{mode:6s} {lat.format_bytes(size)} pages={a.pages}: numascope {mo:.1f} ns "
                   f"(CV {cv(ours):.1%}), peer {mp:.1f} ns (CV {cv(peer):.1%}), "
                   f"ratio {mo / mp:.3f}")
     return 0

@@ -14,7 +14,7 @@ def test_help_lists_commands(capsys):
 
 def test_unknown_command_is_one_line_exit_2():
     p = subprocess.run([sys.executable, "-m", "numascope", "no-such-command"],
-                       capture_output=True, text=True)
+                       check=False, capture_output=True, text=True)
     assert p.returncode == 2
     assert "Traceback" not in p.stderr
     assert p.stderr.strip().startswith("numascope: error:")

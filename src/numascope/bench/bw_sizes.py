@@ -6,41 +6,13 @@ import re
 from pathlib import Path
 
 from numascope.errors import UserError
+from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
 
 MIB = 1 << 20
 HUGE_PAGE = 2 * MIB
 MIN_DEFAULT = 64 * MIB         # floor of the automatic size when the LLC is tiny or unknown
 NO_LLC_DEFAULT = 1024 * MIB    # automatic size when the machine reports no L3
 LLC_FACTOR = 4                 # STREAM's rule: each array at least 4 × the caches in use
-
-# K/M/G/T and KiB/MiB/GiB/TiB are binary (as numactl and dd read them); KB/MB/GB/TB decimal.
-_UNITS = {
-    "": 1, "b": 1,
-    "k": 1 << 10, "kib": 1 << 10, "kb": 10**3,
-    "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
-    "g": 1 << 30, "gib": 1 << 30, "gb": 10**9,
-    "t": 1 << 40, "tib": 1 << 40, "tb": 10**12,
-}
-
-
-def parse_size(text: str) -> int:
-    """'512M' → 536870912, '1GiB' → 2^30, '2GB' → 2·10^9, '4096' → 4096 bytes."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _UNITS:
-        raise UserError(f"bad size {text!r}: expected e.g. 512M, 2G, 1GiB or 3GB "
-                        "(K/M/G = 2^10/2^20/2^30, KB/MB/GB = 10^3/10^6/10^9)")
-    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if value <= 0:
-        raise UserError(f"size {text!r} must be larger than zero")
-    return value
-
-
-def format_bytes(n: float) -> str:
-    for unit, f in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= f:
-            return f"{n / f:.3g} {unit}"
-    return f"{int(n)} B"
-
 
 def default_array_bytes(llc_bytes: int) -> int:
     """Bytes per array: 4 × the LLC of the CPUs used, rounded up to whole 2 MiB pages."""

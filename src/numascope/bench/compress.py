@@ -25,7 +25,7 @@ from numascope.bench.datasets import (
     SYNTHETIC,
     Dataset,
     fit,
-    format_size,
+    format_bytes,
     load,
     synthetic,
     too_small,
@@ -82,8 +82,8 @@ def check_memory(nbytes: int) -> None:
     except (OSError, StopIteration, ValueError):
         return
     if 3 * nbytes > avail:
-        raise UserError(f"{format_size(nbytes)} of data needs about {format_size(3 * nbytes)} "
-                        f"(data, plain copy, compressed store) but only {format_size(avail)} "
+        raise UserError(f"{format_bytes(nbytes)} of data needs about {format_bytes(3 * nbytes)} "
+                        f"(data, plain copy, compressed store) but only {format_bytes(avail)} "
                         "is available: use a smaller --size")
 
 
@@ -230,7 +230,7 @@ class Compress:
         except ValueError as e:  # the C core's reasons (CPU not allowed, blosc2 failure)
             raise UserError(str(e)) from None
         except MemoryError:
-            raise UserError(f"not enough memory for {format_size(ds.nbytes)} of data "
+            raise UserError(f"not enough memory for {format_bytes(ds.nbytes)} of data "
                             "(plain copy + compressed store)") from None
         agreed = self._validate(ds, r)
         return self._result(topo, case, ds, cpus, chunk, r, agreed)
@@ -276,7 +276,7 @@ class Compress:
             notes.append(small)
         nchunks = -(-ds.nbytes // chunk)
         if nchunks < len(cpus):
-            notes.append(f"only {nchunks} chunk(s) of {format_size(chunk)} for {len(cpus)} "
+            notes.append(f"only {nchunks} chunk(s) of {format_bytes(chunk)} for {len(cpus)} "
                          "threads: some threads have no work")
         if not identical:
             notes.append("plain and compressed sums agree within tolerance but not bit for bit")

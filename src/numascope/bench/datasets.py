@@ -13,13 +13,13 @@ size takes a prefix."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from numascope.errors import UserError
+from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
 
 SYNTHETIC = ("smooth", "noisy", "precip")
 FORMATS = ("auto", "npy", "raw", "csv", "parquet", "hdf5", "netcdf", "blosc")
@@ -48,29 +48,6 @@ class Dataset:
 
 
 # -- sizes and dtypes -----------------------------------------------------------------------
-
-def parse_size(text: str) -> int:
-    """'64K', '256MiB', '1g', '4096' → bytes (binary units). UserError on anything else."""
-    t = text.strip().lower().removesuffix("b").removesuffix("i")
-    mult = 1
-    if t and t[-1] in "kmgt":
-        mult = 1 << (10 * ("kmgt".index(t[-1]) + 1))
-        t = t[:-1]
-    try:
-        v = float(t)
-    except ValueError:
-        raise UserError(f"bad size {text!r} (expected e.g. 64K, 256M, 1G)") from None
-    if not math.isfinite(v) or v <= 0:
-        raise UserError(f"bad size {text!r}: must be positive")
-    return int(v * mult)
-
-
-def format_size(n: int) -> str:
-    for unit, div in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
-        if n >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{n} B"
-
 
 def parse_dtype(text: str) -> np.dtype:
     try:
@@ -399,7 +376,7 @@ def fit(ds: Dataset, nbytes: int | None) -> Dataset:
         return ds
     if nbytes > ds.nbytes:
         raise UserError(
-            f"--size {format_size(nbytes)} is larger than {ds.name} ({format_size(ds.nbytes)}); "
+            f"--size {format_bytes(nbytes)} is larger than {ds.name} ({format_bytes(ds.nbytes)}); "
             "numascope never tiles real data (a repeat shorter than the codec's window fakes "
             "the compression ratio): drop --size or use a larger file")
     n = nbytes // ds.data.itemsize
@@ -407,15 +384,15 @@ def fit(ds: Dataset, nbytes: int | None) -> Dataset:
         raise UserError(f"--size {nbytes} B holds no {ds.data.dtype} item")
     if n < ds.data.size:
         ds = Dataset(ds.name, ds.data[:n].copy(), ds.kind, ds.source,
-                     ds.notes + [(f"first {format_size(n * ds.data.itemsize)} of "
-                                  f"{format_size(ds.nbytes)} used (--size)")])
+                     ds.notes + [(f"first {format_bytes(n * ds.data.itemsize)} of "
+                                  f"{format_bytes(ds.nbytes)} used (--size)")])
     return ds
 
 
 def too_small(nbytes: int, llc_bytes: int, factor: int = 4) -> str | None:
     """A note when the data could sit in the caches, so the plain sum never meets the wall."""
     if llc_bytes and nbytes < factor * llc_bytes:
-        return (f"dataset is {format_size(nbytes)}, under {factor}x the last-level cache of "
-                f"the CPUs used ({format_size(llc_bytes)}): the plain sum may run from cache, "
+        return (f"dataset is {format_bytes(nbytes)}, under {factor}x the last-level cache of "
+                f"the CPUs used ({format_bytes(llc_bytes)}): the plain sum may run from cache, "
                 "so this says little about the memory wall")
     return None

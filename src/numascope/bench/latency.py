@@ -21,6 +21,7 @@ from numascope.bench.base import Case
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
+from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
 
 FAMILY = "latency"
 MODES = ("tlb", "random")
@@ -37,30 +38,6 @@ def _core():
 
 
 # -- sizes and units ------------------------------------------------------------------------
-
-def parse_size(text: str) -> int:
-    """'64K', '256MiB', '1g', '4096' → bytes (binary units). UserError on anything else."""
-    t = text.strip().lower().removesuffix("b").removesuffix("i")
-    mult = 1
-    if t and t[-1] in "kmgt":
-        mult = 1 << (10 * ("kmgt".index(t[-1]) + 1))
-        t = t[:-1]
-    try:
-        v = float(t)
-    except ValueError:
-        raise UserError(f"bad size {text!r} (expected e.g. 64K, 256M, 1G)") from None
-    if not math.isfinite(v) or v <= 0:
-        raise UserError(f"bad size {text!r}: must be positive")
-    return int(v * mult)
-
-
-def format_size(n: int) -> str:
-    for unit, div in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
-        if n >= div:
-            v = n / div
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-    return f"{n} B"
-
 
 def percentile(values: list[float], p: float) -> float:
     """Linear-interpolated percentile (p in 0..100) of the samples."""
@@ -149,13 +126,13 @@ def check_fits(topo: Topology, nbytes: int, node: int | None, pages: str) -> Non
     free = topo.node(node).free_bytes if node is not None else _meminfo("MemAvailable")
     if free is not None and need > free:
         where = f"node {node}" if node is not None else "this machine"
-        raise UserError(f"a {format_size(nbytes)} buffer does not fit in the "
-                        f"{format_size(free)} free on {where}")
+        raise UserError(f"a {format_bytes(nbytes)} buffer does not fit in the "
+                        f"{format_bytes(free)} free on {where}")
     if pages == "hugetlb":
         hp_free, hp_size = _meminfo("HugePages_Free"), _meminfo("Hugepagesize")
         if not hp_free or not hp_size or hp_free * hp_size < nbytes:
             raise Unavailable("not enough hugetlb pages reserved for "
-                              f"{format_size(nbytes)} (see vm.nr_hugepages)")
+                              f"{format_bytes(nbytes)} (see vm.nr_hugepages)")
 
 
 # -- measurements ---------------------------------------------------------------------------
@@ -224,7 +201,7 @@ def chase(topo: Topology, nbytes: int, cpu: int | None = None, node: int | None 
     if r["cycle_walked"]:
         notes.append(f"cycle walked in full: {r['cycle_walked']} lines, every line once")
     metrics = latency_metrics(r["ns"], r["tsc"], cpu, clock)
-    label = f"{mode} {format_size(nbytes)} cpu{cpu}" + (f" node{node}" if node is not None
+    label = f"{mode} {format_bytes(nbytes)} cpu{cpu}" + (f" node{node}" if node is not None
                                                          else "")
     return BenchResult(
         family=FAMILY, case=label,
@@ -367,24 +344,24 @@ def detect_levels(points: list[tuple[int, float]], topo: Topology, cpu: int,
         lat = statistics.median(v for _, v in g)
         if expected is None:
             if llc and g[0][0] < llc / 1.5:
-                verdict = f"DRAM latency from {format_size(g[0][0])} on, below the " \
-                          f"{format_size(llc)} LLC reported: the effective last-level " \
+                verdict = f"DRAM latency from {format_bytes(g[0][0])} on, below the " \
+                          f"{format_bytes(llc)} LLC reported: the effective last-level " \
                           "cache is smaller (shared with other tenants, or a VM's view?)"
             else:
                 verdict = "beyond the last cache level" + (
-                    f" ({format_size(llc)})" if llc else "")
+                    f" ({format_bytes(llc)})" if llc else "")
         elif nxt is None:
             verdict = f"no larger working set measured to find the {name} edge"
         elif g[-1][0] <= expected * 1.5 and nxt >= expected / 1.5:
-            verdict = f"edge between {format_size(g[-1][0])} and {format_size(nxt)}, " \
-                      f"consistent with {name} = {format_size(expected)}"
+            verdict = f"edge between {format_bytes(g[-1][0])} and {format_bytes(nxt)}, " \
+                      f"consistent with {name} = {format_bytes(expected)}"
         elif nxt < expected / 1.5:
-            verdict = f"latency rises by {format_size(nxt)}, before the " \
-                      f"{format_size(expected)} {name} is full (shared or smaller effective" \
+            verdict = f"latency rises by {format_bytes(nxt)}, before the " \
+                      f"{format_bytes(expected)} {name} is full (shared or smaller effective" \
                       " cache?)"
         else:
-            verdict = f"plateau lasts to {format_size(g[-1][0])}, beyond the " \
-                      f"{format_size(expected)} {name}"
+            verdict = f"plateau lasts to {format_bytes(g[-1][0])}, beyond the " \
+                      f"{format_bytes(expected)} {name}"
         if any(lv.name == name for lv in levels):
             name = f"{name}+"     # a second step inside the same level's range
         levels.append(Level(name, g[0][0], g[-1][0], lat, expected, verdict))
@@ -414,7 +391,7 @@ class Latency:
         modes = list(MODES) if mode == "both" else [mode]
         base = {"kind": "idle", "cpu": cpu, "node": node, "pages": pages, "samples": samples,
                 "loads": loads}
-        return [Case(f"{m} {format_size(s)}", {**base, "bytes": s, "mode": m})
+        return [Case(f"{m} {format_bytes(s)}", {**base, "bytes": s, "mode": m})
                 for m in modes for s in sizes]
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:

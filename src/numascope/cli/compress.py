@@ -126,9 +126,9 @@ def main(args: argparse.Namespace) -> int:
 def _print(s, console) -> None:
     from rich.table import Table
 
-    from numascope.bench.datasets import format_size
-    console.print(f"[bold]{s.dataset}[/bold]: {format_size(s.nbytes)} of {s.dtype}, "
-                  f"chunks of {format_size(s.chunk_bytes)}, {s.source}")
+    from numascope.bench.datasets import format_bytes
+    console.print(f"[bold]{s.dataset}[/bold]: {format_bytes(s.nbytes)} of {s.dtype}, "
+                  f"chunks of {format_bytes(s.chunk_bytes)}, {s.source}")
     t = Table(show_header=True, header_style="bold")
     t.add_column("codec-clevel-filter", no_wrap=True, min_width=19)
     t.add_column("ratio", justify="right")

@@ -131,7 +131,7 @@ def _print(results, levels, console) -> None:
         s = lat.summary(r)
         core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "-"
         head = ([str(r.params["delay"]), f"{r.metrics['bandwidth'].median:.1f}"] if loaded
-                else [lat.format_size(r.params["bytes"]), r.params["mode"]])
+                else [lat.format_bytes(r.params["bytes"]), r.params["mode"]])
         pages = r.placement.get("pages", "4 KiB")
         t.add_row(*head, f"{s['p5']:.1f}", f"{s['p50']:.1f}", f"{s['p95']:.1f}",
                   f"{s['tsc_cycles']:.0f}", core, str(pages))
@@ -143,8 +143,8 @@ def _print(results, levels, console) -> None:
         for c in ("level", "plateau", "ns", "expected size", "check"):
             lt.add_column(c)
         for lv in lvls:
-            exp = lat.format_size(lv["expected_bytes"]) if lv["expected_bytes"] else "-"
-            lt.add_row(lv["name"], f"{lat.format_size(lv['first_bytes'])} – "
-                       f"{lat.format_size(lv['last_bytes'])}", f"{lv['latency_ns']:.1f}", exp,
+            exp = lat.format_bytes(lv["expected_bytes"]) if lv["expected_bytes"] else "-"
+            lt.add_row(lv["name"], f"{lat.format_bytes(lv['first_bytes'])} – "
+                       f"{lat.format_bytes(lv['last_bytes'])}", f"{lv['latency_ns']:.1f}", exp,
                        lv["verdict"])
         console.print(lt)
