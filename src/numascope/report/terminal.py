@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -91,23 +92,28 @@ def stages_table(rec: RunRecord) -> Table:
 
 def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
     """Median, range and spread per result; only each result's first (primary) metric
-    unless all_metrics."""
+    unless all_metrics. The family is named once per group, so the table fits 80 columns."""
     title = "results (median of the repetitions" + \
         (")" if all_metrics else "; primary metric, --all-metrics for every one)")
-    t = Table(title=title, title_justify="left")
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     t.add_column("family", no_wrap=True)
-    t.add_column("case")
-    t.add_column("metric")
-    for c in ("median", "min", "max", "spread", "n"):
-        t.add_column(c, justify="right", no_wrap=True)
-    t.add_column("unit", no_wrap=True)
+    t.add_column("case · metric", ratio=1)
+    t.add_column("median", justify="right", no_wrap=True)
+    t.add_column("min–max", justify="right", no_wrap=True)
+    t.add_column("spread", justify="right", no_wrap=True)
+    t.add_column("n", justify="right", no_wrap=True)
+    last_family = None
     for r in rec.results:
         metrics = list(r.metrics.values())
         for m in metrics if all_metrics else metrics[:1]:
-            t.add_row(escape(r.family), escape(r.case), escape(m.name), fmt(m.median),
-                      fmt(m.min), fmt(m.max),
+            family = "" if r.family == last_family else r.family
+            if family and last_family is not None:
+                t.add_section()
+            last_family = r.family
+            t.add_row(escape(family), f"{escape(r.case)} [dim]· {escape(m.name)}[/dim]",
+                      f"{fmt(m.median)} {escape(m.unit)}", f"{fmt(m.min)}–{fmt(m.max)}",
                       "–" if not math.isfinite(m.spread) else f"{m.spread:.1%}",
-                      str(len(m.values)), escape(m.unit))
+                      str(len(m.values)))
     return t
 
 
