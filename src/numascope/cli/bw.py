@@ -115,14 +115,12 @@ def main(args: argparse.Namespace) -> int:
         warn(note)
 
     if args.plot and results:
+        from numascope.report.figures import save_figures
         from numascope.report.figures.bandwidth import figures
         figs = figures(results)
         if not figs:
             err.print("nothing to plot (--scaling or --per-domain draws a plot)")
-        base = Path(args.plot)
-        for i, (_, fig) in enumerate(figs):
-            path = base if i == 0 else base.with_name(f"{base.stem}-{i + 1}{base.suffix}")
-            fig.savefig(path)
+        for path in save_figures(figs, args.plot):
             err.print(f"plot written to {path}")
     if args.json:
         print_json({"results": [r.to_dict() for r in results], "units": "GB = 10^9 bytes"})

@@ -32,8 +32,8 @@ def main(args: argparse.Namespace) -> int:
     from numascope.console import err, out, print_json
     from numascope.errors import UserError
     from numascope.placement import parse_cpulist
+    from numascope.report.figures import save_figures
     from numascope.report.figures.c2c import figures
-    from numascope.report.figures.latency import save_figures
     from numascope.topology import read_topology
 
     if args.samples < 1 or args.trips < 1 or args.max_pairs < 1:

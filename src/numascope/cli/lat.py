@@ -56,7 +56,8 @@ def main(args: argparse.Namespace) -> int:
     from numascope.console import err, out, print_json
     from numascope.errors import UserError
     from numascope.placement import parse_cpulist
-    from numascope.report.figures.latency import figures, save_figures
+    from numascope.report.figures import save_figures
+    from numascope.report.figures.latency import figures
     from numascope.topology import read_topology
 
     topo = read_topology("/")

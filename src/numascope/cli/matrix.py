@@ -39,7 +39,7 @@ def main(args: argparse.Namespace) -> int:
     from numascope.console import err, out, print_json
     from numascope.errors import UserError
     from numascope.placement import parse_nodes
-    from numascope.report.figures.latency import save_figures
+    from numascope.report.figures import save_figures
     from numascope.report.figures.matrix import figures
     from numascope.topology import read_topology
 
