@@ -6,7 +6,13 @@ import pytest
 from synth_sysfs import machine
 
 from numascope.errors import UserError
-from numascope.placement import format_cpulist, parse_cpulist, parse_nodes, select_cpus
+from numascope.placement import (
+    check_cpus,
+    format_cpulist,
+    parse_cpulist,
+    parse_nodes,
+    select_cpus,
+)
 from numascope.topology import read_topology
 
 
@@ -80,3 +86,19 @@ def test_unusable_cpus_are_refused(tmp_path):
     assert select_cpus(t) == [0, 1, 2]
     with pytest.raises(UserError, match="CPU 3 is offline"):
         select_cpus(t, "3")
+
+
+def test_check_cpus_names_the_first_bad_cpu(tmp_path):
+    root = machine(tmp_path, sockets=1, l3_per_socket=1, cores_per_l3=4, smt=1)
+    (root / "sys/devices/system/cpu/cpu3/online").write_text("0\n")
+    t = read_topology(root)
+    assert check_cpus(t, [2, 0]) == [2, 0]
+    with pytest.raises(UserError, match=r"CPU 7 does not exist \(this machine has CPUs 0-3\)"):
+        check_cpus(t, [0, 7])
+    with pytest.raises(UserError, match="CPU 3 is offline"):
+        check_cpus(t, [3])
+    with pytest.raises(UserError, match="names CPU 1 twice"):
+        check_cpus(t, [1, 2, 1])
+    assert check_cpus(t, [1, 1], distinct=False) == [1, 1]
+    with pytest.raises(UserError, match="no CPU given"):
+        check_cpus(t, [])

@@ -68,18 +68,7 @@ def _domain_cpus(topo: Topology, where: str) -> list[Cpu]:
             raise UserError(f"node N{nid} does not exist (nodes: {_ids(topo.node_ids())})")
         return [c for c in topo.cpus if c.node == nid]
     if w[:1].isdigit() or "!" in w:
-        ids = parse_cpulist(w)
-        known = {c.id: c for c in topo.cpus}
-        for i in ids:
-            if i not in known:
-                raise UserError(f"CPU {i} does not exist (this machine has CPUs "
-                                f"{_ids(known)})")
-            if not known[i].online:
-                raise UserError(f"CPU {i} is offline")
-            if not known[i].allowed:
-                raise UserError(f"CPU {i} is outside this process's allowed CPUs "
-                                f"({_ids(topo.usable_cpus())})")
-        return [known[i] for i in ids]
+        return [topo.cpu(i) for i in check_cpus(topo, parse_cpulist(w), distinct=False)]
     raise UserError(f"bad placement {where!r}: expected all, S<n>, N<n>, L3:<n> or a CPU list "
                     "such as 0-3,8-11")
 
@@ -164,3 +153,24 @@ def parse_nodes(topo: Topology, text: str) -> list[int]:
         if n not in have:
             raise UserError(f"node {n} does not exist (nodes: {_ids(have)})")
     return ids
+
+
+def check_cpus(topo: Topology, cpus: Iterable[int], *, distinct: bool = True) -> list[int]:
+    """The CPUs as given, after checking each exists, is online and is in this process's
+    allowed set (and, with `distinct`, is named once). UserError names the first that fails."""
+    cpus = list(cpus)
+    if not cpus:
+        raise UserError("no CPU given: at least one is needed")
+    known = {c.id: c for c in topo.cpus}
+    for i in cpus:
+        if i not in known:
+            raise UserError(f"CPU {i} does not exist (this machine has CPUs {_ids(known)})")
+        if not known[i].online:
+            raise UserError(f"CPU {i} is offline")
+        if not known[i].allowed:
+            raise UserError(f"CPU {i} is outside this process's allowed CPUs "
+                            f"({_ids(topo.usable_cpus())})")
+    if distinct and len(set(cpus)) != len(cpus):
+        twice = next(c for c in cpus if cpus.count(c) > 1)
+        raise UserError(f"CPU list {format_cpulist(cpus)} names CPU {twice} twice")
+    return cpus

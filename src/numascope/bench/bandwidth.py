@@ -80,17 +80,7 @@ def _warn_once(msg: str) -> None:
 def _check_cpus(topo: Topology, cpus: list[int]) -> list[int]:
     if not cpus:
         raise UserError("zero threads: give at least one CPU")
-    known = {c.id: c for c in topo.cpus}
-    for c in cpus:
-        if c not in known:
-            raise UserError(f"CPU {c} does not exist (this machine has CPUs "
-                            f"{placement.format_cpulist(sorted(known))})")
-        if not known[c].usable:
-            raise UserError(f"CPU {c} is offline or outside this process's allowed CPUs "
-                            f"({placement.format_cpulist(topo.usable_cpus())})")
-    if len(set(cpus)) != len(cpus):
-        raise UserError(f"CPU list {placement.format_cpulist(cpus)} names a CPU twice")
-    return list(cpus)
+    return placement.check_cpus(topo, cpus)
 
 
 def normalize_memory(topo: Topology, memory: dict[str, Any] | None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from numascope.bench.base import Case
 from numascope.errors import MeasurementError, UserError
+from numascope.placement import check_cpus
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
@@ -43,10 +44,7 @@ def pairs(topo: Topology, cpus: list[int] | None = None, max_pairs: int = MAX_PA
     """All pairs (a < b) of `cpus` (default: every usable CPU), or a sample of `max_pairs`
     keeping the first pair of each relation."""
     cpus = sorted(topo.usable_cpus() if cpus is None else cpus)
-    usable = set(topo.usable_cpus())
-    for c in cpus:
-        if c not in usable:
-            raise UserError(f"CPU {c} is not usable here (offline, absent or not allowed)")
+    check_cpus(topo, cpus)
     if len(cpus) < 2:
         raise UserError("core-to-core latency needs at least two usable CPUs")
     allp = list(combinations(cpus, 2))
@@ -66,12 +64,7 @@ def pingpong(topo: Topology, a: int, b: int, samples: int = 15,
     """One-way latency between CPUs a and b (ns), every sample kept."""
     if a == b:
         raise UserError("ping-pong needs two different CPUs")
-    for c in (a, b):
-        try:
-            if not topo.cpu(c).usable:
-                raise UserError(f"CPU {c} is not usable here (offline or not allowed)")
-        except KeyError:
-            raise UserError(f"CPU {c} does not exist") from None
+    check_cpus(topo, [a, b])
     try:
         r = _core().c2c_pingpong(a, b, samples, trips)
     except ValueError as e:

@@ -19,6 +19,7 @@ from typing import Any
 
 from numascope.bench.base import Case
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.placement import check_cpus
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
@@ -100,12 +101,7 @@ def memory_spec(topo: Topology, node: int | None, pages: str) -> dict[str, Any]:
 
 
 def check_cpu(topo: Topology, cpu: int) -> None:
-    try:
-        c = topo.cpu(cpu)
-    except KeyError:
-        raise UserError(f"CPU {cpu} does not exist") from None
-    if not c.usable:
-        raise UserError(f"CPU {cpu} is not usable here (offline or outside the allowed set)")
+    check_cpus(topo, [cpu])
 
 
 def _meminfo(key: str) -> int | None:
