@@ -99,3 +99,13 @@ def test_cli_compare_by_tags(tmp_path, capsys):
     assert "nps" in text and "better" in text
     assert cli(["compare", "nps=1", "nps=1", "--store", str(db)]) == 2
     assert "same runs" in capsys.readouterr().err
+
+
+def test_too_few_repetitions_to_ever_be_significant():
+    from numascope.analysis.stats import smallest_p
+    assert smallest_p(3, 3) == pytest.approx(0.1)
+    assert smallest_p(5, 5) < 0.01
+    # 3 vs 3, every B far above every A: still no test outcome could reach 5 %
+    assert compare_samples([1.0, 1.01, 0.99], [2.0, 2.02, 1.98], True)["verdict"] == "too few"
+    assert compare_samples([1.0, 1.01, 0.99, 1.02, 0.98],
+                           [2.0, 2.02, 1.98, 2.01, 1.99], True)["verdict"] == "better"

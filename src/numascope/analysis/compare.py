@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from numascope.analysis.stats import bootstrap_median_ratio, mann_whitney_u
+from numascope.analysis.stats import bootstrap_median_ratio, mann_whitney_u, smallest_p
 from numascope.results.run import RunRecord
 
 ALPHA = 0.05
@@ -84,8 +84,8 @@ def compare_samples(a: list[float], b: list[float], higher_is_better: bool,
     change = (mb - ma) / ma * 100 if ma else math.nan
     test = mann_whitney_u(a, b)
     lo, hi = bootstrap_median_ratio(a, b)
-    if len(a) < 2 or len(b) < 2:
-        verdict = "too few"
+    if len(a) < 2 or len(b) < 2 or smallest_p(len(a), len(b)) >= ALPHA:
+        verdict = "too few"  # repetitions: no outcome of the test could be significant
     elif test.p < ALPHA and not (lo <= 1.0 <= hi):
         if abs(change) < min_effect_pct:
             verdict = "below threshold"

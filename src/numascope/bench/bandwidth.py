@@ -53,7 +53,7 @@ UNITS_NOTE = "GB = 10^9 bytes"
 DEFAULT_REPS = 10
 NUMA_BALANCING_NOTE = ("automatic NUMA balancing is on: it may migrate pages during the "
                        "measurement (echo 0 > /proc/sys/kernel/numa_balancing)")
-QUICK_REPS = 3                 # `numascope run --quick`: arrays stay 4 x LLC, fewer repetitions
+QUICK_REPS = 5                 # 5 vs 5 is the least that a rank test can call significant
 
 
 def dram_bytes(kernel: str, nt: bool) -> int:

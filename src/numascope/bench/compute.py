@@ -227,9 +227,9 @@ def suite_cases(topo: Topology, profile: str) -> list[Case]:
     full: larger matrices + HPL through hpcc (N=10000 or what fits) when installed."""
     bench = Compute()
     if profile == "quick":
-        return bench.cases(topo, dgemm=(2048,), lu=(4096,), reps=3)
+        return bench.cases(topo, dgemm=(2048,), lu=(4096,), reps=5)  # 5: enough for compare
     avail = hpcc.available_memory() or 0
     n = min(10000, hpcc.size_n(avail, 0.5)) if avail else hpcc.SHORT_N
     # HPL only when hpcc is there: a missing tool is not a failed stage
-    return bench.cases(topo, dgemm=(4096,), lu=(8192,), reps=3,
+    return bench.cases(topo, dgemm=(4096,), lu=(8192,), reps=5,
                        hpl=shutil.which("hpcc") is not None, hpl_n=n)
