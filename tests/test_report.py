@@ -161,3 +161,32 @@ def test_cli_report_default_name_and_several_runs(tmp_path, monkeypatch, capsys)
     assert out.exists() and "comparison" in Dom(out.read_text()).ids()
     assert cli(["report", "--store", str(db), "--output", str(tmp_path / "x" / "y.html")]) == 2
     assert "cannot write the report" in capsys.readouterr().err
+
+
+def _cz_result(codec: str, threads: int, gbs: float, plain: float, ratio: float):
+    from numascope.results.record import BenchResult, Metric
+
+    def m(name, v, unit="GB/s"):
+        return Metric(name, unit, True, [v * 0.99, v, v * 1.01])
+    return BenchResult(
+        "compress", f"smooth {codec} {threads}T",
+        {"dataset": "smooth <script>", "source": "synthetic", "nbytes": 1 << 30,
+         "dtype": "float32", "chunk_bytes": 1 << 20, "threads": threads, "codec": codec,
+         "clevel": 5, "filter": "shuffle"},
+        {"decompress_sum": m("decompress_sum", gbs), "plain_sum": m("plain_sum", plain),
+         "speedup": m("speedup", gbs / plain, "x"), "ratio": m("ratio", ratio, "x"),
+         "compress_speed": m("compress_speed", 5.0)})
+
+
+def test_compression_section_is_the_codec_by_threads_table():
+    run = make_run(results=[_cz_result("lz4", 1, 10.0, 12.0, 35.0),
+                            _cz_result("lz4", 2, 26.0, 24.0, 35.0),
+                            _cz_result("zstd", 1, 5.0, 12.0, 90.0),
+                            _cz_result("zstd", 2, 9.0, 24.0, 90.0)])
+    text = report_html.render([run])
+    dom = Dom(text)
+    joined = "".join(dom.text)
+    assert "plain sum" in joined and "lz4-5-shuffle" in joined and "zstd-5-shuffle" in joined
+    assert "26 (1.1×)" in joined                         # GB/s and speed-up at 2 threads
+    assert "compressed beats plain from 2 thread(s) on" in joined
+    assert "smooth <script>" in joined and dom.count("script") == 0
