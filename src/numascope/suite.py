@@ -74,19 +74,11 @@ def load_topology() -> Topology:
     return read_topology("/")
 
 
-def clock_probe() -> Callable[[], float] | None:
-    """A function measuring the core clock in GHz, when numascope has one."""
-    for modname, attrs in (("numascope.clock", ("measure_ghz", "measured_clock_ghz")),
-                           ("numascope.peaks", ("measure_clock_ghz", "measured_clock_ghz"))):
-        try:
-            mod = importlib.import_module(modname)
-        except ImportError:
-            continue
-        for a in attrs:
-            fn = getattr(mod, a, None)
-            if callable(fn):
-                return fn
-    return None
+def clock_probe() -> Callable[[], float]:
+    """The function that reads the core clock (GHz) at the start and end of a run; a
+    function so tests can replace it with a fake."""
+    from numascope.clock import measure_ghz
+    return measure_ghz
 
 
 def prepare(topo: Topology, profile: str, tags: dict[str, str]) -> tuple[RunRecord,
