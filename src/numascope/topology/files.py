@@ -19,6 +19,9 @@ class Tree:
     def __init__(self, root: str | Path, label: str | None = None) -> None:
         self.root = Path(root)
         self.label = label or str(root)
+        # (list file, what the list says, what its hex-map twin says) where the two differ:
+        # a kernel writes both from one cpumask, so a difference means an edited dump
+        self.mismatches: list[tuple[str, list[int], list[int]]] = []
 
     def path(self, rel: str) -> Path:
         return self.root / rel.lstrip("/")
@@ -73,9 +76,12 @@ class Tree:
         """`<base>/<name>_list` when present, else the `<base>/<name>` hex map."""
         list_name = _LIST_NAMES.get(name, f"{name}_list")
         lst = self.read_list(f"{base}/{list_name}")
+        mask = self.read_mask(f"{base}/{name}")
         if lst is not None:
+            if mask is not None and mask != lst:
+                self.mismatches.append((f"{base}/{list_name}", lst, mask))
             return lst
-        return self.read_mask(f"{base}/{name}")
+        return mask
 
     def listdir(self, rel: str) -> list[str]:
         try:

@@ -27,7 +27,7 @@ def infer_facts(topo: Topology) -> dict[str, Fact]:
     f: dict[str, Fact] = {}
     f.update(_cpu_identity(topo))
     f.update(_counts(topo))
-    f["memory_mode"] = memory_mode(topo)
+    f["memory_mode"] = _hedged(topo, memory_mode(topo))
     f["core_numbering"] = core_numbering(topo)
     f["smt_numbering"] = smt_numbering(topo)
     f["distance_classes"] = distance_classes(topo)
@@ -84,21 +84,56 @@ def _counts(topo: Topology) -> dict[str, Fact]:
                                   sorted(cores_in), desc)
     widths = Counter(len(c.cpus) for c in topo.cores)
     desc = ", ".join(f"{n} cores with {w} threads" for w, n in sorted(widths.items()))
-    f["smt_width"] = (known(max(widths), f"thread_siblings of online CPUs: {desc}")
+    f["smt_width"] = (known(max(widths), f"thread_siblings of online CPUs: {desc}"
+                            + _cmt_note(topo))
                       if widths else unknown("no online core found"))
     f["cores"] = known(len(topo.cores), "thread-sibling groups of online CPUs")
     f["threads"] = known(sum(c.online for c in topo.cpus), "online CPUs")
     return f
 
 
+def _cmt_note(topo: Topology) -> str:
+    """SMT threads share their core's L1d; siblings with an L1d each are CMT cores."""
+    l1d = [k.cpus for k in topo.caches if k.level == 1 and k.kind == "Data"]
+    multi = [c.cpus for c in topo.cores if len(c.cpus) > 1]
+    if not l1d or not multi:
+        return ""
+    private = [g for g in multi
+               if not any(set(g) <= set(k) for k in l1d)]
+    if len(private) != len(multi):
+        return ""
+    fam = (f" (AMD family {topo.cpu_family:#x}, Bulldozer-type)"
+           if (topo.cpu_vendor or "").startswith("AuthenticAMD") and topo.cpu_family == 0x15
+           else "")
+    return (f"; but siblings {'+'.join(map(str, multi[0]))} … do not share an L1d: the "
+            f"kernel's thread siblings are the cores of one compute unit (CMT{fam}), each "
+            "with its own integer unit and L1d, sharing L1i/L2/FPU — not SMT threads")
+
+
 # -- memory mode --------------------------------------------------------------------------
+
+def _hedged(topo: Topology, fact: Fact) -> Fact:
+    """A BIOS mode read off a virtual machine's or a buggy kernel's nodes is only a guess."""
+    if topo.overlapping_nodes:
+        rep = ", ".join(f"node{n}: {format_list(c)}" for n, c in topo.overlapping_nodes.items())
+        return ambiguous(fact.value, "node cpulists overlap (CPUs repeated by " + rep
+                         + "): the kernel's NUMA description is inconsistent (buggy or fake"
+                         " NUMA), each CPU was given to the first node listing it; then: "
+                         + fact.evidence)
+    if topo.hypervisor and fact.status == "known" and fact.value != "single-node":
+        return ambiguous(fact.value, "virtual machine: its nodes are the hypervisor's virtual "
+                         "NUMA layout, not necessarily the host's BIOS mode; "
+                         + fact.evidence)
+    return fact
+
 
 def memory_mode(topo: Topology) -> Fact:
     """NPS0/1/2/4, L3-as-NUMA, SNC2/4, single-node — or why it cannot be told."""
     nodes = [n for n in topo.nodes if n.cpus]
     n_sock = len(topo.packages)
     spanning = [n.id for n in nodes if len(n.packages) > 1]
-    if spanning and topo.notes and not any(n.distances for n in topo.nodes):
+    if spanning and any("shows no NUMA nodes" in x for x in topo.notes) \
+            and not any(n.distances for n in topo.nodes):
         return ambiguous("NPS0", "sysfs shows no NUMA nodes (NUMA off in the BIOS or the "
                                  f"kernel), so one node spans the {n_sock} packages")
     if spanning:
@@ -231,8 +266,13 @@ def distance_classes(topo: Topology) -> Fact:
 def _oddities(topo: Topology) -> dict[str, Fact]:
     f: dict[str, Fact] = {}
     cpuless = [n.id for n in topo.nodes if not n.cpus]
-    f["cpuless_nodes"] = known(cpuless, "nodes with an empty cpulist (HBM, CXL, GPU or "
-                                        "far memory)" if cpuless else "every node has CPUs")
+    ev = ("nodes with an empty cpulist (HBM, CXL, GPU or far memory)" if cpuless
+          else "every node has CPUs")
+    if topo.overlapping_nodes:
+        ev = (f"nodes {format_list(list(topo.overlapping_nodes))} only repeat CPUs of an "
+              "earlier node (overlapping cpulists: buggy or fake NUMA), so they hold none; "
+              + ev)
+    f["cpuless_nodes"] = known(cpuless, ev)
     memless = [n.id for n in topo.nodes if n.memory_bytes == 0 and n.cpus]
     f["memoryless_nodes"] = known(memless, "node*/meminfo MemTotal is 0" if memless
                                   else "every CPU-bearing node reports memory")

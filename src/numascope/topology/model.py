@@ -119,6 +119,8 @@ class Topology:
     hypervisor: bool | None = None        # the "hypervisor" cpuinfo flag: a virtual machine
     allowed_evidence: str = ""            # where the allowed CPUs / memory nodes came from
     notes: list[str] = field(default_factory=list)  # how the reader filled gaps
+    # node → CPUs its cpulist names that an earlier node already holds (buggy/fake NUMA)
+    overlapping_nodes: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     # -- lookups used everywhere ------------------------------------------------------
     def cpu(self, cpu_id: int) -> Cpu:

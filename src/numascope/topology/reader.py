@@ -9,6 +9,7 @@ from numascope.errors import UserError
 from numascope.topology.archive import extracted, find_root, is_archive
 from numascope.topology.cgroup import Allowed, replayed_allowed
 from numascope.topology.files import Tree
+from numascope.topology.lists import format_list
 from numascope.topology.model import Cache, Core, Cpu, L3Domain, Node, Package, Topology
 
 CPU_DIR = "sys/devices/system/cpu"
@@ -59,10 +60,15 @@ def read_tree(tree: Tree, *, live: bool, infer: bool = True, devices: bool = Tru
         cl = tree.read_list(f"{base}/cpulist")
         cl = cl if cl is not None else (tree.read_mask(f"{base}/cpumap") or [])
         node_cpus[n] = [c for c in cl if c in online]  # masks may name absent CPUs
+    # a CPU belongs to one node; a kernel with buggy (or fake) NUMA lists it in several:
+    # it goes to the first node listing it, and the later nodes keep only their own CPUs
     cpu_node: dict[int, int] = {}
+    overlaps: dict[int, list[int]] = {}
     for n, cl in node_cpus.items():
         for c in cl:
-            cpu_node.setdefault(c, n)
+            if cpu_node.setdefault(c, n) != n:
+                overlaps.setdefault(n, []).append(c)
+    node_cpus = {n: [c for c in cl if cpu_node[c] == n] for n, cl in node_cpus.items()}
     if not node_ids:  # kernel without NUMA: one node holding everything (as hwloc does)
         cpu_node = {c: 0 for c in cpu_ids}
 
@@ -118,6 +124,19 @@ def read_tree(tree: Tree, *, live: bool, infer: bool = True, devices: bool = Tru
                     packages=packages, caches=caches)
     _cpuinfo(tree, topo)
     topo.allowed_evidence = allowed.evidence
+    topo.overlapping_nodes = {n: tuple(cl) for n, cl in overlaps.items()}
+    if overlaps:
+        topo.notes.append(
+            "node cpulists overlap (" + "; ".join(
+                f"node{n} repeats CPUs {format_list(cl)}" for n, cl in overlaps.items())
+            + "): the kernel's NUMA description is inconsistent (buggy or fake NUMA); each "
+            "CPU was given to the first node listing it")
+    if tree.mismatches:
+        rel, lst, mask = tree.mismatches[0]
+        topo.notes.append(
+            f"{len(tree.mismatches)} cpu-list file(s) disagree with their hex-map twin, e.g. "
+            f"{tree.where(rel)} says {format_list(lst)} but the map says {format_list(mask)}"
+            " (an edited dump: the kernel writes both from one mask); the lists were used")
     if not node_ids:
         topo.notes.append(f"{tree.where(NODE_DIR)} is missing: the kernel shows no NUMA nodes; "
                           "treated as one node holding every CPU and all memory")
