@@ -3,7 +3,7 @@
 For each thread count: the same data, codec, clevel, filter and chunk size are summed by
   - numascope (C: pinned threads, one single-threaded dctx per thread, chunks decompressed
     into a cache-resident buffer and summed; timing in C per repetition), and
-  - python-blosc2: `NDArray.sum()` on a blosc2 NDArray with the same chunks and cparams,
+  - python-blosc2: `NDArray.sum()` on a blosc2 NDArray with the same chunks, blocks and cparams,
     with blosc2.set_nthreads(threads) (timed around the call: Python overhead included,
     which is what a user of that API pays),
 and the plain in-memory sum (numascope, same threads). Prints GB/s (10^9 B of uncompressed
@@ -35,17 +35,13 @@ CODECS = {"blosclz": blosc2.Codec.BLOSCLZ, "lz4": blosc2.Codec.LZ4, "lz4hc": blo
           "zstd": blosc2.Codec.ZSTD, "zlib": blosc2.Codec.ZLIB}
 
 
-def blosc2_sum(data: np.ndarray, chunk: int, codec: str, clevel: int, filt: str,
+def blosc2_sum(data: np.ndarray, chunk: int, block: int, codec: str, clevel: int, filt: str,
                threads: int):
-    """A blosc2 NDArray with the same chunks, blocks (Blosc's automatic choice for one
-    chunk with these parameters, as numascope's chunks get) and cparams."""
+    """A blosc2 NDArray with the same chunks, blocks (the block size numascope's store
+    used) and cparams."""
     blosc2.set_nthreads(threads)
     filters = FILTERS[filt]
     meta = [data.itemsize if f == blosc2.Filter.BYTEDELTA else 0 for f in filters]
-    one = blosc2.compress2(data[: chunk // data.itemsize].tobytes(), typesize=data.itemsize,
-                           codec=CODECS[codec], clevel=clevel, filters=filters,
-                           filters_meta=meta)
-    block = blosc2.get_cbuffer_sizes(one)[2]
     arr = blosc2.asarray(data, chunks=(chunk // data.itemsize,),
                          blocks=(block // data.itemsize,),
                          cparams={"codec": CODECS[codec], "clevel": clevel,
@@ -75,6 +71,9 @@ def main() -> None:
     ap.add_argument("--filter", default="shuffle")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", default=None, help="e.g. 1,2 (default 1,2,4,…,all)")
+    ap.add_argument("--block", default=None,
+                    help="Blosc block size (default: half the chunk; 0: Blosc's choice)")
+    ap.add_argument("--read", default="buffer", choices=["buffer", "fused"])
     a = ap.parse_args()
 
     topo = read_topology("/")
@@ -84,11 +83,14 @@ def main() -> None:
     threads = ([int(t) for t in a.threads.split(",")] if a.threads
                else cz.thread_counts(len(topo.usable_cpus())))
     bench = cz.Compress()
-    cases = bench.cases(topo, spec, [a.codec], [a.clevel], [a.filter], threads, reps=a.reps)
+    block = None if a.block is None else (0 if a.block == "0" else parse_size(a.block))
+    cases = bench.cases(topo, spec, [a.codec], [a.clevel], [a.filter], threads, reps=a.reps,
+                        block_bytes=block, read=a.read)
     chunk = cases[0].params["chunk_bytes"]
     gb = data.nbytes / 1e9
     print(f"data: {a.data}, {format_bytes(data.nbytes)} float32; {a.codec}-{a.clevel}-{a.filter}, "
-          f"chunks of {format_bytes(chunk)}; GB/s of uncompressed data (median of {a.reps})")
+          f"chunks of {format_bytes(chunk)}, read={a.read}; GB/s of uncompressed data "
+          f"(median of {a.reps})")
     print(f"{'threads':>7} {'plain':>8} {'numascope':>10} {'blosc2.sum':>11} "
           f"{'ns/blosc2':>10} {'ns/plain':>9}  ratio(ns, blosc2)")
     last = None
@@ -96,7 +98,8 @@ def main() -> None:
         t = case.params["threads"]
         r = bench.measure(topo, case)
         ours, plain = r.metric("decompress_sum").median, r.metric("plain_sum").median
-        arr, bratio = blosc2_sum(data, chunk, a.codec, a.clevel, a.filter, t)
+        arr, bratio = blosc2_sum(data, chunk, r.params["block_bytes"], a.codec, a.clevel,
+                                 a.filter, t)
         bt, bsum = timed_sum(arr, a.reps)
         theirs = gb / statistics.median(bt)
         if abs(bsum - r.params["sum"]) > 1e-6 * abs(r.params["sum"]) + 1e-3:
@@ -104,6 +107,7 @@ def main() -> None:
         print(f"{t:>7} {plain:>8.2f} {ours:>10.2f} {theirs:>11.2f} {ours / theirs:>9.2f}x "
               f"{ours / plain:>8.2f}x  {r.metric('ratio').median:.1f}, {bratio:.1f}")
         last = (t, ours / theirs, ours / plain)
+    print(f"Blosc blocks of {format_bytes(r.params['block_bytes'])} for both")
     if last:
         t, vs_peer, vs_plain = last
         print(f"\nat {t} threads: numascope / python-blosc2 = {vs_peer:.2f}x (target >= 1.5x: "

@@ -40,7 +40,7 @@ def test_plain_and_compressed_sums_agree_on_every_filter(topo, codec):
         r = bench.measure(topo, c)
         assert r.validated
         assert r.params["sum"] == pytest.approx(ref, rel=1e-9)
-        assert "bit for bit" not in " ".join(r.notes)   # same kernel, same chunks
+        assert "bit for bit" not in " ".join(r.notes)   # same kernel, same blocks
         assert r.metric("ratio").values == [r.params["nbytes"] / r.params["compressed_bytes"]]
         assert r.metric("decompress_sum").median > 0 and r.metric("plain_sum").median > 0
         assert len(r.placement["cpus"]) == r.params["threads"]
@@ -163,12 +163,14 @@ def _cli(*args):
 def test_cli_json_and_plot(tmp_path):
     png = tmp_path / "cz.png"
     p = _cli("--synthetic", "precip", "--size", "2M", "--codecs", "lz4", "--clevels", "1",
-             "--filters", "shuffle", "--reps", "2", "--chunk", "64K", "--json", "--plot",
-             str(png))
+             "--filters", "shuffle", "--reps", "2", "--chunk", "64K", "--block", "16K",
+             "--read", "fused", "--json", "--plot", str(png))
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc["results"] and doc["summary"][0]["dataset"] == "precip"
     assert all(r["validated"] for r in doc["results"])
+    assert {(r["params"]["read"], r["params"]["block_bytes"]) for r in doc["results"]} == {
+        ("fused", 16384)}
     assert png.stat().st_size > 1000
 
 
@@ -190,3 +192,54 @@ def test_cli_refuses_to_enlarge_real_data(tmp_path):
     np.save(tmp_path / "a.npy", np.arange(1000, dtype=np.float32))
     p = _cli("--data", str(tmp_path / "a.npy"), "--size", "1M")
     assert p.returncode == 2 and "never tiles" in p.stderr
+
+
+@pytest.mark.parametrize("filt", cz.FILTERS)
+def test_fused_and_buffer_reads_agree_bit_for_bit(topo, filt):
+    """The postfilter path sums every block Blosc decompresses; it must give the same sum as
+    decompress-then-sum and the plain sum (same kernel, same block boundaries)."""
+    bench = cz.Compress()
+    spec = cz.DataSpec("precip", size=1 << 20)
+    sums = {}
+    for read in cz.READS:
+        for block in (None, 0, 8192):
+            case = bench.cases(topo, spec, ["lz4"], [5], [filt], [1], chunk_bytes=CHUNK,
+                               reps=2, block_bytes=block, read=read)[0]
+            r = bench.measure(topo, case)
+            assert r.params["read"] == read
+            assert "bit for bit" not in " ".join(r.notes)
+            sums[read, r.params["block_bytes"]] = r.params["sum"]
+    assert sums["buffer", CHUNK // 2] == sums["fused", CHUNK // 2]
+    assert sums["buffer", 8192] == sums["fused", 8192]
+
+
+def test_special_chunks_are_summed_by_the_postfilter():
+    """All-zero chunks (stored by Blosc as runs), constant data and incompressible data
+    (stored memcpyed) still pass every byte through the fused path's postfilter."""
+    from numascope import _core as core
+    rng = np.random.default_rng(1)
+    for data, filt in ((np.zeros(300_000, np.float32), "shuffle"),
+                       (np.full(300_000, 3.0, np.float32), "shuffle"),
+                       (rng.random(300_000, dtype=np.float32), "none")):
+        store, _, _, block = core.cz_store_new(data, CHUNK, 4, "lz4", 5, filt, [0], 0)
+        plain = core.cz_plain_new(data, CHUNK, [0])
+        r = core.cz_measure(plain, store, [0], "f4", 1, "fused")
+        assert r["postfilter_bytes"] == 2 * data.nbytes      # warm-up + 1 repetition
+        assert r["comp_sums"] == r["plain_sums"]
+        assert r["comp_sums"][0] == pytest.approx(float(data.sum(dtype=np.float64)), rel=1e-9)
+        assert 0 < block <= CHUNK
+
+
+def test_block_and_read_options(topo):
+    bench = cz.Compress()
+    with pytest.raises(UserError, match="read mode"):
+        bench.cases(topo, None, ["lz4"], [5], ["shuffle"], read="getitem")
+    assert cz.block_for(1 << 20, 4) == 1 << 19 and cz.block_for(6, 4) == 4
+    from numascope import _core as core
+    with pytest.raises(ValueError, match="block size"):
+        core.cz_store_new(np.zeros(1024, np.float32), 4096, 4, "lz4", 5, "shuffle", [0], 6)
+    with pytest.raises(ValueError, match="mode"):
+        store, *_ = core.cz_store_new(np.zeros(1024, np.float32), 4096, 4, "lz4", 5,
+                                      "shuffle", [0])
+        core.cz_measure(core.cz_plain_new(np.zeros(1024, np.float32), 4096, [0]), store, [0],
+                        "f4", 1, "block")

@@ -38,6 +38,11 @@ def register(p: argparse.ArgumentParser) -> None:
     sw.add_argument("--policy", default="compact",
                     help="thread placement: compact, spread, per-l3, per-node")
     sw.add_argument("--chunk", metavar="BYTES", help="chunk size (default: half the L2)")
+    sw.add_argument("--block", metavar="BYTES",
+                    help="Blosc block size (default: half the chunk; 0: Blosc's choice)")
+    sw.add_argument("--read", choices=["buffer", "fused"], default="buffer",
+                    help="buffer: decompress each chunk, then sum it; fused: sum each block "
+                         "in a Blosc2 postfilter as it is decompressed")
     sw.add_argument("--reps", type=int, default=5, help="timed repetitions per case")
     p.add_argument("--plot", metavar="FILE", help="save GB/s vs threads plot(s) to FILE")
     add_json(p)
@@ -87,18 +92,20 @@ def main(args: argparse.Namespace) -> int:
     quick = args.profile == "quick" and not (args.codecs or args.clevels or args.filters)
     threads = _list(args.threads, "thread count", int)
     chunk = parse_size(args.chunk) if args.chunk else None
+    block = None if args.block is None else (0 if args.block.strip() == "0"
+                                            else parse_size(args.block))
     bench = cz.Compress()
     if quick:
         cases = []
         for spec in specs:  # data-set-major, so each data set is built once
             for codec, lv, filt in cz.QUICK_COMBOS:
                 cases += bench.cases(topo, spec, [codec], [lv], [filt], threads, args.where,
-                                     args.policy, chunk, args.reps)
+                                     args.policy, chunk, args.reps, block, args.read)
     else:
         cases = bench.cases(topo, specs, _list(args.codecs, "codec") or cz.CODECS,
                             _list(args.clevels, "clevel", int) or cz.CLEVELS,
                             _list(args.filters, "filter") or cz.FILTERS, threads, args.where,
-                            args.policy, chunk, args.reps)
+                            args.policy, chunk, args.reps, block, args.read)
     interrupted = False
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=err, transient=True, disable=args.json) as prog:
