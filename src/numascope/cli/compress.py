@@ -115,7 +115,8 @@ def main(args: argparse.Namespace) -> int:
             results, interrupted = e.results, True
     summaries = cz.summarize(results)
     if args.plot:
-        from numascope.report.figures.compress import figures, save_figures
+        from numascope.report.figures import save_figures
+        from numascope.report.figures.compress import figures
         figs = figures(results)
         for f in save_figures(figs, args.plot):
             err.print(f"plot written to {f}")

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -45,15 +43,3 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         fig.tight_layout()
         out.append((f"Compression vs the memory wall: {s.dataset}", fig))
     return out
-
-
-def save_figures(figs: list[tuple[str, Figure]], path: str) -> list[str]:
-    """Save the first figure to `path`, further ones next to it as NAME-2.EXT, NAME-3.EXT."""
-    p = Path(path)
-    written = []
-    for i, (_, fig) in enumerate(figs):
-        target = p if i == 0 else p.with_name(f"{p.stem}-{i + 1}{p.suffix or '.png'}")
-        fig.savefig(target, dpi=110)
-        plt.close(fig)
-        written.append(str(target))
-    return written
