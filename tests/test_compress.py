@@ -155,6 +155,14 @@ def test_suite_cases_quick(topo):
     assert all(c.params["data"]["name"] == "smooth" for c in cases)
 
 
+def test_suite_cases_full_covers_every_data_set_and_codec(topo):
+    cases = cz.suite_cases(topo, "full")
+    assert {c.params["data"]["name"] for c in cases} == set(cz.SYNTHETIC)
+    assert {c.params["codec"] for c in cases} == set(cz.CODECS)
+    assert {c.params["clevel"] for c in cases} == set(cz.SUITE_CLEVELS)
+    assert {c.params["filter"] for c in cases} == set(cz.SUITE_FILTERS)
+
+
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "numascope", "compress", *args],
                           check=False, capture_output=True, text=True, timeout=120)

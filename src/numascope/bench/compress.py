@@ -328,9 +328,15 @@ def _pages(where: dict | None) -> dict | None:
     return {k: v for k, v in where.items() if k != -1}
 
 
+SUITE_CLEVELS = (1, 5)
+SUITE_FILTERS = ("shuffle", "bytedelta")
+
+
 def suite_cases(topo: Topology, profile: str) -> list[Case]:
     """quick: the smooth synthetic set, four fast codec settings, 1..all threads.
-    full: the three synthetic sets, every codec x clevel (1, 5, 9) x filter."""
+    full: the three synthetic sets, every codec at clevel 1 and 5 with shuffle and
+    bytedelta (Blosc's usual winners for numeric data); the whole codec x clevel x filter
+    sweep is `numascope compress --profile full`, too long for a suite stage."""
     bench = Compress()
     if profile == "quick":
         cases: list[Case] = []
@@ -340,7 +346,8 @@ def suite_cases(topo: Topology, profile: str) -> list[Case]:
                                  reps=5)
         return cases
     size = default_size(topo, "full")
-    return bench.cases(topo, [DataSpec(n, size=size) for n in SYNTHETIC])
+    return bench.cases(topo, [DataSpec(n, size=size) for n in SYNTHETIC],
+                       clevels=SUITE_CLEVELS, filters=SUITE_FILTERS)
 
 
 # -- analysis ----------------------------------------------------------------------------
