@@ -245,6 +245,8 @@ static void compress_prep(int tid, int nt, void *arg) {
     if (!j->ctx[tid]) j->err[tid] = -1001;
 }
 
+#define ERR_INTERRUPTED (-1003)  /* Ctrl-C between two chunks */
+
 static void compress_work(int tid, int nt, void *arg) {
     compress_job *j = arg;
     cstore *s = j->s;
@@ -253,6 +255,7 @@ static void compress_work(int tid, int nt, void *arg) {
     ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
     unsigned char *dst = s->region[tid];
     for (size_t c = c0; c < c1; c++) {
+        if (ns_interrupted) { j->err[tid] = ERR_INTERRUPTED; return; }
         size_t len = chunk_len(s->nbytes, s->chunk_bytes, c);
         int r = blosc2_compress_ctx(j->ctx[tid], j->src + c * s->chunk_bytes, (int32_t)len,
                                     dst + off, (int32_t)(len + BLOSC2_MAX_OVERHEAD));
@@ -349,6 +352,7 @@ static PyObject *py_store_new(PyObject *self, PyObject *args) {
     s->region_len = calloc(n, sizeof *s->region_len);
     compress_job j = {s, view.buf, cp, calloc(n, sizeof(blosc2_context *)), calloc(n, sizeof(int))};
     double secs;
+    ns_interrupted = 0;
     Py_BEGIN_ALLOW_THREADS
     ns_team_run(team, compress_prep, &j);
     secs = ns_team_run_timed(team, compress_work, &j);
@@ -364,6 +368,7 @@ static PyObject *py_store_new(PyObject *self, PyObject *args) {
     free(j.err);
     if (bad) {
         store_free(s);
+        if (bad == ERR_INTERRUPTED) return ns_raise_interrupt();
         if (bad == -1000) return PyErr_NoMemory();
         return ns_value_error("blosc2 compression failed (code %d) with %s/%d/%s", bad, codec,
                               clevel, filter);

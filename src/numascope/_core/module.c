@@ -36,6 +36,35 @@ PyObject *ns_value_error(const char *fmt, ...) {
     return NULL;
 }
 
+volatile sig_atomic_t ns_interrupted = 0;
+static struct sigaction python_sigint;
+
+static void on_sigint(int sig, siginfo_t *info, void *uctx) {
+    ns_interrupted = 1;
+    if (python_sigint.sa_flags & SA_SIGINFO) python_sigint.sa_sigaction(sig, info, uctx);
+    else python_sigint.sa_handler(sig);
+}
+
+/* Chain in front of the interpreter's SIGINT handler (only when it has one: a process that
+ * ignores SIGINT, or leaves it at the default, keeps that). */
+static void watch_sigint(void) {
+    struct sigaction cur;
+    if (sigaction(SIGINT, NULL, &cur) != 0) return;
+    int has_handler = (cur.sa_flags & SA_SIGINFO) ? cur.sa_sigaction != NULL
+                    : (cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN);
+    if (!has_handler) return;
+    python_sigint = cur;
+    struct sigaction mine = cur;
+    mine.sa_flags |= SA_SIGINFO;
+    mine.sa_sigaction = on_sigint;
+    sigaction(SIGINT, &mine, NULL);
+}
+
+PyObject *ns_raise_interrupt(void) {
+    if (PyErr_CheckSignals() == 0) PyErr_SetNone(PyExc_KeyboardInterrupt);
+    return NULL;
+}
+
 static PyMethodDef *families[] = {
     ns_cpu_methods, ns_memory_methods, ns_bw_methods, ns_lat_methods,
     ns_c2c_methods, ns_clock_methods, ns_compress_methods,
@@ -50,6 +79,7 @@ static struct PyModuleDef moddef = {
 PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
+    watch_sigint();
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         if (PyModule_AddFunctions(m, families[f]) < 0) { Py_DECREF(m); return NULL; }
     }

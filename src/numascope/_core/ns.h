@@ -16,6 +16,16 @@ extern PyMethodDef ns_c2c_methods[];
 extern PyMethodDef ns_clock_methods[];
 extern PyMethodDef ns_compress_methods[];
 
+/* Set by SIGINT (Ctrl-C) while C code runs without the GIL; long loops check it between
+ * units of work and stop early, so Ctrl-C takes effect in a moment, not at the end of a
+ * minute-long call. Python's own handler still runs, so the caller's next
+ * PyErr_CheckSignals() raises KeyboardInterrupt. Cleared at the start of such a call. */
+#include <signal.h>
+extern volatile sig_atomic_t ns_interrupted;
+
+/* After a call stopped on ns_interrupted: set KeyboardInterrupt and return NULL. */
+PyObject *ns_raise_interrupt(void);
+
 /* Monotonic wall clock in seconds (CLOCK_MONOTONIC_RAW). */
 double ns_now(void);
 
