@@ -64,8 +64,11 @@ def dumps(tmp_path_factory):
 
     def get(name):
         if name not in cache:
+            archive = HWLOC_FIXTURES / f"{name}.tar.bz2"
+            if not archive.exists():  # ../shared absent: skip, do not fail
+                pytest.skip(f"fixture {archive} not found")
             d = tmp_path_factory.mktemp(re.sub(r"\W", "_", name))
-            cache[name] = extract_dump(HWLOC_FIXTURES / f"{name}.tar.bz2", d)
+            cache[name] = extract_dump(archive, d)
         return cache[name]
     return get
 
