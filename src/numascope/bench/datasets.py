@@ -13,8 +13,10 @@ size takes a prefix."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -259,12 +261,17 @@ def _load_csv(p: Path, dt, column, variable):
     return a, f"column {names[idx]}"
 
 
-def _load_parquet(p: Path, dt, column, variable):
+def _optional(module: str, what: str, package: str, extra: str) -> Any:
+    """An optional reader's module, or one UserError naming the extra that brings it."""
     try:
-        import pyarrow.parquet as pq
+        return importlib.import_module(module)
     except ImportError:
-        raise UserError("reading Parquet needs pyarrow: pip install 'numascope[parquet]'") \
+        raise UserError(f"reading {what} needs {package}: pip install 'numascope[{extra}]'") \
             from None
+
+
+def _load_parquet(p: Path, dt, column, variable):
+    pq = _optional("pyarrow.parquet", "Parquet", "pyarrow", "parquet")
     try:
         schema = pq.read_schema(p)
         col = column or schema.names[0]
@@ -279,10 +286,7 @@ def _load_parquet(p: Path, dt, column, variable):
 
 
 def _load_hdf5(p: Path, dt, column, variable):
-    try:
-        import h5py
-    except ImportError:
-        raise UserError("reading HDF5 needs h5py: pip install 'numascope[hdf]'") from None
+    h5py = _optional("h5py", "HDF5", "h5py", "hdf")
     try:
         with h5py.File(p, "r") as f:
             names: list[str] = []
@@ -302,10 +306,7 @@ def _load_hdf5(p: Path, dt, column, variable):
 
 
 def _load_netcdf(p: Path, dt, column, variable):
-    try:
-        import netCDF4
-    except ImportError:
-        raise UserError("reading netCDF needs netCDF4: pip install 'numascope[hdf]'") from None
+    netCDF4 = _optional("netCDF4", "netCDF", "netCDF4", "hdf")
     try:
         with netCDF4.Dataset(p, "r") as f:
             f.set_auto_mask(False)  # the stored values, fill values included
