@@ -7,10 +7,12 @@ fio's engines, adding a family touches nothing else."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from numascope.errors import MeasurementError, UserError
 from numascope.results.record import BenchResult
 from numascope.topology.model import Topology
 
@@ -65,3 +67,18 @@ def run_cases(
     except KeyboardInterrupt:
         raise Interrupted(done) from None
     return done
+
+
+@contextmanager
+def core_errors(allocating: str = "the buffer") -> Iterator[None]:
+    """The C core's exceptions as ours: ValueError (a bad argument the C side caught) and
+    OSError (memory it could not get) are the user's to fix; RuntimeError is a kernel whose
+    own validation failed, so its number is not a result."""
+    try:
+        yield
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot allocate {allocating}: {e}") from None
+    except RuntimeError as e:
+        raise MeasurementError(str(e)) from None

@@ -11,7 +11,7 @@ import random
 from itertools import combinations
 from typing import Any
 
-from numascope.bench.base import Case
+from numascope.bench.base import Case, core_errors
 from numascope.errors import MeasurementError, UserError
 from numascope.placement import check_cpus
 from numascope.results.record import BenchResult, Metric
@@ -65,12 +65,8 @@ def pingpong(topo: Topology, a: int, b: int, samples: int = 15,
     if a == b:
         raise UserError("ping-pong needs two different CPUs")
     check_cpus(topo, [a, b])
-    try:
+    with core_errors("the ping-pong line"):
         r = _core().c2c_pingpong(a, b, samples, trips)
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    except RuntimeError as e:
-        raise MeasurementError(str(e)) from None
     if not all(math.isfinite(v) and v > 0 for v in r["ns"]):
         raise MeasurementError(f"ping-pong {a}<->{b} measured a non-positive time")
     rel = relation(topo, a, b)

@@ -17,7 +17,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from numascope.bench.base import Case
+from numascope.bench.base import Case, core_errors
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.placement import check_cpus
 from numascope.results.record import BenchResult, Metric
@@ -182,14 +182,8 @@ def chase(topo: Topology, nbytes: int, cpu: int | None = None, node: int | None 
     spec = memory_spec(topo, node, pages)
     check_fits(topo, nbytes, node, pages)
     loads = loads or 1 << 18
-    try:
+    with core_errors("the buffer"):
         r = _core().lat_chase(nbytes, cpu, spec, mode, window, samples, loads, LINE, seed)
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    except OSError as e:
-        raise UserError(f"cannot allocate the buffer: {e}") from None
-    except RuntimeError as e:
-        raise MeasurementError(str(e)) from None
     notes = []
     if pages != "none" and 0 <= r["huge_fraction"] < 0.5:
         notes.append(f"asked for {pages} but the kernel gave huge pages for only "
@@ -249,15 +243,9 @@ def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None =
     load_bytes = load_bytes or max(dram_size(topo, cpu) // 4, 64 * MIB)
     spec = memory_spec(topo, node, "none")
     check_fits(topo, nbytes + load_bytes * len(load_cpus), node, "none")
-    try:
+    with core_errors("the buffers"):
         r = _core().lat_loaded(nbytes, cpu, load_cpus, delays, spec, load_bytes, mode, WINDOW,
                                samples, loads, seed)
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    except OSError as e:
-        raise UserError(f"cannot allocate the buffers: {e}") from None
-    except RuntimeError as e:
-        raise MeasurementError(str(e)) from None
     ghz = _ghz(cpu)
     out = []
     for p in r["points"]:
