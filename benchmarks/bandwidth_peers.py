@@ -4,9 +4,16 @@
                                                    [--hpcc-n 4000] [--no-hpcc] [--no-likwid]
 
 Same run, same CPUs (the first T of numascope's compact order; likwid places T threads on
-its node domain N, physical cores first, which is the same set; hpcc runs T MPI processes
-bound to cores), same byte convention: STREAM bytes without write-allocate
-(read/fill 8 B/element, copy/scale 16, add/triad 24), GB = 10^9 B, best of the repetitions.
+its node domain N, physical cores first, and the script checks from likwid's output that it
+ran on exactly those CPUs; hpcc runs T MPI processes bound to cores), same byte convention:
+STREAM bytes without write-allocate (read/fill 8 B/element, copy/scale 16, add/triad 24),
+GB = 10^9 B, medians (not the best repetition).
+
+Each peer runs as its users run it: likwid-bench with -W (every thread allocates and first
+touches its own chunk; -w would let one thread touch every page) and its default run time,
+with 4 KiB pages (its default when THP is "madvise") and then with THP through glibc's
+malloc tunable (its best setting); numascope with the same two page kinds. The share of
+huge pages is printed for both, read from the kernel while they run.
 
 Kernel matching:
   numascope triad  A = B + s*C   <-> likwid stream*    (24 B/el)  <-> hpcc STREAM Triad
@@ -30,9 +37,12 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from numascope import placement
@@ -46,13 +56,37 @@ HPCC_KERNELS = {"copy": "Copy", "scale": "Scale", "add": "Add", "triad": "Triad"
 
 
 # -- numascope ----------------------------------------------------------------------------------
-def run_numascope(topo, kernel: str, cpus: list[int], size: int, reps: int) -> tuple[float, str]:
-    r = bw.measure(topo, kernel=kernel, cpus=cpus, size_bytes=size, reps=reps)
-    return r.metrics["bandwidth"].best, f"{r.params['isa']}" + \
-        ("-nt" if r.params["stores"] == "streaming" else "")
+def numascope_cmd(kernel: str, cpus: list[int], size: int, reps: int, pages: str) -> str:
+    return (f"numascope bw --kernel {kernel} --cpus {placement.format_cpulist(cpus)} "
+            f"--size {size} --reps {reps} --huge {pages}")
+
+
+def run_numascope(topo, kernel: str, cpus: list[int], size: int, reps: int,
+                  pages: str = "thp") -> tuple[float, str, float | None]:
+    """Median of `reps` repetitions of numascope's fastest variant: (GB/s, variant, share of
+    the arrays on huge pages as the kernel reports it)."""
+    r = bw.measure(topo, kernel=kernel, cpus=cpus, size_bytes=size, reps=reps,
+                   memory={"huge": pages})
+    variant = r.params["isa"] + ("-nt" if r.params["stores"] == "streaming" else "")
+    share = r.placement.get("huge_fraction")
+    return r.metrics["bandwidth"].median, variant, share if share is None or share >= 0 else None
 
 
 # -- likwid-bench -------------------------------------------------------------------------------
+# likwid-bench allocates its streams with posix_memalign and no madvise: with THP in "madvise"
+# mode it gets 4 KiB pages. glibc's own tunable makes malloc ask for THP (madvise) on large
+# allocations, which is likwid's best setting on such a machine without changing the system.
+THP_TUNABLE = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+
+
+def thp_mode() -> str:
+    try:
+        txt = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+        return re.search(r"\[(\w+)\]", txt).group(1)  # type: ignore[union-attr]
+    except (OSError, AttributeError):
+        return "unknown"
+
+
 def likwid_kernels(family: str, every: bool = False) -> list[str]:
     """likwid-bench's double-precision kernels of a family that this CPU can run: the AVX
     and AVX-512 ones with ordinary and streaming stores, or every variant."""
@@ -72,21 +106,60 @@ def likwid_kernels(family: str, every: bool = False) -> list[str]:
     return out
 
 
-def run_likwid(test: str, total_bytes: int, threads: int, reps: int) -> tuple[float, str]:
-    """Best of `reps` runs of `likwid-bench -t test -w N:<total>:T`; GB/s (10^9) from its
-    MByte/s (10^6 B/s, loads + stores, no write-allocate). Returns (GB/s, hwthreads used)."""
-    best, cpus = 0.0, ""
-    kb = max(1, total_bytes // 1000)
+def likwid_cmd(test: str, total_bytes: int, threads: int) -> list[str]:
+    """likwid-bench as its users run it for a bandwidth figure: -W, so each thread allocates
+    and initialises its own chunk (first touch on its own node; -w would have one thread
+    touch every page), default run time (-s 1 s)."""
+    return ["likwid-bench", "-t", test, "-W", f"N:{max(1, total_bytes // 1000)}kB:{threads}"]
+
+
+def _anon_kb(pid: int) -> tuple[int, int] | None:
+    """(Anonymous, AnonHugePages) of a running process in kB (None when unreadable)."""
+    try:
+        txt = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return None
+    kb = {k: int(v) for k, v in re.findall(r"^(\w+):\s+(\d+) kB", txt, re.MULTILINE)}
+    return kb.get("Anonymous", 0), kb.get("AnonHugePages", 0)
+
+
+def _watch_huge_share(proc: subprocess.Popen) -> float | None:
+    """Poll the process while it runs; the huge-page share when its memory was largest
+    (its streams fully allocated), or None when never readable."""
+    best = None
+    while proc.poll() is None:
+        got = _anon_kb(proc.pid)
+        if got and got[0] and (best is None or got[0] > best[0]):
+            best = got
+        time.sleep(0.05)
+    return best[1] / best[0] if best else None
+
+
+def run_likwid(test: str, total_bytes: int, cpus: list[int], reps: int,
+               thp: bool) -> tuple[float, float | None]:
+    """Median over `reps` runs of likwid-bench; GB/s (10^9) from its MByte/s (10^6 B/s,
+    loads + stores, no write-allocate), and the share of its memory on huge pages (sampled
+    from /proc while it runs). Raises RuntimeError when it fails or runs on other CPUs."""
+    env = dict(os.environ, **(THP_TUNABLE if thp else {}))
+    rates: list[float] = []
+    share = None
     for _ in range(reps):
-        p = subprocess.run(["likwid-bench", "-t", test, "-w", f"N:{kb}kB:{threads}", "-i", "5"],
-                           capture_output=True, text=True, check=False, timeout=600)
-        m = re.search(r"MByte/s:\s+([\d.]+)", p.stdout)
-        if p.returncode != 0 or not m:
-            tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
+        proc = subprocess.Popen(likwid_cmd(test, total_bytes, len(cpus)), env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # read the pipes in the background while /proc is polled (likwid prints little)
+        with ThreadPoolExecutor(1) as ex:
+            comm = ex.submit(proc.communicate, timeout=600)
+            share = _watch_huge_share(proc)
+            out, err = comm.result()
+        m = re.search(r"MByte/s:\s+([\d.]+)", out)
+        if proc.returncode != 0 or not m:
+            tail = (err or out).strip().splitlines()[-1:] or ["no output"]
             raise RuntimeError(f"likwid-bench {test} failed: {tail[0]}")
-        best = max(best, float(m.group(1)) / 1000)
-        cpus = ",".join(re.findall(r"running on hwthread (\d+)", p.stdout))
-    return best, cpus
+        ran = sorted({int(c) for c in re.findall(r"running on hwthread (\d+)", out)})
+        if ran != sorted(cpus):
+            raise RuntimeError(f"likwid-bench ran on CPUs {ran}, numascope on {sorted(cpus)}")
+        rates.append(float(m.group(1)) / 1000)
+    return statistics.median(rates), share
 
 
 # -- hpcc ---------------------------------------------------------------------------------------
@@ -115,51 +188,74 @@ def run_hpcc(threads: int, n: int, timeout: float) -> dict[str, float]:
 
 
 # -- report -------------------------------------------------------------------------------------
-def row(kernel: str, ours: tuple[float, str] | None, peers: dict[str, float | str]) -> None:
-    nums = {k: v for k, v in peers.items() if isinstance(v, float) and v > 0}
-    peer_txt = "  ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k}: {v}"
-                         for k, v in peers.items())
-    if ours is None:
-        print(f"  {kernel:6s} numascope: failed  |  {peer_txt}")
-        return
-    best_peer = max(nums.items(), key=lambda kv: kv[1]) if nums else None
-    ratio = f"ratio {ours[0] / best_peer[1]:.3f} vs {best_peer[0]}" if best_peer else "no peer"
-    print(f"  {kernel:6s} numascope {ours[0]:.2f} ({ours[1]})  |  {peer_txt}  |  {ratio}")
+def _pages(share: float | None) -> str:
+    return "pages ?" if share is None else f"{share:4.0%} huge"
+
+
+def _line(tool: str, setting: str, gbs: float | None, extra: str) -> None:
+    val = f"{gbs:8.2f}" if gbs is not None else "  failed"
+    print(f"    {tool:10s} {setting:26s} {val}  {extra}")
 
 
 def block(topo, kernels: list[str], cpus: list[int], size: int, reps: int,
           likwid: bool, hpcc: dict[str, float] | None, every: bool = False) -> None:
+    """One kernel after the other: numascope and likwid-bench each with 4 KiB pages (likwid's
+    default here) and with THP (numascope's default, likwid through glibc's tunable), medians;
+    then the ratios on equal pages and of each tool's best setting."""
     t = len(cpus)
     for k in kernels:
-        try:
-            ours = run_numascope(topo, k, cpus, size, reps)
-        except (MeasurementError, UserError) as e:
-            print(f"  {k}: numascope: {e}")
-            ours = None
-        peers: dict[str, float | str] = {}
+        print(f"  {k}")
+        ours: dict[str, float] = {}
+        for pages in ("none", "thp"):
+            try:
+                gbs, variant, share = run_numascope(topo, k, cpus, size, reps, pages)
+                ours[pages] = gbs
+                _line("numascope", f"{variant}, --huge {pages}", gbs, _pages(share))
+            except (MeasurementError, UserError) as e:
+                _line("numascope", f"--huge {pages}", None, str(e))
+        theirs: dict[str, tuple[float, str]] = {}
         fam = LIKWID_FAMILIES.get(k)
         if fam and likwid:
+            streams = {"stream": 3, "copy": 2, "load": 1, "store": 1}[fam]
             for test in likwid_kernels(fam, every):
-                try:
-                    # likwid's size is the total of all its streams
-                    streams = {"stream": 3, "copy": 2, "load": 1, "store": 1}[fam]
-                    peers[f"likwid:{test}"], _ = run_likwid(test, streams * size, t, reps)
-                except (RuntimeError, subprocess.TimeoutExpired) as e:
-                    peers[f"likwid:{test}"] = f"failed ({e})"
+                for thp in (False, True):
+                    pages = "thp" if thp else "none"
+                    setting = f"{test}" + (" +THP tunable" if thp else "")
+                    try:
+                        gbs, share = run_likwid(test, streams * size, cpus, reps, thp)
+                    except (RuntimeError, subprocess.TimeoutExpired) as e:
+                        _line("likwid", setting, None, str(e))
+                        continue
+                    _line("likwid", setting, gbs, _pages(share))
+                    if gbs > theirs.get(pages, (0.0, ""))[0]:
+                        theirs[pages] = (gbs, test)
         elif fam:
-            peers["likwid"] = "not installed"
+            print("    likwid     not installed")
         if hpcc is not None and k in HPCC_KERNELS:
-            peers[f"hpcc:Star{HPCC_KERNELS[k]}"] = hpcc[f"Star_{HPCC_KERNELS[k]}"]
+            theirs["hpcc"] = (hpcc[f"Star_{HPCC_KERNELS[k]}"], f"Star{HPCC_KERNELS[k]}")
+            _line("hpcc", f"Star{HPCC_KERNELS[k]} (x{t} procs)", theirs["hpcc"][0], "")
             if t == 1:
-                peers[f"hpcc:Single{HPCC_KERNELS[k]}"] = hpcc[f"Single_{HPCC_KERNELS[k]}"]
-        row(k, ours, peers)
+                _line("hpcc", f"Single{HPCC_KERNELS[k]}", hpcc[f"Single_{HPCC_KERNELS[k]}"], "")
+        ratios = []
+        for pages in ("none", "thp"):
+            if pages in ours and pages in theirs:
+                ratios.append(f"--huge {pages}: {ours[pages] / theirs[pages][0]:.3f} "
+                              f"(vs likwid {theirs[pages][1]})")
+        best_ours = max(ours.values(), default=None)
+        best_theirs = max(theirs.values(), default=None)
+        if best_ours and best_theirs:
+            ratios.append(f"best vs best: {best_ours / best_theirs[0]:.3f} "
+                          f"(vs {best_theirs[1]})")
+        print("    ratio numascope / peer, " + ("; ".join(ratios) or "no peer"))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=None, help="threads (default: all usable)")
+    ap.add_argument("--threads", default=None,
+                    help="thread counts, e.g. 1,2 (default: 1 and all usable)")
     ap.add_argument("--size", default=None, help="bytes per array (default 4 x LLC)")
-    ap.add_argument("--reps", type=int, default=5, help="repetitions (best is reported)")
+    ap.add_argument("--reps", type=int, default=5,
+                    help="numascope repetitions and likwid-bench runs (medians are compared)")
     ap.add_argument("--kernels", default="read,fill,copy,scale,add,triad")
     ap.add_argument("--hpcc-n", type=int, default=4000,
                     help="hpcc's HPL N, which sets its STREAM arrays (default 4000)")
@@ -171,32 +267,48 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     try:
         topo = read_topology("/")
-        cpus = placement.select_cpus(topo, "all", "compact", a.threads)
-        size = parse_size(a.size) if a.size else default_array_bytes(topo.llc_bytes(cpus))
+        every = placement.select_cpus(topo, "all", "compact")
+        counts = ([int(x) for x in a.threads.split(",")] if a.threads
+                  else sorted({1, len(every)}))
+        teams = [placement.select_cpus(topo, "all", "compact", c) for c in counts]
+        size = parse_size(a.size) if a.size else default_array_bytes(topo.llc_bytes(every))
         kernels = [k.strip() for k in a.kernels.split(",") if k.strip()]
         for k in kernels:
             if k not in bw.KERNELS:
                 raise UserError(f"unknown kernel {k!r}")
-    except UserError as e:
+    except (UserError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    t = len(cpus)
     likwid = bool(shutil.which("likwid-bench")) and not a.no_likwid
-    print(f"CPUs {placement.format_cpulist(cpus)} ({t} threads); GB/s, GB = 10^9 B, STREAM "
-          f"bytes (no write-allocate), best of {a.reps}")
+    print(f"GB/s, GB = 10^9 B, STREAM bytes (no write-allocate), median of {a.reps} "
+          f"(numascope: repetitions in one call; likwid-bench: separate runs, each its own "
+          f"average over >= 1 s); THP mode here: {thp_mode()}")
     if not likwid:
         print("likwid-bench: " + ("skipped" if a.no_likwid else "not installed"))
+    k0 = kernels[0]
+    print("command lines (first kernel, last team):")
+    print(f"  {numascope_cmd(k0, teams[-1], size, a.reps, 'none|thp')}")
+    if likwid and k0 in LIKWID_FAMILIES:
+        streams = {"stream": 3, "copy": 2, "load": 1, "store": 1}[LIKWID_FAMILIES[k0]]
+        cmd = " ".join(likwid_cmd(f"{LIKWID_FAMILIES[k0]}_avx", streams * size,
+                                  len(teams[-1])))
+        print(f"  {cmd}   (and with {THP_TUNABLE['GLIBC_TUNABLES']} in GLIBC_TUNABLES)")
 
-    print(f"\n[1] arrays of {format_bytes(size)} each (numascope vs likwid-bench)")
-    block(topo, kernels, cpus, size, a.reps, likwid, None, a.likwid_all)
+    for cpus in teams:
+        print(f"\n[1] {len(cpus)} thread(s) on CPUs {placement.format_cpulist(cpus)}, arrays "
+              f"of {format_bytes(size)} each (numascope vs likwid-bench)")
+        block(topo, kernels, cpus, size, a.reps, likwid, None, a.likwid_all)
 
     if a.no_hpcc:
         print("\nhpcc: skipped")
         return 0
+    cpus = teams[-1]
+    t = len(cpus)
     if not shutil.which("hpcc") or (t > 1 and not shutil.which("mpirun")):
         print("\nhpcc: not installed" + (" (or mpirun missing)" if t > 1 else ""))
         return 0
-    print(f"\n[2] hpcc STREAM at N={a.hpcc_n}: running hpcc (HPL first, ~N^3) …", flush=True)
+    print(f"\n[2] hpcc STREAM at N={a.hpcc_n} with {t} process(es), as hpcc's users run it "
+          f"(HPL first, ~N^3) …", flush=True)
     try:
         h = run_hpcc(t, a.hpcc_n, a.hpcc_timeout)
     except (Unavailable, MeasurementError, KeyError, ValueError) as e:
