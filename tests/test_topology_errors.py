@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 from synth_sysfs import machine
@@ -21,17 +22,56 @@ def small(tmp_path):
 
 def test_garbage_cpulist_names_the_file(tmp_path):
     root = small(tmp_path)
-    (root / "sys/devices/system/node/node0/cpulist").write_text("0-x\n")
-    with pytest.raises(UserError, match=r"node0/cpulist: malformed list"):
+    (root / "sys/devices/system/node/node0/cpulist").write_text("0-xSECRET\n")
+    with pytest.raises(UserError, match=r"node0/cpulist: not a valid CPU/node list") as e:
         read_topology(root)
+    assert "SECRET" not in str(e.value)  # the message names the file, never its contents
 
 
 def test_garbage_cpumap_names_the_file(tmp_path):
     root = small(tmp_path)
     (root / "sys/devices/system/node/node0/cpulist").unlink()
     (root / "sys/devices/system/node/node0/cpumap").write_text("zz,11\n")
-    with pytest.raises(UserError, match=r"node0/cpumap: malformed mask"):
+    with pytest.raises(UserError, match=r"node0/cpumap: not a valid hex CPU mask") as e:
         read_topology(root)
+    assert "zz" not in str(e.value)
+
+
+def test_garbage_number_does_not_echo_the_file(tmp_path):
+    root = small(tmp_path)
+    (root / "sys/devices/system/cpu/cpu0/topology/core_id").write_text("root:x:0:0:root\n")
+    with pytest.raises(UserError, match=r"cpu0/topology/core_id: expected a number") as e:
+        read_topology(root)
+    assert "root:x" not in str(e.value)
+
+
+@pytest.mark.parametrize("target", ["absolute", "relative"])
+def test_directory_root_does_not_follow_links_out(tmp_path, target):
+    """A replayed directory is a jail: a symlink leading out of it (absolute, or with ..)
+    reads as missing, so a dump cannot make numascope read this machine's files."""
+    outside = small(tmp_path / "outside")   # a second machine the link points into
+    root = small(tmp_path)
+    node0 = root / "sys/devices/system/node/node0"
+    for f in ("cpulist", "cpumap"):
+        (node0 / f).unlink(missing_ok=True)
+    dest = outside / "sys/devices/system/node/node0/cpulist"
+    link = dest if target == "absolute" else \
+        Path("../../../../../../outside/m") / dest.relative_to(outside)
+    (node0 / "cpulist").symlink_to(link)
+    assert (node0 / "cpulist").read_text()          # the link itself works
+    t = read_topology(root)
+    assert t.node(0).cpus == ()                      # but was not followed
+
+
+def test_root_whose_sys_is_the_live_sys_is_refused(tmp_path):
+    (tmp_path / "sys").symlink_to("/sys")
+    with pytest.raises(UserError, match="this machine's /sys"):
+        read_topology(tmp_path)
+
+
+def test_dev_null_root(tmp_path):
+    with pytest.raises(UserError, match="not a directory or a tar archive"):
+        read_topology("/dev/null")
 
 
 def test_missing_cpu_dir(tmp_path):
@@ -92,3 +132,9 @@ def test_cli_bad_root(tmp_path):
     r = run("--sysfs-root", str(tmp_path / "nope"))
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "nope" in r.stderr
+
+
+def test_cli_dev_null_root():
+    r = run("--sysfs-root", "/dev/null")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "/dev/null" in r.stderr

@@ -14,17 +14,34 @@ _LIST_NAMES = {"shared_cpu_map": "shared_cpu_list", "local_cpus": "local_cpulist
 
 
 class Tree:
-    """A sysfs/procfs root. `label` is what error messages call it (the tarball's name)."""
+    """A sysfs/procfs root. `label` is what error messages call it (the tarball's name).
+
+    A replayed root (anything but the live "/") is a jail: a path whose symlinks lead out of
+    it reads as missing, so a dump cannot make numascope read this machine's (or anyone's)
+    files. Error messages name the file, never its contents."""
 
     def __init__(self, root: str | Path, label: str | None = None) -> None:
         self.root = Path(root)
         self.label = label or str(root)
+        self.live = self.root.resolve() == Path("/")
+        self._jail = self.root.resolve()
         # (list file, what the list says, what its hex-map twin says) where the two differ:
         # a kernel writes both from one cpumask, so a difference means an edited dump
         self.mismatches: list[tuple[str, list[int], list[int]]] = []
 
     def path(self, rel: str) -> Path:
         return self.root / rel.lstrip("/")
+
+    def _inside(self, rel: str) -> Path | None:
+        """The path of `rel`, or None when its symlinks lead out of a replayed root."""
+        p = self.path(rel)
+        if self.live:
+            return p
+        try:
+            real = p.resolve()
+        except (OSError, RuntimeError):   # a symlink loop
+            return None
+        return p if real == self._jail or self._jail in real.parents else None
 
     def where(self, rel: str) -> str:
         """How an error names a file: `/` roots show the real path, dumps show dump:path."""
@@ -34,13 +51,17 @@ class Tree:
         return f"{self.label}:{rel}"
 
     def exists(self, rel: str) -> bool:
-        return self.path(rel).exists()
+        p = self._inside(rel)
+        return p is not None and p.exists()
 
     def read(self, rel: str) -> str | None:
         """Text of the file, stripped; None when missing or unreadable."""
+        p = self._inside(rel)
+        if p is None:
+            return None
         try:
             # some dumps carry a trailing NUL after the newline
-            return self.path(rel).read_text(errors="replace").replace("\x00", "").strip()
+            return p.read_text(errors="replace").replace("\x00", "").strip()
         except (OSError, ValueError):
             return None
 
@@ -51,7 +72,7 @@ class Tree:
         try:
             return int(v.split()[0])
         except (ValueError, IndexError):
-            raise UserError(f"{self.where(rel)}: expected a number, found {v[:40]!r}") from None
+            raise UserError(f"{self.where(rel)}: expected a number") from None
 
     def read_list(self, rel: str) -> list[int] | None:
         """A cpulist/nodelist file; None when missing; UserError naming it when garbled."""
@@ -60,8 +81,8 @@ class Tree:
             return None
         try:
             return parse_list(v)
-        except ValueError as e:
-            raise UserError(f"{self.where(rel)}: malformed list {v[:40]!r} ({e})") from None
+        except ValueError:
+            raise UserError(f"{self.where(rel)}: not a valid CPU/node list") from None
 
     def read_mask(self, rel: str) -> list[int] | None:
         v = self.read(rel)
@@ -69,8 +90,8 @@ class Tree:
             return None
         try:
             return parse_mask(v)
-        except ValueError as e:
-            raise UserError(f"{self.where(rel)}: malformed mask ({e})") from None
+        except ValueError:
+            raise UserError(f"{self.where(rel)}: not a valid hex CPU mask") from None
 
     def read_cpus(self, base: str, name: str) -> list[int] | None:
         """`<base>/<name>_list` when present, else the `<base>/<name>` hex map."""
@@ -84,8 +105,9 @@ class Tree:
         return mask
 
     def listdir(self, rel: str) -> list[str]:
+        p = self._inside(rel)
         try:
-            return sorted(os.listdir(self.path(rel)))
+            return sorted(os.listdir(p)) if p is not None else []
         except OSError:
             return []
 

@@ -29,8 +29,13 @@ def read_topology(root: str | Path = "/", *, infer: bool = True, devices: bool =
         with extracted(p) as d:
             return read_tree(Tree(d, label=str(root)), live=False, infer=infer,
                              devices=devices)
+    if not p.is_dir():
+        raise UserError(f"{root}: not a directory or a tar archive of a sysfs dump")
     live = p.resolve() == Path("/")
     base = p if live else find_root(p, root)
+    if not live and (base / "sys").resolve() == Path("/sys"):
+        raise UserError(f"{root}: its sys/ is this machine's /sys, not a dump (use "
+                        "--sysfs-root / to read this machine)")
     return read_tree(Tree(base, label="/" if live else str(root)), live=live, infer=infer,
                      devices=devices)
 
