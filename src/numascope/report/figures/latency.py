@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from numascope.bench.latency import curve_key, inversions
+from numascope.bench.latency import curve_key, inversions, percentile
 from numascope.results.record import BenchResult
 
 FAMILY = "latency"
@@ -58,9 +58,12 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     bad = 0
     for curve in curves.values():
         curve.sort(key=lambda r: r.metrics["bandwidth"].median)
-        ax.plot([r.metrics["bandwidth"].median for r in curve],
-                [r.metrics["latency"].median for r in curve], marker="o",
-                label=f"{len(curve[0].params['load_cpus'])} loaders, stride {_stride(curve[0])}")
+        med = [r.metrics["latency"].median for r in curve]
+        lo = [m - percentile(r.metrics["latency"].values, 5) for m, r in zip(med, curve)]
+        hi = [percentile(r.metrics["latency"].values, 95) - m for m, r in zip(med, curve)]
+        ax.errorbar([r.metrics["bandwidth"].median for r in curve], med, yerr=[lo, hi],
+                    marker="o", capsize=3,
+                    label=f"{len(curve[0].params['load_cpus'])} loaders, stride {_stride(curve[0])}")
         for r in curve:
             ax.annotate(str(r.params["delay"]), (r.metrics["bandwidth"].median,
                                                  r.metrics["latency"].median), fontsize=7)
@@ -75,7 +78,7 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     else:
         ax.set_title("Loaded latency (labels: injected delay)")
     ax.set_xlabel("loaders' read bandwidth (GB/s)")
-    ax.set_ylabel("chaser latency (ns, median)")
+    ax.set_ylabel("chaser latency (ns, median, p5-p95 bars)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
