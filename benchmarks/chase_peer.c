@@ -1,9 +1,11 @@
 /* An independent pointer chase, written apart from numascope's lat.c, following multichase's
- * method: one pointer per 64-byte line, a random order (in "tlb" mode shuffled inside
- * 256 KiB windows and the windows shuffled; in "random" mode over the whole buffer), a
+ * method: one pointer per STRIDE bytes (multichase's default 256: with 64 B, the adjacent-line
+ * and spatial prefetchers serve part of the misses), a random order (in "tlb" mode shuffled
+ * inside 256 KiB windows and the windows shuffled; in "random" mode over the whole buffer), a
  * chain of dependent loads timed over repeated samples (median reported).
  *
- *   chase_peer BYTES tlb|random none|thp CPU SAMPLES   ->  prints "ns_per_load <median>"
+ *   chase_peer BYTES tlb|random none|thp CPU SAMPLES [STRIDE]
+ *       ->  prints "ns_per_load <median> stride <STRIDE>"
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -36,8 +38,16 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) { fprintf(stderr, "usage: %s BYTES tlb|random none|thp CPU SAMPLES\n", argv[0]); return 2; }
-    size_t bytes = strtoull(argv[1], NULL, 10), line = 64, n = bytes / line;
+    if (argc != 6 && argc != 7) {
+        fprintf(stderr, "usage: %s BYTES tlb|random none|thp CPU SAMPLES [STRIDE]\n", argv[0]);
+        return 2;
+    }
+    size_t bytes = strtoull(argv[1], NULL, 10), line = argc == 7 ? strtoull(argv[6], NULL, 10) : 256;
+    if (line < sizeof(char *) || (line & (line - 1)) || bytes / line < 2) {
+        fprintf(stderr, "STRIDE must be a power of two >= %zu with two lines in BYTES\n", sizeof(char *));
+        return 2;
+    }
+    size_t n = bytes / line;
     int tlb = !strcmp(argv[2], "tlb"), thp = !strcmp(argv[3], "thp");
     int cpu = atoi(argv[4]), samples = atoi(argv[5]);
     cpu_set_t set; CPU_ZERO(&set); CPU_SET(cpu, &set);
@@ -48,6 +58,7 @@ int main(int argc, char **argv) {
     memset(buf, 0, bytes);
     size_t *order = malloc(n * sizeof *order);
     size_t win = tlb ? (256 * 1024) / line : n;
+    if (win < 2) win = 2;
     size_t nwin = (n + win - 1) / win;
     size_t *wins = malloc(nwin * sizeof *wins);
     for (size_t w = 0; w < nwin; w++) wins[w] = w;
@@ -76,6 +87,6 @@ int main(int argc, char **argv) {
         ns[s] = (now() - t0) * 1e9 / loads;
     }
     qsort(ns, samples, sizeof *ns, cmp);
-    printf("ns_per_load %.3f  (end %p)\n", ns[samples / 2], (void *)p);
+    printf("ns_per_load %.3f stride %zu  (end %p)\n", ns[samples / 2], line, (void *)p);
     return 0;
 }

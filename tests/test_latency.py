@@ -53,7 +53,7 @@ def test_chase_small_buffer_validates_and_reports(topo):
     v = r.metrics["latency"].values
     assert len(v) == 5 and all(math.isfinite(x) and x > 0 for x in v)
     assert r.metrics["tsc_cycles"].median > 0
-    assert any("cycle walked in full: 1024 lines" in n for n in r.notes)
+    assert any(f"cycle walked in full: {64 * 1024 // lat.STRIDE} lines" in n for n in r.notes)
     s = lat.summary(r)
     assert s["p5"] <= s["p50"] <= s["p95"]
 
@@ -129,3 +129,53 @@ def test_parse_size(text, val):
 def test_parse_size_rejects(text):
     with pytest.raises(UserError):
         lat.parse_size(text)
+
+
+@pytest.mark.parametrize("stride", [64, 128, 256, 1024, 4096])
+def test_chase_validates_at_every_stride(topo, stride):
+    """The cycle covers bytes/stride lines, walked in full, and the chase ends where the
+    cycle predicts (else lat.chase raises MeasurementError) at any stride."""
+    cpu = topo.usable_cpus()[0]
+    nbytes = 1 << 20
+    r = lat.chase(topo, nbytes, cpu, mode="tlb", samples=3, loads=(1 << 14) + 7, clock=False,
+                  stride=stride)
+    assert any(f"cycle walked in full: {nbytes // stride} lines" in n for n in r.notes)
+    assert r.params["stride"] == stride and f"stride {stride}" in r.case
+    assert f"one pointer per {stride} B" in r.metrics["latency"].note
+
+
+def test_default_stride_is_prefetch_proof(topo):
+    r = lat.chase(topo, 1 << 20, samples=1, loads=1 << 12, clock=False)
+    assert lat.STRIDE == 256 and r.params["stride"] == 256
+    assert "line" not in r.params
+
+
+@pytest.mark.parametrize("stride", [0, 32, 63, 100, 192, 8192, -256])
+def test_bad_stride_is_user_error(topo, stride):
+    with pytest.raises(UserError, match="power of two from 64 to 4096"):
+        lat.chase(topo, 1 << 20, stride=stride)
+    with pytest.raises(UserError, match="power of two from 64 to 4096"):
+        lat.Latency().cases(topo, sizes=[1 << 20], stride=stride)
+
+
+def test_buffer_must_hold_two_strides(topo):
+    with pytest.raises(UserError, match="too small for a 4096 B stride"):
+        lat.chase(topo, 4096, stride=4096)
+
+
+def test_loaded_latency_chases_at_the_stride(topo):
+    cpus = topo.usable_cpus()
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    rs = lat.loaded(topo, cpus[0], [cpus[1]], None, [0], 4 << 20, 4 << 20, samples=2,
+                    loads=1 << 12, stride=512)
+    assert rs[0].params["stride"] == 512 and "stride 512" in rs[0].case
+    assert "one pointer per 512 B" in rs[0].metrics["latency"].note
+
+
+def test_cases_pass_the_stride_to_measure(topo):
+    b = lat.Latency()
+    (case,) = b.cases(topo, sizes=[256 << 10], samples=2, loads=1 << 12, stride=128)
+    r = b.measure(topo, case)
+    assert r.params["stride"] == 128
+    assert any("cycle walked in full: 2048 lines" in n for n in r.notes)

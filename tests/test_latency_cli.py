@@ -22,6 +22,18 @@ def test_lat_json_small():
     r = d["results"][0]
     assert r["family"] == "latency" and r["params"]["bytes"] == 256 * 1024
     assert len(r["metrics"]["latency"]["values"]) == 3
+    assert r["params"]["stride"] == 256 and "256 B" in r["metrics"]["latency"]["note"]
+
+
+def test_lat_stride_reaches_json_and_terminal():
+    p = _run("lat", "--size", "256K", "--samples", "2", "--loads", "4096", "--stride", "128",
+             "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)["results"][0]
+    assert r["params"]["stride"] == 128 and "2048 lines" in " ".join(r["notes"])
+    p = _run("lat", "--size", "256K", "--samples", "2", "--loads", "4096", "--stride", "128")
+    assert p.returncode == 0, p.stderr
+    assert "one pointer per 128 B" in p.stdout
 
 
 def test_lat_sweep_plot(tmp_path):
@@ -60,6 +72,10 @@ def test_matrix_dry_run_replayed_8_nodes():
     ["lat", "--cpu", "4096"],
     ["lat", "--size", "64P"],
     ["lat", "--size", "100T"],
+    ["lat", "--stride", "100"],
+    ["lat", "--stride", "32"],
+    ["lat", "--sweep", "--min", "256", "--max", "1M"],
+    ["lat", "--loaded", "--stride", "8192"],
     ["matrix", "--to", "99"],
     ["c2c", "--cpus", "0,4096"],
 ])

@@ -1,13 +1,19 @@
 /* Benchmark family 'lat': idle and loaded memory latency by pointer chasing.
  *
- * The buffer is cut into lines (64 B by default). Each line holds the address of the next
- * line of one random cycle that visits every line exactly once, so every load depends on the
- * previous one and the prefetchers cannot guess the next address. Two orders:
+ * The buffer is cut into lines of `stride` bytes (256 B by default, multichase's choice): the
+ * first word of each holds the address of the next line of one random cycle that visits every
+ * line exactly once, so every load depends on the previous one. With one pointer per 64 B the
+ * adjacent-line and spatial prefetchers fetch lines the chase visits later and serve part of
+ * the misses (latency reads low); 256 B apart, what they fetch is never used. Two orders:
  *   - "tlb":    the lines of each window (a few hundred KiB) are visited in random order, and
  *               the windows themselves in random order (MLC / multichase style: few TLB misses);
  *   - "random": one random cycle over the whole buffer (TLB misses included).
  * Both cycles come from Sattolo's algorithm (a uniformly random permutation with one cycle).
- * Timing is taken in C on the pinned thread, per sample, in ns and TSC ticks. */
+ * Timing is taken in C on the pinned thread, per sample, in ns and TSC ticks.
+ *
+ * Ctrl-C: every loop longer than a moment (building, the warm-up walk, the samples, the
+ * loaders' fill, the delays of loaded latency) checks ns_interrupted between units of work;
+ * the call then frees what it allocated and raises KeyboardInterrupt. */
 #include "ns.h"
 #include "memory.h"
 #include "team.h"
@@ -18,6 +24,8 @@
 #include <string.h>
 
 #define LAT_MAX_SAMPLES 100000
+#define LAT_STRIDE 256                  /* default bytes between two pointers of the chase */
+#define CHECK_EVERY ((size_t)1 << 20)   /* loads (or lines, words) between Ctrl-C checks */
 
 /* ---- random cycles -------------------------------------------------------------------- */
 
@@ -133,8 +141,13 @@ static int chase_build(chase_t *c) {
         return 0;
     }
     /* fault every page in, in address order (zeroing), before the links are written */
-    for (size_t off = 0; off < c->lines * c->stride; off += 4096) c->buf[off] = 0;
+    size_t len = c->lines * c->stride;
+    for (size_t off = 0; off < len; off += 4096) {
+        if (off % (CHECK_EVERY * 64) == 0 && ns_interrupted) return 0;
+        c->buf[off] = 0;
+    }
     for (size_t k = 0; k < c->lines; k++) {
+        if (k % CHECK_EVERY == 0 && ns_interrupted) return 0;
         size_t a = c->order[k], b = c->order[k + 1 == c->lines ? 0 : k + 1];
         *(void **)(c->buf + a * c->stride) = c->buf + b * c->stride;
     }
@@ -151,17 +164,37 @@ static inline void *chase(void *p, size_t n) {
     return p;
 }
 
+/* n loads in pieces of CHECK_EVERY, stopping early on Ctrl-C (one flag read per million
+ * loads: nothing against the loads' own time). *done gets the loads made. */
+static inline void *chase_checked(void *p, size_t n, size_t *done) {
+    size_t i = 0;
+    while (i < n && !ns_interrupted) {
+        size_t k = n - i < CHECK_EVERY ? n - i : CHECK_EVERY;
+        p = chase(p, k);
+        i += k;
+    }
+    *done = i;
+    return p;
+}
+
 /* Warm up and validate: for buffers up to 2^22 lines, walk the whole cycle and count its
- * length (must be every line); otherwise warm up with 2^22 loads. Returns the pointer. */
+ * length (must be every line); otherwise warm up with 2^22 loads. Returns the pointer
+ * (NULL when Ctrl-C stopped it). */
 static void *chase_warm(chase_t *c) {
     void *head = c->buf + (size_t)c->order[0] * c->stride;
     void *p = head;
     if (c->lines <= (1u << 22)) {
         size_t n = 0;
-        do { p = *(void **)p; n++; } while (p != head && n <= c->lines);
+        do {
+            if (n % CHECK_EVERY == 0 && ns_interrupted) return NULL;
+            p = *(void **)p;
+            n++;
+        } while (p != head && n <= c->lines);
         c->cycle_len = n;
     } else {
-        p = chase(p, (size_t)1 << 22);
+        size_t made;
+        p = chase_checked(p, (size_t)1 << 22, &made);
+        if (made < (size_t)1 << 22) return NULL;
         c->cycle_len = 0;
     }
     return p;
@@ -184,13 +217,16 @@ static int chase_check(chase_t *c, void *p, size_t done) {
 
 static void chase_samples(chase_t *c) {
     void *p = chase_warm(c);
+    if (!p) return;
     size_t done = c->cycle_len ? 0 : ((size_t)1 << 22) % c->lines;
     for (int s = 0; s < c->nsamples; s++) {
+        size_t made;
         double t0 = ns_now();
         uint64_t r0 = ns_rdtsc();
-        p = chase(p, c->loads);
+        p = chase_checked(p, c->loads, &made);
         uint64_t r1 = ns_rdtsc();
         double t1 = ns_now();
+        if (made < c->loads) return;    /* Ctrl-C */
         c->ns[s] = (t1 - t0) * 1e9 / (double)c->loads;
         c->tsc[s] = (double)(r1 - r0) / (double)c->loads;
         done = (done + c->loads) % c->lines;
@@ -268,11 +304,11 @@ static void chase_free(chase_t *c) {
 }
 
 /* Python: lat_chase(bytes, cpu, memory=None, mode="tlb", window=262144, samples=15,
- *                   loads=262144, stride=64, seed=1) -> dict */
+ *                   loads=262144, stride=256, seed=1) -> dict */
 static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "memory", "mode", "window", "samples", "loads",
                           "stride", "seed", NULL};
-    Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 18, stride = 64;
+    Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 18, stride = LAT_STRIDE;
     int cpu, samples = 15;
     PyObject *memory = Py_None;
     const char *mode = "tlb";
@@ -280,6 +316,7 @@ static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "ni|OsninnK", kws, &bytes, &cpu, &memory, &mode,
                                      &window, &samples, &loads, &stride, &seed))
         return NULL;
+    ns_interrupted = 0;
     chase_t c;
     memset(&c, 0, sizeof c);
     if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)) {
@@ -294,6 +331,10 @@ static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
     ns_team_destroy(t);
     Py_END_ALLOW_THREADS
     PyObject *res = NULL;
+    if (ns_interrupted) {
+        chase_free(&c);
+        return ns_raise_interrupt();
+    }
     if (c.ok) {
         res = placement_info(&c);
         PyObject *ns = list_of(c.ns, samples), *tsc = list_of(c.tsc, samples);
@@ -349,19 +390,30 @@ static void loader(chase_t *c, int id) {
     c->lexpect[id] = (double)read;
 }
 
+/* The chaser (thread 0). On Ctrl-C it tells the loaders to stop and returns early. */
 static void loaded_fn(int tid, int nt, void *arg) {
     chase_t *c = arg;
     if (tid > 0) { loader(c, tid - 1); return; }
     void *p = chase_warm(c);
+    if (!p) {
+        atomic_store_explicit(&c->stop, 1, memory_order_relaxed);
+        atomic_store_explicit(&c->go, 1, memory_order_release);
+        return;
+    }
     size_t done = c->cycle_len ? 0 : ((size_t)1 << 22) % c->lines;
     atomic_store_explicit(&c->go, 1, memory_order_release);
     while (atomic_load(&c->ready) < c->nloaders) __builtin_ia32_pause();
     double t0 = ns_now();
     for (int s = 0; s < c->nsamples; s++) {
+        size_t made;
         double a = ns_now();
         uint64_t r0 = ns_rdtsc();
-        p = chase(p, c->loads);
+        p = chase_checked(p, c->loads, &made);
         uint64_t r1 = ns_rdtsc();
+        if (made < c->loads) {          /* Ctrl-C */
+            atomic_store_explicit(&c->stop, 1, memory_order_relaxed);
+            return;
+        }
         c->ns[s] = (ns_now() - a) * 1e9 / (double)c->loads;
         c->tsc[s] = (double)(r1 - r0) / (double)c->loads;
         done = (done + c->loads) % c->lines;
@@ -376,23 +428,29 @@ static void fill_fn(int tid, int nt, void *arg) {
     chase_t *c = arg;
     if (tid == 0) { c->ok = chase_build(c); return; }
     uint64_t *b = (uint64_t *)c->lbuf[tid - 1];
-    for (size_t i = 0; i < c->load_bytes / 8; i++) b[i] = 1;
+    for (size_t i = 0; i < c->load_bytes / 8; i++) {
+        if (i % CHECK_EVERY == 0 && ns_interrupted) return;
+        b[i] = 1;
+    }
 }
 
 /* Python: lat_loaded(bytes, cpu, load_cpus, delays, memory=None, load_bytes=..., mode="tlb",
- *   window=262144, samples=5, loads=65536, seed=1) -> list of dicts, one per delay. */
+ *   window=262144, samples=5, loads=65536, seed=1, stride=256) -> list of dicts, one per
+ *   delay. */
 static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "load_cpus", "delays", "memory", "load_bytes", "mode",
-                          "window", "samples", "loads", "seed", NULL};
+                          "window", "samples", "loads", "seed", "stride", NULL};
     Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 16, load_bytes = 256 << 20;
+    Py_ssize_t stride = LAT_STRIDE;
     int cpu, samples = 5;
     PyObject *load_cpus, *delays_o, *memory = Py_None;
     const char *mode = "tlb";
     unsigned long long seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "niOO|OnsninK", kws, &bytes, &cpu, &load_cpus,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "niOO|OnsninKn", kws, &bytes, &cpu, &load_cpus,
                                      &delays_o, &memory, &load_bytes, &mode, &window, &samples,
-                                     &loads, &seed))
+                                     &loads, &seed, &stride))
         return NULL;
+    ns_interrupted = 0;
     int *lcpus = NULL, nl = 0, *delays = NULL, nd = 0;
     if (!ns_int_list(load_cpus, &lcpus, &nl)) return NULL;
     if (!ns_int_list(delays_o, &delays, &nd)) { free(lcpus); return NULL; }
@@ -407,7 +465,7 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     PyObject *out = NULL;
     int *team_cpus = malloc(sizeof(int) * (nl + 1));
     ns_team *t = NULL;
-    if (!chase_setup(&c, bytes, 64, mode, window, memory, samples, loads, seed)) goto done;
+    if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)) goto done;
     c.load_bytes = load_bytes;
     c.lbuf = calloc(nl, sizeof(char *));
     c.lbytes = calloc(nl, sizeof(double));
@@ -426,6 +484,7 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     Py_BEGIN_ALLOW_THREADS
     ns_team_run(t, fill_fn, &c);
     Py_END_ALLOW_THREADS
+    if (ns_interrupted) { ns_raise_interrupt(); goto done; }
     if (!c.ok) { PyErr_Format(PyExc_RuntimeError, "validation failed: %s", c.err); goto done; }
     out = PyList_New(0);
     for (int d = 0; d < nd; d++) {
@@ -439,6 +498,11 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
         secs = ns_team_run_timed(t, loaded_fn, &c);
         Py_END_ALLOW_THREADS
         (void)secs;
+        if (ns_interrupted) {
+            Py_CLEAR(out);
+            ns_raise_interrupt();
+            goto done;
+        }
         if (!c.ok) {
             Py_CLEAR(out);
             PyErr_Format(PyExc_RuntimeError, "validation failed: %s", c.err);
@@ -484,9 +548,10 @@ PyMethodDef ns_lat_methods[] = {
      "lat_permutation(lines, window_lines=0, seed=1) -> next[i]: the chase's cycle of lines."},
     {"lat_chase", (PyCFunction)(void (*)(void))py_lat_chase, METH_VARARGS | METH_KEYWORDS,
      "lat_chase(bytes, cpu, memory=None, mode='tlb', window=262144, samples=15, loads=262144, "
-     "stride=64, seed=1) -> dict with per-sample ns and TSC ticks per load."},
+     "stride=256, seed=1) -> dict with per-sample ns and TSC ticks per load."},
     {"lat_loaded", (PyCFunction)(void (*)(void))py_lat_loaded, METH_VARARGS | METH_KEYWORDS,
      "lat_loaded(bytes, cpu, load_cpus, delays, memory=None, load_bytes=256MiB, mode='tlb', "
-     "window=262144, samples=5, loads=65536, seed=1) -> {'points': [...], 'chase': {...}}."},
+     "window=262144, samples=5, loads=65536, seed=1, stride=256) -> "
+     "{'points': [...], 'chase': {...}}."},
     {NULL, NULL, 0, NULL},
 };

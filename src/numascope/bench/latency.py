@@ -1,10 +1,17 @@
 """Memory latency by pointer chasing: idle latency, the working-set sweep, loaded latency.
 
 The chase runs in C (`_core.lat_chase`) on one pinned thread over a random single cycle of
-64-byte lines (Sattolo), one dependent load at a time, in one of two stated modes:
+lines (Sattolo), one dependent load at a time, in one of two stated modes:
 
     tlb     random inside 256 KiB windows, windows in random order (MLC / multichase style)
     random  one random cycle over the whole buffer (TLB misses included)
+
+A line is `stride` bytes: one pointer per 256 B by default (multichase's default). With one
+pointer per 64 B line the adjacent-line and spatial prefetchers bring in lines the chase
+visits soon after, and latency reads low (here 120-142 ns at 64 B against 143-147 ns at
+256 B over 1 GiB); Intel MLC disables the prefetchers instead, which needs MSR access. The
+working set stays the buffer's extent: a set-associative cache indexed within a page sees
+the same capacity edge at any stride up to 4 KiB (fewer sets used, each as deep).
 
 Every timed sample is kept (ns per load and TSC ticks per load); the chase is validated by
 checking it ended on the line the cycle predicts (and, up to 4 Mi lines, that the cycle
@@ -28,7 +35,9 @@ FAMILY = "latency"
 MODES = ("tlb", "random")
 PAGES = ("none", "thp", "hugetlb")
 WINDOW = 256 * 1024           # TLB-friendly window (multichase's default: 64 x 4 KiB pages)
-LINE = 64
+LINE = 64                     # a cache line: the smallest stride
+STRIDE = 256                  # default stride: prefetch-proof (multichase's default)
+MAX_STRIDE = 4096             # beyond a page every load is a page walk as well
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 LOADED_DELAYS = (0, 50, 100, 200, 400, 800, 1600, 3200, 10000)
 
@@ -67,11 +76,12 @@ def quick_dram_size(topo: Topology, cpu: int) -> int:
 
 
 def sweep_sizes(topo: Topology, cpu: int, lo: int = 4 * KIB, hi: int | None = None,
-                per_octave: int = 2) -> list[int]:
+                per_octave: int = 2, stride: int = STRIDE) -> list[int]:
     """Log-spaced working sets from `lo` to `hi` (default ≥ 4x LLC), multiples of 4 KiB."""
     hi = hi or dram_size(topo, cpu)
-    if lo < 2 * LINE or hi < lo:
-        raise UserError("sweep range must satisfy 128 B <= min <= max")
+    if lo < 2 * stride or hi < lo:
+        raise UserError(f"sweep range must satisfy {2 * stride} B (two {stride} B strides) "
+                        "<= min <= max")
     sizes, k = [], 0
     while True:
         s = round(lo * 2 ** (k / per_octave) / (4 * KIB)) * 4 * KIB or lo
@@ -86,6 +96,22 @@ def sweep_sizes(topo: Topology, cpu: int, lo: int = 4 * KIB, hi: int | None = No
 
 
 # -- checks on user input -------------------------------------------------------------------
+
+def check_stride(stride: int, name: str = "stride") -> int:
+    """The stride as given, or UserError: a power of two from 64 B (a cache line) to 4 KiB."""
+    if not isinstance(stride, int) or stride < LINE or stride > MAX_STRIDE \
+            or stride & (stride - 1):
+        raise UserError(f"{name} must be a power of two from {LINE} to {MAX_STRIDE} bytes "
+                        f"(got {stride})")
+    return stride
+
+
+def check_size(nbytes: int, stride: int) -> None:
+    """UserError unless the buffer holds two lines of the chase."""
+    if nbytes < 2 * stride:
+        raise UserError(f"buffer of {nbytes} B is too small for a {stride} B stride "
+                        f"(at least {2 * stride} B: two lines)")
+
 
 def memory_spec(topo: Topology, node: int | None, pages: str) -> dict[str, Any]:
     if pages not in PAGES:
@@ -116,9 +142,10 @@ def _meminfo(key: str) -> int | None:
     return None
 
 
-def check_fits(topo: Topology, nbytes: int, node: int | None, pages: str) -> None:
+def check_fits(topo: Topology, nbytes: int, node: int | None, pages: str,
+               stride: int = STRIDE) -> None:
     """UserError when the buffer (plus the permutation, 4 B a line) cannot fit."""
-    need = nbytes + nbytes // LINE * 4
+    need = nbytes + nbytes // stride * 4
     free = topo.node(node).free_bytes if node is not None else _meminfo("MemAvailable")
     if free is not None and need > free:
         where = f"node {node}" if node is not None else "this machine"
@@ -151,10 +178,11 @@ def _huge_text(pages: str, frac: float) -> str:
 
 
 def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = True,
-                    prefix: str = "") -> dict[str, Metric]:
+                    prefix: str = "", stride: int = STRIDE) -> dict[str, Metric]:
     m = {
         f"{prefix}latency": Metric(f"{prefix}latency", "ns", False, list(ns),
-                                   "ns per dependent load, one value per timed sample"),
+                                   f"ns per dependent load, one pointer per {stride} B "
+                                   "(stride), one value per timed sample"),
         f"{prefix}tsc_cycles": Metric(f"{prefix}tsc_cycles", "TSC cycles", False, list(tsc),
                                       "time-stamp-counter ticks per load (not core cycles)"),
     }
@@ -168,36 +196,39 @@ def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = T
 
 def chase(topo: Topology, nbytes: int, cpu: int | None = None, node: int | None = None,
           mode: str = "tlb", pages: str = "none", samples: int = 15, loads: int | None = None,
-          window: int = WINDOW, seed: int = 1, clock: bool = True) -> BenchResult:
-    """Idle latency of one working set, chaser pinned on `cpu`, memory bound to `node`."""
+          window: int = WINDOW, seed: int = 1, clock: bool = True,
+          stride: int = STRIDE) -> BenchResult:
+    """Idle latency of one working set, chaser pinned on `cpu`, memory bound to `node`,
+    one pointer every `stride` bytes."""
     if cpu is None:
         cpu = topo.usable_cpus()[0]
     check_cpu(topo, cpu)
+    check_stride(stride)
     if mode not in MODES:
         raise UserError(f"unknown chase mode {mode!r} (choose {', '.join(MODES)})")
-    if nbytes < 2 * LINE:
-        raise UserError(f"buffer of {nbytes} B is too small (at least {2 * LINE} B)")
+    check_size(nbytes, stride)
     if samples < 1:
         raise UserError("samples must be at least 1")
     spec = memory_spec(topo, node, pages)
-    check_fits(topo, nbytes, node, pages)
+    check_fits(topo, nbytes, node, pages, stride)
     loads = loads or 1 << 18
     with core_errors("the buffer"):
-        r = _core().lat_chase(nbytes, cpu, spec, mode, window, samples, loads, LINE, seed)
+        r = _core().lat_chase(nbytes, cpu, spec, mode, window, samples, loads, stride, seed)
     notes = []
     if pages != "none" and 0 <= r["huge_fraction"] < 0.5:
         notes.append(f"asked for {pages} but the kernel gave huge pages for only "
                      f"{r['huge_fraction']:.0%} of the buffer")
     if r["cycle_walked"]:
         notes.append(f"cycle walked in full: {r['cycle_walked']} lines, every line once")
-    metrics = latency_metrics(r["ns"], r["tsc"], cpu, clock)
-    label = f"{mode} {format_bytes(nbytes)} cpu{cpu}" + (f" node{node}" if node is not None
-                                                         else "")
+    metrics = latency_metrics(r["ns"], r["tsc"], cpu, clock, stride=stride)
+    # the stride is in the label: figures taken at another stride are not the same case
+    label = f"{mode} {format_bytes(nbytes)} stride {stride} cpu{cpu}" + (
+        f" node{node}" if node is not None else "")
     return BenchResult(
         family=FAMILY, case=label,
         params={"kind": "idle", "bytes": nbytes, "mode": mode, "pages": pages, "cpu": cpu,
                 "node": node, "samples": samples, "loads_per_sample": loads,
-                "window": window if mode == "tlb" else None, "line": LINE, "seed": seed},
+                "window": window if mode == "tlb" else None, "stride": stride, "seed": seed},
         metrics=metrics,
         placement={"cpus": [cpu], "memory": spec, "pages_per_node": r["where"],
                    "huge_fraction": r["huge_fraction"],
@@ -218,10 +249,11 @@ def summary(res: BenchResult) -> dict[str, float]:
 def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None = None,
            node: int | None = None, delays: list[int] | None = None, nbytes: int | None = None,
            load_bytes: int | None = None, mode: str = "tlb", samples: int = 5,
-           loads: int = 1 << 16, seed: int = 1) -> list[BenchResult]:
+           loads: int = 1 << 16, seed: int = 1, stride: int = STRIDE) -> list[BenchResult]:
     """Loaded latency (MLC --loaded_latency): the chaser on `cpu` while `load_cpus` read
     their own buffers in 1 KiB bursts separated by an injected delay loop; one result per
-    delay, with the chaser's latency samples and the loaders' read bandwidth."""
+    delay, with the chaser's latency samples and the loaders' read bandwidth. A point whose
+    latency is below a lower-bandwidth point's beyond noise carries a note (`inversions`)."""
     usable = topo.usable_cpus()
     if cpu is None:
         cpu = usable[0]
@@ -236,23 +268,25 @@ def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None =
         raise UserError(f"CPU {cpu} cannot be both the chaser and a loader")
     if mode not in MODES:
         raise UserError(f"unknown chase mode {mode!r} (choose {', '.join(MODES)})")
+    check_stride(stride)
     delays = list(LOADED_DELAYS) if delays is None else delays
     if any(d < 0 for d in delays):
         raise UserError("delays must be >= 0")
     nbytes = nbytes or dram_size(topo, cpu)
+    check_size(nbytes, stride)
     load_bytes = load_bytes or max(dram_size(topo, cpu) // 4, 64 * MIB)
     spec = memory_spec(topo, node, "none")
-    check_fits(topo, nbytes + load_bytes * len(load_cpus), node, "none")
+    check_fits(topo, nbytes + load_bytes * len(load_cpus), node, "none", stride)
     with core_errors("the buffers"):
         r = _core().lat_loaded(nbytes, cpu, load_cpus, delays, spec, load_bytes, mode, WINDOW,
-                               samples, loads, seed)
+                               samples, loads, seed, stride)
     ghz = _ghz(cpu)
     out = []
     for p in r["points"]:
         bw = p["loader_gbs"]     # sum over loaders of bytes / own reading time
         if not bw > 0:
             raise MeasurementError(f"loaders read nothing at delay {p['delay']}")
-        metrics = latency_metrics(p["ns"], p["tsc"], cpu, clock=False)
+        metrics = latency_metrics(p["ns"], p["tsc"], cpu, clock=False, stride=stride)
         if ghz:
             metrics["core_cycles"] = Metric("core_cycles", "cycles", False,
                                             [v * ghz for v in p["ns"]],
@@ -261,15 +295,85 @@ def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None =
             "bandwidth", "GB/s", True, [bw],
             "read bandwidth of the loaders while the chaser ran (10^9 B/s, 64 B per line read)")
         out.append(BenchResult(
-            family=FAMILY, case=f"loaded delay={p['delay']} {len(load_cpus)} loaders",
+            family=FAMILY,
+            case=f"loaded delay={p['delay']} {len(load_cpus)} loaders stride {stride}",
             params={"kind": "loaded", "delay": p["delay"], "bytes": nbytes, "mode": mode,
                     "cpu": cpu, "load_cpus": list(load_cpus), "load_bytes": load_bytes,
-                    "node": node, "samples": samples, "loads_per_sample": loads},
+                    "node": node, "samples": samples, "loads_per_sample": loads,
+                    "stride": stride},
             metrics=metrics,
             placement={"cpus": [cpu, *load_cpus], "memory": spec,
                        "pages_per_node": r["chase"]["where"]},
             notes=["delay = iterations of an empty loop after each 1 KiB read burst"]))
+    for inv in inversions(out):
+        inv.high.notes.append(inv.note())
     return out
+
+
+# -- loaded latency: more bandwidth must not mean less latency ------------------------------
+
+NOISE_FLOOR = 0.01   # a drop smaller than 1 % of the latency is never a finding
+
+
+def _bw(r: BenchResult) -> float:
+    return r.metrics["bandwidth"].median
+
+
+def _p50(r: BenchResult) -> float:
+    return percentile(r.metrics["latency"].values, 50)
+
+
+def point_noise(r: BenchResult) -> float:
+    """Half the p5-p95 range of one point's latency samples: how far its p50 can move from
+    sample to sample."""
+    v = r.metrics["latency"].values
+    return (percentile(v, 95) - percentile(v, 5)) / 2
+
+
+@dataclass
+class Inversion:
+    """Two points of one loaded-latency curve in the wrong order: `high` read more
+    bandwidth than `low` yet its p50 latency is lower by more than their combined noise."""
+    low: BenchResult          # less bandwidth, more latency
+    high: BenchResult         # more bandwidth, less latency
+    drop_ns: float            # p50(low) - p50(high)
+    noise_ns: float           # noise(low) + noise(high), at least 1 % of p50(low)
+
+    def note(self) -> str:
+        lo, hi = self.low, self.high
+        return (f"not monotone: {_p50(hi):.1f} ns at {_bw(hi):.1f} GB/s (delay "
+                f"{hi.params['delay']}) is {self.drop_ns:.1f} ns below {_p50(lo):.1f} ns at "
+                f"{_bw(lo):.1f} GB/s (delay {lo.params['delay']}), beyond the samples' "
+                f"combined noise ({self.noise_ns:.1f} ns): a disturbed run, or a clock that "
+                "rises with load")
+
+
+def inversions(points: list[BenchResult]) -> list[Inversion]:
+    """Where the latency-vs-bandwidth curve is not monotone beyond noise: for each point,
+    the lower-bandwidth point that exceeds its p50 by the most beyond their combined noise
+    (half the p5-p95 range of each point's samples, summed; at least 1 % of the latency)."""
+    pts = sorted((r for r in points if r.params.get("kind") == "loaded"), key=_bw)
+    out = []
+    for j, high in enumerate(pts):
+        worst: Inversion | None = None
+        for low in pts[:j]:
+            if _bw(low) >= _bw(high):
+                continue
+            drop = _p50(low) - _p50(high)
+            noise = max(point_noise(low) + point_noise(high), NOISE_FLOOR * _p50(low))
+            if drop > noise and (worst is None
+                                 or drop - noise > worst.drop_ns - worst.noise_ns):
+                worst = Inversion(low, high, drop, noise)
+        if worst:
+            out.append(worst)
+    return out
+
+
+def curve_key(r: BenchResult) -> tuple:
+    """The points of one loaded-latency curve share these parameters (all but the delay)."""
+    p = r.params
+    return tuple(str(p.get(k)) for k in ("cpu", "load_cpus", "node", "bytes", "load_bytes",
+                                         "mode", "stride"))
 
 
 # -- the sweep and its plateaus -------------------------------------------------------------
@@ -360,21 +464,27 @@ def sweep_points(results: list[BenchResult]) -> list[tuple[int, float]]:
 # -- the Benchmark and the suite ------------------------------------------------------------
 
 class Latency:
-    """Idle latency (one size, or a sweep) and loaded latency as uniform cases."""
+    """Idle latency (one size, or a sweep) and loaded latency as uniform cases. Loaded cases
+    measure one delay each; the points measured so far are kept per curve, so that a point
+    that breaks the curve's monotonicity gets its note when it is measured."""
 
     family = FAMILY
+
+    def __init__(self) -> None:
+        self._curves: dict[tuple, list[BenchResult]] = {}
 
     def cases(self, topo: Topology, sweep: bool = False, sizes: list[int] | None = None,
               cpu: int | None = None, node: int | None = None, mode: str = "tlb",
               pages: str = "none", samples: int = 15, loads: int | None = None,
-              **_: Any) -> list[Case]:
+              stride: int = STRIDE, **_: Any) -> list[Case]:
         cpu = topo.usable_cpus()[0] if cpu is None else cpu
         check_cpu(topo, cpu)
+        check_stride(stride)
         if sizes is None:
             sizes = sweep_sizes(topo, cpu) if sweep else [dram_size(topo, cpu)]
         modes = list(MODES) if mode == "both" else [mode]
         base = {"kind": "idle", "cpu": cpu, "node": node, "pages": pages, "samples": samples,
-                "loads": loads}
+                "loads": loads, "stride": stride}
         return [Case(f"{m} {format_bytes(s)}", {**base, "bytes": s, "mode": m})
                 for m in modes for s in sizes]
 
@@ -384,11 +494,19 @@ class Latency:
             res = loaded(topo, **p)
             if len(res) != 1:
                 raise UserError("a loaded-latency case measures exactly one delay")
-            return res[0]
+            return self._on_curve(res[0])
         loads = p.pop("loads", None)
         if loads is None and p["bytes"] <= 64 * MIB:
             loads = 1 << 16   # cache-resident sizes: short samples are plenty
         return chase(topo, p.pop("bytes"), loads=loads, **p)
+
+    def _on_curve(self, r: BenchResult) -> BenchResult:
+        curve = self._curves.setdefault(curve_key(r), [])
+        curve.append(r)
+        for inv in inversions(curve):
+            if (r is inv.low or r is inv.high) and inv.note() not in r.notes:
+                r.notes.append(inv.note())
+        return r
 
 
 def suite_cases(topo: Topology, profile: str) -> list[Case]:

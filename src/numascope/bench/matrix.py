@@ -68,8 +68,9 @@ def bandwidth_available() -> bool:
 
 def default_executor(topo: Topology, what: tuple[str, ...] = ("latency", "bandwidth"),
                      nbytes: int | None = None, samples: int = 9,
-                     mode: str = "tlb") -> Executor:
-    """Latency: one chaser on the node's first CPU, buffer bound to the target node.
+                     mode: str = "tlb", stride: int = lat.STRIDE) -> Executor:
+    """Latency: one chaser on the node's first CPU, buffer bound to the target node, one
+    pointer per `stride` bytes (stated in the latency metric's note).
     Read bandwidth: every CPU of the source node reading memory bound to the target node
     (numascope.bench.bandwidth)."""
     def run(cpus: list[int], node: int) -> dict[str, Metric]:
@@ -77,7 +78,7 @@ def default_executor(topo: Topology, what: tuple[str, ...] = ("latency", "bandwi
         if "latency" in what:
             size = nbytes or lat.dram_size(topo, cpus[0])
             r = lat.chase(topo, size, cpus[0], node, mode=mode, samples=samples,
-                          loads=1 << 17, clock=False)
+                          loads=1 << 17, clock=False, stride=stride)
             out["latency"] = r.metrics["latency"]
         if "bandwidth" in what and bandwidth_available():
             from numascope.bench import bandwidth
@@ -165,7 +166,8 @@ class Matrix:
         return [Case(f"N{i}->N{j}", {"src": i, "dst": j}) for i, j in pairs(topo, src, dst)]
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
-        ex = self.executor or default_executor(topo, nbytes=case.params.get("bytes"))
+        ex = self.executor or default_executor(topo, nbytes=case.params.get("bytes"),
+                                               stride=case.params.get("stride", lat.STRIDE))
         return measure_pair(topo, case.params["src"], case.params["dst"], ex)
 
 

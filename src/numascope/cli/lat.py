@@ -34,6 +34,9 @@ def register(p: argparse.ArgumentParser) -> None:
                         "random: one random cycle over the whole buffer")
     p.add_argument("--pages", choices=["none", "thp", "hugetlb"], default="none",
                    help="page kind asked for (the kernel's answer is reported)")
+    p.add_argument("--stride", type=int, default=256, metavar="BYTES",
+                   help="bytes between two pointers of the chase, a power of two from 64 to "
+                        "4096 (default 256: the prefetchers cannot serve the chase)")
     p.add_argument("--samples", type=int, default=15, help="timed samples per working set")
     p.add_argument("--loads", type=int, default=None, help="dependent loads per sample")
     p.add_argument("--plot", default=None, metavar="FILE", help="save the plot(s) to FILE")
@@ -67,6 +70,7 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--loads must be at least 1")
     if args.per_octave < 1:
         raise UserError("--per-octave must be at least 1")
+    stride = lat.check_stride(args.stride, "--stride")
     cpu = topo.usable_cpus()[0] if args.cpu is None else args.cpu
     lat.check_cpu(topo, cpu)
     if args.node is not None:
@@ -79,20 +83,23 @@ def main(args: argparse.Namespace) -> int:
         load = parse_cpulist(args.load_cpus) if args.load_cpus else None
         mode = "tlb" if args.mode == "both" else args.mode
         results = lat.loaded(topo, cpu, load, args.node, delays, size, mode=mode,
-                             samples=min(args.samples, 15), loads=args.loads or 1 << 16)
+                             samples=min(args.samples, 15), loads=args.loads or 1 << 16,
+                             stride=stride)
     else:
         bench = lat.Latency()
         sizes = None
         if args.sweep:
             hi = lat.parse_size(args.max) if args.max else None
-            sizes = lat.sweep_sizes(topo, cpu, lat.parse_size(args.min), hi, args.per_octave)
+            sizes = lat.sweep_sizes(topo, cpu, lat.parse_size(args.min), hi, args.per_octave,
+                                    stride)
         elif size:
             sizes = [size]
         cases = bench.cases(topo, sweep=args.sweep, sizes=sizes, cpu=cpu, node=args.node,
                             mode=args.mode, pages=args.pages, samples=args.samples,
-                            loads=args.loads)
+                            loads=args.loads, stride=stride)
         for c in cases:
-            lat.check_fits(topo, c.params["bytes"], args.node, args.pages)
+            lat.check_size(c.params["bytes"], stride)
+            lat.check_fits(topo, c.params["bytes"], args.node, args.pages, stride)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       console=err, transient=True, disable=args.json) as prog:
             results = run_cases(bench, topo, cases, progress=prog, description="lat")
@@ -123,7 +130,10 @@ def _print(results, levels, console) -> None:
     from numascope.bench import latency as lat
 
     loaded = results and results[0].params.get("kind") == "loaded"
-    t = Table(title="Loaded latency" if loaded else "Idle latency (pointer chase)")
+    strides = sorted({r.params.get("stride") for r in results}, key=str)
+    per = ", ".join(f"{s} B" for s in strides)
+    t = Table(title=("Loaded latency" if loaded else "Idle latency (pointer chase)")
+              + f", one pointer per {per}")
     cols = (["delay", "read GB/s"] if loaded else ["working set", "mode"]) + \
         ["p5 ns", "p50 ns", "p95 ns", "TSC cyc", "core cyc", "pages"]
     for c in cols:
@@ -139,6 +149,9 @@ def _print(results, levels, console) -> None:
     console.print(t)
     if results and "core_cycles" not in results[0].metrics:
         console.print("cycles: TSC ticks only (the core clock could not be measured here)")
+    if loaded:
+        for inv in lat.inversions(results):
+            console.print(f"[bold yellow]warning:[/] loaded latency {inv.note()}")
     for mode, lvls in levels.items():
         lt = Table(title=f"Detected levels ({mode})")
         for c in ("level", "plateau", "ns", "expected size", "check"):

@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from numascope.bench.latency import curve_key, inversions, percentile
 from numascope.results.record import BenchResult
 
 FAMILY = "latency"
@@ -17,8 +18,8 @@ def _sweep(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     idle = [r for r in results if r.family == FAMILY and r.params.get("kind") == "idle"]
     by_mode: dict[str, list[BenchResult]] = {}
     for r in idle:
-        by_mode.setdefault(f"{r.params['mode']}, pages {r.params.get('pages', 'none')}",
-                           []).append(r)
+        by_mode.setdefault(f"{r.params['mode']}, pages {r.params.get('pages', 'none')}, "
+                           f"stride {_stride(r)}", []).append(r)
     if not any(len(v) > 2 for v in by_mode.values()):
         return []
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -41,23 +42,47 @@ def _sweep(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     return [("Latency sweep", fig)]
 
 
+def _stride(r: BenchResult) -> str:
+    # records from before the option: "line" (idle) or nothing (loaded), always 64 B
+    return f"{r.params.get('stride', r.params.get('line', 64))} B"
+
+
 def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     pts = [r for r in results if r.family == FAMILY and r.params.get("kind") == "loaded"]
     if not pts:
         return []
-    pts.sort(key=lambda r: r.metrics["bandwidth"].median)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.plot([r.metrics["bandwidth"].median for r in pts],
-            [r.metrics["latency"].median for r in pts], marker="o")
+    curves: dict[tuple, list[BenchResult]] = {}
     for r in pts:
-        ax.annotate(str(r.params["delay"]), (r.metrics["bandwidth"].median,
-                                             r.metrics["latency"].median), fontsize=7)
+        curves.setdefault(curve_key(r), []).append(r)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    bad = 0
+    for curve in curves.values():
+        curve.sort(key=lambda r: r.metrics["bandwidth"].median)
+        med = [r.metrics["latency"].median for r in curve]
+        lo = [m - percentile(r.metrics["latency"].values, 5) for m, r in zip(med, curve)]
+        hi = [percentile(r.metrics["latency"].values, 95) - m for m, r in zip(med, curve)]
+        ax.errorbar([r.metrics["bandwidth"].median for r in curve], med, yerr=[lo, hi],
+                    marker="o", capsize=3,
+                    label=f"{len(curve[0].params['load_cpus'])} loaders, stride {_stride(curve[0])}")
+        for r in curve:
+            ax.annotate(str(r.params["delay"]), (r.metrics["bandwidth"].median,
+                                                 r.metrics["latency"].median), fontsize=7)
+        for inv in inversions(curve):   # the points below a lower-bandwidth point
+            bad += 1
+            ax.plot([inv.high.metrics["bandwidth"].median], [inv.high.metrics["latency"].median],
+                    "x", color="red", ms=10, mew=2)
+    if bad:
+        ax.set_title("Loaded latency (labels: injected delay)\nWARNING: not monotone: "
+                     f"{bad} point(s) (red x) below a lower-bandwidth point beyond noise",
+                     color="red", fontsize=10)
+    else:
+        ax.set_title("Loaded latency (labels: injected delay)")
     ax.set_xlabel("loaders' read bandwidth (GB/s)")
-    ax.set_ylabel("chaser latency (ns, median)")
-    ax.set_title("Loaded latency (labels: injected delay)")
+    ax.set_ylabel("chaser latency (ns, median, p5-p95 bars)")
     ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
     fig.tight_layout()
-    return [("Loaded latency", fig)]
+    return [("Loaded latency" + (" (not monotone)" if bad else ""), fig)]
 
 
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
