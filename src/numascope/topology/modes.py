@@ -88,7 +88,8 @@ def _across_sockets(topo: Topology, nodes: list[Node], nm: Naming) -> Fact:
         why = (" — UMA by design, not a BIOS mode" if nm.uma else
                ": memory interleaved across sockets by the BIOS (or the kernel booted with "
                "numa=off)")
-        return Fact(nm.across, "known", f"node {nodes[0].id} holds the CPUs of all {n_sock} "
+        every = "both" if n_sock == 2 else f"all {n_sock}"
+        return Fact(nm.across, "known", f"node {nodes[0].id} holds the CPUs of {every} "
                                         f"packages{why}")
     spans = {len(n.packages) for n in nodes}
     if len(spans) == 1:
@@ -115,7 +116,7 @@ def _within_sockets(topo: Topology, nodes: list[Node], nm: Naming) -> Fact:
     if nm.kind == "nps":
         return _nps(topo, k, kinds, nodes, ev)
     if kinds.keys() == {"smaller"}:
-        if nm.kind == "snc" or (nm.cod and k == 2):
+        if (nm.kind == "snc" and k > 1) or (nm.cod and k == 2):
             name = "COD" if nm.cod else f"SNC{k}"
             return Fact(name, "known", ev + "each node holds only part of an L3 domain: the "
                         "socket is split into clusters")
@@ -125,7 +126,7 @@ def _within_sockets(topo: Topology, nodes: list[Node], nm: Naming) -> Fact:
         return Fact("COD", "known", ev + "each node is one L3 domain: Cluster-on-Die gives "
                     "each half of the die its own L3 and memory controller")
     if nm.kind == "snc" and k == 1:
-        return Fact("SNC off", "known", ev + "the node holds the socket's whole L3: no "
+        return Fact("SNC off", "known", ev + "the node holds the socket's whole L3(s): no "
                     "Sub-NUMA Clustering")
     tail = (": separate dies (as in Cascade Lake-AP), not Sub-NUMA Clustering"
             if nm.kind == "snc" else "")
