@@ -57,6 +57,71 @@ DIFFERS: dict[str, dict[str, tuple[int, str]]] = {
 FILTERED_ONLY = {"16amd64-4n4c-cgroup-distance-merge", "4em64t-2c2t-ignore-reorder"}
 
 
+# The memory mode hwloc's dumps get, each with why: vendor's names from cpuinfo (EPYC: NPS,
+# Xeon from Skylake-SP: SNC), counts for older parts and unknown vendors.
+MODES: dict[str, tuple[str, str, str]] = {
+    "16amd64-4n4c-cgroup-distance-merge": ("1 node per socket", "known", (
+        "Opteron (family 0x10), one die per package: was NPS1|L3-as-NUMA, names of EPYC "
+        "settings this CPU never had")),
+    "16amd64-8n2c": ("1 node per socket", "known", "Opteron 865 (K8): was NPS1"),
+    "16amd64-8n2c-cpusets": ("1 node per socket", "known", "Opteron 865 (K8): was NPS1"),
+    "16em64t-4s2c2t": ("one node across sockets", "known", (
+        "NetBurst Xeon MP (family 15): front-side bus, UMA by design; was NPS0")),
+    "16em64t-4s2c2t-offlines": ("one node across sockets", "known", "as 16em64t-4s2c2t"),
+    "16em64t-4s2ca2c-cpusetreorder": ("one node across sockets", "known",
+                                      "as 16em64t-4s2c2t"),
+    "2amd64-2n": ("1 node per socket", "known", "no cpuinfo: counts; was NPS1"),
+    "2i386-2c-nohugepage": ("1 node per socket", "known", "one Core 2: was single-node"),
+    "2i386-2t-hugepagesizecount": ("1 node per socket", "known", "one Pentium 4: was single-node"),
+    "32amd64-4s2n4c-cgroup2": ("2 nodes per socket", "known", (
+        "Opteron 6134 (Magny-Cours): two dies per package, a node each; was L3-as-NUMA")),
+    "32em64t-2n8c+1mic": ("1 node per socket", "known", (
+        "Xeon E5-2680 (Sandy Bridge-EP, model 45) predates SNC; was NPS1|L3-as-NUMA")),
+    "32intel64-2p8co2t+8ve": ("SNC off", "known", (
+        "Xeon Silver 4108 (Skylake-SP): one node per socket holding its L3; was "
+        "NPS1|L3-as-NUMA")),
+    "40intel64-2g2n4c+pci": ("1 node per socket", "known", (
+        "Xeon E7-4870 (Westmere-EX, model 47) predates SNC; was NPS1|L3-as-NUMA")),
+    "40intel64-4n10c+pci-conflicts": ("1 node per socket", "known", "as 40intel64-2g2n4c"),
+    "48amd64-4d2n6c-sparse": ("2 nodes per socket", "known", (
+        "Opteron engineering sample (family 0x10, Magny-Cours): a node per die; was "
+        "L3-as-NUMA")),
+    "4em64t-2c2t-ignore-reorder": ("1 node per socket", "known", "one Westmere: was single-node"),
+    "64amd64-4s2n4ca2co": ("2 nodes per socket", "known", (
+        "Opteron 6276 (Bulldozer): a node per die; was L3-as-NUMA")),
+    "64intel64-fakeKNL-A2A-cache": ("quadrant|hemisphere|all-to-all", "ambiguous", (
+        "Xeon Phi with one node: any of three cluster modes (this one is all-to-all); was "
+        "single-node")),
+    "64intel64-fakeKNL-SNC4-hybrid": ("SNC4", "known", (
+        "Xeon Phi has no L3 by design: 4 nodes per socket can only be SNC-4; was ambiguous")),
+    "8amd64-4n2c": ("1 node per socket", "known", "Opteron 8218 (K8): was NPS1"),
+    "8em64t-2s2ca2c": ("one node across sockets", "known", (
+        "Xeon E5345 (Clovertown): front-side bus, UMA by design; was NPS0")),
+    "8em64t-2s2ca2c-buggynuma": ("one node across sockets", "ambiguous", (
+        "overlapping node cpulists: hedged; was NPS0")),
+    "8em64t-2s4c-heterogeneous": ("one node across sockets", "known", "as 8em64t-2s2ca2c"),
+    "8em64t-4c2t": ("1 node per socket", "known", "one Nehalem socket; was single-node"),
+    "96em64t-4n4d3ca2co": ("4 sockets per node", "known", (
+        "Dunnington (front-side bus) boards glued 4 sockets a node; was NPS0")),
+    "fakecpuid1f-64intel64-2p4d2n2c2t": ("SNC4", "ambiguous", (
+        "QEMU guest: nodes split the L3 but are the hypervisor's; unchanged")),
+    "fakeheteromemtiers": ("SNC3", "ambiguous", "QEMU guest: unchanged"),
+    "fakememinitiators-1np2c+1npp+gi": ("SNC2", "ambiguous", (
+        "Xeon Gold 6230 without L3 in the dump: SNC2 unchecked; unchanged")),
+    "memorysidecaches": ("SNC2", "known", "Xeon Gold 6230, nodes split the L3; unchanged"),
+    "offline-cpu0-node0": ("mixed", "unknown", (
+        "node 0 is offline, so package 0 has no node and package 1 one; unchanged")),
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_memory_mode_names(name, topo):
+    assert name in MODES, "every replayed x86 dump has its expected memory mode"
+    value, status, why = MODES[name]
+    m = topo(name).facts["memory_mode"]
+    assert (m.value, m.status) == (value, status), why
+
+
 @pytest.fixture(scope="session")
 def dumps(tmp_path_factory):
     """Each dump extracted once per session: name → root directory."""
@@ -142,7 +207,7 @@ def test_sparse_node_ids(topo):
     assert t.node_ids() == [0, 1, 2, 33, 34, 45, 72, 73]
     assert t.facts["sparse_node_ids"].value is True
     assert t.facts["sockets"].value == 4 and t.facts["nodes_per_socket"].value == 2
-    assert t.facts["memory_mode"].value == "L3-as-NUMA"
+    assert t.facts["memory_mode"].value == "2 nodes per socket"  # Opteron: no NPS names
     assert set(t.facts["distance_classes"].value) == {"10", "16", "22"}
     assert t.distance(0, 1) == 16 and t.distance(0, 33) == 22
 
@@ -163,7 +228,7 @@ def test_snc_on_memorysidecaches(topo):
 
 def test_knl_snc4_with_cpuless_mcdram(topo):
     t = topo("64intel64-fakeKNL-SNC4-hybrid")
-    assert t.facts["memory_mode"].value == "SNC4"
+    assert (t.facts["memory_mode"].value, t.facts["memory_mode"].status) == ("SNC4", "known")
     assert len(t.facts["cpuless_nodes"].value) == 4
 
 
@@ -237,7 +302,7 @@ def test_bulldozer_siblings_are_cmt_not_smt(topo):
     t = topo("64amd64-4s2n4ca2co")
     assert t.facts["cores"].value == 32 and t.facts["smt_width"].value == 2
     assert "CMT" in t.facts["smt_width"].evidence
-    assert t.facts["memory_mode"].value == "L3-as-NUMA"
+    assert t.facts["memory_mode"].value == "2 nodes per socket"
     assert set(t.facts["distance_classes"].value) == {"10", "16", "22"}
     assert "hex-map" in " ".join(t.notes)  # its L1i/L2 lists disagree with the maps
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from numascope.topology.lists import format_list
 from numascope.topology.model import Fact, Topology
+from numascope.topology.modes import hedged, memory_mode
 
 
 def known(value: Any, evidence: str) -> Fact:
@@ -27,7 +28,7 @@ def infer_facts(topo: Topology) -> dict[str, Fact]:
     f: dict[str, Fact] = {}
     f.update(_cpu_identity(topo))
     f.update(_counts(topo))
-    f["memory_mode"] = _hedged(topo, memory_mode(topo))
+    f["memory_mode"] = hedged(topo, memory_mode(topo))
     f["core_numbering"] = core_numbering(topo)
     f["smt_numbering"] = smt_numbering(topo)
     f["distance_classes"] = distance_classes(topo)
@@ -43,8 +44,9 @@ def _cpu_identity(topo: Topology) -> dict[str, Fact]:
     if topo.cpu_model or topo.cpu_vendor:
         f["cpu_model"] = known(topo.cpu_model, f"{src} 'model name'")
         f["cpu_vendor"] = known(topo.cpu_vendor, f"{src} vendor_id")
-        f["cpu_family_model"] = known([topo.cpu_family, topo.cpu_model_number],
-                                      f"{src} 'cpu family' and 'model'")
+        fm = [topo.cpu_family, topo.cpu_model_number]
+        hx = "/".join("?" if x is None else f"{x:#x}" for x in fm)
+        f["cpu_family_model"] = known(fm, f"{src} 'cpu family' and 'model' ({hx} in hex)")
     else:
         f["cpu_model"] = unknown(f"{src} missing or empty")
     if topo.hypervisor is not None:
@@ -66,13 +68,7 @@ def _counts(topo: Topology) -> dict[str, Fact]:
     cn = cpu_nodes(topo)
     f["cpu_nodes"] = known(len(cn), "nodes whose cpulist is not empty: " + (format_list(cn)
                                                                           or "none"))
-    per = {p.id: len(p.nodes) for p in pk}
-    vals = set(per.values())
-    ev = ", ".join(f"S{p}: {n}" for p, n in per.items())
-    if len(vals) == 1:
-        f["nodes_per_socket"] = known(vals.pop(), f"CPU-bearing nodes per package ({ev})")
-    else:
-        f["nodes_per_socket"] = ambiguous(sorted(vals), f"packages differ ({ev})")
+    f["nodes_per_socket"] = nodes_per_socket(topo)
     f["l3_domains"] = (known(len(topo.l3s), "distinct shared_cpu_list of level-3 caches")
                        if topo.l3s else unknown("no level-3 cache in cpu*/cache/index*", 0))
     if topo.l3s:
@@ -92,6 +88,25 @@ def _counts(topo: Topology) -> dict[str, Fact]:
     return f
 
 
+def nodes_per_socket(topo: Topology) -> Fact:
+    """An int, or "1/m" when every node spans m packages (NPS0 on two sockets: "1/2")."""
+    nodes = [n for n in topo.nodes if n.cpus]
+    spans = {len(n.packages) for n in nodes}
+    if nodes and min(spans) > 1:
+        ev = ", ".join(f"N{n.id}: S{',S'.join(map(str, n.packages))}" for n in nodes)
+        if len(spans) == 1:
+            m = spans.pop()
+            return known(f"1/{m}", f"each node spans {m} packages ({ev})")
+        return ambiguous(sorted(f"1/{m}" for m in spans), f"nodes span different numbers "
+                         f"of packages ({ev})")
+    per = {p.id: len(p.nodes) for p in topo.packages}
+    vals = set(per.values())
+    ev = ", ".join(f"S{p}: {n}" for p, n in per.items())
+    if len(vals) == 1:
+        return known(vals.pop(), f"CPU-bearing nodes per package ({ev})")
+    return ambiguous(sorted(vals), f"packages differ ({ev})")
+
+
 def _cmt_note(topo: Topology) -> str:
     """SMT threads share their core's L1d; siblings with an L1d each are CMT cores."""
     l1d = [k.cpus for k in topo.caches if k.level == 1 and k.kind == "Data"]
@@ -108,91 +123,6 @@ def _cmt_note(topo: Topology) -> str:
     return (f"; but siblings {'+'.join(map(str, multi[0]))} … do not share an L1d: the "
             f"kernel's thread siblings are the cores of one compute unit (CMT{fam}), each "
             "with its own integer unit and L1d, sharing L1i/L2/FPU — not SMT threads")
-
-
-# -- memory mode --------------------------------------------------------------------------
-
-def _hedged(topo: Topology, fact: Fact) -> Fact:
-    """A BIOS mode read off a virtual machine's or a buggy kernel's nodes is only a guess."""
-    if topo.overlapping_nodes:
-        rep = ", ".join(f"node{n}: {format_list(c)}" for n, c in topo.overlapping_nodes.items())
-        return ambiguous(fact.value, "node cpulists overlap (CPUs repeated by " + rep
-                         + "): the kernel's NUMA description is inconsistent (buggy or fake"
-                         " NUMA), each CPU was given to the first node listing it; then: "
-                         + fact.evidence)
-    if topo.hypervisor and fact.status == "known" and fact.value != "single-node":
-        return ambiguous(fact.value, "virtual machine: its nodes are the hypervisor's virtual "
-                         "NUMA layout, not necessarily the host's BIOS mode; "
-                         + fact.evidence)
-    return fact
-
-
-def memory_mode(topo: Topology) -> Fact:
-    """NPS0/1/2/4, L3-as-NUMA, SNC2/4, single-node — or why it cannot be told."""
-    nodes = [n for n in topo.nodes if n.cpus]
-    n_sock = len(topo.packages)
-    spanning = [n.id for n in nodes if len(n.packages) > 1]
-    if spanning and any("shows no NUMA nodes" in x for x in topo.notes) \
-            and not any(n.distances for n in topo.nodes):
-        return ambiguous("NPS0", "sysfs shows no NUMA nodes (NUMA off in the BIOS or the "
-                                 f"kernel), so one node spans the {n_sock} packages")
-    if spanning:
-        return known("NPS0", f"node(s) {format_list(spanning)} hold CPUs of more than one "
-                             "package: one node spans sockets")
-    if len(nodes) <= 1:
-        one_l3 = len(topo.l3s) <= 1
-        tail = (" With one L3 as well, NPS1 and L3-as-NUMA look the same from sysfs."
-                if one_l3 and topo.l3s else "")
-        return known("single-node", f"{len(nodes)} CPU-bearing node, {n_sock} package(s)."
-                     + tail)
-    per_sock = {len(p.nodes) for p in topo.packages}
-    if len(per_sock) != 1:
-        return unknown("packages hold different numbers of nodes: "
-                       + ", ".join(f"S{p.id}: {len(p.nodes)}" for p in topo.packages),
-                       "mixed")
-    k = per_sock.pop()
-    intel = (topo.cpu_vendor or "").startswith("GenuineIntel")
-    if not topo.l3s:
-        if k == 1:
-            return known("NPS1", "one node per package (no L3 reported)")
-        name = f"SNC{k}" if intel else f"NPS{k}"
-        return ambiguous(name, f"{k} nodes per package but no L3 in sysfs: cannot tell "
-                               f"NPS{k}, SNC{k} and L3-as-NUMA apart; named by vendor "
-                               f"({topo.cpu_vendor or 'unknown'})")
-    kinds = Counter(_node_vs_l3(topo, set(n.cpus)) for n in nodes)
-    l3_per_sock = {len(p.l3s) for p in topo.packages}
-    if kinds.keys() == {"smaller"}:
-        return known(f"SNC{k}", f"each node holds only part of an L3 domain ({k} nodes per "
-                                "package): Sub-NUMA Clustering")
-    if kinds.keys() == {"equal"}:
-        if l3_per_sock == {1}:
-            return ambiguous("NPS1|L3-as-NUMA", "one node per package and one L3 per package:"
-                             " NPS1 and L3-as-NUMA cannot be told apart from sysfs")
-        return known("L3-as-NUMA", f"every node's CPUs are exactly one L3 domain ({k} per "
-                                   "package)")
-    if kinds.keys() == {"multi"}:
-        l3n = sorted({len(topo.node(n.id).cpus) and len(_l3s_of(topo, set(n.cpus)))
-                      for n in nodes})
-        return known(f"NPS{k}", f"{k} node(s) per package, each holding whole L3 domains "
-                                f"({'/'.join(map(str, l3n))} per node)")
-    return unknown("nodes relate to L3 domains in different ways: "
-                   + ", ".join(f"{v} {kk}" for kk, v in kinds.items()), "mixed")
-
-
-def _l3s_of(topo: Topology, cpus: set[int]) -> set[int]:
-    return {topo.cpu(c).l3 for c in cpus if topo.cpu(c).l3 is not None}
-
-
-def _node_vs_l3(topo: Topology, cpus: set[int]) -> str:
-    online = {c for c in cpus if topo.cpu(c).online}
-    l3s = _l3s_of(topo, online)
-    if not l3s:
-        return "no-l3"
-    if len(l3s) == 1:
-        l3cpus = set(topo.l3s[next(iter(l3s))].cpus)
-        return "equal" if l3cpus == online else "smaller" if online < l3cpus else "other"
-    whole = all(set(topo.l3s[i].cpus) <= online for i in l3s)
-    return "multi" if whole else "other"
 
 
 # -- numbering ------------------------------------------------------------------------------

@@ -99,6 +99,12 @@ def distance_table(topo: Topology) -> Table | None:
     return t
 
 
+def _family_model(v: list) -> str:
+    """[family, model] in that order (a cpu list would sort them): "family 26, model 2"."""
+    return ", ".join(f"{what} {'?' if x is None else x}"
+                     for what, x in zip(("family", "model"), v, strict=False))
+
+
 def facts_table(topo: Topology) -> Table:
     t = Table(title="Inferred facts", show_edge=False, expand=False)
     t.add_column("fact")
@@ -109,6 +115,8 @@ def facts_table(topo: Topology) -> Table:
         v = f.value
         if v is None or v == [] or v == {}:
             text = "—"
+        elif name == "cpu_family_model":
+            text = _family_model(v)
         elif isinstance(v, list) and all(isinstance(x, int) for x in v):
             text = format_list(v)
         elif isinstance(v, (dict, list)):
