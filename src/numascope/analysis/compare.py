@@ -1,10 +1,22 @@
 """Compare two runs or two groups of runs: per metric, the change in % of the median, whether
-it is significant given the repetitions, and what differs between the two configurations.
+it is a change at all, and what differs between the two configurations.
 
-Metrics are matched by (family, case, metric name). In a group of several runs the
-repetitions of all its runs are pooled. Significance: two-sided Mann–Whitney U on the
-repetitions (exact p when small and tie-free, normal approximation otherwise) AND a 95 %
-bootstrap interval of the median ratio that excludes 1 — both must agree."""
+Runs are the samples (pyperf's way). Repetitions inside one run share one boot, one page
+placement, one clock state: they say how steady that run was, not how the configuration
+varies, so each run contributes one value per metric, its median. Metrics are matched by
+(family, case, metric name); by default only each case's primary metric (analysis.primary).
+
+Per metric, with at least MIN_RUNS runs on each side: Welch's t-test on the logs of the run
+medians (so the difference is a ratio), p-values adjusted by Holm–Bonferroni over every
+metric tested, so that identical configurations make no claim at all in 95 % of
+comparisons. A change counts when the adjusted p < ALPHA and it is at least the noise floor
+(the pooled run-to-run standard deviation of the run medians) and the minimum practical
+effect. With fewer runs there is no significance claim: the verdict is "too few", or
+"below noise" when the change is smaller than the within-run sd of the repetitions.
+
+How many runs: 3 per side is the minimum for any claim. Among the ~30 primary metrics of a
+quick run with a run-to-run sd of 1.5 %, a 10 % change is found in about 40 % of 3 vs 3
+comparisons, 90 % of 4 vs 4 and 98 % of 5 vs 5 (simulated, tests/test_compare.py): take 5."""
 
 from __future__ import annotations
 
@@ -13,18 +25,29 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from numascope.analysis.stats import bootstrap_median_ratio, mann_whitney_u, smallest_p
+from numascope.analysis.primary import primary_metrics
+from numascope.analysis.stats import holm, pooled_sd, variance, welch
 from numascope.results.run import RunRecord
 
 ALPHA = 0.05
-# Smallest change worth calling a difference (%): run-to-run variation of whole machines
-# (reboots, page placement) is about this size even when repetitions agree more tightly.
+MIN_RUNS = 3
+# Smallest change worth calling a difference (%), whatever the statistics say.
 MIN_EFFECT_PCT = 1.0
+CORRECTION = "Holm-Bonferroni"
+VERDICTS = ("better", "worse", "no significant change", "below noise", "too few")
 # Host facts worth naming when they differ between A and B.
 CONFIG_KEYS = ("hostname", "cpu_model", "microcode", "kernel", "bios_vendor", "bios_version",
                "bios_date", "memory_mode", "memory_gib", "nodes", "l3s", "cpus", "smt",
                "smt_control", "governor", "thp", "numa_balancing", "clock_ghz",
                "topology_digest")
+
+
+@dataclass
+class RunValue:
+    """One run's view of one metric."""
+    median: float
+    sd: float         # relative standard deviation of its repetitions; NaN with fewer than 2
+    reps: int
 
 
 @dataclass
@@ -34,16 +57,23 @@ class MetricDiff:
     metric: str
     unit: str
     higher_is_better: bool
-    n_a: int
+    primary: bool
+    n_a: int                      # runs on each side that have this metric
     n_b: int
-    median_a: float
+    reps_a: int                   # repetitions, all runs together
+    reps_b: int
+    median_a: float               # median of the runs' medians
     median_b: float
     change_pct: float             # (median_b - median_a) / median_a * 100
-    p_value: float
-    test: str                     # "exact" | "normal" | "none"
-    ci_low: float                 # bootstrap 95 % interval of median_b / median_a
+    within_sd_a_pct: float        # within-run relative sd of the repetitions, median of runs
+    within_sd_b_pct: float
+    run_sd_pct: float             # pooled run-to-run sd of the run medians, %; NaN if 1 v 1
+    noise_pct: float              # the noise floor a change must reach (see module doc)
+    p_value: float                # Welch on log run medians; NaN when too few runs
+    ci_low: float                 # 95 % interval of median_b / median_a (unadjusted)
     ci_high: float
-    verdict: str    # "better" | "worse" | "no significant change" | "below threshold" | "too few"
+    p_adjusted: float = math.nan  # Holm-adjusted over every metric tested
+    verdict: str = "too few"
 
     @property
     def significant(self) -> bool:
@@ -61,53 +91,106 @@ class Comparison:
     b: list[str]
     diffs: list[MetricDiff]
     config: dict[str, tuple[list[Any], list[Any]]]   # key → (values in A, values in B)
+    method: str
+    scope: str = "primary"        # "primary" | "all"
+    tested: int = 0               # metrics with a p-value: the size of the correction
     only_a: list[str] = field(default_factory=list)  # "family/case/metric" not in B
     only_b: list[str] = field(default_factory=list)
-    method: str = ("Mann-Whitney U two-sided on pooled repetitions (exact when n<=25 "
-                   "without ties, else normal approx.) + 95% bootstrap CI of median ratio; "
-                   f"significant when p<{ALPHA}, the CI excludes 1 and |change| >= "
-                   f"{MIN_EFFECT_PCT}%")
+    # verdict → number of metrics, over every metric compared (kept when diffs is filtered)
+    counts: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "method": self.method,
+        return {"a": self.a, "b": self.b, "method": self.method, "correction": CORRECTION,
+                "alpha": ALPHA, "min_runs": MIN_RUNS, "scope": self.scope,
+                "tested": self.tested, "counts": self.counts,
                 "config_differences": {k: {"a": va, "b": vb}
                                        for k, (va, vb) in self.config.items()},
                 "metrics": [d.to_dict() for d in self.diffs],
                 "only_in_a": self.only_a, "only_in_b": self.only_b}
 
 
-def compare_samples(a: list[float], b: list[float], higher_is_better: bool,
-                    min_effect_pct: float = MIN_EFFECT_PCT) -> dict[str, Any]:
-    """The statistics of one metric: A's repetitions against B's."""
-    ma = statistics.median(a) if a else math.nan
-    mb = statistics.median(b) if b else math.nan
-    change = (mb - ma) / ma * 100 if ma else math.nan
-    test = mann_whitney_u(a, b)
-    lo, hi = bootstrap_median_ratio(a, b)
-    if len(a) < 2 or len(b) < 2 or smallest_p(len(a), len(b)) >= ALPHA:
-        verdict = "too few"  # repetitions: no outcome of the test could be significant
-    elif test.p < ALPHA and not (lo <= 1.0 <= hi):
-        if abs(change) < min_effect_pct:
-            verdict = "below threshold"
-        else:
-            verdict = "better" if (mb > ma) == higher_is_better else "worse"
-    else:
-        verdict = "no significant change"
-    return {"median_a": ma, "median_b": mb, "change_pct": change, "p_value": test.p,
-            "test": test.method, "ci_low": lo, "ci_high": hi, "verdict": verdict}
+def _pct(x: float) -> float:
+    return x * 100 if math.isfinite(x) else math.nan
 
 
-def _samples(runs: list[RunRecord]) -> dict[tuple[str, str, str], tuple[list[float], str, bool]]:
-    out: dict[tuple[str, str, str], tuple[list[float], str, bool]] = {}
+def _scaled(values: list[float], ref: float) -> tuple[list[float], bool]:
+    """Logs when every value is positive (differences are ratios), else values relative
+    to |ref|; the flag says which."""
+    if all(v > 0 for v in values):
+        return [math.log(v) for v in values], True
+    return [v / abs(ref) for v in values], False
+
+
+def _median_sd(runs: list[RunValue]) -> float:
+    sds = [r.sd for r in runs if math.isfinite(r.sd)]
+    return statistics.median(sds) if sds else math.nan
+
+
+def metric_stats(a: list[RunValue], b: list[RunValue]) -> dict[str, Any]:
+    """Everything about one metric except the verdict: medians, spreads, noise floor, p."""
+    ma = statistics.median(r.median for r in a)
+    mb = statistics.median(r.median for r in b)
+    change = (mb - ma) / abs(ma) * 100 if ma else math.nan
+    within = [_median_sd(side) for side in (a, b)]
+    p, ci = math.nan, (math.nan, math.nan)
+    run_sd = math.nan
+    if ma:
+        xs, log = _scaled([r.median for r in a + b], ma)
+        xa, xb = xs[:len(a)], xs[len(a):]
+        sd = pooled_sd(xa, xb)
+        run_sd = (math.exp(sd) - 1 if log else sd) if math.isfinite(sd) else math.nan
+        if len(a) >= MIN_RUNS and len(b) >= MIN_RUNS:
+            w = welch(xa, xb)
+            lo, hi = w.interval()
+            p, ci = w.p, ((math.exp(lo), math.exp(hi)) if log else (1 + lo, 1 + hi))
+            if w.diff * (mb - ma) < 0:   # mean and median disagree on the direction
+                p = 1.0
+    if len(a) >= MIN_RUNS and len(b) >= MIN_RUNS:
+        noise = run_sd
+    else:  # too few runs to know the run-to-run spread: at least the within-run one
+        noise = max((x for x in (*within, run_sd) if math.isfinite(x)), default=math.nan)
+    return {"n_a": len(a), "n_b": len(b), "reps_a": sum(r.reps for r in a),
+            "reps_b": sum(r.reps for r in b), "median_a": ma, "median_b": mb,
+            "change_pct": change, "within_sd_a_pct": _pct(within[0]),
+            "within_sd_b_pct": _pct(within[1]), "run_sd_pct": _pct(run_sd),
+            "noise_pct": _pct(noise), "p_value": p, "ci_low": ci[0], "ci_high": ci[1]}
+
+
+def verdict(d: MetricDiff, min_effect_pct: float = MIN_EFFECT_PCT) -> str:
+    threshold = max(min_effect_pct, d.noise_pct if math.isfinite(d.noise_pct) else 0.0)
+    small = not abs(d.change_pct) >= threshold        # NaN change: nothing to claim
+    if d.n_a < MIN_RUNS or d.n_b < MIN_RUNS:
+        return "below noise" if small else "too few"
+    if not d.p_adjusted < ALPHA:
+        return "no significant change"
+    if small:
+        return "below noise"
+    return "better" if (d.change_pct > 0) == d.higher_is_better else "worse"
+
+
+def _per_run(runs: list[RunRecord], all_metrics: bool, families: set[str] | None
+             ) -> dict[tuple[str, str, str], tuple[str, bool, bool, list[RunValue]]]:
+    """(family, case, metric) → (unit, higher_is_better, primary, one RunValue per run)."""
+    out: dict[tuple[str, str, str], tuple[str, bool, bool, list[RunValue]]] = {}
     for run in runs:
+        pooled: dict[tuple[str, str, str], list[float]] = {}
         for res in run.results:
-            if not res.validated:
+            if not res.validated or (families and res.family not in families):
                 continue
+            prim = primary_metrics(res.family, list(res.metrics))
             for m in res.metrics.values():
+                if not all_metrics and m.name not in prim:
+                    continue
                 key = (res.family, res.case, m.name)
-                vals, _, _ = out.setdefault(key, ([], m.unit, m.higher_is_better))
-                vals.extend(v for v in m.values if v is not None)
-    return out
+                out.setdefault(key, (m.unit, m.higher_is_better, m.name in prim, []))
+                pooled.setdefault(key, []).extend(
+                    v for v in m.values if v is not None and math.isfinite(v))
+        for key, vals in pooled.items():
+            if vals:
+                mean = statistics.fmean(vals)
+                sd = math.sqrt(variance(vals)) / abs(mean) if len(vals) > 1 and mean else math.nan
+                out[key][3].append(RunValue(statistics.median(vals), sd, len(vals)))
+    return {k: v for k, v in out.items() if v[3]}
 
 
 def config_differences(a: list[RunRecord], b: list[RunRecord]) -> dict[str, tuple[list, list]]:
@@ -133,17 +216,34 @@ def config_differences(a: list[RunRecord], b: list[RunRecord]) -> dict[str, tupl
     return diffs
 
 
+def method_text(tested: int, min_effect_pct: float) -> str:
+    return (f"runs are the samples (one value per run: its median); Welch t-test on the log "
+            f"run medians with >= {MIN_RUNS} runs per side, else 'too few'; {CORRECTION} "
+            f"over the {tested} metrics tested (family-wise error {ALPHA:.0%}); a change "
+            f"counts when adjusted p < {ALPHA} and |change| >= max({min_effect_pct:g}%, "
+            "noise), noise = run-to-run sd of the run medians (with too few runs: the larger "
+            "within-run sd)")
+
+
 def compare_runs(a: list[RunRecord], b: list[RunRecord],
-                 min_effect_pct: float = MIN_EFFECT_PCT) -> Comparison:
-    sa, sb = _samples(a), _samples(b)
+                 min_effect_pct: float = MIN_EFFECT_PCT, all_metrics: bool = False,
+                 families: list[str] | None = None) -> Comparison:
+    fams = set(families) if families else None
+    sa, sb = _per_run(a, all_metrics, fams), _per_run(b, all_metrics, fams)
     diffs = []
     for key in [k for k in sa if k in sb]:
-        (va, unit, hib), (vb, _, _) = sa[key], sb[key]
-        st = compare_samples(va, vb, hib, min_effect_pct)
-        diffs.append(MetricDiff(key[0], key[1], key[2], unit, hib, len(va), len(vb), **st))
-    method = Comparison.method.replace(f">= {MIN_EFFECT_PCT}%", f">= {min_effect_pct}%")
+        (unit, hib, prim, ra), (_, _, _, rb) = sa[key], sb[key]
+        diffs.append(MetricDiff(*key, unit, hib, prim, **metric_stats(ra, rb)))
+    tested = [d for d in diffs if math.isfinite(d.p_value)]
+    for d, p in zip(tested, holm([d.p_value for d in tested])):
+        d.p_adjusted = p
+    for d in diffs:
+        d.verdict = verdict(d, min_effect_pct)
+    scope = "all" if all_metrics else "primary"
     return Comparison(
-        method=method, a=[r.run_id for r in a], b=[r.run_id for r in b], diffs=diffs,
-        config=config_differences(a, b),
+        a=[r.run_id for r in a], b=[r.run_id for r in b], diffs=diffs,
+        config=config_differences(a, b), method=method_text(len(tested), min_effect_pct),
+        scope=scope, tested=len(tested),
+        counts={v: sum(1 for d in diffs if d.verdict == v) for v in VERDICTS},
         only_a=["/".join(k) for k in sa if k not in sb],
         only_b=["/".join(k) for k in sb if k not in sa])

@@ -40,7 +40,8 @@ figure img{max-width:640px}figcaption{font-size:12px;color:#444}
 """ + TOPO_CSS
 
 _STATUS_CLASS = {"done": "ok", "complete": "ok", "better": "ok", "skipped": "warn",
-                 "interrupted": "warn", "not run": "dim", "failed": "bad", "worse": "bad"}
+                 "interrupted": "warn", "not run": "dim", "failed": "bad", "worse": "bad",
+                 "too few": "warn", "below noise": "dim"}
 
 
 def _e(v: Any) -> str:
@@ -298,21 +299,30 @@ def _results_section(runs: list[RunRecord]) -> str:
     return "".join(parts) or '<p class="dim">no results</p>'
 
 
+def _pct(v: float, sign: bool = False) -> str:
+    return "–" if not math.isfinite(v) else (f"{v:+.1f}%" if sign else f"{v:.1f}%")
+
+
 def _comparison_section(runs: list[RunRecord]) -> str:
+    """Each run against the first, primary metrics. One run per side is never enough for a
+    significance claim: the table says "too few" or "below noise" (numascope compare with
+    3+ runs per side for a verdict)."""
     base, parts = runs[0], []
     for other in runs[1:]:
         cmp = compare_runs([base], [other])
         conf = [[_e(k), _e(", ".join(map(str, va))), _e(", ".join(map(str, vb)))]
                 for k, (va, vb) in cmp.config.items()]
         rows = [[_e(d.family), _e(d.case), _e(d.metric), f"{_num(d.median_a)} {_e(d.unit)}",
-                 f"{_num(d.median_b)} {_e(d.unit)}",
-                 "–" if not math.isfinite(d.change_pct) else f"{d.change_pct:+.1f}%",
-                 _num(d.p_value, 2), _status(d.verdict)] for d in cmp.diffs]
+                 f"{_num(d.median_b)} {_e(d.unit)}", _pct(d.change_pct, sign=True),
+                 _pct(d.noise_pct), _num(d.p_adjusted, 2), _status(d.verdict)]
+                for d in cmp.diffs]
+        counts = ", ".join(f"{n} {v}" for v, n in cmp.counts.items() if n) or "no metric"
         parts.append(f"<h3>{_e(other.run_id)} vs {_e(base.run_id)}</h3>"
                      + (_table(["setting", "A", "B"], conf) if conf
                         else "<p>no recorded configuration difference</p>")
-                     + _table(["family", "case", "metric", "A", "B", "change", "p", "verdict"],
-                              rows, {3, 4, 5, 6})
+                     + _table(["family", "case", "metric", "A", "B", "change", "noise",
+                               "p adj.", "verdict"], rows, {3, 4, 5, 6, 7})
+                     + f"<p><strong>verdict: {_e(counts)}</strong></p>"
                      + f'<p class="dim">{_e(cmp.method)}</p>')
     return "".join(parts)
 

@@ -117,11 +117,86 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
     return t
 
 
+# Short words for the table's verdict column (the JSON keeps the full verdict).
+_VERDICT_TEXT = {"no significant change": "not significant"}
+_VERDICT_STYLE = {"better": "green", "worse": "red", "too few": "yellow"}
+
+
+def _num(v: float) -> str:
+    """At most 6 characters (7 when negative), so that the comparison fits 80 columns."""
+    a = abs(v)
+    if not math.isfinite(v):
+        return "–"
+    if a == 0 or 0.01 <= a < 1000:
+        return f"{v:.4g}" if a >= 1 or a == 0 else f"{v:.3g}"
+    if 1000 <= a < 1e6:
+        return f"{v:.0f}"
+    mant, exp = f"{v:.1e}".split("e")
+    return f"{mant}e{int(exp)}"
+
+
+def _p(p: float) -> str:
+    if not math.isfinite(p):
+        return "–"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _pct(v: float, sign: bool = False) -> str:
+    if not math.isfinite(v):
+        return "–"
+    digits = 0 if abs(v) >= 1000 else 1
+    return f"{v:+.{digits}f}%" if sign else f"{v:.{digits}f}%"
+
+
+def comparison_table(cmp: Comparison) -> Table:
+    """Rows grouped by family and metric under a head row naming both, so that a row needs
+    only its case; fits 80 columns (long case labels wrap, nothing is cut)."""
+    scope = "primary metrics (--all-metrics: all)" if cmp.scope == "primary" else "all metrics"
+    # SIMPLE_HEAD draws a space between columns: with right padding only, 2 per boundary
+    t = Table(title=f"B vs A: median of the run medians · {scope}", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    t.add_column("case", ratio=1, min_width=16, overflow="fold")
+    for c in ("A", "B", "change", "noise", "p adj."):
+        t.add_column(c, justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    groups = dict.fromkeys((d.family, d.metric, d.unit) for d in cmp.diffs)
+    for i, (fam, metric, unit) in enumerate(groups):
+        if i:
+            t.add_section()
+        name = "" if metric == fam else f": {metric}"
+        t.add_row(f"[bold]{escape(fam + name)}[/bold]" + (f" ({escape(unit)})" if unit else ""))
+        for d in cmp.diffs:
+            if (d.family, d.metric, d.unit) == (fam, metric, unit):
+                t.add_row(escape(d.case), _num(d.median_a), _num(d.median_b),
+                          _pct(d.change_pct, sign=True), _pct(d.noise_pct), _p(d.p_adjusted),
+                          f"[{_VERDICT_STYLE.get(d.verdict, 'dim')}]"
+                          f"{escape(_VERDICT_TEXT.get(d.verdict, d.verdict))}[/]")
+    return t
+
+
+def comparison_summary(cmp: Comparison) -> list[str]:
+    """The verdict in words: counts, and what to do when there are too few runs."""
+    from numascope.analysis.compare import ALPHA, CORRECTION, MIN_RUNS
+
+    counts = {k: v for k, v in cmp.counts.items() if v}
+    words = ", ".join(f"{n} {_VERDICT_TEXT.get(k, k)}" for k, n in counts.items()) or "nothing"
+    test = (f"{CORRECTION} over {cmp.tested}, family-wise error {ALPHA:.0%}" if cmp.tested
+            else "no test")
+    lines = [f"verdict: {words} (of {sum(counts.values())} metrics; {test})"]
+    na, nb = len(cmp.a), len(cmp.b)
+    if min(na, nb) < MIN_RUNS:
+        lines.append(f"too few runs to claim a change ({na} vs {nb}): run each configuration "
+                     f"at least {MIN_RUNS} times, 5 to find a 10 % change; 'too few' = beyond "
+                     "the within-run noise, unconfirmed")
+    return lines
+
+
 def print_comparison(cmp: Comparison, console: Console) -> None:
-    console.print(f"A: {escape(', '.join(cmp.a))}")
-    console.print(f"B: {escape(', '.join(cmp.b))}")
+    console.print(f"A: {len(cmp.a)} run(s): {escape(', '.join(cmp.a))}")
+    console.print(f"B: {len(cmp.b)} run(s): {escape(', '.join(cmp.b))}")
     if cmp.config:
-        t = Table(title="what differs between A and B", title_justify="left")
+        console.print("what differs between A and B:")
+        t = Table()
         for c in ("setting", "A", "B"):
             t.add_column(c)
         for k, (va, vb) in cmp.config.items():
@@ -130,20 +205,12 @@ def print_comparison(cmp: Comparison, console: Console) -> None:
         console.print(t)
     else:
         console.print("configurations: no recorded difference (same tags, host facts)")
-    t = Table(title="metrics: median of B vs median of A", title_justify="left")
-    t.add_column("result")
-    t.add_column("metric")
-    for c in ("A", "B", "change", "p", "CI B/A"):
-        t.add_column(c, justify="right", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
-    style = {"better": "green", "worse": "red"}
-    for d in cmp.diffs:
-        t.add_row(f"{escape(d.family)}: {escape(d.case)}", f"{escape(d.metric)} "
-                  f"({escape(d.unit)})", fmt(d.median_a), fmt(d.median_b),
-                  "–" if not math.isfinite(d.change_pct) else f"{d.change_pct:+.1f}%",
-                  fmt(d.p_value, 2), f"{fmt(d.ci_low, 3)}–{fmt(d.ci_high, 3)}",
-                  f"[{style.get(d.verdict, 'dim')}]{escape(d.verdict)}[/]")
-    console.print(t)
+    if cmp.diffs:
+        console.print(comparison_table(cmp))
+    lines = comparison_summary(cmp)
+    console.print(f"[bold]{escape(lines[0])}[/bold]")
+    for line in lines[1:]:
+        console.print(escape(line))
     console.print(f"[dim]{escape(cmp.method)}[/dim]")
     if cmp.only_a or cmp.only_b:
         console.print(f"[dim]{len(cmp.only_a)} metrics only in A, "
