@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -205,11 +206,23 @@ def test_numa_balancing_is_noted(topo, monkeypatch):
     assert bw.NUMA_BALANCING_NOTE in r.notes
 
 
-@pytest.mark.parametrize("kernel", ["fill", "scale", "triad"])
-def test_a_repetition_that_did_no_work_is_caught(kernel):
-    # each repetition uses a new scalar, so a skipped one leaves stale values behind
+@pytest.mark.parametrize("variant", [("scalar", False), (ISAS[-1], True)])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("kernel", bw.KERNELS)
+def test_a_repetition_that_did_no_work_is_caught(kernel, threads, variant):
+    # every repetition's output depends on the repetition (a new scalar, or new input values
+    # at the spot-checked elements), so a skipped one leaves stale values behind
+    cpus = sorted(os.sched_getaffinity(0))[:threads]
+    ok = _core.bw_run(kernel, cpus, (1 << 16) + 5, 3, [variant])
+    assert ok["validated"] and ok["spot_bad"] == 0 and ok["bad_elements"] == 0
+    for skip in (0, 2):
+        r = _core.bw_run(kernel, cpus, (1 << 16) + 5, 3, [variant], skip_rep=skip)
+        assert not r["validated"]
+        assert (r["bad_elements"] if kernel == "read" else r["spot_bad"]) > 0
+
+
+def test_read_sums_change_with_the_repetition():
     cpu = [min(os.sched_getaffinity(0))]
-    ok = _core.bw_run(kernel, cpu, 1 << 16, 3, [("scalar", False)])
-    assert ok["validated"] and ok["spot_bad"] == 0
-    r = _core.bw_run(kernel, cpu, 1 << 16, 3, [("scalar", False)], skip_rep=1)
-    assert not r["validated"] and r["spot_bad"] > 0
+    r = _core.bw_run("read", cpu, 1 << 16, 4, [("scalar", False)])
+    sums = r["read_sums"]
+    assert r["validated"] and all(a != b for a, b in itertools.pairwise(sums))

@@ -71,8 +71,10 @@ def test_report_sections_escaping_and_self_contained(tmp_path):
     assert "<b>host</b>" in joined and dom.count("b") == 0   # … never as markup
     assert "pages on <i>node 1</i>" in joined and dom.count("i") == 0
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
-    assert "49.3%" in joined                   # efficiency: best 101 of a 204.8 peak
+    assert "48.8%" in joined                   # efficiency: median 100 of a 204.8 peak
+    assert "100 GB/s (median of 3)" in joined
     assert "DRAM bandwidth" in joined and "50.0%" in joined   # median 100 of a 200 peak
+    assert "(median of 3 repetitions)" in joined
     assert "blosc2 lz4 shuffle 2T" in joined  # compression section
     assert "NPS4" in joined and "tag:nps" in joined   # comparison names the difference
     assert "NUMA node 1" in joined and "Package 0" in joined   # topology drawn

@@ -12,7 +12,14 @@
  * requested NUMA policy, first-touch them with the same static split the kernel uses,
  * run warm-ups, then `reps` timed repetitions of every requested variant (interleaved, so
  * drift hits all variants alike), validate what the kernel computed, sample where the
- * pages are. Timing is the team's barrier-to-barrier clock; the GIL is released. */
+ * pages are. A repetition is timed from the earliest thread's start to the latest
+ * thread's end (each thread stamps its own); the GIL is released; Ctrl-C stops the call
+ * between repetitions.
+ *
+ * Every repetition's output depends on the repetition, so one that skipped its work leaves
+ * stale values that the spot check after it finds: fill, scale and triad take a new scalar
+ * each time; read, copy and add (no scalar) get a new input value at the spot-checked
+ * elements before each repetition (an untimed write of a few hundred elements). */
 #include "ns.h"
 #include "memory.h"
 #include "team.h"
@@ -169,6 +176,62 @@ VEC_KERNELS(avx2, AVX2, __m256d, 4, _mm256_load_pd, _mm256_store_pd, _mm256_stre
 VEC_KERNELS(avx512, AVX512, __m512d, 8, _mm512_load_pd, _mm512_store_pd, _mm512_stream_pd,
             _mm512_set1_pd, _mm512_add_pd, _mm512_mul_pd, _mm512_fmadd_pd)
 
+/* ---- per-repetition values ---- */
+/* The value of step k (warm-ups and repetitions of all variants, counted together): the
+ * scalar of fill/scale/triad and the spot inputs of read/copy/add. Consecutive steps always
+ * differ; every value and every result below is exact in binary. */
+static double step_value(long k) { return 1.0 + 0.5 * (double)(k % 16); }
+
+/* Output at a spot-checked element after a step with value x. */
+static double spot_expect(int kernel, double x) {
+    switch (kernel) {
+    case K_FILL: case K_COPY: return x;
+    case K_SCALE: return x * C0;
+    case K_ADD: return x + B0;
+    default: return B0 + x * C0;    /* K_TRIAD */
+    }
+}
+
+/* Output everywhere else: read/copy/add inputs only change at the spots. */
+static double base_expect(int kernel, double x) {
+    return kernel == K_COPY ? A0 : kernel == K_ADD ? A0 + B0 : spot_expect(kernel, x);
+}
+
+/* Spot-checked elements: up to SPOT_SAMPLES indices spread over the array (so over every
+ * thread's chunk), ascending and distinct. */
+#define SPOT_SAMPLES 257
+typedef struct {
+    size_t at[SPOT_SAMPLES];
+    int n;
+} spots_t;
+
+static void spots_init(spots_t *sp, size_t n) {
+    sp->n = 0;
+    for (int k = 0; k < SPOT_SAMPLES; k++) {
+        size_t i = (size_t)((double)(n - 1) * k / (SPOT_SAMPLES - 1));
+        if (sp->n == 0 || sp->at[sp->n - 1] != i) sp->at[sp->n++] = i;
+    }
+}
+
+static int is_spot(const spots_t *sp, size_t i) {
+    int lo = 0, hi = sp->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (sp->at[mid] == i) return 1;
+        if (sp->at[mid] < i) lo = mid + 1; else hi = mid - 1;
+    }
+    return 0;
+}
+
+/* Before a step of read/copy/add: the spots of input a take this step's value. corrupt >= 0
+ * (read only; test hook) keeps one input element off by one. */
+static void prepare_step(int kernel, double *a, const spots_t *sp, double x, long long corrupt) {
+    if (kernel != K_READ && kernel != K_COPY && kernel != K_ADD) return;
+    for (int k = 0; k < sp->n; k++) a[sp->at[k]] = x;
+    if (kernel == K_READ && corrupt >= 0)
+        a[corrupt] = (is_spot(sp, (size_t)corrupt) ? x : A0) + 1.0;
+}
+
 /* ---- team work functions ---- */
 static void kernel_work(int tid, int nt, void *arg) {
     bw_job *j = arg;
@@ -225,7 +288,9 @@ static void init_work(int tid, int nt, void *arg) {
 typedef struct {
     bw_job *job;
     const double *out;
-    double expect;
+    double expect;             /* every element but the spots */
+    double spot;               /* the spots */
+    const spots_t *spots;
     long bad[1024];            /* per thread; team size is bounded by NS_MAX_TEAM below */
     size_t first_bad[1024];
 } check_job;
@@ -237,9 +302,10 @@ static void check_work(int tid, int nt, void *arg) {
     ns_split(c->job->n, tid, nt, c->job->align, &i0, &i1);
     long bad = 0;
     size_t first = (size_t)-1;
-    double tol = TOL * fabs(c->expect);
+    double tol = TOL * fabs(c->expect), stol = TOL * fabs(c->spot);
     for (size_t i = i0; i < i1; i++) {
-        if (!(fabs(c->out[i] - c->expect) <= tol)) {  /* also catches NaN */
+        if (!(fabs(c->out[i] - c->expect) <= tol) &&   /* also catches NaN */
+            !(is_spot(c->spots, i) && fabs(c->out[i] - c->spot) <= stol)) {
             if (!bad) first = i;
             bad++;
         }
@@ -248,33 +314,40 @@ static void check_work(int tid, int nt, void *arg) {
     c->first_bad[tid] = first;
 }
 
-/* The value every output element holds after one run of `kernel` with scalar s. */
-static double expected_value(int kernel, double s) {
-    switch (kernel) {
-    case K_FILL: return s;
-    case K_COPY: return A0;
-    case K_SCALE: return s * C0;
-    case K_ADD: return A0 + B0;
-    default: return B0 + s * C0;    /* K_TRIAD */
-    }
-}
-
 static double *output_array(const bw_job *j) {
     return j->kernel == K_FILL ? j->a : j->kernel == K_COPY ? j->c
          : j->kernel == K_SCALE ? j->b : j->kernel == K_ADD ? j->c : j->a;
 }
 
-/* Untimed spot check after each repetition: a few hundred elements spread over the array
- * (every thread's chunk) must hold this repetition's value. Scalars change from one
- * repetition to the next, so a repetition that skipped work is caught, not only the last. */
-#define SPOT_SAMPLES 257
-static long spot_check(const double *out, size_t n, double expect) {
+/* Untimed spot check after each repetition: the spots must hold this repetition's value,
+ * which differs from the previous one's, so a repetition that skipped work is caught, not
+ * only the last. */
+static long spot_check(const double *out, const spots_t *sp, double expect) {
     long bad = 0;
-    for (int k = 0; k < SPOT_SAMPLES; k++) {
-        size_t i = (size_t)((double)(n - 1) * k / (SPOT_SAMPLES - 1));
-        if (!(fabs(out[i] - expect) <= TOL * fabs(expect))) bad++;
-    }
+    for (int k = 0; k < sp->n; k++)
+        if (!(fabs(out[sp->at[k]] - expect) <= TOL * fabs(expect))) bad++;
     return bad;
+}
+
+/* The sum read computes after a step with value x. */
+static double read_expect(size_t n, const spots_t *sp, double x) {
+    return A0 * (double)(n - (size_t)sp->n) + x * (double)sp->n;
+}
+
+/* [variant][rep][thread] offsets (s) from the repetition's window start, as Python lists. */
+static PyObject *stamps_to_py(const double *st, int nvar, int reps, int nt) {
+    PyObject *out = PyList_New(nvar);
+    for (int v = 0; v < nvar; v++) {
+        PyObject *per_rep = PyList_New(reps);
+        for (int r = 0; r < reps; r++) {
+            PyObject *l = PyList_New(nt);
+            for (int t = 0; t < nt; t++)
+                PyList_SET_ITEM(l, t, PyFloat_FromDouble(st[((size_t)v * reps + r) * nt + t]));
+            PyList_SET_ITEM(per_rep, r, l);
+        }
+        PyList_SET_ITEM(out, v, per_rep);
+    }
+    return out;
 }
 
 static int parse_isa(const char *s) {
@@ -323,7 +396,8 @@ static PyObject *where_to_py(bw_job *j, int nthreads, long samples, PyObject **b
 
 static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"kernel", "cpus", "n", "reps", "variants", "memory", "warmup",
-                             "corrupt_index", "where_samples", "skip_rep", NULL};
+                             "corrupt_index", "where_samples", "skip_rep", "late_start",
+                             NULL};
     const char *kname;
     PyObject *cpus_obj, *variants_obj, *mem_obj = Py_None;
     Py_ssize_t n_el;
@@ -331,15 +405,17 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     long long corrupt = -1;
     long where_samples = 4096;
     int skip_rep = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLli", kwlist, &kname, &cpus_obj, &n_el,
-                                     &reps, &variants_obj, &mem_obj, &warmup, &corrupt,
-                                     &where_samples, &skip_rep))
+    double late_start = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLlid", kwlist, &kname, &cpus_obj,
+                                     &n_el, &reps, &variants_obj, &mem_obj, &warmup, &corrupt,
+                                     &where_samples, &skip_rep, &late_start))
         return NULL;
     int kernel = -1;
     for (int k = 0; k < K_COUNT; k++) if (!strcmp(kname, kernel_names[k])) kernel = k;
     if (kernel < 0) return ns_value_error("unknown kernel '%s'", kname);
     if (n_el < 64) return ns_value_error("arrays need at least 64 elements (got %zd)", n_el);
     if (reps < 1) return ns_value_error("at least one repetition is needed");
+    if (!(late_start >= 0 && late_start < 60)) return ns_value_error("late_start out of range");
     if (warmup < 0) warmup = 0;
     size_t n = (size_t)n_el;
     if (corrupt >= (long long)n)
@@ -392,20 +468,28 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     char err[256] = "";
     double *times = calloc((size_t)reps * nvar, sizeof(double));
     double *rep_sums = calloc((size_t)reps * nvar, sizeof(double));
+    double *rep_expect = calloc((size_t)reps * nvar, sizeof(double));
+    size_t nstamp = (size_t)reps * nvar * ncpu;
+    double *starts = calloc(nstamp, sizeof(double)), *ends = calloc(nstamp, sizeof(double));
+    spots_t *spots = malloc(sizeof *spots);
+    spots_init(spots, n);
     double *sums = calloc((size_t)ncpu * SUM_STRIDE, sizeof(double));
     check_job *chk = calloc(1, sizeof *chk);
     bw_job job = {.kernel = kernel, .n = n, .align = align, .sums = sums};
     ns_team *team = NULL;
-    double init_s = 0, last_s = 0, huge = -1;
+    double init_s = 0, last_x = 0, huge = -1, huge_arr[3] = {-1, -1, -1};
+    int interrupted = 0;
     long long bad = 0, first_bad = -1;
     long spot_bad = 0;
     int ok_alloc = 1;
     PyObject *where = NULL, *by_thread = NULL;
     long sampled = 0;
 
+    ns_interrupted = 0;
     Py_BEGIN_ALLOW_THREADS
     team = ns_team_create(cpus, ncpu, err, sizeof err);
     if (team) {
+        ns_team_set_late_start(team, late_start);
         if (need_a && !(job.a = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
         if (ok_alloc && need_b && !(job.b = ns_mem_alloc(bytes, &spec, err, sizeof err)))
             ok_alloc = 0;
@@ -416,48 +500,77 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         double t0 = ns_now();
         ns_team_run(team, init_work, &job);
         init_s = ns_now() - t0;
-        if (corrupt >= 0 && kernel == K_READ) job.a[corrupt] += 1.0;
         long step = 0;
-        for (int w = 0; w < warmup; w++)
+        for (int w = 0; w < warmup && !interrupted; w++)
             for (int v = 0; v < nvar; v++) {
+                if (ns_interrupted) { interrupted = 1; break; }
                 job.isa = v_isa[v]; job.nt = v_nt[v];
-                job.s = last_s = 1.0 + 0.5 * (double)(step++ % 16);
+                job.s = last_x = step_value(step++);
+                prepare_step(kernel, job.a, spots, job.s, corrupt);
                 ns_team_run(team, kernel_work, &job);
             }
-        for (int r = 0; r < reps; r++)
+        for (int r = 0; r < reps && !interrupted; r++)
             for (int v = 0; v < nvar; v++) {
+                if (ns_interrupted) { interrupted = 1; break; }
                 job.isa = v_isa[v]; job.nt = v_nt[v];
-                job.s = last_s = 1.0 + 0.5 * (double)(step++ % 16);
+                job.s = last_x = step_value(step++);
+                prepare_step(kernel, job.a, spots, job.s, corrupt);
+                size_t at = (size_t)v * reps + r;
                 /* skip_rep: test hook, a repetition that does no work must be caught */
-                times[v * reps + r] = r == skip_rep ? 0.0
-                                    : ns_team_run_timed(team, kernel_work, &job);
-                if (kernel != K_READ)
-                    spot_bad += spot_check(output_array(&job), n, expected_value(kernel, job.s));
-                double tot = 0;
-                for (int t = 0; t < ncpu; t++) tot += sums[t * SUM_STRIDE];
-                rep_sums[v * reps + r] = tot;
+                times[at] = r == skip_rep ? 0.0 : ns_team_run_timed(team, kernel_work, &job);
+                if (r != skip_rep) {
+                    const double *st = ns_team_starts(team), *en = ns_team_ends(team);
+                    double first = st[0];
+                    for (int t = 1; t < ncpu; t++) if (st[t] < first) first = st[t];
+                    for (int t = 0; t < ncpu; t++) {
+                        starts[at * ncpu + t] = st[t] - first;
+                        ends[at * ncpu + t] = en[t] - first;
+                    }
+                }
+                if (kernel == K_READ) {
+                    double tot = 0;
+                    for (int t = 0; t < ncpu; t++) tot += sums[t * SUM_STRIDE];
+                    rep_sums[at] = tot;
+                    rep_expect[at] = read_expect(n, spots, job.s);
+                } else {
+                    spot_bad += spot_check(output_array(&job), spots,
+                                           spot_expect(kernel, job.s));
+                }
             }
-        /* Validation: the state after the whole sequence, as STREAM checks it. */
-        if (kernel == K_READ) {
-            double expect = A0 * (double)n;
-            for (int i = 0; i < reps * nvar; i++)
-                if (!(fabs(rep_sums[i] - expect) <= TOL * expect)) bad++;
-            chk->expect = expect;
-        } else {
-            double *out = output_array(&job);
-            double expect = expected_value(kernel, last_s);
-            if (corrupt >= 0) out[corrupt] += 1.0;
-            chk->job = &job;
-            chk->out = out;
-            chk->expect = expect;
-            ns_team_run(team, check_work, chk);
-            for (int t = 0; t < ncpu; t++) {
-                bad += chk->bad[t];
-                if (chk->bad[t] && first_bad < 0) first_bad = (long long)chk->first_bad[t];
+        if (!interrupted) {
+            /* Validation: every repetition's sum (read), or every element of the output
+             * after the whole sequence, as STREAM checks it. */
+            if (kernel == K_READ) {
+                for (int i = 0; i < reps * nvar; i++)
+                    if (!(fabs(rep_sums[i] - rep_expect[i]) <= TOL * rep_expect[i])) bad++;
+                chk->expect = rep_expect[(size_t)(nvar - 1) * reps + reps - 1];
+            } else {
+                double *out = output_array(&job);
+                if (corrupt >= 0) out[corrupt] += 1.0;
+                chk->job = &job;
+                chk->out = out;
+                chk->expect = base_expect(kernel, last_x);
+                chk->spot = spot_expect(kernel, last_x);
+                chk->spots = spots;
+                ns_team_run(team, check_work, chk);
+                for (int t = 0; t < ncpu; t++) {
+                    bad += chk->bad[t];
+                    if (chk->bad[t] && first_bad < 0) first_bad = (long long)chk->first_bad[t];
+                }
             }
+            /* Huge pages over all arrays, and per array (each is its own mapping). */
+            double *arrays[3] = {job.a, job.b, job.c};
+            uintptr_t st[3];
+            size_t ln[3];
+            int k = 0;
+            for (int i = 0; i < 3; i++) {
+                if (!arrays[i]) continue;
+                huge_arr[k] = ns_mem_huge_fraction(arrays[i], bytes);
+                st[k] = (uintptr_t)arrays[i];
+                ln[k++] = ns_mem_mapped_bytes(bytes);
+            }
+            huge = ns_mem_huge_share(st, ln, k);
         }
-        double *first = job.a ? job.a : job.b ? job.b : job.c;
-        huge = ns_mem_huge_fraction(first, bytes);
     }
     Py_END_ALLOW_THREADS
 
@@ -466,6 +579,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         ns_value_error("%s", err);
         goto done;
     }
+    if (interrupted) goto done;
     where = where_to_py(&job, ncpu, where_samples, &by_thread, &sampled);
     res = PyDict_New();
     PyObject *tl = PyList_New(nvar), *vl = PyList_New(nvar), *sl = PyList_New(0);
@@ -497,6 +611,15 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     SET("pages_by_thread", by_thread);
     SET("sampled_pages", PyLong_FromLong(sampled));
     SET("huge_fraction", PyFloat_FromDouble(huge));
+    PyObject *hl = PyList_New(0);
+    for (int i = 0; i < need_a + need_b + need_c; i++) {
+        PyObject *f = PyFloat_FromDouble(huge_arr[i]);
+        PyList_Append(hl, f);
+        Py_DECREF(f);
+    }
+    SET("huge_by_array", hl);
+    SET("thread_starts", stamps_to_py(starts, nvar, reps, ncpu));
+    SET("thread_ends", stamps_to_py(ends, nvar, reps, ncpu));
     SET("init_seconds", PyFloat_FromDouble(init_s));
     SET("n", PyLong_FromSize_t(n));
     SET("align", PyLong_FromSize_t(align));
@@ -511,22 +634,30 @@ done:
     free(cpus);
     free(times);
     free(rep_sums);
+    free(rep_expect);
+    free(starts);
+    free(ends);
+    free(spots);
     free(sums);
     free(chk);
+    if (interrupted) return ns_raise_interrupt();
     return res;
 }
 
 PyMethodDef ns_bw_methods[] = {
     {"bw_run", (PyCFunction)(void (*)(void))py_bw_run, METH_VARARGS | METH_KEYWORDS,
      "bw_run(kernel, cpus, n, reps, variants, memory=None, warmup=1, corrupt_index=-1, "
-     "where_samples=4096) -> dict\n\n"
+     "where_samples=4096, skip_rep=-1, late_start=0.0) -> dict\n\n"
      "Run a STREAM-class kernel ('read', 'fill', 'copy', 'scale', 'add', 'triad') on threads "
      "pinned to `cpus` over arrays of n doubles placed by `memory` (see ns_mem_spec), "
      "first-touched by the pinned threads. `variants` lists (isa, nt) pairs timed "
      "interleaved, `reps` times each, after `warmup` untimed rounds. Returns per-variant "
-     "seconds per repetition (barrier to barrier, inside C), the validation outcome, and "
-     "sampled page locations overall and per thread. corrupt_index >= 0 corrupts one element "
-     "on purpose, skip_rep >= 0 skips that repetition's work (test hooks for the "
-     "validation)."},
+     "seconds per repetition (earliest thread start to latest thread end, inside C), each "
+     "thread's start and end offsets within that window, the validation outcome, the share "
+     "of huge pages (all arrays and per array) and sampled page locations overall and per "
+     "thread. Test hooks: corrupt_index >= 0 corrupts one element on purpose, skip_rep >= 0 "
+     "skips that repetition's work, late_start > 0 holds thread 0 back until the other "
+     "threads are done, plus that many seconds. Ctrl-C stops it between repetitions "
+     "(KeyboardInterrupt)."},
     {NULL, NULL, 0, NULL},
 };

@@ -1,5 +1,6 @@
 #include "memory.h"
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -55,17 +56,47 @@ int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec) {
     return 1;
 }
 
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* Ordinary and THP mappings start on a 2 MiB boundary (so huge pages can back all of it) and
+ * sit between two PROT_NONE guard pages. The guards keep every mapping its own VMA: two
+ * arrays mapped back to back with the same settings would otherwise merge into one, and
+ * /proc/self/smaps, which counts huge pages per VMA, could not tell them apart. */
+static void *map_guarded(size_t len, char *err, size_t errlen) {
+    size_t g = page_size(), span = len + HUGE_2M + 2 * g;
+    char *base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                      -1, 0);
+    if (base == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map %zu bytes: %s", len, strerror(errno));
+        return NULL;
+    }
+    char *p = (char *)round_up((size_t)(uintptr_t)base + g, HUGE_2M);
+    char *lo = p - g, *hi = p + len + g;
+    if (lo > base) munmap(base, (size_t)(lo - base));
+    if (base + span > hi) munmap(hi, (size_t)(base + span - hi));
+    if (mprotect(p, len, PROT_READ | PROT_WRITE) != 0) {
+        snprintf(err, errlen, "cannot map %zu bytes: %s", len, strerror(errno));
+        munmap(lo, len + 2 * g);
+        return NULL;
+    }
+    return p;
+}
+
 void *ns_mem_alloc(size_t bytes, const ns_mem_spec *spec, char *err, size_t errlen) {
     size_t len = round_up(bytes ? bytes : 1, HUGE_2M);
-    /* MAP_NORESERVE only for ordinary pages: an unreserved hugetlb mapping succeeds on an
-     * empty pool and then dies with SIGBUS on first touch; reserved, it fails here. */
-    int flags = MAP_PRIVATE | MAP_ANONYMOUS;
-    if (spec->huge == NS_HUGE_HUGETLB) flags |= MAP_HUGETLB;
-    else flags |= MAP_NORESERVE;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
-    if (p == MAP_FAILED) {
-        snprintf(err, errlen, "cannot map %zu bytes%s: %s", len,
-                 spec->huge == NS_HUGE_HUGETLB ? " of hugetlb pages" : "", strerror(errno));
+    void *p;
+    if (spec->huge == NS_HUGE_HUGETLB) {
+        /* No MAP_NORESERVE: an unreserved hugetlb mapping succeeds on an empty pool and then
+         * dies with SIGBUS on first touch; reserved, it fails here. Hugetlb mappings never
+         * merge (each is its own hugetlbfs file), so they need no guard. */
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+                 -1, 0);
+        if (p == MAP_FAILED) {
+            snprintf(err, errlen, "cannot map %zu bytes of hugetlb pages: %s", len,
+                     strerror(errno));
+            return NULL;
+        }
+    } else if (!(p = map_guarded(len, err, errlen))) {
         return NULL;
     }
     if (spec->huge == NS_HUGE_THP) madvise(p, len, MADV_HUGEPAGE);
@@ -80,15 +111,20 @@ void *ns_mem_alloc(size_t bytes, const ns_mem_spec *spec, char *err, size_t errl
                  : spec->policy == NS_INTERLEAVE ? MPOL_INTERLEAVE_ : MPOL_PREFERRED_;
         if (syscall(SYS_mbind, p, len, mode, mask, (unsigned long)NS_MAX_NODES + 1, 0UL) != 0) {
             snprintf(err, errlen, "cannot bind memory to the requested node(s): %s", strerror(errno));
-            munmap(p, len);
+            ns_mem_free(p, bytes, spec);
             return NULL;
         }
     }
     return p;
 }
 
+size_t ns_mem_mapped_bytes(size_t bytes) { return round_up(bytes ? bytes : 1, HUGE_2M); }
+
 void ns_mem_free(void *p, size_t bytes, const ns_mem_spec *spec) {
-    if (p) munmap(p, round_up(bytes ? bytes : 1, HUGE_2M));
+    if (!p) return;
+    size_t len = round_up(bytes ? bytes : 1, HUGE_2M);
+    if (spec->huge == NS_HUGE_HUGETLB) munmap(p, len);
+    else munmap((char *)p - page_size(), len + 2 * page_size());
 }
 
 long ns_mem_where(const void *p, size_t bytes, long *counts, long max_samples) {
@@ -125,25 +161,74 @@ PyObject *ns_where_to_py(const long *counts) {
     return d;
 }
 
-double ns_mem_huge_fraction(const void *p, size_t bytes) {
+/* Bytes of [lo, hi) covered by the (disjoint) ranges. */
+static size_t covered(uintptr_t lo, uintptr_t hi, const uintptr_t *start, const size_t *len,
+                      int k) {
+    size_t c = 0;
+    for (int i = 0; i < k; i++) {
+        uintptr_t a = start[i] > lo ? start[i] : lo;
+        uintptr_t b = start[i] + len[i] < hi ? start[i] + len[i] : hi;
+        if (b > a) c += b - a;
+    }
+    return c;
+}
+
+double ns_mem_huge_share(const uintptr_t *start, const size_t *len, int k) {
+    size_t total = 0;
+    for (int i = 0; i < k; i++) total += len[i];
+    if (total == 0) return -1;
     FILE *f = fopen("/proc/self/smaps", "r");
     if (!f) return -1;
     char line[512];
-    int in = 0;
-    double huge_kb = -1;
+    int in = 0, foreign = 0;
+    size_t seen = 0, huge_kb = 0;
     unsigned long lo, hi;
     while (fgets(line, sizeof line, f)) {
         if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
-            in = (unsigned long)p >= lo && (unsigned long)p < hi;
+            size_t c = hi > lo ? covered(lo, hi, start, len, k) : 0;
+            in = c > 0;
+            seen += c;
+            if (in && c < hi - lo) foreign = 1;   /* the VMA also holds other memory */
             continue;
         }
         unsigned long kb;
-        if (in && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1) { huge_kb = (double)kb; break; }
+        if (in && (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1 ||
+                   sscanf(line, "Private_Hugetlb: %lu kB", &kb) == 1 ||
+                   sscanf(line, "Shared_Hugetlb: %lu kB", &kb) == 1))
+            huge_kb += kb;
     }
     fclose(f);
-    if (huge_kb < 0) return -1;
-    double frac = huge_kb * 1024.0 / (double)bytes;
-    return frac > 1 ? 1 : frac;
+    if (foreign || seen != total) return -1;
+    return (double)huge_kb * 1024.0 / (double)total;
+}
+
+double ns_mem_huge_fraction(const void *p, size_t bytes) {
+    uintptr_t start = (uintptr_t)p;
+    size_t len = round_up(bytes ? bytes : 1, HUGE_2M);
+    return ns_mem_huge_share(&start, &len, 1);
+}
+
+static PyObject *py_huge_share(PyObject *self, PyObject *ranges) {
+    PyObject *fast = PySequence_Fast(ranges, "ranges must be a sequence of (address, length)");
+    if (!fast) return NULL;
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(fast);
+    if (k < 1 || k > 64) {
+        Py_DECREF(fast);
+        return ns_value_error("between 1 and 64 ranges");
+    }
+    uintptr_t start[64];
+    size_t len[64];
+    for (Py_ssize_t i = 0; i < k; i++) {
+        unsigned long long a, n;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "KK", &a, &n)) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+        start[i] = (uintptr_t)a;
+        len[i] = (size_t)n;
+    }
+    Py_DECREF(fast);
+    return PyFloat_FromDouble(ns_mem_huge_share(start, len, (int)k));
 }
 
 static PyObject *py_numa_syscalls(PyObject *self, PyObject *noargs) {
@@ -155,5 +240,10 @@ static PyObject *py_numa_syscalls(PyObject *self, PyObject *noargs) {
 PyMethodDef ns_memory_methods[] = {
     {"numa_syscalls", py_numa_syscalls, METH_NOARGS,
      "True when the kernel answers the NUMA memory-policy syscalls."},
+    {"huge_share", py_huge_share, METH_O,
+     "huge_share([(address, length), ...]) -> float\n\n"
+     "Share of these disjoint ranges of this process backed by huge pages (THP or hugetlb), "
+     "from /proc/self/smaps; -1 when it cannot be told exactly: a range not mapped, or a "
+     "mapping (VMA) that also holds memory outside the ranges, since smaps counts per VMA."},
     {NULL, NULL, 0, NULL},
 };

@@ -4,6 +4,7 @@
 #define NS_MEMORY_H
 #include "ns.h"
 #include <stddef.h>
+#include <stdint.h>
 
 #define NS_MAX_NODES 1024
 
@@ -22,11 +23,15 @@ typedef struct {
  * Returns 0 with a Python exception set on bad input. */
 int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec);
 
-/* Map `bytes` (rounded up to the page size) and apply the policy before any page is
- * touched. Pages are not touched here: first touch is the caller's (pinned) business.
- * On failure returns NULL with a reason in err. */
+/* Map `bytes` (rounded up to 2 MiB) and apply the policy before any page is touched.
+ * Pages are not touched here: first touch is the caller's (pinned) business. Ordinary and
+ * THP mappings are 2 MiB aligned and fenced by guard pages, so each is its own VMA.
+ * On failure returns NULL with a reason in err. Free with ns_mem_free (same bytes, spec). */
 void *ns_mem_alloc(size_t bytes, const ns_mem_spec *spec, char *err, size_t errlen);
 void ns_mem_free(void *p, size_t bytes, const ns_mem_spec *spec);
+
+/* Length of the mapping ns_mem_alloc makes for `bytes` (whole 2 MiB pages). */
+size_t ns_mem_mapped_bytes(size_t bytes);
 
 /* Where the pages of [p, p+bytes) are: samples up to max_samples pages evenly and counts
  * them per node into counts[0..NS_MAX_NODES) (counts[NS_MAX_NODES] gets pages not present).
@@ -37,8 +42,13 @@ long ns_mem_where(const void *p, size_t bytes, long *counts, long max_samples);
  * key -1 for pages not present). */
 PyObject *ns_where_to_py(const long *counts);
 
-/* The kernel's view of THP on this mapping: fraction of [p, p+bytes) backed by huge
- * pages, from /proc/self/smaps (AnonHugePages). -1 if unknown. */
+/* Share of the k disjoint ranges [start[i], start[i]+len[i]) backed by huge pages (THP or
+ * hugetlb), from /proc/self/smaps. smaps counts per VMA, so every VMA touching a range must
+ * lie inside the ranges; else (or when a range is not mapped) -1: unknown, never a share
+ * inflated by memory that belongs to something else. */
+double ns_mem_huge_share(const uintptr_t *start, const size_t *len, int k);
+
+/* ns_mem_huge_share of one mapping from ns_mem_alloc(bytes, ...). */
 double ns_mem_huge_fraction(const void *p, size_t bytes);
 
 #endif

@@ -6,18 +6,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct ns_team {
     int n;
     int *cpus;
     pthread_t *threads;
     pthread_barrier_t gate;   /* workers + caller: start and end of a job */
-    pthread_barrier_t inner;  /* workers only: synchronized start/stop of timed work */
+    pthread_barrier_t inner;  /* workers only: synchronized start of timed work */
     ns_work_fn fn;
     void *arg;
     int timed;
     int quit;
-    double elapsed;
+    double *start, *end;      /* per thread: own clock at the start and end of timed work */
+    double late_start;        /* test hook, see ns_team_set_late_start */
+    int ended;                /* threads done with the current timed job (atomic) */
     int *pin_ok;              /* per thread: CPU observed after pinning, or -1 */
     pthread_mutex_t lock;     /* start-up: workers wait until every thread exists */
     pthread_cond_t cond;
@@ -34,7 +37,21 @@ static void free_team(ns_team *t) {
     free(t->cpus);
     free(t->threads);
     free(t->pin_ok);
+    free(t->start);
+    free(t->end);
     free(t);
+}
+
+static void sleep_s(double s) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* Test hook: thread 0 waits until every other thread has finished its work, then
+ * `late_start` seconds more, as if it had been preempted right after the start barrier. */
+static void hold_back(ns_team *t) {
+    while (__atomic_load_n(&t->ended, __ATOMIC_ACQUIRE) < t->n - 1) sleep_s(1e-4);
+    sleep_s(t->late_start);
 }
 
 static void *worker(void *p) {
@@ -53,12 +70,15 @@ static void *worker(void *p) {
         pthread_barrier_wait(&t->gate);       /* job posted */
         if (t->quit) break;
         if (t->timed) {
-            double t0 = 0;
+            /* Each thread stamps its own start and end: a thread preempted between the
+             * barrier and its stamp only stamps late, while the others' stamps still
+             * bracket the work they did meanwhile. */
             pthread_barrier_wait(&t->inner);
-            if (tid == 0) t0 = ns_now();
+            if (tid == 0 && t->late_start > 0) hold_back(t);
+            t->start[tid] = ns_now();
             t->fn(tid, t->n, t->arg);
-            pthread_barrier_wait(&t->inner);
-            if (tid == 0) t->elapsed = ns_now() - t0;
+            t->end[tid] = ns_now();
+            __atomic_add_fetch(&t->ended, 1, __ATOMIC_RELEASE);
         } else {
             t->fn(tid, t->n, t->arg);
         }
@@ -84,6 +104,8 @@ ns_team *ns_team_create(const int *cpus, int n, char *err, size_t errlen) {
     memcpy(t->cpus, cpus, sizeof(int) * n);
     t->threads = calloc(n, sizeof(pthread_t));
     t->pin_ok = calloc(n, sizeof(int));
+    t->start = calloc(n, sizeof(double));
+    t->end = calloc(n, sizeof(double));
     pthread_barrier_init(&t->gate, NULL, n + 1);
     pthread_barrier_init(&t->inner, NULL, n);
     pthread_mutex_init(&t->lock, NULL);
@@ -133,6 +155,7 @@ static void post(ns_team *t, ns_work_fn fn, void *arg, int timed) {
     t->fn = fn;
     t->arg = arg;
     t->timed = timed;
+    t->ended = 0;
     pthread_barrier_wait(&t->gate);
     pthread_barrier_wait(&t->gate);
 }
@@ -141,8 +164,17 @@ void ns_team_run(ns_team *t, ns_work_fn fn, void *arg) { post(t, fn, arg, 0); }
 
 double ns_team_run_timed(ns_team *t, ns_work_fn fn, void *arg) {
     post(t, fn, arg, 1);
-    return t->elapsed;
+    double first = t->start[0], last = t->end[0];
+    for (int i = 1; i < t->n; i++) {
+        if (t->start[i] < first) first = t->start[i];
+        if (t->end[i] > last) last = t->end[i];
+    }
+    return last - first;
 }
+
+const double *ns_team_starts(const ns_team *t) { return t->start; }
+const double *ns_team_ends(const ns_team *t) { return t->end; }
+void ns_team_set_late_start(ns_team *t, double seconds) { t->late_start = seconds; }
 
 int ns_team_size(const ns_team *t) { return t->n; }
 int ns_team_cpu(const ns_team *t, int tid) { return t->cpus[tid]; }

@@ -14,9 +14,19 @@ ns_team *ns_team_create(const int *cpus, int n, char *err, size_t errlen);
 /* Run fn on every thread and wait for all of them. */
 void ns_team_run(ns_team *t, ns_work_fn fn, void *arg);
 
-/* Same, but all threads start together after a barrier; returns the seconds from that
- * barrier to the moment the last thread finished (thread 0's clock). */
+/* Same, but all threads start together after a barrier and each stamps its own start and
+ * end (ns_now: CLOCK_MONOTONIC_RAW, one clock for all CPUs); returns the seconds from the
+ * earliest start to the latest end, a window that holds every thread's work even when a
+ * thread is preempted before it starts. */
 double ns_team_run_timed(ns_team *t, ns_work_fn fn, void *arg);
+
+/* Per-thread stamps (ns_now seconds) of the last timed run, n entries each. */
+const double *ns_team_starts(const ns_team *t);
+const double *ns_team_ends(const ns_team *t);
+
+/* Test hook: in timed runs thread 0 starts only after every other thread has finished and
+ * `seconds` more have passed, as if preempted right after the start barrier; 0: off. */
+void ns_team_set_late_start(ns_team *t, double seconds);
 
 int ns_team_size(const ns_team *t);
 int ns_team_cpu(const ns_team *t, int tid);

@@ -4,11 +4,17 @@
     r = measure(topo, kernel="triad")                       # all usable CPUs, compact
     r = measure(topo, kernel="read", cpus=[0, 1],
                 memory={"policy": "bind", "nodes": [1]})     # remote read from node 1
-    r.metric("bandwidth").best                               # GB/s, STREAM bytes, GB = 10^9
+    r.metric("bandwidth").median                             # GB/s, STREAM bytes, GB = 10^9
 
-The hot loop, its timing (barrier to barrier per repetition) and the validation of what it
-computed run in C (`_core.bw_run`); this module sizes the arrays, picks CPUs and variants,
-turns seconds into both byte conventions and checks where the pages went.
+The hot loop, its timing and the validation of what it computed run in C (`_core.bw_run`);
+this module sizes the arrays, picks CPUs and variants, turns seconds into both byte
+conventions, sets implausibly fast repetitions aside (bw_outliers) and checks where the
+pages went.
+
+Timing: a repetition runs from the earliest thread's start to the latest thread's end, each
+thread stamping its own clock, so a thread held up at the start (preempted) cannot shorten
+the window. The metrics hold the repetitions kept; excluded ones are listed in
+params["excluded_reps"] with a note.
 
 Byte conventions, per element of one array (8-byte doubles):
     kernel  STREAM bytes   DRAM traffic, ordinary stores (write-allocate reads the target)
@@ -23,10 +29,12 @@ With streaming (non-temporal) stores there is no write-allocate: traffic = STREA
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 from numascope import _core, placement, sysstate
 from numascope.bench.base import Case
+from numascope.bench.bw_outliers import RULE, screen
 from numascope.bench.bw_placement import check_placement
 from numascope.bench.bw_sizes import (
     LLC_FACTOR,
@@ -54,6 +62,7 @@ DEFAULT_REPS = 10
 NUMA_BALANCING_NOTE = ("automatic NUMA balancing is on: it may migrate pages during the "
                        "measurement (echo 0 > /proc/sys/kernel/numa_balancing)")
 QUICK_REPS = 5                 # 5 vs 5 is the least that a rank test can call significant
+LATE_START_SHARE = 0.10        # threads starting further apart than this share of a rep: noted
 
 
 def dram_bytes(kernel: str, nt: bool) -> int:
@@ -185,6 +194,7 @@ def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None
         raise MeasurementError(
             f"{kernel} failed validation: {raw['bad_elements']} {what} differ from the "
             f"expected {raw['expected']!r}{where}{spot}")
+    check_times(kernel, raw)
 
     cpu_nodes = [topo.cpu(c).node for c in cpus]
     ok, pnotes = check_placement(mem, cpu_nodes, raw["pages"], raw["pages_by_thread"],
@@ -194,14 +204,63 @@ def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None
                    cpu_nodes, label, extra or {})
 
 
+def check_times(kernel: str, raw: dict) -> None:
+    """MeasurementError for a repetition without a positive, finite time: its bandwidth
+    would be infinite or negative, so it is an invalid repetition, not a fast one."""
+    for (visa, vnt), times in zip(raw["variants"], raw["times"]):
+        for r, t in enumerate(times):
+            if not (math.isfinite(t) and t > 0):
+                raise MeasurementError(
+                    f"{kernel} {variant_name(visa, bool(vnt))}: repetition {r + 1} took {t!r} "
+                    "s, no measurable time (clock fault or no work done): invalid repetition")
+
+
+def _screen_variants(kernel: str, raw: dict, n: int, notes: list[str]
+                     ) -> tuple[list[tuple[str, bool, list[float], list[float]]],
+                                list[dict[str, Any]]]:
+    """Per variant (isa, nt, kept seconds, kept GB/s), and the implausibly fast repetitions
+    set aside (bw_outliers), each with a note."""
+    per_variant = []
+    excluded: list[dict[str, Any]] = []
+    for (visa, vnt), times in zip(raw["variants"], raw["times"]):
+        gbs = [STREAM_BYTES[kernel] * n / t / GB for t in times]
+        s = screen(gbs)
+        name = variant_name(visa, bool(vnt))
+        for i in s.excluded:
+            excluded.append({"variant": name, "rep": i, "gbs": gbs[i], "seconds": times[i],
+                             "median_gbs": s.median})
+        if s.excluded:
+            shown = ", ".join(f"{gbs[i]:.1f}" for i in s.excluded)
+            notes.append(f"{name}: {len(s.excluded)} of {len(gbs)} repetitions excluded as "
+                         f"implausibly fast ({shown} GB/s against a median of "
+                         f"{s.median:.1f} GB/s): {RULE}")
+        per_variant.append((visa, bool(vnt), [times[i] for i in s.kept],
+                            [gbs[i] for i in s.kept]))
+    return per_variant, excluded
+
+
+def _start_spread(raw: dict, notes: list[str]) -> float:
+    """Largest gap between the first and the last thread to start a repetition (seconds),
+    with a note when it was a sizeable share of the repetition (a thread held up)."""
+    worst, share = 0.0, 0.0
+    for starts, times in zip(raw.get("thread_starts", []), raw["times"]):
+        for st, t in zip(starts, times):
+            gap = max(st, default=0.0)
+            worst = max(worst, gap)
+            if t > 0:
+                share = max(share, gap / t)
+    if share > LATE_START_SHARE:
+        notes.append(f"threads started up to {1e3 * worst:.2f} ms apart ({share:.0%} of a "
+                     "repetition): one was held up (preempted?); the timing window covers it")
+    return worst
+
+
 def _result(topo: Topology, kernel: str, cpus: list[int], mem: dict[str, Any], raw: dict,
             variants: list[tuple[str, bool]], n: int, reps: int, warmup: int, nt_req: str,
             notes: list[str], placement_ok: bool, cpu_nodes: list[int | None],
             label: str | None, extra: dict[str, Any]) -> BenchResult:
-    per_variant = []
-    for (visa, vnt), times in zip(raw["variants"], raw["times"]):
-        gbs = [STREAM_BYTES[kernel] * n / t / GB for t in times]
-        per_variant.append((visa, bool(vnt), times, gbs))
+    per_variant, excluded = _screen_variants(kernel, raw, n, notes)
+    spread = _start_spread(raw, notes)
     # nt=auto: the faster store kind by median bandwidth, both kept
     chosen = max(per_variant, key=lambda v: sorted(v[3])[len(v[3]) // 2])
     visa, vnt, times, gbs = chosen
@@ -215,7 +274,9 @@ def _result(topo: Topology, kernel: str, cpus: list[int], mem: dict[str, Any], r
                                  f"DRAM traffic: {dram_pe} B/element ({stores} stores"
                                  f"{', write-allocate counted' if stores == 'ordinary' else ''})"
                                  f"; {UNITS_NOTE}"),
-        "seconds": Metric("seconds", "s", False, list(times), "per repetition, inside C"),
+        "seconds": Metric("seconds", "s", False, list(times),
+                          "per repetition, earliest thread start to latest thread end, "
+                          "inside C"),
     }
     if len(per_variant) > 1:
         for v in per_variant:
@@ -237,6 +298,8 @@ def _result(topo: Topology, kernel: str, cpus: list[int], mem: dict[str, Any], r
         "warmup": warmup, "stream_bytes_per_element": STREAM_BYTES[kernel],
         "dram_bytes_per_element": dram_pe, "units": UNITS_NOTE,
         "llc_bytes": topo.llc_bytes(cpus), "init_seconds": raw["init_seconds"],
+        "timing": "earliest thread start to latest thread end",
+        "excluded_reps": excluded, "start_spread_max_s": spread,
     }
     params.update(extra)
     place = {
@@ -244,7 +307,9 @@ def _result(topo: Topology, kernel: str, cpus: list[int], mem: dict[str, Any], r
         "cpu_nodes": cpu_nodes, "memory": mem,
         "pages_per_node": {int(k): v for k, v in raw["pages"].items()},
         "pages_by_thread": [{int(k): v for k, v in d.items()} for d in raw["pages_by_thread"]],
-        "sampled_pages": raw["sampled_pages"], "huge_fraction": raw["huge_fraction"],
+        "sampled_pages": raw["sampled_pages"],
+        # share of all arrays' mapped bytes on huge pages, and per array; -1: unknown
+        "huge_fraction": raw["huge_fraction"], "huge_by_array": raw["huge_by_array"],
         "ok": placement_ok,
     }
     return BenchResult(FAMILY, case, params, metrics, place, notes, validated=True)

@@ -168,6 +168,10 @@ def _print(results, console) -> None:
                   f"{dram.best:.1f}", where or "unknown")
     console.print(t)
     p = results[0].params
+    excluded = sum(len(r.params.get("excluded_reps") or []) for r in results)
+    dropped = (f"; {excluded} implausibly fast repetition(s) excluded (see the notes)"
+               if excluded else "")
     console.print(f"best and median of {p['reps']} timed repetitions after {p['warmup']} "
-                  f"warm-up; arrays of {format_bytes(p['array_bytes'])} each; "
+                  f"warm-up{dropped}; a repetition runs from the first thread's start to the "
+                  f"last thread's end; arrays of {format_bytes(p['array_bytes'])} each; "
                   f"spread = (max - min) / median; -nt = streaming stores; CPUs (threads).")

@@ -20,14 +20,41 @@ from numascope.peaks.smbios import read_slots
 from numascope.topology.model import Topology
 
 __all__ = [
+    "CLOCK_ALL_BUSY",
+    "CLOCK_GIVEN",
+    "CLOCK_SINGLE",
     "EfficiencyRow",
     "dram_peak",
     "efficiency_table",
     "flops_peak",
     "links_peak",
+    "peak_clock",
     "physical_cores",
     "summary",
 ]
+
+
+CLOCK_ALL_BUSY = "measured, all cores busy"
+CLOCK_SINGLE = "measured, one CPU alone"
+CLOCK_GIVEN = "given, not measured"
+SINGLE_CLOCK_NOTE = ("the all-cores clock was not measured, so the peak uses a single CPU's "
+                     "clock: with every core busy the clock is usually lower, so this peak "
+                     "may be too high")
+
+
+def peak_clock(clock: dict[str, Any] | None) -> tuple[float | None, str]:
+    """(GHz, what that clock is) for the FLOP/s peak: a stated clock, else the all-cores
+    clock, else a single CPU's clock, labelled by clock["labels"][key] when the caller says
+    where it came from (e.g. "measured, one CPU alone at run start")."""
+    c = clock or {}
+    labels = c.get("labels") or {}
+    if c.get("given"):
+        return c.get("all_busy_ghz"), CLOCK_GIVEN
+    if c.get("all_busy_ghz"):
+        return c["all_busy_ghz"], labels.get("all_busy_ghz", CLOCK_ALL_BUSY)
+    if c.get("single_ghz"):
+        return c["single_ghz"], labels.get("single_ghz", CLOCK_SINGLE)
+    return None, "not measured"
 
 
 def _unknown(unit: str, reason: str, **extra: Any) -> dict[str, Any]:
@@ -44,8 +71,9 @@ def physical_cores(topo: Topology, cpus: list[int] | None = None) -> int:
 
 
 def flops_peak(topo: Topology, ghz: float | None, root: str | Path = "/",
-               ghz_source: str = "measured, all cores busy") -> dict[str, Any]:
-    """cores × FLOP/cycle × clock for FP64 (and FP32)."""
+               ghz_source: str = CLOCK_ALL_BUSY) -> dict[str, Any]:
+    """cores × FLOP/cycle × clock for FP64 (and FP32); `ghz_source` says what the clock is
+    (CLOCK_ALL_BUSY, CLOCK_SINGLE…, CLOCK_GIVEN) and is shown in the formula."""
     fpc = flops_per_cycle(root)
     cores = physical_cores(topo)
     extra = {"flop_per_cycle": {"fp64": fpc.dp, "fp32": fpc.sp, "uarch": fpc.uarch,
@@ -63,12 +91,14 @@ def flops_peak(topo: Topology, ghz: float | None, root: str | Path = "/",
         if fpc.alt_dp:
             alt = flops_peak_gflops(cores, fpc.alt_dp, ghz)
             notes.append(f"with {fpc.alt_dp} FLOP/cycle instead: {alt:.1f} GFLOP/s")
+    if ghz_source.startswith(CLOCK_SINGLE):
+        notes.append(SINGLE_CLOCK_NOTE)
     if ghz_source.startswith("measured"):
         notes.append("clock from an integer chain: heavy AVX-512 code may run at a lower "
                      "licence clock on Intel, so the real vector peak can be lower")
     return {"value": value, "unit": "GFLOP/s", "status": fpc.status, "reason": "",
             "formula": f"{cores} cores × {fpc.dp} FP64 FLOP/cycle × {ghz:.3f} GHz "
-                       f"= {value:.1f} GFLOP/s",
+                       f"({ghz_source}) = {value:.1f} GFLOP/s",
             "fp32": flops_peak_gflops(cores, fpc.sp, ghz),
             "source": fpc.uarch or "ISA flags", "notes": notes, **extra}
 
@@ -107,13 +137,14 @@ def links_peak(topo: Topology | None, links: str | None) -> dict[str, Any]:
 def summary(topo: Topology, memory: str | None = None, links: str | None = None,
             clock: dict[str, Any] | None = None, root: str | Path = "/") -> dict[str, Any]:
     """Every peak for this machine. `clock` is `numascope.clock.measure(...)` (or
-    {"all_busy_ghz": GHz, "given": True} for a stated clock); when None it is measured here
-    on the live machine (root "/") and left unknown for a replay."""
+    {"all_busy_ghz": GHz, "given": True} for a stated clock, or {"single_ghz": GHz,
+    "labels": {"single_ghz": "measured, one CPU alone …"}} when only that is known); when
+    None it is measured here on the live machine (root "/") and left unknown for a replay.
+    The FLOP/s entry's "ghz_source" says which clock its peak used (see peak_clock)."""
     if clock is None and str(root) == "/":
         from numascope import clock as _clock
         clock = _clock.measure(topo, reps=1)
-    ghz = (clock or {}).get("all_busy_ghz") or (clock or {}).get("single_ghz")
-    source = "given, not measured" if (clock or {}).get("given") else "measured, all cores busy"
+    ghz, source = peak_clock(clock)
     return {
         "flops": flops_peak(topo, ghz, root, source),
         "dram": dram_peak(topo, memory, root),

@@ -10,7 +10,7 @@ from typing import Any
 class EfficiencyRow:
     what: str                    # "DRAM bandwidth", "FP64 FLOP/s", "inter-socket links"
     measured: float | None
-    measured_by: str             # "best STREAM triad, all cores", "HPL (hpcc)", "LU (numpy)"
+    measured_by: str             # "STREAM triad, 2 threads: median of 10 repetitions", …
     peak: float | None
     unit: str
     note: str = ""

@@ -179,11 +179,13 @@ def peak_of(res: BenchResult, metric: str) -> float | None:
 
 def measured_for_peaks(run: RunRecord) -> dict[str, Any]:
     """Best measured figures per resource, in the shape numascope.peaks.efficiency wants:
-    the best median DRAM bandwidth of any bandwidth case, every FLOP/s result."""
-    bw = [(m.median, f"{res.case} (median)") for res in run.results
-          if res.family == "bandwidth" and res.validated
+    the highest median DRAM bandwidth of any bandwidth case, every FLOP/s result; each says
+    it is a median and of how many repetitions."""
+    bw = [(m.median, f"{res.case} (median of {len(m.values)} repetitions)")
+          for res in run.results if res.family == "bandwidth" and res.validated
           for m in res.metrics.values() if m.name == "bandwidth" and m.unit == "GB/s"]
-    fl = [(m.median, f"{res.case} (median)") for res in run.results
+    fl = [(m.median, f"{res.case} (median of {len(m.values)} repetitions)")
+          for res in run.results
           if res.family == "compute" and res.validated
           for m in res.metrics.values() if m.name == "gflops"]
     out: dict[str, Any] = {}
@@ -219,12 +221,13 @@ def _efficiency_section(runs: list[RunRecord]) -> str:
             for m in res.metrics.values():
                 peak = peak_of(res, m.name)
                 if peak:
+                    measured = f"{_num(m.median)} {_e(m.unit)} (median of {len(m.values)})"
                     rows.append([_e(r.run_id), _e(res.family), _e(res.case), _e(m.name),
-                                 f"{_num(m.best)} {_e(m.unit)}", f"{_num(peak)} {_e(m.unit)}",
-                                 f"{m.best / peak:.1%}"])
+                                 measured, f"{_num(peak)} {_e(m.unit)}",
+                                 f"{m.median / peak:.1%}"])
     if not rows and not ptable:
         return '<p class="dim">no theoretical peak known for these results</p>'
-    return ptable + (_table(["run", "family", "case", "metric", "measured (best)", "peak",
+    return ptable + (_table(["run", "family", "case", "metric", "measured (median)", "peak",
                              "efficiency"], rows, {4, 5, 6}) if rows else "")
 
 
