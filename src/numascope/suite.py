@@ -3,8 +3,8 @@
 A stage names a benchmark module; the module provides a Benchmark class and
 `suite_cases(topo, profile) -> list[Case]` for profile "quick" or "full". A stage that cannot
 run here (module missing, Unavailable, no permission, missing tool) is skipped with its
-reason; one that fails validation is marked failed; Ctrl-C stops the run and keeps every
-result already committed to the store."""
+reason; one that fails validation is marked failed; Ctrl-C or SIGTERM stops the run and
+keeps every result already committed to the store."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from numascope.bench.base import Benchmark, Case, Interrupted, run_cases
+from numascope import signals
+from numascope.bench.base import Benchmark, Case, run_cases
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.results.record import BenchResult
 from numascope.results.run import NoiseMonitor, RunRecord, host_facts, utc_now
@@ -99,68 +100,81 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
               stages: list[Stage] | None = None, progress: Any | None = None,
               on_stage: Callable[[str, str], None] | None = None) -> RunRecord:
     """Run every stage, storing each result as it finishes; returns the final record
-    (status complete or interrupted). `on_stage(name, status)` is told about each stage."""
+    (status complete or interrupted). `on_stage(name, status)` is told about each stage.
+
+    A stop signal (Ctrl-C, SIGTERM: a KeyboardInterrupt) ends the run between two units of
+    work: the stage running is marked interrupted (its reason names the signal), the ones
+    after it "not run", and the record is finished and stored with every result committed
+    so far. Committing a result and the final write are held against a second signal
+    (signals.deferred), which is raised once they are done."""
     stages = STAGES if stages is None else stages
     for st in stages:
         rec.stage(st.name)
-    store.begin_run(rec)
 
     def keep(info):
         def on_result(res: BenchResult) -> None:
-            store.add_result(rec.run_id, res)
-            rec.results.append(res)
-            info.results += 1
+            with signals.deferred():   # a finished result is stored, or not counted
+                store.add_result(rec.run_id, res)
+                rec.results.append(res)
+                info.results += 1
         return on_result
 
     try:
+        with signals.deferred():   # stored as running, so that the end below finds it
+            store.begin_run(rec)
         for st in stages:
-            info = rec.stage(st.name)
-            t0 = time.monotonic()
-            try:
-                if st.module is None:
-                    info.status = "done"
-                    continue
-                try:
-                    bench, cases = st.load(topo, rec.profile)
-                except (Unavailable, UserError, OSError) as e:
-                    info.status, info.reason = "skipped", _reason(e)
-                    continue
-                try:
-                    run_cases(bench, topo, cases, keep(info), progress, description=st.name)
-                    info.status = "done"
-                except Interrupted:
-                    info.status = "interrupted"
-                    rec.status = "interrupted"
-                    break
-                except (Unavailable, PermissionError, FileNotFoundError) as e:
-                    info.status, info.reason = "skipped", _reason(e)
-                except MeasurementError as e:
-                    info.status, info.reason = "failed", f"validation failed: {e}"
-                except (UserError, OSError) as e:
-                    info.status, info.reason = "failed", _reason(e)
-                except Exception as e:  # noqa: BLE001 — a bug in one family must not lose the others
-                    info.status = "failed"
-                    info.reason = f"internal error: {type(e).__name__}: {e}"
-            finally:
-                info.seconds = time.monotonic() - t0
-                if on_stage:
-                    on_stage(st.name, info.status)
-    except KeyboardInterrupt:   # between cases of no stage (loading, storing)
+            _run_stage(st, topo, rec, keep, progress, on_stage)
+    except KeyboardInterrupt:   # _run_stage marked the stage it stopped, if one ran
         rec.status = "interrupted"
+    with signals.deferred():
+        if rec.status != "interrupted":
+            rec.status = "complete"
         for s in rec.stages:
             if s.status == "pending":
-                s.status = "interrupted"
-                break
-    if rec.status != "interrupted":
-        rec.status = "complete"
-    for s in rec.stages:
-        if s.status == "pending":
-            s.status, s.reason = "not run", "run interrupted"
-    rec.host["peaks"] = theoretical_peaks(topo, rec)
-    rec.noise = mon.stop()
-    rec.finished = utc_now()
-    store.finish_run(rec)
+                s.status, s.reason = "not run", "run interrupted"
+        rec.host["peaks"] = theoretical_peaks(topo, rec)
+        # no closing clock reading after a stop: whoever stopped the run wants it over
+        rec.noise = mon.stop(clock=rec.status != "interrupted")
+        rec.finished = utc_now()
+        store.finish_run(rec)
     return rec
+
+
+def _run_stage(st: Stage, topo: Topology, rec: RunRecord, keep: Callable[[Any], Any],
+               progress: Any | None, on_stage: Callable[[str, str], None] | None) -> None:
+    """One stage: its status and reason set on the record. A stop signal marks it
+    interrupted and propagates (a KeyboardInterrupt) to end the run."""
+    info = rec.stage(st.name)
+    t0 = time.monotonic()
+    try:
+        if st.module is None:
+            info.status = "done"
+            return
+        try:
+            bench, cases = st.load(topo, rec.profile)
+        except (Unavailable, UserError, OSError) as e:
+            info.status, info.reason = "skipped", _reason(e)
+            return
+        try:
+            run_cases(bench, topo, cases, keep(info), progress, description=st.name)
+            info.status = "done"
+        except (Unavailable, PermissionError, FileNotFoundError) as e:
+            info.status, info.reason = "skipped", _reason(e)
+        except MeasurementError as e:
+            info.status, info.reason = "failed", f"validation failed: {e}"
+        except (UserError, OSError) as e:
+            info.status, info.reason = "failed", _reason(e)
+        except Exception as e:  # noqa: BLE001 — a bug in one family must not lose the others
+            info.status = "failed"
+            info.reason = f"internal error: {type(e).__name__}: {e}"
+    except KeyboardInterrupt as e:   # Interrupted from the sweep, or while loading
+        info.status = "interrupted"
+        info.reason = f"stopped by {signals.name(signals.signum_of(e))}"
+        raise
+    finally:
+        info.seconds = time.monotonic() - t0
+        if on_stage:
+            on_stage(st.name, info.status)
 
 
 def theoretical_peaks(topo: Topology, rec: RunRecord) -> dict[str, Any]:

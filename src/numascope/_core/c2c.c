@@ -21,13 +21,24 @@ typedef struct {
     double *ns;               /* per sample: one-way ns (round trip / 2) */
     double *tsc;              /* per sample: one-way TSC ticks */
     long answered;            /* round trips b answered */
+    int stopped;              /* a stopped on ns_interrupted (between two samples) */
 } pingpong_t;
 
+#define STOP (-1L)            /* a's word to b instead of the next sample's first odd value */
+
+/* Stopping (ns_interrupted) happens between samples only: a checks the flag before each
+ * sample and, when set, writes STOP where b waits for that sample's first value. The
+ * round-trip loops themselves are untouched. */
 static void pingpong_fn(int tid, int nt, void *arg) {
     pingpong_t *pp = arg;
     long v = 0;
     if (tid == 0) {
         for (int s = 0; s < pp->samples; s++) {
+            if (ns_interrupted) {
+                atomic_store_explicit(&pp->flag, STOP, memory_order_release);
+                pp->stopped = 1;
+                return;
+            }
             double t0 = ns_now();
             uint64_t r0 = ns_rdtsc();
             for (long i = 0; i < pp->trips; i++) {
@@ -41,13 +52,20 @@ static void pingpong_fn(int tid, int nt, void *arg) {
             pp->tsc[s] = (double)(r1 - r0) / (double)pp->trips / 2.0;
         }
     } else {
-        long total = (long)pp->samples * pp->trips, n = 0;
-        for (long i = 0; i < total; i++) {
-            while (atomic_load_explicit(&pp->flag, memory_order_acquire) != v + 1) {}
-            atomic_store_explicit(&pp->flag, v + 2, memory_order_release);
-            v += 2;
-            n++;
+        long n = 0;
+        for (int s = 0; s < pp->samples; s++) {
+            long x;
+            while ((x = atomic_load_explicit(&pp->flag, memory_order_acquire)) != v + 1)
+                if (x == STOP) goto out;
+            for (long i = 0;;) {
+                atomic_store_explicit(&pp->flag, v + 2, memory_order_release);
+                v += 2;
+                n++;
+                if (++i == pp->trips) break;
+                while (atomic_load_explicit(&pp->flag, memory_order_acquire) != v + 1) {}
+            }
         }
+    out:
         pp->answered = n;
     }
 }
@@ -62,6 +80,7 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     if (cpus[0] == cpus[1]) return ns_value_error("ping-pong needs two different CPUs");
     if (samples < 1 || samples > 100000) return ns_value_error("samples must be in [1, 100000]");
     if (trips < 1) return ns_value_error("round trips per sample must be >= 1");
+    if (ns_clear_interrupt() < 0) return NULL;
     char err[256];
     ns_team *t = ns_team_create(cpus, 2, err, sizeof err);
     if (!t) return ns_value_error("%s", err);
@@ -78,7 +97,9 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     Py_END_ALLOW_THREADS
     long expect = (long)samples * trips;
     PyObject *res = NULL;
-    if (pp->answered != expect || atomic_load(&pp->flag) != 2 * expect) {
+    if (pp->stopped) {
+        ns_raise_interrupt();
+    } else if (pp->answered != expect || atomic_load(&pp->flag) != 2 * expect) {
         PyErr_Format(PyExc_RuntimeError, "validation failed: %ld of %ld round trips answered",
                      pp->answered, expect);
     } else {

@@ -74,6 +74,7 @@ typedef struct {
     double block_median;   /* median seconds of one block: immune to preemption, which hits
                               only the few blocks it lands in */
     double block_min;
+    int stopped;           /* left early on ns_interrupted: no result */
 } clock_sample;
 
 typedef struct {
@@ -87,7 +88,11 @@ static void clock_work(int tid, int nt, void *p) {
     clock_job *job = p;
     uint64_t x = (uint64_t)tid, blocks = 0;
     double t0 = ns_now();
-    while (ns_now() - t0 < job->warmup) x = add_chain(x, job->k, BLOCK_ITERS);
+    clock_sample *o = &job->out[tid];
+    while (ns_now() - t0 < job->warmup) {
+        if (ns_interrupted) { o->stopped = 1; return; }
+        x = add_chain(x, job->k, BLOCK_ITERS);
+    }
     uint64_t start_value = x;
     double *bt = malloc(sizeof(double) * MAX_BLOCKS);
     double cpu0 = thread_cpu_seconds();
@@ -100,10 +105,10 @@ static void clock_work(int tid, int nt, void *p) {
         if (bt && blocks < MAX_BLOCKS) bt[blocks] = s1 - prev;
         prev = s1;
         blocks++;
+        if (ns_interrupted) { o->stopped = 1; break; }  /* between blocks (~0.1 ms) */
     } while (s1 - s0 < job->target);
     uint64_t c1 = ns_rdtsc();
     double cpu1 = thread_cpu_seconds();
-    clock_sample *o = &job->out[tid];
     o->cpu_seconds = cpu1 - cpu0;
     if (bt) {
         size_t nb = blocks < MAX_BLOCKS ? blocks : MAX_BLOCKS;
@@ -134,6 +139,7 @@ static PyObject *py_clock_chain(PyObject *self, PyObject *args, PyObject *kw) {
     int *cpus, n;
     if (!ns_int_list(cpus_obj, &cpus, &n)) return NULL;
     if (n == 0) { free(cpus); return ns_value_error("clock_chain needs at least one CPU"); }
+    if (ns_clear_interrupt() < 0) { free(cpus); return NULL; }
     char err[256];
     ns_team *team = ns_team_create(cpus, n, err, sizeof err);
     if (!team) { free(cpus); return ns_value_error("%s", err); }
@@ -143,6 +149,13 @@ static PyObject *py_clock_chain(PyObject *self, PyObject *args, PyObject *kw) {
     ns_team_run_timed(team, clock_work, &job);
     Py_END_ALLOW_THREADS
     ns_team_destroy(team);
+    int stopped = 0;
+    for (int i = 0; i < n; i++) stopped |= out[i].stopped;
+    if (stopped) {
+        free(out);
+        free(cpus);
+        return ns_raise_interrupt();
+    }
     PyObject *res = PyList_New(n);
     for (int i = 0; i < n; i++) {
         PyObject *d = Py_BuildValue(

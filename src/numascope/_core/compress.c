@@ -245,7 +245,8 @@ static void compress_prep(int tid, int nt, void *arg) {
     if (!j->ctx[tid]) j->err[tid] = -1001;
 }
 
-#define ERR_INTERRUPTED (-1003)  /* Ctrl-C between two chunks */
+#define ERR_INTERRUPTED (-1003)  /* a stop signal (ns_interrupted) between two chunks */
+#define ERR_SHORT (-1005)        /* a chunk decompressed to fewer bytes than it holds */
 
 static void compress_work(int tid, int nt, void *arg) {
     compress_job *j = arg;
@@ -582,9 +583,11 @@ static void plain_sum_work(int tid, int nt, void *arg) {
     ns_split(p->nchunks, tid, nt, 1, &c0, &c1);
     acc_t a = {0, 0};
     size_t item = (size_t)j->s->typesize;
-    for (size_t c = c0; c < c1; c++)
+    for (size_t c = c0; c < c1; c++) {
+        if (ns_interrupted) { j->err[tid] = ERR_INTERRUPTED; break; }
         sum_blocks(j->kern, (const unsigned char *)p->p + c * p->chunk_bytes,
                    chunk_len(p->nbytes, p->chunk_bytes, c), (size_t)j->s->cblock[c], item, &a);
+    }
     j->part[tid * PAD] = a;
 }
 
@@ -599,10 +602,11 @@ static void comp_sum_work(int tid, int nt, void *arg) {
     acc_t a = {0, 0};
     st->a = a;
     for (size_t c = c0; c < c1; c++) {
+        if (ns_interrupted) { j->err[tid] = ERR_INTERRUPTED; break; }
         size_t len = chunk_len(s->nbytes, s->chunk_bytes, c), bs = (size_t)s->cblock[c];
         size_t seen = st->seen;
         int r = blosc2_decompress_ctx(ctx, s->cdata[c], s->csize[c], buf, (int32_t)s->chunk_bytes);
-        if (r != (int)len) { j->err[tid] = r < 0 ? r : -1003; break; }
+        if (r != (int)len) { j->err[tid] = r < 0 ? r : ERR_SHORT; break; }
         if (j->mode == MODE_BUFFER)
             sum_blocks(j->kern, buf, len, bs, st->item, &a);
         else if (st->seen - seen != len) { j->err[tid] = -1004; break; }
@@ -645,6 +649,7 @@ static PyObject *py_measure(PyObject *self, PyObject *args) {
     int same = n == p->nthreads && n == s->nthreads;
     for (int t = 0; same && t < n; t++) same = cpus[t] == p->cpus[t] && cpus[t] == s->cpus[t];
     if (!same) { free(cpus); return ns_value_error("data not placed for these CPUs"); }
+    if (ns_clear_interrupt() < 0) { free(cpus); return NULL; }
     char err[256];
     ns_team *team = ns_team_create(cpus, n, err, sizeof err);
     free(cpus);
@@ -663,13 +668,14 @@ static PyObject *py_measure(PyObject *self, PyObject *args) {
     if (!bad) {
         ns_team_run(team, plain_sum_work, &j);  /* warm-up, untimed */
         ns_team_run(team, comp_sum_work, &j);
-        for (int r = 0; r < reps; r++) {
+        for (int r = 0; r < reps && !ns_interrupted; r++) {
             tp[r] = ns_team_run_timed(team, plain_sum_work, &j);
             sp[r] = total(&j, n);
             tc[r] = ns_team_run_timed(team, comp_sum_work, &j);
             sc[r] = total(&j, n);
         }
         for (int t = 0; t < n; t++) if (j.err[t]) bad = j.err[t];
+        if (ns_interrupted) bad = ERR_INTERRUPTED;  /* stopped between repetitions */
     }
     ns_team_destroy(team);
     Py_END_ALLOW_THREADS
@@ -681,7 +687,9 @@ static PyObject *py_measure(PyObject *self, PyObject *args) {
     }
     free(j.dctx); free(j.buf); free(j.st); free(j.part); free(j.err);
     PyObject *res = NULL;
-    if (bad == -1000) {
+    if (bad == ERR_INTERRUPTED) {
+        ns_raise_interrupt();
+    } else if (bad == -1000) {
         PyErr_NoMemory();
     } else if (bad == -1004) {
         ns_value_error("the postfilter did not see every decompressed byte of a chunk");

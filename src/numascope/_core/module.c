@@ -37,27 +37,57 @@ PyObject *ns_value_error(const char *fmt, ...) {
 }
 
 volatile sig_atomic_t ns_interrupted = 0;
-static struct sigaction python_sigint;
 
-static void on_sigint(int sig, siginfo_t *info, void *uctx) {
+/* The signals that stop a measurement, and the handler each had before ours was chained in
+ * front of it (the interpreter's, which schedules the Python-level handler). */
+static const int watched[] = {SIGINT, SIGTERM};
+static struct sigaction chained[sizeof watched / sizeof watched[0]];
+
+static void on_signal(int sig, siginfo_t *info, void *uctx) {
     ns_interrupted = 1;
-    if (python_sigint.sa_flags & SA_SIGINFO) python_sigint.sa_sigaction(sig, info, uctx);
-    else python_sigint.sa_handler(sig);
+    for (size_t i = 0; i < sizeof watched / sizeof watched[0]; i++) {
+        if (watched[i] != sig) continue;
+        if (chained[i].sa_flags & SA_SIGINFO) chained[i].sa_sigaction(sig, info, uctx);
+        else chained[i].sa_handler(sig);
+    }
 }
 
-/* Chain in front of the interpreter's SIGINT handler (only when it has one: a process that
- * ignores SIGINT, or leaves it at the default, keeps that). */
-static void watch_sigint(void) {
-    struct sigaction cur;
-    if (sigaction(SIGINT, NULL, &cur) != 0) return;
-    int has_handler = (cur.sa_flags & SA_SIGINFO) ? cur.sa_sigaction != NULL
-                    : (cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN);
-    if (!has_handler) return;
-    python_sigint = cur;
-    struct sigaction mine = cur;
-    mine.sa_flags |= SA_SIGINFO;
-    mine.sa_sigaction = on_sigint;
-    sigaction(SIGINT, &mine, NULL);
+/* Chain in front of the current handler of each watched signal, where there is one (a
+ * process that ignores the signal, or leaves it at the default, keeps that). Idempotent.
+ * Python's signal.signal() installs its own handler again, replacing ours: whoever sets
+ * a handler after this module was imported calls watch_signals() again. */
+static void watch(void) {
+    for (size_t i = 0; i < sizeof watched / sizeof watched[0]; i++) {
+        struct sigaction cur;
+        if (sigaction(watched[i], NULL, &cur) != 0) continue;
+        int info = (cur.sa_flags & SA_SIGINFO) != 0;
+        if (info && cur.sa_sigaction == on_signal) continue;  /* ours already */
+        int has_handler = info ? cur.sa_sigaction != NULL
+                        : (cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN);
+        if (!has_handler) continue;
+        chained[i] = cur;
+        struct sigaction mine = cur;
+        mine.sa_flags |= SA_SIGINFO;
+        mine.sa_sigaction = on_signal;
+        sigaction(watched[i], &mine, NULL);
+    }
+}
+
+static PyObject *py_watch_signals(PyObject *self, PyObject *unused) {
+    watch();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"watch_signals", py_watch_signals, METH_NOARGS,
+     "watch_signals(): set the C core's stop flag on SIGINT and SIGTERM too, in front of "
+     "the handlers installed now (call again after signal.signal())."},
+    {NULL, NULL, 0, NULL},
+};
+
+int ns_clear_interrupt(void) {
+    ns_interrupted = 0;
+    return PyErr_CheckSignals();
 }
 
 PyObject *ns_raise_interrupt(void) {
@@ -66,7 +96,7 @@ PyObject *ns_raise_interrupt(void) {
 }
 
 static PyMethodDef *families[] = {
-    ns_cpu_methods, ns_memory_methods, ns_bw_methods, ns_lat_methods,
+    module_methods, ns_cpu_methods, ns_memory_methods, ns_bw_methods, ns_lat_methods,
     ns_c2c_methods, ns_clock_methods, ns_compress_methods,
 };
 
@@ -79,7 +109,7 @@ static struct PyModuleDef moddef = {
 PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
-    watch_sigint();
+    watch();
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         if (PyModule_AddFunctions(m, families[f]) < 0) { Py_DECREF(m); return NULL; }
     }

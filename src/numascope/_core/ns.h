@@ -16,14 +16,28 @@ extern PyMethodDef ns_c2c_methods[];
 extern PyMethodDef ns_clock_methods[];
 extern PyMethodDef ns_compress_methods[];
 
-/* Set by SIGINT (Ctrl-C) while C code runs without the GIL; long loops check it between
- * units of work and stop early, so Ctrl-C takes effect in a moment, not at the end of a
- * minute-long call. Python's own handler still runs, so the caller's next
- * PyErr_CheckSignals() raises KeyboardInterrupt. Cleared at the start of such a call. */
+/* Stopping on a signal. SIGINT (Ctrl-C) and SIGTERM (Slurm's time limit, `timeout`, a
+ * shutdown) both set ns_interrupted, in a C handler chained in front of the interpreter's
+ * (module.c; the CLI installs Python handlers for both and calls _core.watch_signals()).
+ * A long call, while it runs without the GIL:
+ *   - clears the flag at its start: `if (ns_clear_interrupt() < 0) return NULL;` (this also
+ *     raises at once for a signal that came just before the call; `ns_interrupted = 0;`
+ *     alone works too, the signal then takes effect when the call returns);
+ *   - checks ns_interrupted between units of work (a repetition, a sample, a chunk: short
+ *     enough that a stop takes a moment, not the rest of the call; in every thread of a
+ *     team, each stopping on its own) and stops early, leaving the result unfinished;
+ *   - after the GIL is back and its memory freed: `return ns_raise_interrupt();`. That runs
+ *     the Python-level handler, whose exception (KeyboardInterrupt, or the CLI's subclass
+ *     naming the signal) is the call's; a partial result is never returned.
+ * The Python side keeps every unit that finished before the call (bench.base.run_cases). */
 #include <signal.h>
 extern volatile sig_atomic_t ns_interrupted;
 
-/* After a call stopped on ns_interrupted: set KeyboardInterrupt and return NULL. */
+/* Clear ns_interrupted at the start of an interruptible call; -1 with the exception set
+ * when a signal already arrived (the caller returns NULL before starting). */
+int ns_clear_interrupt(void);
+
+/* After a call stopped on ns_interrupted: set the pending exception and return NULL. */
 PyObject *ns_raise_interrupt(void);
 
 /* Monotonic wall clock in seconds (CLOCK_MONOTONIC_RAW). */

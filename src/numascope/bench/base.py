@@ -7,6 +7,7 @@ fio's engines, adding a family touches nothing else."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any, Protocol
 
 from numascope.errors import MeasurementError, UserError
 from numascope.results.record import BenchResult
+from numascope.signals import signum_of
 from numascope.topology.model import Topology
 
 
@@ -31,12 +33,15 @@ class Benchmark(Protocol):
     def measure(self, topo: Topology, case: Case) -> BenchResult: ...
 
 
-class Interrupted(Exception):
-    """Ctrl-C during a sweep; `.results` holds every case that finished."""
+class Interrupted(KeyboardInterrupt):
+    """A stop signal (Ctrl-C, SIGTERM) during a sweep; `.results` holds every case that
+    finished, `.signum` the signal. A KeyboardInterrupt, so that a caller that does not
+    look at the results still stops as on Ctrl-C (never as an error)."""
 
-    def __init__(self, results: list[BenchResult]):
+    def __init__(self, results: list[BenchResult], signum: int = signal.SIGINT):
         super().__init__("interrupted")
         self.results = results
+        self.signum = signum
 
 
 def run_cases(
@@ -48,7 +53,8 @@ def run_cases(
     description: str | None = None,
 ) -> list[BenchResult]:
     """Measure each case in turn. `progress` is a rich Progress (or None for silence).
-    A KeyboardInterrupt becomes Interrupted carrying the finished results."""
+    A KeyboardInterrupt (Ctrl-C, or the CLI's SIGTERM) becomes Interrupted carrying the
+    finished results and the signal."""
     cases = list(cases)
     done: list[BenchResult] = []
     task = None
@@ -64,8 +70,8 @@ def run_cases(
                 on_result(res)
             if progress is not None:
                 progress.advance(task)
-    except KeyboardInterrupt:
-        raise Interrupted(done) from None
+    except KeyboardInterrupt as e:
+        raise Interrupted(done, signum_of(e)) from None
     return done
 
 

@@ -4,7 +4,10 @@
     def register(parser: argparse.ArgumentParser) -> None   # add its options
     def main(args: argparse.Namespace) -> int               # thin: call the library, print
 
-Commands are found by scanning this package, so adding one touches no other file."""
+Commands are found by scanning this package, so adding one touches no other file.
+
+A stop signal (Ctrl-C, SIGTERM) reaches a command as a KeyboardInterrupt (numascope.signals);
+a command that measures prints what finished and returns signals.exit_code(e) (130, 143)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import os
 import pkgutil
 import sys
 
-from numascope import __version__
+from numascope import __version__, signals
 from numascope.errors import MeasurementError, Unavailable, UserError
 
 
@@ -47,6 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with signals.handled():   # SIGINT and SIGTERM: stop between units of work
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as e:   # a command that did not report what finished
+            sys.stderr.write(f"numascope: interrupted ({signals.name(signals.signum_of(e))})\n")
+            return signals.exit_code(e)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_main", None):
@@ -57,9 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, MeasurementError, Unavailable) as e:
         sys.stderr.write(f"numascope: error: {e}\n")
         return e.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("numascope: interrupted\n")
-        return 130
     except BrokenPipeError:
         return 0
     except Exception as e:  # a bug, not the user's fault: one line unless asked for more

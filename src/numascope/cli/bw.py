@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from numascope.cli._common import add_json
+from numascope.cli._common import add_json, report_interrupted
 
 NAME = "bw"
 HELP = "memory bandwidth (STREAM kernels) on pinned threads: one placement, --scaling, " \
@@ -102,14 +102,14 @@ def main(args: argparse.Namespace) -> int:
     cases = bench.cases(topo, kernels=kernels, scaling=args.scaling, per_domain=args.per_domain,
                         where=where, policy=args.policy, threads=args.threads, memory=memory,
                         size_bytes=size, reps=args.reps, isa=args.isa, nt=args.nt)
-    interrupted = False
+    stopped: Interrupted | None = None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=err, transient=True,
                   disable=args.json or len(cases) < 2 or not err.is_terminal) as prog:
         try:
             results = run_cases(bench, topo, cases, progress=prog, description="bw")
         except Interrupted as e:
-            results, interrupted = e.results, True
+            results, stopped = e.results, e
     for note in dict.fromkeys(n for r in results for n in r.notes
                               if not n.startswith("auto:") and n != NUMA_BALANCING_NOTE):
         warn(note)
@@ -126,9 +126,8 @@ def main(args: argparse.Namespace) -> int:
         print_json({"results": [r.to_dict() for r in results], "units": "GB = 10^9 bytes"})
     else:
         _print(results, out)
-    if interrupted:
-        err.print("interrupted: the results above are the cases that finished")
-        return 130
+    if stopped:
+        return report_interrupted(stopped, len(results))
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from numascope.cli._common import add_json
+from numascope.cli._common import add_json, report_interrupted
 
 NAME = "c2c"
 HELP = "core-to-core latency: cache-line ping-pong between CPU pairs (one-way ns)"
@@ -28,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from numascope.bench import c2c
-    from numascope.bench.base import run_cases
+    from numascope.bench.base import Interrupted, run_cases
     from numascope.console import err, out, print_json
     from numascope.errors import UserError
     from numascope.placement import parse_cpulist
@@ -43,16 +43,23 @@ def main(args: argparse.Namespace) -> int:
     bench = c2c.C2C()
     cases = bench.cases(topo, cpus=cpus, max_pairs=args.max_pairs, samples=args.samples,
                         trips=args.trips)
+    stopped: Interrupted | None = None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=err, transient=True, disable=args.json) as prog:
-        results = run_cases(bench, topo, cases, progress=prog, description="c2c")
-    if args.plot:
+        try:
+            results = run_cases(bench, topo, cases, progress=prog, description="c2c")
+        except Interrupted as e:
+            results, stopped = e.results, e
+    if stopped and not results and not args.json:
+        return report_interrupted(stopped, 0)
+    if args.plot and results:
         for f in save_figures(figures(results), args.plot):
             err.print(f"plot written to {f}")
     rel = c2c.by_relation(results)
     if args.json:
-        print_json({"results": [r.to_dict() for r in results], "by_relation": rel})
-        return 0
+        print_json({"results": [r.to_dict() for r in results], "by_relation": rel,
+                    "interrupted": stopped is not None})
+        return report_interrupted(stopped, len(results), "pair") if stopped else 0
     ids, m = c2c.matrix(results)
     if len(ids) <= 32:
         t = Table(title="Core-to-core latency, one-way ns (median of samples)")
@@ -69,4 +76,4 @@ def main(args: argparse.Namespace) -> int:
         rt.add_row(k, str(v["pairs"]), f"{v['min']:.1f}", f"{v['median']:.1f}",
                    f"{v['max']:.1f}")
     out.print(rt)
-    return 0
+    return report_interrupted(stopped, len(results), "pair") if stopped else 0

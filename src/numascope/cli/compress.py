@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json
+from numascope.cli._common import add_json, report_interrupted
 
 NAME = "compress"
 HELP = ("compression vs the memory wall: plain sum vs Blosc2 decompress+sum per thread "
@@ -106,13 +106,13 @@ def main(args: argparse.Namespace) -> int:
                             _list(args.clevels, "clevel", int) or cz.CLEVELS,
                             _list(args.filters, "filter") or cz.FILTERS, threads, args.where,
                             args.policy, chunk, args.reps, block, args.read)
-    interrupted = False
+    stopped: Interrupted | None = None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=err, transient=True, disable=args.json) as prog:
         try:
             results = run_cases(bench, topo, cases, progress=prog, description="compress")
         except Interrupted as e:
-            results, interrupted = e.results, True
+            results, stopped = e.results, e
     summaries = cz.summarize(results)
     if args.plot:
         from numascope.report.figures import save_figures
@@ -122,13 +122,11 @@ def main(args: argparse.Namespace) -> int:
             err.print(f"plot written to {f}")
     if args.json:
         print_json({"results": [r.to_dict() for r in results],
-                    "summary": [s.to_dict() for s in summaries], "interrupted": interrupted})
+                    "summary": [s.to_dict() for s in summaries], "interrupted": stopped is not None})
     else:
         for s in summaries:
             _print(s, out)
-        if interrupted:
-            err.print("interrupted: the cases above finished")
-    return 130 if interrupted else 0
+    return report_interrupted(stopped, len(results)) if stopped else 0
 
 
 def _print(s, console) -> None:

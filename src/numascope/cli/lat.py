@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json
+from numascope.cli._common import add_json, report_interrupted
 
 NAME = "lat"
 HELP = "memory latency by pointer chasing: one working set, --sweep, or --loaded"
@@ -55,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from numascope.bench import latency as lat
-    from numascope.bench.base import run_cases
+    from numascope.bench.base import Interrupted, run_cases
     from numascope.console import err, out, print_json
     from numascope.errors import UserError
     from numascope.placement import parse_cpulist
@@ -77,14 +77,18 @@ def main(args: argparse.Namespace) -> int:
         lat.memory_spec(topo, args.node, args.pages)
     size = lat.parse_size(args.size) if args.size else None
     extra: dict = {}
+    stopped: KeyboardInterrupt | None = None
 
     if args.loaded:
         delays = _ints(args.delays, "delay list") if args.delays else None
         load = parse_cpulist(args.load_cpus) if args.load_cpus else None
         mode = "tlb" if args.mode == "both" else args.mode
-        results = lat.loaded(topo, cpu, load, args.node, delays, size, mode=mode,
-                             samples=min(args.samples, 15), loads=args.loads or 1 << 16,
-                             stride=stride)
+        try:   # one C call for every delay: a stop keeps none of them
+            results = lat.loaded(topo, cpu, load, args.node, delays, size, mode=mode,
+                                 samples=min(args.samples, 15), loads=args.loads or 1 << 16,
+                                 stride=stride)
+        except KeyboardInterrupt as e:
+            results, stopped = [], e
     else:
         bench = lat.Latency()
         sizes = None
@@ -102,15 +106,20 @@ def main(args: argparse.Namespace) -> int:
             lat.check_fits(topo, c.params["bytes"], args.node, args.pages, stride)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       console=err, transient=True, disable=args.json) as prog:
-            results = run_cases(bench, topo, cases, progress=prog, description="lat")
-        if args.sweep:
+            try:
+                results = run_cases(bench, topo, cases, progress=prog, description="lat")
+            except Interrupted as e:
+                results, stopped = e.results, e
+        if args.sweep and not stopped:   # levels need the whole sweep
             modes = {r.params["mode"] for r in results}
             # levels from the TLB-friendly chase: full random adds page walks that blur them
             for mode in (["tlb"] if "tlb" in modes else sorted(modes)):
                 pts = lat.sweep_points([r for r in results if r.params["mode"] == mode])
                 extra[mode] = [lv.to_dict() for lv in lat.detect_levels(pts, topo, cpu)]
 
-    if args.plot:
+    if stopped and not results and not args.json:
+        return report_interrupted(stopped, 0)
+    if args.plot and results:
         figs = figures(results)
         if figs:
             for f in save_figures(figs, args.plot):
@@ -119,9 +128,9 @@ def main(args: argparse.Namespace) -> int:
             err.print("nothing to plot (a sweep or --loaded draws a plot)")
     if args.json:
         print_json({"results": [r.to_dict() for r in results], "levels": extra})
-        return 0
-    _print(results, extra, out)
-    return 0
+    else:
+        _print(results, extra, out)
+    return report_interrupted(stopped, len(results)) if stopped else 0
 
 
 def _print(results, levels, console) -> None:

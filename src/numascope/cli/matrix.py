@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from numascope.cli._common import add_json, add_sysfs_root
+from numascope.cli._common import add_json, add_sysfs_root, report_interrupted
 
 NAME = "matrix"
 HELP = "NUMA latency and read-bandwidth matrices: CPUs of node i x memory of node j"
@@ -63,29 +63,36 @@ def main(args: argparse.Namespace) -> int:
         for _, j in pairs:
             lat.check_fits(topo, size or lat.dram_size(topo, topo.usable_cpus()[0]), j, "none")
     ex = mx.default_executor(topo, what, size, args.samples, args.mode)
-    results = []
+    results: list = []   # pairs as they finish: what a stop signal leaves
+    stopped: KeyboardInterrupt | None = None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=err, transient=True, disable=args.json) as prog:
         task = prog.add_task("matrix", total=len(pairs))
 
         def done(r):
+            results.append(r)
             prog.update(task, description=f"matrix: {r.case}")
             prog.advance(task)
-        results = mx.run_matrix(topo, ex, src, dst, on_result=done)
-    if args.plot:
+        try:
+            mx.run_matrix(topo, ex, src, dst, on_result=done)
+        except KeyboardInterrupt as e:
+            stopped = e
+    if stopped and not results and not args.json:
+        return report_interrupted(stopped, 0)
+    if args.plot and results:
         for f in save_figures(figures(results), args.plot):
             err.print(f"plot written to {f}")
     ratios = {m: mx.ratios_by_distance(results, m) for m in what}
     if args.json:
         print_json({"results": [r.to_dict() for r in results], "ratios_by_distance": ratios,
                     "nodes": len(topo.nodes)})
-        return 0
+        return report_interrupted(stopped, len(results), "pair") if stopped else 0
     if len(topo.nodes) == 1:
         out.print("one NUMA node: the matrices are 1x1 (local only, no remote pair exists)")
     _print(results, ratios, what, out)
     if "bandwidth" in what and not mx.bandwidth_available():
         out.print("read bandwidth not measured: numascope.bench.bandwidth is not available")
-    return 0
+    return report_interrupted(stopped, len(results), "pair") if stopped else 0
 
 
 def _print(results, ratios, what, console) -> None:

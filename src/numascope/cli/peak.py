@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from numascope.cli._common import add_json, add_sysfs_root
+from numascope.cli._common import add_json, add_sysfs_root, report_interrupted
 
 NAME = "peak"
 HELP = "theoretical peaks vs measured: clock, FLOP/s (DGEMM, LU, HPL), DRAM, links"
@@ -67,7 +67,10 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("measurements need this machine: add --no-compute with --sysfs-root")
     topo = read_topology(args.sysfs_root)
 
-    clk = clock.measure(topo, reps=args.reps) if live and not args.clock else None
+    try:
+        clk = clock.measure(topo, reps=args.reps) if live and not args.clock else None
+    except KeyboardInterrupt as e:
+        return report_interrupted(e, 0)
     given = {"all_busy_ghz": args.clock, "given": True} if args.clock else None
     with _tree(args.sysfs_root) as root:
         summary = peaks.summary(topo, args.memory, args.links, clock=clk or given, root=root)
@@ -76,6 +79,7 @@ def main(args: argparse.Namespace) -> int:
     measured: dict[str, Any] = {}
     compute: list[dict[str, Any]] = []
     problems: list[str] = []
+    stopped: KeyboardInterrupt | None = None
     bench = Compute()
     bench._clock = clk
     if not args.no_compute:
@@ -83,22 +87,26 @@ def main(args: argparse.Namespace) -> int:
                             hpl=args.hpl or args.hpl_big or args.hpl_n is not None,
                             hpl_np=args.hpl_np, hpl_n=args.hpl_n, hpl_big=args.hpl_big,
                             clock=False)
-        with err.status("measuring compute …"):
-            for case in cases:
-                try:
-                    r = bench.measure(topo, case)
-                except (Unavailable, MeasurementError) as e:
-                    problems.append(f"{case.label}: {e}")
-                    compute.append({"case": case.label, "error": str(e)})
-                    continue
-                compute.append(r.to_dict())
-                kind = case.params["kind"]
-                if kind in ("lu", "hpl"):  # LINPACK-style solves are what the labs compare
-                    by = "HPL (hpcc)" if kind == "hpl" else f"LU solve n={case.params['n']}"
-                    g = r.metric("gflops")
-                    measured.setdefault("gflops", []).append(
-                        (g.median, f"{by}: median of {len(g.values)} repetitions"))
-        measured.update(_dram_measured(topo, args.dram_gbs, problems))
+        try:   # a stop signal keeps the cases that finished; no DRAM figure then
+            with err.status("measuring compute …"):
+                for case in cases:
+                    try:
+                        r = bench.measure(topo, case)
+                    except (Unavailable, MeasurementError) as e:
+                        problems.append(f"{case.label}: {e}")
+                        compute.append({"case": case.label, "error": str(e)})
+                        continue
+                    compute.append(r.to_dict())
+                    kind = case.params["kind"]
+                    if kind in ("lu", "hpl"):  # LINPACK-style solves are what the labs compare
+                        by = ("HPL (hpcc)" if kind == "hpl"
+                              else f"LU solve n={case.params['n']}")
+                        g = r.metric("gflops")
+                        measured.setdefault("gflops", []).append(
+                            (g.median, f"{by}: median of {len(g.values)} repetitions"))
+            measured.update(_dram_measured(topo, args.dram_gbs, problems))
+        except KeyboardInterrupt as e:
+            stopped = e
     elif args.dram_gbs:
         measured.update(dram_gbs=args.dram_gbs, dram_by="--dram-gbs")
     if args.link_gbs:
@@ -108,10 +116,12 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"peaks": summary, "compute": compute, "measured": measured,
                     "efficiency": table, "problems": problems})
-        return 0
-    _render(summary, compute, table)
-    for p in problems:
-        warn(p)
+    else:
+        _render(summary, compute, table)
+        for p in problems:
+            warn(p)
+    if stopped:
+        return report_interrupted(stopped, len(compute) + (clk is not None), "measurement")
     return 0
 
 

@@ -35,7 +35,7 @@ def register(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from numascope import suite
+    from numascope import signals, suite
     from numascope.cli.report import write_html
     from numascope.errors import UserError
     from numascope.report.terminal import print_run
@@ -84,6 +84,7 @@ def main(args: argparse.Namespace) -> int:
         if report:
             out.print(f"report: {report}", markup=False)
     if rec.status == "interrupted":
-        err.print("interrupted: the finished results are stored and reported", markup=False)
-        return 130
+        err.print(f"interrupted ({signals.name(signals.signum_of(None))}): the finished "
+                  "results are stored and reported", markup=False)
+        return signals.exit_code()
     return 3 if any(s.status == "failed" for s in rec.stages) else 0

@@ -264,7 +264,9 @@ class NoiseMonitor:
         if self.clock_probe:
             self.data["clock_ghz_start"] = _probe(self.clock_probe)
 
-    def stop(self) -> dict[str, Any]:
+    def stop(self, clock: bool = True) -> dict[str, Any]:
+        """The observations; `clock=False` skips the closing clock reading (a stopped run
+        ends at once; no clock drop is then reported)."""
         b = sysstate.cpu_times()
         self.data["loadavg_end"] = sysstate.loadavg()
         if self._a and b and b.total > self._a.total:
@@ -274,7 +276,7 @@ class NoiseMonitor:
             other = max(0.0, (b.busy - self._a.busy) - own)
             self.data["other_busy_fraction"] = round(other / total, 4)
             self.data["steal_fraction"] = round((b.steal - self._a.steal) / total, 4)
-        if self.clock_probe:
+        if self.clock_probe and clock:
             end = _probe(self.clock_probe)
             self.data["clock_ghz_end"] = end
             start = self.data.get("clock_ghz_start")
