@@ -61,16 +61,18 @@ def _hwloc_xml(args: argparse.Namespace, topo) -> int:
         raise UserError(f"run {rec.run_id} was measured on another machine (its topology "
                         "differs from this one's; --sysfs-root replays the machine it came "
                         "from)")
-    attrs = write_xml(topo, rec.results, args.hwloc_xml, args.sysfs_root)
+    attrs, replaced = write_xml(topo, rec.results, args.hwloc_xml, args.sysfs_root)
     if args.json:
         print_json({"xml": args.hwloc_xml, "run": rec.run_id,
-                    "memattrs": [a.__dict__ for a in attrs],
+                    "memattrs": [a.__dict__ for a in attrs], "firmware_values_replaced":
+                    replaced,
                     "units": {"Latency": "ns", "Bandwidth": "MiB/s (2^20 B/s)"}})
         return 0
     pairs = {(a.initiator, a.target) for a in attrs}
     out.print(f"wrote {args.hwloc_xml}: {len(attrs)} memory attributes ({len(pairs)} node "
               f"pairs of run {rec.run_id}; Latency/ReadLatency in ns, Bandwidth/ReadBandwidth "
-              "in MiB/s)")
+              "in MiB/s)" + (f"; {replaced} firmware (HMAT) values of the measured nodes "
+                             "replaced" if replaced else ""))
     out.print(f"read it with: lstopo --input {args.hwloc_xml} --memattrs")
     return 0
 

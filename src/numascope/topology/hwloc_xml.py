@@ -11,7 +11,12 @@ ask hwloc (hwloc_memattr_get_best_target, Open MPI, Slurm …) lack real figures
 for every measured (CPU node i, memory node j), also as ReadLatency / ReadBandwidth (the
 matrix measures loads and a read kernel, so the generic attributes carry read figures).
 Units are hwloc's: nanoseconds and MiB/s (2^20 B/s). The result is written atomically and
-reads back with `lstopo --input out.xml --memattrs`."""
+reads back with `lstopo --input out.xml --memattrs`.
+
+hwloc files a value under an existing initiator whose cpuset includes the one given (so a
+firmware figure "from package 0" would absorb, and mix up, the figures measured from each
+of its nodes): such firmware values of a measured target are removed first; values of other
+initiators stay."""
 
 from __future__ import annotations
 
@@ -35,6 +40,9 @@ ANNOTATE = "hwloc-annotate"
 ATTRS = (("latency", ("Latency", "ReadLatency"), 1.0),
          ("bandwidth", ("Bandwidth", "ReadBandwidth"), 1e9 / 2**20))
 _NODE_LINE = re.compile(r"NUMANode(?:\([^)]*\))? L#(\d+) \(P#(\d+)")
+_NODE_TAG = re.compile(r'<object type="NUMANode"[^>]*>')
+_MEMATTR = re.compile(r'(<memattr name="(\w+)"[^>]*>)(.*?)(</memattr>)', re.DOTALL)
+_VALUE = re.compile(r'\s*<memattr_value [^>]*/>')
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,52 @@ def node_logical(lstopo: str, xml: Path) -> dict[int, int]:
     return {int(os_i): int(log) for log, os_i in _NODE_LINE.findall(text)}
 
 
+def _attr(tag: str, name: str) -> str | None:
+    m = re.search(rf'\b{name}="([^"]*)"', tag)
+    return m.group(1) if m else None
+
+
+def _mask(s: str) -> int:
+    """hwloc cpuset string → int ("0x00000001,0x00000003" → CPUs 0, 1, 32)."""
+    v = 0
+    for w in s.split(","):   # 32-bit words, most significant first
+        v = (v << 32) | int(w.strip().removeprefix("0x") or "0", 16)
+    return v
+
+
+def drop_covering(xml: str, topo: Topology, attrs: list[MemAttr]) -> tuple[str, int]:
+    """`xml` without the values of our attributes, for our targets, whose initiator cpuset
+    includes one of our initiators' CPUs (hwloc would file our figures under them).
+    Returns (xml, values removed)."""
+    gp = {}
+    for tag in _NODE_TAG.findall(xml):
+        os_i, g = _attr(tag, "os_index"), _attr(tag, "gp_index")
+        if os_i is not None and g is not None:
+            gp[g] = int(os_i)
+    ours: dict[tuple[str, int], list[int]] = {}
+    for a in attrs:
+        ours.setdefault((a.name, a.target), []).append(
+            _mask(cpuset(list(topo.node(a.initiator).cpus))))
+    removed = 0
+
+    def block(m: re.Match) -> str:
+        nonlocal removed
+        name = m.group(2)
+
+        def value(v: re.Match) -> str:
+            nonlocal removed
+            target = gp.get(_attr(v.group(0), "target_obj_gp_index") or "")
+            init = _attr(v.group(0), "initiator_cpuset")
+            mine = ours.get((name, target)) if target is not None else None
+            if mine and init and any(_mask(init) & c == c for c in mine):
+                removed += 1
+                return ""
+            return v.group(0)
+        return m.group(1) + _VALUE.sub(value, m.group(3)) + m.group(4)
+
+    return _MEMATTR.sub(block, xml), removed
+
+
 @contextmanager
 def _input(root: str | Path) -> Iterator[list[str]]:
     """lstopo's --input for a replayed sysfs root (a dump directory or tarball)."""
@@ -119,13 +173,18 @@ def _input(root: str | Path) -> Iterator[list[str]]:
 
 
 def write_xml(topo: Topology, results: list[BenchResult], out: str | Path,
-              root: str | Path = "/") -> list[MemAttr]:
+              root: str | Path = "/") -> tuple[list[MemAttr], int]:
     """Write hwloc's XML of the machine at `root` with `results`' matrix as memory
-    attributes to `out` (atomically); returns the attributes written."""
+    attributes to `out` (atomically); returns the attributes written and the number of
+    firmware values they replaced."""
     lstopo, annotate = tools()
     attrs = matrix_attrs(results)
     if not attrs:
         raise UserError("the run holds no node-matrix latency or bandwidth to export")
+    for a in attrs:
+        if a.initiator not in topo.node_ids() or not topo.node(a.initiator).cpus:
+            raise UserError(f"node {a.initiator} of the run has no CPUs on this machine: the "
+                            "run does not belong to it")
     out = Path(out)
     if out.is_dir():
         raise UserError(f"{out} is a directory: give a file name such as topo.xml")
@@ -137,6 +196,7 @@ def write_xml(topo: Topology, results: list[BenchResult], out: str | Path,
     try:
         with _input(root) as inp:
             xml = _run([lstopo, *inp, "--of", "xml", "-"])
+        xml, replaced = drop_covering(xml, topo, attrs)
         tmp.write_text(xml)
         logical = node_logical(lstopo, tmp)
         for a in attrs:
@@ -149,7 +209,7 @@ def write_xml(topo: Topology, results: list[BenchResult], out: str | Path,
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
-    return attrs
+    return attrs, replaced
 
 
 def read_memattrs(xml: str | Path) -> str:
