@@ -52,6 +52,7 @@ def test_parse_kernel_weights(cxl):
     m = check_weighted(cxl, m)
     assert m["system_weights"] == [3, 1]                 # from the replayed sysfs
     assert weighted_fractions(m) == {0: 0.75, 2: 0.25}
+    assert format_weighted(m) == "N0,N2 sys 3:1"
 
 
 def test_kernel_weights_unavailable_without_sysfs(tmp_path):

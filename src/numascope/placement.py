@@ -248,10 +248,10 @@ def weighted_fractions(mem: dict) -> dict[int, float]:
 
 
 def format_weighted(mem: dict) -> str:
-    """"N0:3,N1:1" (explicit) or "N0,N1 (system weights 1:1)"."""
+    """"N0:3,N1:1" (explicit) or "N0,N1 sys 1:1" (the kernel's system weights)."""
     nodes = mem.get("nodes") or []
     if mem.get("weights"):
         return ",".join(f"N{n}:{w}" for n, w in zip(nodes, mem["weights"]))
     sw = mem.get("system_weights")
     return ",".join(f"N{n}" for n in nodes) + \
-        (f" (system weights {':'.join(map(str, sw))})" if sw else "")
+        (f" sys {':'.join(map(str, sw))}" if sw else "")
