@@ -174,3 +174,84 @@ def check_cpus(topo: Topology, cpus: Iterable[int], *, distinct: bool = True) ->
         twice = next(c for c in cpus if cpus.count(c) > 1)
         raise UserError(f"CPU list {format_cpulist(cpus)} names CPU {twice} twice")
     return cpus
+
+
+# -- weighted interleave ----------------------------------------------------------------------
+MAX_WEIGHT_SUM = 1024          # the C core's limit on one block of explicitly placed granules
+
+
+def parse_weighted(topo: Topology, text: str) -> dict:
+    """A weighted-interleave memory spec, numactl-like:
+    "0,1" / "N0,N1" / "all": the kernel's MPOL_WEIGHTED_INTERLEAVE with the system weights
+        (numactl --weighted-interleave; Linux >= 6.9);
+    "N0:3,N1:1" / "0:3,1:1": pages in this ratio, placed by numascope granule by granule
+        (setting per-task weights would mean writing sysfs, which numascope never does)."""
+    t = text.strip()
+    if ":" not in t:
+        return {"policy": "weighted-interleave", "nodes": parse_nodes(topo, t)}
+    nodes, weights = [], []
+    for part in t.split(","):
+        node, sep, w = part.strip().partition(":")
+        if not sep or not w.strip().isdigit():
+            raise UserError(f"bad weighted interleave {text!r}: expected NODE:WEIGHT pairs "
+                            "such as N0:3,N1:1 (or a node list for the kernel's weights)")
+        nodes += parse_nodes(topo, node)
+        weights.append(int(w))
+        if len(nodes) != len(weights):
+            raise UserError(f"bad weighted interleave {text!r}: one node per weight")
+    return check_weighted(topo, {"policy": "weighted-interleave", "nodes": nodes,
+                                 "weights": weights})
+
+
+def check_weighted(topo: Topology, mem: dict) -> dict:
+    """The weighted-interleave spec checked: explicit weights reduced to lowest terms, or,
+    for the kernel's policy, its availability and the system weights it will use
+    (recorded as "system_weights"). Unavailable when the kernel lacks the policy."""
+    from math import gcd
+
+    from numascope.errors import Unavailable
+    mem = dict(mem)
+    nodes = [int(n) for n in mem.get("nodes") or []]
+    if len(set(nodes)) != len(nodes):
+        raise UserError(f"weighted interleave names a node twice ({_ids(nodes)})")
+    weights = mem.get("weights")
+    if weights is None:
+        tg = topo.tiering
+        if not tg.weighted_interleave:
+            raise Unavailable("this kernel has no weighted interleave (no /sys/kernel/mm/"
+                              "mempolicy/weighted_interleave; Linux >= 6.9): give a ratio "
+                              "such as N0:3,N1:1 to have numascope place the pages")
+        mem["system_weights"] = [tg.interleave_weights.get(n, 1) for n in nodes]
+        return mem
+    weights = [int(w) for w in weights]
+    if len(weights) != len(nodes):
+        raise UserError(f"{len(weights)} weights for {len(nodes)} nodes")
+    if any(w < 0 for w in weights) or not any(weights):
+        raise UserError("weights must be >= 0 and not all zero")
+    g = 0
+    for w in weights:
+        g = gcd(g, w)
+    weights = [w // g for w in weights]
+    if sum(weights) > MAX_WEIGHT_SUM:
+        raise UserError(f"weights {':'.join(map(str, weights))} sum to more than "
+                        f"{MAX_WEIGHT_SUM} in lowest terms")
+    mem["weights"] = weights
+    return mem
+
+
+def weighted_fractions(mem: dict) -> dict[int, float]:
+    """Node → share of the pages a weighted-interleave spec asks for."""
+    weights = mem.get("weights") or mem.get("system_weights") or []
+    total = sum(weights)
+    return {int(n): w / total for n, w in zip(mem.get("nodes") or [], weights)} if total \
+        else {}
+
+
+def format_weighted(mem: dict) -> str:
+    """"N0:3,N1:1" (explicit) or "N0,N1 sys 1:1" (the kernel's system weights)."""
+    nodes = mem.get("nodes") or []
+    if mem.get("weights"):
+        return ",".join(f"N{n}:{w}" for n, w in zip(nodes, mem["weights"]))
+    sw = mem.get("system_weights")
+    return ",".join(f"N{n}" for n in nodes) + \
+        (f" sys {':'.join(map(str, sw))}" if sw else "")

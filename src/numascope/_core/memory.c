@@ -10,9 +10,12 @@
 #define MPOL_PREFERRED_ 1
 #define MPOL_BIND_ 2
 #define MPOL_INTERLEAVE_ 3
+#define MPOL_WEIGHTED_INTERLEAVE_ 6   /* Linux >= 6.9 */
+#define MASK_WORDS (NS_MAX_NODES / (8 * sizeof(unsigned long)))
 #define HUGE_2M (2UL << 20)
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+static int weights_from_py(PyObject *w, ns_mem_spec *spec);
 
 int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec) {
     memset(spec, 0, sizeof *spec);
@@ -26,6 +29,7 @@ int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec) {
         else if (!strcmp(s, "bind")) spec->policy = NS_BIND;
         else if (!strcmp(s, "interleave")) spec->policy = NS_INTERLEAVE;
         else if (!strcmp(s, "preferred")) spec->policy = NS_PREFERRED;
+        else if (!strcmp(s, "weighted-interleave")) spec->policy = NS_WEIGHTED;
         else { ns_value_error("unknown memory policy '%s'", s); return 0; }
     }
     PyObject *nodes = PyDict_GetItemString(obj, "nodes");
@@ -44,6 +48,7 @@ int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec) {
         ns_value_error("memory policy needs at least one node");
         return 0;
     }
+    if (!weights_from_py(PyDict_GetItemString(obj, "weights"), spec)) return 0;
     PyObject *huge = PyDict_GetItemString(obj, "huge");
     if (huge && huge != Py_None) {
         const char *s = PyUnicode_AsUTF8(huge);
@@ -82,6 +87,120 @@ static void *map_guarded(size_t len, char *err, size_t errlen) {
     return p;
 }
 
+/* "weights": one per node, >= 0, not all zero, summing to at most NS_MAX_WEIGHT_SUM */
+static int weights_from_py(PyObject *w, ns_mem_spec *spec) {
+    if (!w || w == Py_None) return 1;
+    if (spec->policy != NS_WEIGHTED) {
+        ns_value_error("weights belong to the weighted-interleave policy only");
+        return 0;
+    }
+    int *a, n, sum = 0;
+    if (!ns_int_list(w, &a, &n)) return 0;
+    if (n != spec->nnodes) {
+        free(a);
+        ns_value_error("%d weights for %d nodes", n, spec->nnodes);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (a[i] < 0 || a[i] > NS_MAX_WEIGHT_SUM) {
+            free(a);
+            ns_value_error("bad weight %d (0 to %d)", a[i], NS_MAX_WEIGHT_SUM);
+            return 0;
+        }
+        spec->weights[i] = a[i];
+        sum += a[i];
+    }
+    free(a);
+    if (sum == 0 || sum > NS_MAX_WEIGHT_SUM) {
+        ns_value_error("weights must sum to 1..%d (got %d)", NS_MAX_WEIGHT_SUM, sum);
+        return 0;
+    }
+    return 1;
+}
+
+static int weight_sum(const ns_mem_spec *spec) {
+    int sum = 0;
+    for (int i = 0; i < spec->nnodes; i++) sum += spec->weights[i];
+    return sum;
+}
+
+static void node_mask(unsigned long *mask, const int *nodes, int n) {
+    memset(mask, 0, sizeof(unsigned long) * MASK_WORDS);
+    for (int i = 0; i < n; i++)
+        mask[nodes[i] / (8 * sizeof(unsigned long))] |=
+            1UL << (nodes[i] % (8 * sizeof(unsigned long)));
+}
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+size_t ns_weighted_granule(size_t len, int huge) {
+    size_t base = huge == NS_HUGE_NONE ? (size_t)sysconf(_SC_PAGESIZE) : HUGE_2M;
+    size_t g = round_up((len + 8191) / 8192, base);
+    return g > base ? g : base;
+}
+
+void ns_weighted_slots(const ns_mem_spec *spec, size_t first, size_t count, int *slots) {
+    int w = weight_sum(spec), block[NS_MAX_WEIGHT_SUM];
+    size_t cur = (size_t)-1;
+    for (size_t g = first; g < first + count; g++) {
+        size_t b = g / (size_t)w;
+        if (b != cur) {   /* this block's order: weights[i] copies of i, shuffled */
+            int k = 0;
+            for (int i = 0; i < spec->nnodes; i++)
+                for (int x = 0; x < spec->weights[i]; x++) block[k++] = i;
+            uint64_t seed = (uint64_t)b * 0x2545F4914F6CDD1DULL + 1;
+            for (int i = w - 1; i > 0; i--) {
+                int j = (int)(splitmix64(&seed) % (uint64_t)(i + 1)), t = block[i];
+                block[i] = block[j];
+                block[j] = t;
+            }
+            cur = b;
+        }
+        slots[g - first] = block[g % (size_t)w];
+    }
+}
+
+static int bind_run(uintptr_t lo, uintptr_t hi, int node, char *err, size_t errlen) {
+    unsigned long mask[MASK_WORDS];
+    node_mask(mask, &node, 1);
+    if (syscall(SYS_mbind, (void *)lo, hi - lo, MPOL_BIND_, mask,
+                (unsigned long)NS_MAX_NODES + 1, 0UL) == 0)
+        return 1;
+    snprintf(err, errlen, "cannot bind part of the memory to node %d: %s", node,
+             strerror(errno));
+    return 0;
+}
+
+/* Bind each run of same-node granules of [p, p+len) to its node. Granules are aligned to
+ * absolute multiples of their size, so a huge page never straddles two nodes. */
+static int bind_weighted(char *p, size_t len, const ns_mem_spec *spec, char *err,
+                         size_t errlen) {
+    size_t g = ns_weighted_granule(len, spec->huge);
+    uintptr_t start = (uintptr_t)p, end = start + len, base = start - start % g;
+    size_t count = (end - base + g - 1) / g, n;
+    int slots[4096], run_slot = -1;
+    uintptr_t run_lo = start;
+    for (size_t first = 0; first < count; first += n) {
+        n = count - first < 4096 ? count - first : 4096;
+        ns_weighted_slots(spec, first, n, slots);
+        for (size_t i = 0; i < n; i++) {
+            if (slots[i] == run_slot) continue;
+            uintptr_t lo = base + (first + i) * g;
+            if (lo < start) lo = start;
+            if (run_slot >= 0 && !bind_run(run_lo, lo, spec->nodes[run_slot], err, errlen))
+                return 0;
+            run_lo = lo;
+            run_slot = slots[i];
+        }
+    }
+    return bind_run(run_lo, end, spec->nodes[run_slot], err, errlen);
+}
+
 void *ns_mem_alloc(size_t bytes, const ns_mem_spec *spec, char *err, size_t errlen) {
     size_t len = round_up(bytes ? bytes : 1, HUGE_2M);
     void *p;
@@ -101,16 +220,24 @@ void *ns_mem_alloc(size_t bytes, const ns_mem_spec *spec, char *err, size_t errl
     }
     if (spec->huge == NS_HUGE_THP) madvise(p, len, MADV_HUGEPAGE);
     else if (spec->huge == NS_HUGE_NONE) madvise(p, len, MADV_NOHUGEPAGE);
-    if (spec->policy != NS_FIRST_TOUCH) {
-        unsigned long mask[NS_MAX_NODES / (8 * sizeof(unsigned long))];
-        memset(mask, 0, sizeof mask);
-        for (int i = 0; i < spec->nnodes; i++)
-            mask[spec->nodes[i] / (8 * sizeof(unsigned long))] |=
-                1UL << (spec->nodes[i] % (8 * sizeof(unsigned long)));
+    if (spec->policy == NS_WEIGHTED && weight_sum(spec) > 0) {
+        if (!bind_weighted(p, len, spec, err, errlen)) {
+            ns_mem_free(p, bytes, spec);
+            return NULL;
+        }
+    } else if (spec->policy != NS_FIRST_TOUCH) {
+        unsigned long mask[MASK_WORDS];
+        node_mask(mask, spec->nodes, spec->nnodes);
         int mode = spec->policy == NS_BIND ? MPOL_BIND_
-                 : spec->policy == NS_INTERLEAVE ? MPOL_INTERLEAVE_ : MPOL_PREFERRED_;
+                 : spec->policy == NS_INTERLEAVE ? MPOL_INTERLEAVE_
+                 : spec->policy == NS_WEIGHTED ? MPOL_WEIGHTED_INTERLEAVE_ : MPOL_PREFERRED_;
         if (syscall(SYS_mbind, p, len, mode, mask, (unsigned long)NS_MAX_NODES + 1, 0UL) != 0) {
-            snprintf(err, errlen, "cannot bind memory to the requested node(s): %s", strerror(errno));
+            if (spec->policy == NS_WEIGHTED && errno == EINVAL)
+                snprintf(err, errlen, "the kernel refused weighted interleave "
+                         "(MPOL_WEIGHTED_INTERLEAVE needs Linux >= 6.9): %s", strerror(errno));
+            else
+                snprintf(err, errlen, "cannot bind memory to the requested node(s): %s",
+                         strerror(errno));
             ns_mem_free(p, bytes, spec);
             return NULL;
         }
@@ -237,7 +364,69 @@ static PyObject *py_numa_syscalls(PyObject *self, PyObject *noargs) {
     return PyBool_FromLong(rc == 0);
 }
 
+static PyObject *py_weighted_layout(PyObject *self, PyObject *args) {
+    PyObject *weights;
+    Py_ssize_t granules;
+    if (!PyArg_ParseTuple(args, "On", &weights, &granules)) return NULL;
+    if (granules < 0 || granules > (1 << 24)) return ns_value_error("granules: 0 to 2^24");
+    ns_mem_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.policy = NS_WEIGHTED;
+    int *a, n;
+    if (!ns_int_list(weights, &a, &n)) return NULL;
+    if (n < 1 || n > 64) { free(a); return ns_value_error("1 to 64 weights"); }
+    spec.nnodes = n;
+    for (int i = 0; i < n; i++) spec.nodes[i] = i;
+    free(a);
+    if (!weights_from_py(weights, &spec)) return NULL;
+    int *slots = malloc(sizeof(int) * (granules ? (size_t)granules : 1));
+    ns_weighted_slots(&spec, 0, (size_t)granules, slots);
+    PyObject *out = PyList_New(granules);
+    for (Py_ssize_t i = 0; i < granules; i++) PyList_SET_ITEM(out, i, PyLong_FromLong(slots[i]));
+    free(slots);
+    return out;
+}
+
+static PyObject *py_weighted_granule(PyObject *self, PyObject *args) {
+    Py_ssize_t len;
+    int huge;
+    if (!PyArg_ParseTuple(args, "np", &len, &huge)) return NULL;
+    return PyLong_FromSize_t(ns_weighted_granule((size_t)len, huge ? NS_HUGE_THP : NS_HUGE_NONE));
+}
+
+/* Map with a spec, touch every page, and report the kernel's policy mode at the first page
+ * (get_mempolicy MPOL_F_ADDR: 2 bind, 3 interleave, 6 weighted interleave …) and where up
+ * to 65536 sampled pages are: proof that a policy was applied, not just accepted. */
+static PyObject *py_mem_probe(PyObject *self, PyObject *args) {
+    PyObject *mem;
+    Py_ssize_t bytes;
+    if (!PyArg_ParseTuple(args, "On", &mem, &bytes)) return NULL;
+    if (bytes <= 0) return ns_value_error("bytes must be positive");
+    ns_mem_spec spec;
+    if (!ns_mem_spec_from_py(mem, &spec)) return NULL;
+    char err[256] = "";
+    char *p = ns_mem_alloc((size_t)bytes, &spec, err, sizeof err);
+    if (!p) return ns_value_error("%s", err);
+    long page = sysconf(_SC_PAGESIZE);
+    for (Py_ssize_t i = 0; i < bytes; i += page) p[i] = 1;
+    int mode = -1;
+    if (syscall(SYS_get_mempolicy, &mode, NULL, 0UL, p, 2UL /* MPOL_F_ADDR */) != 0) mode = -1;
+    static long counts[NS_MAX_NODES + 1];
+    long got = ns_mem_where(p, (size_t)bytes, counts, 65536);
+    PyObject *where = got < 0 ? Py_NewRef(Py_None) : ns_where_to_py(counts);
+    ns_mem_free(p, (size_t)bytes, &spec);
+    return Py_BuildValue("{s:i,s:N}", "mode", mode, "pages", where);
+}
+
 PyMethodDef ns_memory_methods[] = {
+    {"mem_probe", py_mem_probe, METH_VARARGS,
+     "mem_probe(memory, bytes) -> {'mode': kernel policy mode at the first page, 'pages': "
+     "{node: sampled pages}}: maps with the spec, touches every page, asks the kernel."},
+    {"weighted_layout", py_weighted_layout, METH_VARARGS,
+     "weighted_layout(weights, granules) -> [slot per granule]: which of the weighted nodes "
+     "each granule of an explicit weighted-interleave mapping is bound to."},
+    {"weighted_granule", py_weighted_granule, METH_VARARGS,
+     "weighted_granule(bytes, huge) -> granule size in bytes of explicit weighted placement."},
     {"numa_syscalls", py_numa_syscalls, METH_NOARGS,
      "True when the kernel answers the NUMA memory-policy syscalls."},
     {"huge_share", py_huge_share, METH_O,

@@ -8,7 +8,7 @@
 
 #define NS_MAX_NODES 1024
 
-enum ns_mem_policy { NS_FIRST_TOUCH = 0, NS_BIND, NS_INTERLEAVE, NS_PREFERRED };
+enum ns_mem_policy { NS_FIRST_TOUCH = 0, NS_BIND, NS_INTERLEAVE, NS_PREFERRED, NS_WEIGHTED };
 enum ns_huge { NS_HUGE_NONE = 0, NS_HUGE_THP, NS_HUGE_HUGETLB };
 
 typedef struct {
@@ -16,12 +16,28 @@ typedef struct {
     int nnodes;
     int nodes[64];
     int huge;                 /* enum ns_huge */
+    /* NS_WEIGHTED: all zero = the kernel's MPOL_WEIGHTED_INTERLEAVE over nodes with the
+     * system weights (/sys/kernel/mm/mempolicy/weighted_interleave, Linux >= 6.9); else
+     * numascope places granules so that pages go weights[0] : weights[1] : … to nodes[i]
+     * (see ns_weighted_slots), each granule bound to its node. */
+    int weights[64];
 } ns_mem_spec;
 
-/* Fill spec from a Python dict {"policy": "first-touch"|"bind"|"interleave"|"preferred",
- * "nodes": [ints], "huge": "none"|"thp"|"hugetlb"}; None means first touch, 4 KiB pages.
+#define NS_MAX_WEIGHT_SUM 1024
+
+/* Fill spec from a Python dict {"policy": "first-touch"|"bind"|"interleave"|"preferred"|
+ * "weighted-interleave", "nodes": [ints], "weights": [ints] (weighted-interleave only),
+ * "huge": "none"|"thp"|"hugetlb"}; None means first touch, 4 KiB pages.
  * Returns 0 with a Python exception set on bad input. */
 int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec);
+
+/* Explicit weighted placement: the granule (bytes, a multiple of the page kind's size, at
+ * most ~8192 per mapping so the VMAs stay few) and the node slot of granules
+ * [first, first + count): each block of sum(weights) granules holds weights[i] granules of
+ * nodes[i], in an order shuffled per block, so that page sampling at any stride sees the
+ * ratio. */
+size_t ns_weighted_granule(size_t len, int huge);
+void ns_weighted_slots(const ns_mem_spec *spec, size_t first, size_t count, int *slots);
 
 /* Map `bytes` (rounded up to 2 MiB) and apply the policy before any page is touched.
  * Pages are not touched here: first touch is the caller's (pinned) business. Ordinary and

@@ -97,7 +97,8 @@ def normalize_memory(topo: Topology, memory: dict[str, Any] | None) -> dict[str,
     mem = dict(memory or {})
     mem.setdefault("policy", "first-touch")
     mem.setdefault("huge", "thp")
-    if mem["policy"] not in ("first-touch", "bind", "interleave", "preferred"):
+    if mem["policy"] not in ("first-touch", "bind", "interleave", "preferred",
+                             "weighted-interleave"):
         raise UserError(f"unknown memory policy {mem['policy']!r}")
     if mem["huge"] not in HUGE_CHOICES:
         raise UserError(f"unknown page kind {mem['huge']!r} (choose from "
@@ -111,6 +112,8 @@ def normalize_memory(topo: Topology, memory: dict[str, Any] | None) -> dict[str,
     if mem["policy"] != "first-touch" and not nodes:
         raise UserError(f"memory policy {mem['policy']} needs at least one node")
     mem["nodes"] = nodes
+    if mem["policy"] == "weighted-interleave":
+        mem = placement.check_weighted(topo, mem)
     return mem
 
 

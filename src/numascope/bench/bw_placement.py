@@ -6,12 +6,14 @@ node was full, or pages were migrated) is flagged in the result instead."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from numascope.errors import MeasurementError
 
 FIRST_TOUCH_SLACK = 0.05       # share of a thread's pages allowed off its node before flagging
 INTERLEAVE_MIN_SHARE = 0.5     # a node below half its even share of pages is flagged
+WEIGHTED_TOLERANCE = 0.05      # |achieved - asked| share per node, beyond the sampling error
 
 
 def _counts(pages: dict[Any, int]) -> dict[int, int]:
@@ -39,6 +41,8 @@ def check_placement(memory: dict[str, Any] | None, cpu_nodes: list[int | None],
         return False, notes + ["no sampled page was present: placement unknown"]
     policy = (memory or {}).get("policy", "first-touch")
     nodes = [int(n) for n in (memory or {}).get("nodes") or []]
+    if policy == "weighted-interleave":
+        return check_fractions(memory or {}, total, present), notes
     if policy in ("bind", "interleave"):
         off = {n: c for n, c in total.items() if n not in nodes}
         if off:
@@ -73,3 +77,37 @@ def check_placement(memory: dict[str, Any] | None, cpu_nodes: list[int | None],
             notes.append(f"first touch: {off} of {n} sampled pages of thread {tid} are off its "
                          f"node N{node} ({_fmt(tc)}); node full or pages migrated?")
     return ok, notes
+
+
+def fraction_tolerance(share: float, sampled: int) -> float:
+    """WEIGHTED_TOLERANCE plus two standard errors of a share estimated from `sampled`
+    pages (the pages are sampled, not all read)."""
+    return WEIGHTED_TOLERANCE + 2 * math.sqrt(share * (1 - share) / max(sampled, 1))
+
+
+def achieved_fractions(pages: dict[Any, int]) -> dict[int, float]:
+    """Node → share of the present sampled pages (absent pages left out)."""
+    total = {k: v for k, v in _counts(pages).items() if k >= 0}
+    n = sum(total.values())
+    return {k: v / n for k, v in sorted(total.items())} if n else {}
+
+
+def check_fractions(memory: dict[str, Any], pages: dict[Any, int], present: int) -> bool:
+    """A weighted interleave must put each node's share of the pages within the tolerance
+    of the share asked; MeasurementError otherwise (the result would not be the ratio its
+    label names). True when it does."""
+    from numascope.placement import format_weighted, weighted_fractions
+    want = weighted_fractions(memory)
+    got = achieved_fractions(pages)
+    off = {n: c for n, c in _counts(pages).items() if n >= 0 and n not in want}
+    if off:
+        raise MeasurementError(
+            f"weighted interleave {format_weighted(memory)}: {sum(off.values())} of {present} "
+            f"sampled pages are on other nodes ({_fmt(_counts(pages))})")
+    for n, share in want.items():
+        if abs(got.get(n, 0.0) - share) > fraction_tolerance(share, present):
+            raise MeasurementError(
+                f"weighted interleave {format_weighted(memory)}: N{n} should hold "
+                f"{100 * share:.1f}% of the pages but holds {100 * got.get(n, 0.0):.1f}% of "
+                f"{present} sampled ({_fmt(_counts(pages))})")
+    return True

@@ -18,6 +18,7 @@ from numascope.bench.base import Case
 from numascope.errors import UserError
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
+from numascope.topology.tiers import DRAM, tier_names
 
 FAMILY = "matrix"
 Executor = Callable[[list[int], int], dict[str, Metric]]
@@ -101,7 +102,8 @@ def measure_pair(topo: Topology, src: int, dst: int, executor: Executor) -> Benc
                      "or not asked)")
     return BenchResult(
         family=FAMILY, case=f"N{src}->N{dst}",
-        params={"src": src, "dst": dst, "distance": topo.distance(src, dst)},
+        params={"src": src, "dst": dst, "distance": topo.distance(src, dst),
+                "tier": tier_names(topo).get(dst), "dst_cpuless": topo.node(dst).cpuless},
         metrics=metrics, placement={"cpus": cpus, "memory": {"policy": "bind", "nodes": [dst]}},
         notes=notes)
 
@@ -151,6 +153,49 @@ def ratios_by_distance(results: list[BenchResult], metric: str) -> list[dict[str
     return [{"distance": d, "pairs": len(v), "ratio": statistics.fmean(v),
              "median": statistics.median(values[d])}
             for d, v in sorted(classes.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))]
+
+
+def _tier(r: BenchResult, sources: set[int]) -> str:
+    # records from before tiers were stored: a target that is also a source has CPUs
+    t = r.params.get("tier")
+    return t if t else DRAM if r.params["dst"] in sources else "CPU-less"
+
+
+def tier_summary(results: list[BenchResult]) -> list[dict[str, Any]]:
+    """Per memory tier and CPU node: the tier's nearest node from that CPU node (SLIT
+    distance, then node id), its latency and bandwidth, and their ratio to the CPU node's
+    local DRAM (its own node, else its nearest DRAM node). Ratios are None without one."""
+    rs = [r for r in results if r.family == FAMILY]
+    sources = {r.params["src"] for r in rs}
+    by: dict[tuple[str, int], list[BenchResult]] = {}
+    for r in rs:
+        by.setdefault((_tier(r, sources), r.params["src"]), []).append(r)
+
+    def nearest(group: list[BenchResult]) -> BenchResult:
+        return min(group, key=lambda r: (r.params.get("distance") or 1 << 30, r.params["dst"]))
+
+    def value(r: BenchResult | None, m: str) -> float | None:
+        return r.metrics[m].median if r is not None and m in r.metrics else None
+
+    order = sorted({t for t, _ in by}, key=lambda t: (t != DRAM, t))
+    rows = []
+    for tier in order:
+        for src in sorted(sources):
+            if (tier, src) not in by:
+                continue
+            r = nearest(by[(tier, src)])
+            local = next((x for x in rs if x.params["src"] == src and x.params["dst"] == src),
+                         None) or (nearest(by[(DRAM, src)]) if (DRAM, src) in by else None)
+            row: dict[str, Any] = {"tier": tier, "src": src, "node": r.params["dst"],
+                                   "distance": r.params.get("distance"),
+                                   "nodes": sorted(x.params["dst"] for x in by[(tier, src)]),
+                                   "local_node": local.params["dst"] if local else None}
+            for m in ("latency", "bandwidth"):
+                v, base = value(r, m), value(local, m)
+                row[m] = v
+                row[f"{m}_ratio"] = v / base if v is not None and base else None
+            rows.append(row)
+    return rows
 
 
 class Matrix:

@@ -33,6 +33,9 @@ def register(p: argparse.ArgumentParser) -> None:
                      help="bind the arrays to these NUMA nodes (default: first touch)")
     mem.add_argument("--interleave", default=None, metavar="NODES",
                      help="interleave the arrays over these NUMA nodes")
+    mem.add_argument("--weighted-interleave", default=None, metavar="SPEC",
+                     help="N0:3,N1:1: pages in this ratio, placed by numascope; 0,1: the "
+                          "kernel's weighted interleave with the system weights (Linux >= 6.9)")
     p.add_argument("--huge", default="thp", choices=["none", "thp", "hugetlb"],
                    help="pages: none (4 KiB), thp (transparent huge pages, default), hugetlb")
     p.add_argument("--size", default=None, metavar="BYTES",
@@ -50,6 +53,12 @@ def register(p: argparse.ArgumentParser) -> None:
                    help="each package, each node, each L3 alone")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="save the scaling / per-domain plot (.png or .svg)")
+    p.add_argument("--tier-sweep", nargs="?", const="auto", default=None, metavar="DRAM,TIER",
+                   help="bandwidth over interleave ratios between a DRAM node and a memory "
+                        "tier (default: the CPUs' node and its nearest CPU-less node)")
+    p.add_argument("--ratios", default=None, metavar="LIST",
+                   help="DRAM:TIER page ratios of --tier-sweep (default 1:0,3:1,1:1,1:3,0:1; "
+                        "'sys' adds the kernel's weighted interleave)")
     add_json(p)
 
 
@@ -88,11 +97,17 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"--plot {args.plot}: the file must end in .png or .svg")
     kernels = _kernels(args.kernel)
     topo = read_topology("/")
+    if args.tier_sweep is not None or args.ratios:
+        from numascope.cli._tier_sweep import run_sweep
+        return run_sweep(args, topo, kernels)
     memory = None
     if args.membind:
         memory = {"policy": "bind", "nodes": parse_nodes(topo, args.membind)}
     elif args.interleave:
         memory = {"policy": "interleave", "nodes": parse_nodes(topo, args.interleave)}
+    elif args.weighted_interleave:
+        from numascope.placement import parse_weighted
+        memory = parse_weighted(topo, args.weighted_interleave)
     if args.huge != "thp":
         memory = {**(memory or {"policy": "first-touch"}), "huge": args.huge}
     size = parse_size(args.size) if args.size else None
@@ -158,7 +173,10 @@ def _print(results, console) -> None:
         p = r.params
         place = "/".join(p.get("domains") or p.get("policies") or [p.get("policy", "")])
         mem = r.placement.get("memory") or {}
-        if mem.get("policy", "first-touch") != "first-touch":
+        if mem.get("policy") == "weighted-interleave":
+            from numascope.placement import format_weighted
+            place += f" mem weighted {format_weighted(mem)}"
+        elif mem.get("policy", "first-touch") != "first-touch":
             place += f" mem {mem['policy']}:{','.join(map(str, mem.get('nodes', [])))}"
         code = p["isa"] + ("-nt" if p.get("stores") == "streaming" else "")
         t.add_row(f"{p['kernel']} {code}", place,

@@ -83,13 +83,15 @@ def main(args: argparse.Namespace) -> int:
         for f in save_figures(figures(results), args.plot):
             err.print(f"plot written to {f}")
     ratios = {m: mx.ratios_by_distance(results, m) for m in what}
+    tiers = mx.tier_summary(results)
     if args.json:
         print_json({"results": [r.to_dict() for r in results], "ratios_by_distance": ratios,
-                    "nodes": len(topo.nodes)})
+                    "tiers": tiers, "nodes": len(topo.nodes)})
         return report_interrupted(stopped, len(results), "pair") if stopped else 0
     if len(topo.nodes) == 1:
         out.print("one NUMA node: the matrices are 1x1 (local only, no remote pair exists)")
     _print(results, ratios, what, out)
+    _print_tiers(tiers, what, out)
     if "bandwidth" in what and not mx.bandwidth_available():
         out.print("read bandwidth not measured: numascope.bench.bandwidth is not available")
     return report_interrupted(stopped, len(results), "pair") if stopped else 0
@@ -120,3 +122,28 @@ def _print(results, ratios, what, console) -> None:
                 rt.add_row(str(r["distance"]), str(r["pairs"]), f"{r['median']:.1f}",
                            f"{r['ratio']:.2f}")
             console.print(rt)
+
+
+def _print_tiers(rows: list[dict], what: tuple[str, ...], console) -> None:
+    """The tier summary, when a CPU-less memory tier was measured."""
+    from rich.table import Table
+
+    from numascope.topology.tiers import DRAM
+
+    if not any(r["tier"] != DRAM for r in rows):
+        return
+    t = Table(title="memory tiers: nearest node of each tier from each CPU node, ratio to "
+                    "local DRAM")
+    for c in ("tier", "CPU node", "node", "dist"):
+        t.add_column(c)
+    for m in what:
+        unit = "ns" if m == "latency" else "GB/s"
+        t.add_column(f"{m} {unit}", justify="right")
+        t.add_column("x local", justify="right")
+    for r in rows:
+        cells = [r["tier"], f"N{r['src']}", f"N{r['node']}", str(r["distance"] or "-")]
+        for m in what:
+            v, q = r.get(m), r.get(f"{m}_ratio")
+            cells += ["-" if v is None else f"{v:.1f}", "-" if q is None else f"{q:.2f}"]
+        t.add_row(*cells)
+    console.print(t)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from numascope.cli._common import add_json, add_sysfs_root
+from numascope.cli.runs import add_store
 
 NAME = "topo"
 HELP = "show packages, NUMA nodes, L3 domains, cores, devices and the inferred memory mode"
@@ -13,18 +14,80 @@ ORDER = 10
 
 def register(p: argparse.ArgumentParser) -> None:
     add_sysfs_root(p)
+    p.add_argument("--hwloc-xml", default=None, metavar="FILE",
+                   help="write hwloc's XML of the machine with the measured node matrix "
+                        "(latency, bandwidth) as hwloc memory attributes")
+    p.add_argument("--from-run", default=None, metavar="RUN",
+                   help="the stored run whose matrix --hwloc-xml exports (default: the "
+                        "latest run holding one)")
+    add_store(p)
     add_json(p)
 
 
 def main(args: argparse.Namespace) -> int:
     from numascope.console import out, print_json
+    from numascope.errors import UserError
     from numascope.topology import read_topology
     from numascope.topology.export import topology_to_dict
     from numascope.topology.render import render
 
+    if args.from_run and not args.hwloc_xml:
+        raise UserError("--from-run names the run --hwloc-xml exports: give --hwloc-xml FILE")
     topo = read_topology(args.sysfs_root)
+    if args.hwloc_xml:
+        return _hwloc_xml(args, topo)
     if args.json:
         print_json(topology_to_dict(topo))
     else:
         render(topo, out)
     return 0
+
+
+def _hwloc_xml(args: argparse.Namespace, topo) -> int:
+    from numascope.console import out, print_json, warn
+    from numascope.errors import UserError
+    from numascope.results.run import topology_digest
+    from numascope.results.store import Store
+    from numascope.topology.hwloc_xml import tools, write_xml
+
+    tools()   # missing hwloc: say so before reading the store
+    with Store.open(args.store) as st:
+        rec = _pick_run(st, args.from_run)
+    digest = rec.host.get("topology_digest")
+    if digest is None:
+        warn(f"run {rec.run_id} records no topology digest: cannot check it was measured "
+             "on this machine")
+    elif digest != topology_digest(topo):
+        raise UserError(f"run {rec.run_id} was measured on another machine (its topology "
+                        "differs from this one's; --sysfs-root replays the machine it came "
+                        "from)")
+    attrs, replaced = write_xml(topo, rec.results, args.hwloc_xml, args.sysfs_root)
+    if args.json:
+        print_json({"xml": args.hwloc_xml, "run": rec.run_id,
+                    "memattrs": [a.__dict__ for a in attrs], "firmware_values_replaced":
+                    replaced,
+                    "units": {"Latency": "ns", "Bandwidth": "MiB/s (2^20 B/s)"}})
+        return 0
+    pairs = {(a.initiator, a.target) for a in attrs}
+    out.print(f"wrote {args.hwloc_xml}: {len(attrs)} memory attributes ({len(pairs)} node "
+              f"pairs of run {rec.run_id}; Latency/ReadLatency in ns, Bandwidth/ReadBandwidth "
+              "in MiB/s)" + (f"; {replaced} firmware (HMAT) values of the measured nodes "
+                             "replaced" if replaced else ""))
+    out.print(f"read it with: lstopo --input {args.hwloc_xml} --memattrs")
+    return 0
+
+
+def _pick_run(st, spec: str | None):
+    from numascope.errors import UserError
+    if spec:
+        recs = st.load([spec])
+        if len(recs) != 1:
+            raise UserError(f"--from-run {spec} selects {len(recs)} runs: give one")
+        if not any(r.family == "matrix" for r in recs[0].results):
+            raise UserError(f"run {recs[0].run_id} holds no node matrix")
+        return recs[0]
+    for summary in reversed(st.list_runs()):
+        rec = st.get_run(summary.run_id)
+        if any(r.family == "matrix" for r in rec.results):
+            return rec
+    raise UserError("no stored run holds a node matrix (numascope run stores one)")

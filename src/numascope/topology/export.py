@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from numascope.topology.model import Topology
+from numascope.topology.tiers import tiers_to_dict
 
 SCHEMA_VERSION = 1
 
@@ -42,6 +43,7 @@ def topology_to_dict(topo: Topology) -> dict:
         "caches": [_d(c) for c in topo.caches],
         "distance_matrix": {"nodes": ids, "rows": rows},
         "devices": [_d(d) for d in topo.devices],
+        "memory_tiers": tiers_to_dict(topo),
         "facts": {k: _d(f) for k, f in topo.facts.items()},
         "allowed_evidence": topo.allowed_evidence,
         "notes": list(topo.notes),

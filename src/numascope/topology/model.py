@@ -93,6 +93,32 @@ class PciDevice:
 
 
 @dataclass(frozen=True)
+class NodeAccess:
+    """One HMAT access class of a memory node (sysfs nodeN/accessK/initiators): what the
+    firmware says its best initiators get. access 0: best of any initiator (CPU or generic
+    initiator); access 1: best CPU initiator. None where the kernel shows no figure."""
+
+    access: int
+    initiators: tuple[int, ...]
+    read_latency_ns: int | None = None
+    write_latency_ns: int | None = None
+    read_bandwidth_mbs: int | None = None     # MB/s, as the kernel reports it
+    write_bandwidth_mbs: int | None = None
+
+
+@dataclass
+class MemoryTiering:
+    """The kernel's memory-tier view: tiers, HMAT figures and weighted-interleave weights.
+    Empty where the kernel (or the replayed dump) exposes none of it."""
+
+    kernel_tiers: dict[int, tuple[int, ...]] = field(default_factory=dict)  # memory_tierN → nodes
+    access: dict[int, tuple[NodeAccess, ...]] = field(default_factory=dict)  # node → classes
+    weighted_interleave: bool = False          # mempolicy/weighted_interleave exists (>= 6.9)
+    interleave_weights: dict[int, int] = field(default_factory=dict)  # node → system weight
+    interleave_auto: bool | None = None        # weights set by the kernel from HMAT/CDAT
+
+
+@dataclass(frozen=True)
 class Fact:
     """An inferred property with the evidence for it."""
 
@@ -121,6 +147,7 @@ class Topology:
     notes: list[str] = field(default_factory=list)  # how the reader filled gaps
     # node → CPUs its cpulist names that an earlier node already holds (buggy/fake NUMA)
     overlapping_nodes: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    tiering: MemoryTiering = field(default_factory=MemoryTiering)
 
     # -- lookups used everywhere ------------------------------------------------------
     def cpu(self, cpu_id: int) -> Cpu:

@@ -11,6 +11,7 @@ from numascope.topology.cgroup import Allowed, replayed_allowed
 from numascope.topology.files import Tree
 from numascope.topology.lists import format_list
 from numascope.topology.model import Cache, Core, Cpu, L3Domain, Node, Package, Topology
+from numascope.topology.tiers import read_tiering
 
 CPU_DIR = "sys/devices/system/cpu"
 NODE_DIR = "sys/devices/system/node"
@@ -128,6 +129,7 @@ def read_tree(tree: Tree, *, live: bool, infer: bool = True, devices: bool = Tru
     topo = Topology(source=tree.label, cpus=cpus, cores=cores, l3s=l3s, nodes=nodes,
                     packages=packages, caches=caches)
     _cpuinfo(tree, topo)
+    topo.tiering = read_tiering(tree, node_ids)
     topo.allowed_evidence = allowed.evidence
     topo.overlapping_nodes = {n: tuple(cl) for n, cl in overlaps.items()}
     if overlaps:

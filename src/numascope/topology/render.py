@@ -10,6 +10,7 @@ from rich.tree import Tree as RichTree
 
 from numascope.topology.lists import format_list
 from numascope.topology.model import Cpu, Topology
+from numascope.topology.render_tiers import tiers_section
 
 _STATUS_STYLE = {"known": "green", "ambiguous": "yellow", "unknown": "red"}
 
@@ -133,6 +134,7 @@ def render(topo: Topology, console: Console) -> None:
     dt = distance_table(topo)
     if dt is not None:
         parts.append(dt)
+    parts.extend(tiers_section(topo))
     parts.append(facts_table(topo))
     for n in topo.notes:
         parts.append(f"[yellow]note:[/yellow] {n}")
