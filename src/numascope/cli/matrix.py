@@ -21,6 +21,9 @@ def register(p: argparse.ArgumentParser) -> None:
                    help="target nodes (memory), e.g. 0,2 (default: every node with memory)")
     p.add_argument("--size", default=None, metavar="BYTES",
                    help="latency buffer (default: 4x the LLC, >= 256 MiB)")
+    p.add_argument("--bw-size", default=None, metavar="BYTES",
+                   help="read-bandwidth array per pair (default: 4x the LLC of the source "
+                        "node's CPUs, >= 64 MiB)")
     p.add_argument("--mode", choices=["tlb", "random"], default="tlb",
                    help="chase mode for the latency matrix (default tlb)")
     p.add_argument("--samples", type=int, default=9, help="latency samples per pair")
@@ -62,7 +65,8 @@ def main(args: argparse.Namespace) -> int:
     if "latency" in what:
         for _, j in pairs:
             lat.check_fits(topo, size or lat.dram_size(topo, topo.usable_cpus()[0]), j, "none")
-    ex = mx.default_executor(topo, what, size, args.samples, args.mode)
+    bw_size = lat.parse_size(args.bw_size) if args.bw_size else None
+    ex = mx.default_executor(topo, what, size, args.samples, args.mode, bw_bytes=bw_size)
     results = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=err, transient=True, disable=args.json) as prog:
