@@ -303,9 +303,17 @@ def test_run_quick_stores_the_matrix(round_robin):
     step = ok(round_robin.step("run-quick"))
     rec = step.json()
     stages = {s["name"]: s for s in rec["stages"]}
-    assert stages["matrix"]["status"] == "done", stages["matrix"]
-    bufs = step.buffers()
-    assert bufs and all(b["policy_nodes"] == [0] and set(placed(b)) == {0} for b in bufs)
+    for name in ("latency", "c2c", "matrix"):
+        assert (stages[name]["status"], stages[name]["results"] > 0) == ("done", True), \
+            stages[name]
+    for b in step.buffers():                    # first touch (the latency stage): local
+        if b["policy"] == MPOL_DEFAULT:
+            assert set(placed(b)) <= team_nodes(ROUND_ROBIN, b), b
+    bound = [b for b in step.buffers() if b["policy"] == MPOL_BIND]
+    assert bound, "the matrix stage bound no memory"
+    for b in bound:                             # quick matrix: N0's CPUs x N0's memory
+        assert b["policy_nodes"] == [0] and set(placed(b)) == {0}, b
+        assert team_nodes(ROUND_ROBIN, b) == {0}
     db = round_robin.workdir / "runs.db"
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
         [(status,)] = con.execute("select status from runs where run_id = ?", (rec["run_id"],))
