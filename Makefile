@@ -8,13 +8,17 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.numascope-installed
 ARGS   ?=
 
-.PHONY: run test lint bench deps clean
+.PHONY: run test test-numa lint bench deps vm-deps clean
 
 run: $(STAMP)
 	$(BIN)/numascope run $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) vm-deps
 	$(BIN)/python -m pytest -q $(ARGS)
+
+# The multi-node tests alone: numascope inside QEMU guests with several NUMA nodes.
+test-numa: $(STAMP) vm-deps
+	$(BIN)/python -m pytest -q -m numa $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
@@ -24,6 +28,10 @@ bench: $(STAMP)
 
 deps:
 	bash scripts/install-system-deps.sh
+
+# QEMU, a kernel image and busybox for tests/numa (optional: those tests skip without them)
+vm-deps:
+	bash scripts/install-system-deps.sh --vm
 
 # meson-python rebuilds the C core on import after a source change, which needs the
 # build tools inside the venv: hence --no-build-isolation.

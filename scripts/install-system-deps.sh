@@ -2,12 +2,21 @@
 # Install the Debian packages numascope builds with and cross-checks against, when missing.
 # Required: a C compiler, pkg-config, Python headers and venv. Optional (their tests and
 # stages skip cleanly without them): hwloc, likwid, hpcc, fio, chromium, dmidecode, numactl.
+#
+#   install-system-deps.sh          what `make run` needs
+#   install-system-deps.sh --vm     also what the multi-node tests (tests/numa) boot: QEMU,
+#                                   a Debian kernel image with its modules, busybox for the
+#                                   guest's initramfs. `make test` asks for it; `make run`
+#                                   never installs a kernel on the machine it measures.
 set -euo pipefail
 
 required=(gcc pkg-config)
 # libopenblas0-pthread: Debian's hpcc links libblas.so.3 through alternatives; without an
 # optimized BLAS behind it, its HPL measures the reference BLAS, not the machine.
 optional=(hwloc likwid hpcc libopenblas0-pthread fio chromium dmidecode numactl)
+if [ "${1:-}" = "--vm" ]; then
+  optional+=(qemu-system-x86 linux-image-amd64 busybox-static)
+fi
 
 python_ok() {  # headers for the extension, and a working venv module
   python3 - <<'PY' 2>/dev/null

@@ -178,7 +178,8 @@ def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None
     if mem["policy"] == "bind":
         free = [topo.node(x).free_bytes for x in mem["nodes"]]
         if all(f is not None for f in free):
-            check_fits(total, sum(free), f"binding to node(s) {mem['nodes']}")
+            nodes = placement.format_cpulist(mem["nodes"])
+            check_fits(total, sum(free), f"binding to node(s) {nodes}", f"on node(s) {nodes}")
 
     if sysstate.numa_balancing():
         notes.append(NUMA_BALANCING_NOTE)

@@ -31,13 +31,15 @@ def mem_available(root: str | Path = "/") -> int | None:
     return int(m.group(1)) * 1024 if m else None
 
 
-def check_fits(total_bytes: int, available: int | None, what: str) -> None:
-    """UserError when `total_bytes` would not fit into free memory (10 % headroom kept)."""
+def check_fits(total_bytes: int, available: int | None, what: str,
+               where: str = "(MemAvailable)") -> None:
+    """UserError when `total_bytes` would not fit into free memory (10 % headroom kept);
+    `where` names the memory that `available` counts."""
     if available is None:
         return
     if total_bytes > 0.9 * available:
         raise UserError(f"{what} needs {format_bytes(total_bytes)} but only "
-                        f"{format_bytes(available)} is free (MemAvailable); use a smaller --size")
+                        f"{format_bytes(available)} is free {where}; use a smaller --size")
 
 
 def hugetlb_free(root: str | Path = "/") -> tuple[int, int] | None:

@@ -69,11 +69,12 @@ def bandwidth_available() -> bool:
 
 def default_executor(topo: Topology, what: tuple[str, ...] = ("latency", "bandwidth"),
                      nbytes: int | None = None, samples: int = 9,
-                     mode: str = "tlb", stride: int = lat.STRIDE) -> Executor:
-    """Latency: one chaser on the node's first CPU, buffer bound to the target node, one
-    pointer per `stride` bytes (stated in the latency metric's note).
-    Read bandwidth: every CPU of the source node reading memory bound to the target node
-    (numascope.bench.bandwidth)."""
+                     mode: str = "tlb", stride: int = lat.STRIDE,
+                     bw_bytes: int | None = None) -> Executor:
+    """Latency: one chaser on the node's first CPU, buffer of `nbytes` bound to the target
+    node, one pointer per `stride` bytes (stated in the latency metric's note).
+    Read bandwidth: every CPU of the source node reading an array of `bw_bytes` (default:
+    numascope.bench.bandwidth's 4 x LLC) bound to the target node."""
     def run(cpus: list[int], node: int) -> dict[str, Metric]:
         out: dict[str, Metric] = {}
         if "latency" in what:
@@ -84,7 +85,8 @@ def default_executor(topo: Topology, what: tuple[str, ...] = ("latency", "bandwi
         if "bandwidth" in what and bandwidth_available():
             from numascope.bench import bandwidth
             b = bandwidth.measure(topo, kernel="read", cpus=cpus,
-                                  memory={"policy": "bind", "nodes": [node]})
+                                  memory={"policy": "bind", "nodes": [node]},
+                                  size_bytes=bw_bytes)
             m = b.metrics.get("bandwidth") or next(
                 (m for m in b.metrics.values() if m.unit.startswith("GB")), None)
             if m is not None:

@@ -21,8 +21,14 @@ def register(p: argparse.ArgumentParser) -> None:
                    help="target nodes (memory), e.g. 0,2 (default: every node with memory)")
     p.add_argument("--size", default=None, metavar="BYTES",
                    help="latency buffer (default: 4x the LLC, >= 256 MiB)")
+    p.add_argument("--bw-size", default=None, metavar="BYTES",
+                   help="read-bandwidth array per pair (default: 4x the LLC of the source "
+                        "node's CPUs, >= 64 MiB)")
     p.add_argument("--mode", choices=["tlb", "random"], default="tlb",
                    help="chase mode for the latency matrix (default tlb)")
+    p.add_argument("--stride", type=int, default=256, metavar="BYTES",
+                   help="latency chase: bytes between pointers, a power of two from 64 to "
+                        "4096 (default 256: prefetch-proof)")
     p.add_argument("--samples", type=int, default=9, help="latency samples per pair")
     p.add_argument("--dry-run", action="store_true",
                    help="list the pairs that would be measured, measure nothing")
@@ -59,10 +65,15 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--samples must be at least 1")
     what = ("latency", "bandwidth") if args.what == "both" else (args.what,)
     size = lat.parse_size(args.size) if args.size else None
+    lat.check_stride(args.stride)
     if "latency" in what:
         for _, j in pairs:
-            lat.check_fits(topo, size or lat.dram_size(topo, topo.usable_cpus()[0]), j, "none")
-    ex = mx.default_executor(topo, what, size, args.samples, args.mode)
+            nbytes = size or lat.dram_size(topo, topo.usable_cpus()[0])
+            lat.check_size(nbytes, args.stride)
+            lat.check_fits(topo, nbytes, j, "none", args.stride)
+    bw_size = lat.parse_size(args.bw_size) if args.bw_size else None
+    ex = mx.default_executor(topo, what, size, args.samples, args.mode, stride=args.stride,
+                             bw_bytes=bw_size)
     results: list = []   # pairs as they finish: what a stop signal leaves
     stopped: KeyboardInterrupt | None = None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -108,6 +108,13 @@ def _check_header(path: Path) -> None:
                         f"says {pages * page}); refusing to use it — restore a backup")
 
 
+def _unsupported_fs(path: Path, e: Exception) -> UserError:
+    """SQLite's WAL mode needs shared memory maps and locks that NFS, 9p and some FUSE file
+    systems do not give: say so instead of calling the store damaged."""
+    return UserError(f"store {path}: SQLite cannot use this file system ({e}); put the store "
+                     "on a local disk (--store or $NUMASCOPE_STORE)")
+
+
 def _corrupt(path: Path, e: Exception) -> UserError:
     return UserError(f"store {path} is damaged or not a numascope store ({e}); "
                      "refusing to touch it")
@@ -140,8 +147,8 @@ class Store:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
         except sqlite3.Error as e:
-            conn.close()
-            raise _corrupt(p, e) from None
+            conn.close()    # _verify read it as a numascope store: the file system refused
+            raise _unsupported_fs(p, e) from None
         return cls(p, conn, True)
 
     @staticmethod
@@ -172,6 +179,8 @@ class Store:
                 pass
         except OSError as e:
             raise UserError(f"cannot create the store {p}: {e.strerror}") from None
+        except sqlite3.Error as e:
+            raise _unsupported_fs(p, e) from None
         finally:
             for suffix in ("", "-wal", "-shm"):
                 try:

@@ -1,0 +1,240 @@
+"""Boot a QEMU guest with a given NUMA layout and run numascope commands inside it.
+
+The guest is the Debian kernel from /boot booted by virtme-ng (`vng`) over the host's root
+file system (9p, read-only), so the work tree, its .venv and the C core built on the host
+are visible inside. QEMU runs without KVM (TCG: software emulation): its speeds mean
+nothing, but the kernel's NUMA nodes, distances, CPU-less nodes, memory policies and page
+placement are real. One boot runs every command of a guest (guest_driver.py); results come
+back through a shared read-write directory.
+
+    shape = Shape("2s4n", sockets=2, cpu_nodes=(0, 1, 2, 3), node_mib=(256,) * 4,
+                  distances={(0, 1): 12, (2, 3): 12}, default_distance=32)
+    run = boot(shape, [Step("topo", ["topo", "--json"])], workdir)
+    run.step("topo").rc, run.step("topo").json(), run.step("topo").events
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A guest's NUMA layout. CPU i (in QEMU's socket-major, core order) sits on node
+    cpu_nodes[i]; sockets split the CPUs evenly; nodes without CPUs are memory only."""
+
+    name: str
+    sockets: int
+    cpu_nodes: tuple[int, ...]
+    node_mib: tuple[int, ...]
+    distances: dict[tuple[int, int], int] = field(default_factory=dict)
+    default_distance: int = 20          # any pair of different nodes not in `distances`
+
+    @property
+    def cpus(self) -> int:
+        return len(self.cpu_nodes)
+
+    def cpu_socket(self, cpu: int) -> int:
+        return cpu // (self.cpus // self.sockets)
+
+    def node_cpus(self, node: int) -> list[int]:
+        return [c for c, n in enumerate(self.cpu_nodes) if n == node]
+
+    def distance(self, a: int, b: int) -> int:
+        if a == b:
+            return 10
+        return self.distances.get((a, b)) or self.distances.get((b, a)) or \
+            self.default_distance
+
+    def qemu_opts(self) -> list[str]:
+        cores = self.cpus // self.sockets
+        opts = ["-smp", f"{self.cpus},sockets={self.sockets},cores={cores},threads=1"]
+        for n, mib in enumerate(self.node_mib):
+            opts += ["-object", f"memory-backend-ram,id=m{n},size={mib}M",
+                     "-numa", f"node,nodeid={n},memdev=m{n}"]
+        for c, n in enumerate(self.cpu_nodes):
+            where = f"socket-id={self.cpu_socket(c)},core-id={c % cores},thread-id=0"
+            opts += ["-numa", f"cpu,node-id={n},{where}"]
+        for a in range(len(self.node_mib)):
+            for b in range(a + 1, len(self.node_mib)):
+                opts += ["-numa", f"dist,src={a},dst={b},val={self.distance(a, b)}"]
+        return opts
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    argv: list[str]
+
+
+@dataclass
+class StepResult:
+    name: str
+    argv: list[str]
+    rc: int | str
+    seconds: float
+    stdout: str
+    stderr: str
+    events: list[dict[str, Any]]
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def buffers(self) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["ev"] == "buffer"]
+
+
+@dataclass
+class GuestRun:
+    shape: Shape
+    boot_seconds: float       # guest uptime when its script started
+    total_seconds: float      # host wall clock, vng start to exit
+    steps: dict[str, StepResult]
+    workdir: Path
+
+    def step(self, name: str) -> StepResult:
+        return self.steps[name]
+
+
+def find_kernel() -> tuple[Path, str] | None:
+    """The newest /boot/vmlinuz-* whose modules include 9p (virtme-ng's root file system)."""
+    found = []
+    for img in Path("/boot").glob("vmlinuz-*"):
+        ver = img.name[len("vmlinuz-"):]
+        fs9p = Path("/lib/modules") / ver / "kernel" / "fs" / "9p"
+        if img.is_file() and os.access(img, os.R_OK) and fs9p.is_dir():
+            found.append((img, ver))
+    return max(found, key=lambda iv: [int(x) if x.isdigit() else 0
+                                      for x in iv[1].replace("-", ".").split(".")],
+               default=None)
+
+
+def _vng() -> str | None:
+    local = Path(sys.executable).parent / "vng"
+    return str(local) if local.exists() else shutil.which("vng")
+
+
+def missing() -> str | None:
+    """Why guests cannot boot here (None when they can)."""
+    if not shutil.which("qemu-system-x86_64"):
+        return "qemu-system-x86_64 not found (Debian: qemu-system-x86)"
+    if not _vng():
+        return "vng not found (pip: virtme-ng, part of the test extra)"
+    if not shutil.which("busybox"):
+        return "busybox not found (Debian: busybox-static; virtme-ng builds its initramfs " \
+               "with it)"
+    if find_kernel() is None:
+        return "no /boot/vmlinuz-* with its modules in /lib/modules (Debian: linux-image-amd64)"
+    if not shutil.which("gcc"):
+        return "gcc not found (the placement witness is compiled for the guest)"
+    return None
+
+
+GUEST_LOCAL = "/dev/shm/numascope"   # guest tmpfs: SQLite's WAL mode cannot work over 9p
+
+# Modules udev would load for QEMU's emulated chipset, CPU and crypto: under TCG their
+# probing and self-tests take most of the boot, and nothing here needs them.
+SLOW_MODULES = ("kvm,kvm_amd,kvm_intel,irqbypass,crc32_pclmul,crc32c_intel,crct10dif_pclmul,"
+                "ghash_clmulni_intel,sha512_ssse3,sha256_ssse3,sha1_ssse3,aesni_intel,"
+                "crypto_simd,cryptd,polyval_clmulni,sr_mod,cdrom,sg,iTCO_wdt,intel_pmc_bxt,"
+                "iTCO_vendor_support,ahci,libahci,libata,evdev,i2c_i801,i2c_smbus,psmouse,"
+                "pcspkr,serio_raw,lpc_ich,i6300esb,button,joydev,powernow_k8,edac_mce_amd,"
+                "qemu_fw_cfg")
+
+
+def matplotlib_cache(dest: Path) -> Path:
+    """A matplotlib config dir holding the host's font cache: building it under TCG takes
+    a minute, and the guest's view of the host's cache dir is read-only."""
+    import matplotlib
+    import matplotlib.font_manager  # builds the host's cache when missing
+    d = dest / "mpl"
+    d.mkdir(exist_ok=True)
+    for f in Path(matplotlib.get_cachedir()).glob("fontlist-*.json"):
+        shutil.copy(f, d)
+    return d
+
+
+def build_witness(dest: Path) -> Path:
+    so = dest / "witness.so"
+    subprocess.run(["gcc", "-O2", "-Wall", "-shared", "-fPIC", "-o", str(so),
+                    str(HERE / "witness.c"), "-ldl", "-lpthread"], check=True)
+    return so
+
+
+def core_path() -> str:
+    """The C core the host built (importing it rebuilds it first when sources changed)."""
+    from numascope import _core
+    return str(Path(_core.__file__).resolve())
+
+
+def boot(shape: Shape, steps: list[Step], workdir: Path, timeout: float = 600,
+         collect: tuple[str, ...] = ()) -> GuestRun:
+    """Boot `shape`, run `steps` in one numascope process inside, return what they did.
+    Files named in `collect` (paths inside the guest) are copied into `workdir` at the end.
+    Raises RuntimeError (with the console's tail) when the guest produced no result."""
+    reason = missing()
+    if reason:
+        raise RuntimeError(reason)
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    kernel, _ = find_kernel()  # type: ignore[misc]
+    job = {"src": str(REPO / "src"), "core": core_path(),
+           "witness": str(build_witness(workdir)),
+           "steps": [{"name": s.name, "argv": s.argv} for s in steps],
+           "collect": list(collect)}
+    (workdir / "job.json").write_text(json.dumps(job))
+    script = workdir / "guest.sh"
+    script.write_text(f"""#!/bin/bash
+cut -d' ' -f1 /proc/uptime > {workdir}/uptime
+echo 0 > /proc/sys/kernel/numa_balancing 2>/dev/null  # no page migration behind our back
+mkdir -p {GUEST_LOCAL}
+cd {workdir}
+export PYTHONDONTWRITEBYTECODE=1 HOME={workdir} NUMASCOPE_STORE={GUEST_LOCAL}/runs.db \\
+       NUMA_WITNESS_LOG={workdir}/witness.log MPLCONFIGDIR={matplotlib_cache(workdir)} \\
+       MPLBACKEND=Agg
+LD_PRELOAD={workdir}/witness.so {sys.executable} {HERE / 'guest_driver.py'} \\
+    {workdir}/job.json > {workdir}/driver.log 2>&1
+echo $? > {workdir}/driver.rc
+""")
+    cmd = [_vng(), "--run", str(kernel), "--disable-kvm", "--force-9p",
+           "--cpus", str(shape.cpus), "--memory", f"{sum(shape.node_mib)}M",
+           "--rwdir", str(workdir), "--append",
+           f"modprobe.blacklist={SLOW_MODULES} module_blacklist={SLOW_MODULES}", "--qemu-opts", " ".join(shape.qemu_opts()),
+           "--exec", f"bash {script}"]
+    env = {**os.environ, "PATH": f"{Path(cmd[0]).parent}{os.pathsep}{os.environ['PATH']}"}
+    t0 = time.monotonic()
+    with open(workdir / "console.log", "wb") as console:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
+                                stderr=subprocess.STDOUT, env=env, cwd=workdir,
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    total = time.monotonic() - t0
+    result = workdir / "result.json"
+    if not result.exists():
+        tail = (workdir / "console.log").read_text(errors="replace")[-3000:]
+        driver = workdir / "driver.log"
+        if driver.exists():
+            tail += "\n--- driver.log ---\n" + driver.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"guest {shape.name} gave no result after {total:.0f} s "
+                           f"(vng exit {proc.returncode}):\n{tail}")
+    data = json.loads(result.read_text())
+    uptime = workdir / "uptime"
+    boot_s = float(uptime.read_text()) if uptime.exists() else data["uptime_at_start"]
+    return GuestRun(shape, boot_s, total,
+                    {s["name"]: StepResult(**s) for s in data["steps"]}, workdir)

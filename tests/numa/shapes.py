@@ -1,0 +1,96 @@
+"""The guests the multi-node tests boot, and the numascope commands each one runs.
+
+Sizes are small so that TCG stays fast: 16 MiB bandwidth arrays, 4 MiB latency buffers,
+8 MiB matrix arrays. The commands named in a guest's list all run in one boot."""
+
+from __future__ import annotations
+
+from guest import GUEST_LOCAL, Shape, Step
+
+BW = ["--size", "16M", "--reps", "2", "--json"]
+LAT_BYTES = 4 << 20          # latency buffers (matrix --size, lat --size)
+MATRIX_BW_BYTES = 8 << 20    # matrix read-bandwidth arrays: told apart from LAT_BYTES by size
+MATRIX = ["matrix", "--size", "4M", "--bw-size", "8M", "--samples", "3", "--json"]
+COMPRESS_SIZE = 4 << 20
+COMPRESS = ["compress", "--codecs", "lz4", "--clevels", "1", "--filters", "shuffle",
+            "--threads", "1", "--size", "4M", "--reps", "2", "--json"]
+
+# (a) two packages of two nodes each, NPS2-like: SLIT 10 local, 12 same package, 32 remote
+TWO_SOCKETS = Shape("2s4n", sockets=2, cpu_nodes=(0, 1, 2, 3), node_mib=(256,) * 4,
+                    distances={(0, 1): 12, (2, 3): 12}, default_distance=32)
+
+# (b) one node with the CPUs, one CPU-less memory node (a CXL / HBM tier)
+CPULESS = Shape("cpuless", sockets=1, cpu_nodes=(0, 0), node_mib=(512, 256),
+                default_distance=24)
+
+# (c) four nodes on one package (NPS4-like, SLIT 10/11/12) with CPUs numbered round-robin
+# over the nodes: CPU i on node i % 4
+ROUND_ROBIN = Shape("rr4n", sockets=1, cpu_nodes=(0, 1, 2, 3, 0, 1, 2, 3),
+                    node_mib=(512,) * 4, distances={(0, 1): 11, (2, 3): 11},
+                    default_distance=12)
+
+# bad input: (name, argv, what the one line must say)
+ERRORS_TWO_SOCKETS = [
+    ("err-membind-absent", ["bw", "--membind", "7", "--size", "16M"], "node 7 does not exist"),
+    ("err-lat-node-absent", ["lat", "--node", "9", "--size", "4M"], "9"),
+    ("err-lat-cpu-absent", ["lat", "--cpu", "9", "--size", "4M"], "CPU 9"),
+    ("err-matrix-from-absent", ["matrix", "--from", "5"], "5"),
+    ("err-bind-too-big", ["bw", "--kernel", "read", "--membind", "1", "--size", "300M"],
+     "is free on node(s) 1;"),
+]
+ERRORS_ROUND_ROBIN = [   # the driver's working directory is the 9p-shared one
+    ("err-store-on-9p", ["run", "--stage", "topology", "--store", "on-9p.db", "--no-report"],
+     "put the store on a local disk"),
+]
+ERRORS_CPULESS = [
+    ("err-domain-cpuless", ["bw", "--domain", "N1", "--size", "16M"], "N1"),
+    ("err-matrix-from-cpuless", ["matrix", "--from", "1"], "node 1"),
+    ("err-compress-cpuless", ["compress", "--where", "N1", "--size", "4M"], "N1"),
+    ("err-lat-cpu-on-cpuless", ["lat", "--cpu", "2", "--node", "1", "--size", "4M"], "CPU 2"),
+    ("err-lat-too-big-cpuless", ["lat", "--node", "1", "--size", "400M"], "node 1"),
+]
+
+
+def steps_two_sockets() -> list[Step]:
+    return [
+        Step("topo", ["topo", "--json"]),
+        Step("bw-membind", ["bw", "--kernel", "triad", "--membind", "2", *BW]),
+        Step("bw-interleave", ["bw", "--kernel", "copy", "--interleave", "1-3", *BW]),
+        Step("bw-first-touch", ["bw", "--kernel", "fill", *BW]),
+        Step("bw-first-touch-S1", ["bw", "--kernel", "read", "--domain", "S1", *BW]),
+        Step("bw-per-domain", ["bw", "--kernel", "read", "--per-domain", *BW]),
+        Step("matrix", MATRIX),
+        Step("lat-bound", ["lat", "--cpu", "3", "--node", "0", "--size", "4M", "--samples", "3",
+                           "--json"]),
+        Step("compress-N1", [*COMPRESS, "--where", "N1"]),
+        *[Step(name, argv) for name, argv, _ in ERRORS_TWO_SOCKETS],
+    ]
+
+
+def steps_cpuless() -> list[Step]:
+    return [
+        Step("topo", ["topo", "--json"]),
+        Step("bw-membind-cpuless", ["bw", "--kernel", "read", "--membind", "1", *BW]),
+        Step("bw-interleave", ["bw", "--kernel", "triad", "--interleave", "0-1", *BW]),
+        Step("bw-per-domain", ["bw", "--kernel", "read", "--per-domain", *BW]),
+        Step("matrix", MATRIX),
+        Step("lat-cpuless", ["lat", "--node", "1", "--size", "4M", "--samples", "3", "--json"]),
+        *[Step(name, argv) for name, argv, _ in ERRORS_CPULESS],
+    ]
+
+
+RUN_STAGES = ["--stage", "latency", "--stage", "c2c", "--stage", "matrix"]
+RUN_FILES = (f"{GUEST_LOCAL}/runs.db", f"{GUEST_LOCAL}/report.html")
+
+
+def steps_round_robin() -> list[Step]:
+    return [
+        Step("topo", ["topo", "--json"]),
+        Step("bw-first-touch-N2", ["bw", "--kernel", "fill", "--domain", "N2", *BW]),
+        Step("matrix", MATRIX),
+        # the stages that fit TCG; on a quiet 2-core host bandwidth takes 60 s, compress
+        # 135 s, and peaks (DGEMM 2048, LU 4096) minutes
+        Step("run-quick", ["run", "--quick", *RUN_STAGES, "--store", RUN_FILES[0],
+                           "--report", RUN_FILES[1], "--json"]),
+        *[Step(name, argv) for name, argv, _ in ERRORS_ROUND_ROBIN],
+    ]

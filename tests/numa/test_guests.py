@@ -1,0 +1,350 @@
+"""numascope on kernels that really have several NUMA nodes (QEMU guests, see guest.py).
+
+Every placement assertion uses the kernel's answer as the placement witness logged it
+(witness.c: move_pages on every page of each buffer just before numascope's C core unmaps
+it, get_mempolicy for its policy, sched_getcpu for each thread), never numascope's own
+page report. Topology assertions compare numascope's JSON with the layout QEMU was given.
+
+One boot per guest shape runs all of that guest's commands (module-scoped fixtures)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from guest import GuestRun, Shape, StepResult, boot, missing
+from shapes import (
+    COMPRESS_SIZE,
+    CPULESS,
+    ERRORS_CPULESS,
+    ERRORS_ROUND_ROBIN,
+    ERRORS_TWO_SOCKETS,
+    LAT_BYTES,
+    MATRIX_BW_BYTES,
+    ROUND_ROBIN,
+    RUN_FILES,
+    TWO_SOCKETS,
+    steps_cpuless,
+    steps_round_robin,
+    steps_two_sockets,
+)
+
+_WHY = missing()
+pytestmark = [pytest.mark.numa,
+              pytest.mark.skipif(_WHY is not None, reason=f"multi-node guests: {_WHY}")]
+
+MPOL_DEFAULT, MPOL_BIND, MPOL_INTERLEAVE = 0, 2, 3
+MIB = 1 << 20
+
+
+def _boot(tmp_path_factory, shape: Shape, steps, collect: tuple[str, ...] = ()) -> GuestRun:
+    run = boot(shape, steps, tmp_path_factory.mktemp(shape.name), collect=collect)
+    print(f"\nguest {shape.name}: boot {run.boot_seconds:.0f} s, total {run.total_seconds:.0f} s; "
+          + ", ".join(f"{s.name} {s.seconds:.1f} s" for s in run.steps.values()))
+    return run
+
+
+@pytest.fixture(scope="module")
+def two_sockets(tmp_path_factory) -> GuestRun:
+    return _boot(tmp_path_factory, TWO_SOCKETS, steps_two_sockets())
+
+
+@pytest.fixture(scope="module")
+def cpuless(tmp_path_factory) -> GuestRun:
+    return _boot(tmp_path_factory, CPULESS, steps_cpuless())
+
+
+@pytest.fixture(scope="module")
+def round_robin(tmp_path_factory) -> GuestRun:
+    return _boot(tmp_path_factory, ROUND_ROBIN, steps_round_robin(), RUN_FILES)
+
+
+# -- what the witness saw ---------------------------------------------------------------------
+
+def ok(step: StepResult) -> StepResult:
+    assert step.rc == 0, f"{step.argv} exited {step.rc}: {step.stderr[-2000:]}"
+    assert "Traceback" not in step.stderr
+    assert not [e for e in step.events if e["ev"] == "error"], step.events
+    return step
+
+
+def placed(buf: dict) -> dict[int, int]:
+    """Pages per node, as move_pages answered."""
+    return {int(k): v for k, v in buf["nodes"].items()}
+
+
+def present_bytes(buf: dict) -> int:
+    return sum(buf["nodes"].values()) * buf["page"]
+
+
+def team_cpus(buf: dict) -> list[int]:
+    """The CPUs the threads of the last team ran on; each where it was asked to be."""
+    for asked, ran in buf["team"]:
+        assert asked == ran, f"thread asked for CPU {asked} ran on {ran}"
+    return [ran for _, ran in buf["team"]]
+
+
+def team_nodes(shape: Shape, buf: dict) -> set[int]:
+    return {shape.cpu_nodes[c] for c in team_cpus(buf)}
+
+
+def assert_policy(buf: dict, mode: int, nodes: list[int]) -> None:
+    assert (buf["policy"], sorted(buf["policy_nodes"])) == (mode, sorted(nodes)), buf
+
+
+def assert_all_on(buf: dict, nodes: set[int], at_least: int) -> None:
+    where = placed(buf)
+    assert set(where) <= nodes, f"pages on {where}, expected only on nodes {sorted(nodes)}"
+    assert buf["other"] == 0
+    assert present_bytes(buf) >= at_least, f"only {present_bytes(buf)} B present: {buf}"
+
+
+def assert_first_touch(shape: Shape, buf: dict, size: int) -> None:
+    """Each thread's share of the pages sits on that thread's node (first touch)."""
+    assert_policy(buf, MPOL_DEFAULT, [])
+    cpus = team_cpus(buf)
+    assert_all_on(buf, {shape.cpu_nodes[c] for c in cpus}, size)
+    total = sum(placed(buf).values())
+    share = Counter(shape.cpu_nodes[c] for c in cpus)
+    slack = max(total // 16, 2 * MIB // buf["page"])   # chunk edges, one huge page each side
+    for node, n in placed(buf).items():
+        want = total * share[node] / len(cpus)
+        assert abs(n - want) <= slack, f"node {node}: {n} pages, expected ~{want:.0f} ({buf})"
+
+
+def assert_one_line_error(step: StepResult, says: str) -> None:
+    lines = step.stderr.strip().splitlines()
+    assert step.rc == 2, f"{step.argv}: exit {step.rc}, stderr {step.stderr!r}"
+    assert len(lines) == 1 and lines[0].startswith("numascope: error: "), step.stderr
+    assert says in lines[0], lines[0]
+    assert not step.buffers(), "bad input must be refused before any memory is placed"
+
+
+# -- topology -----------------------------------------------------------------------------------
+
+def assert_topology(shape: Shape, topo: dict) -> None:
+    nodes = {n["id"]: n for n in topo["nodes"]}
+    assert sorted(nodes) == list(range(len(shape.node_mib)))
+    for nid, n in nodes.items():
+        assert n["cpus"] == shape.node_cpus(nid), f"node {nid}"
+        assert n["cpuless"] == (not shape.node_cpus(nid))
+        assert 0.7 * shape.node_mib[nid] * MIB <= n["memory_bytes"] <= shape.node_mib[nid] * MIB
+        assert {int(k): v for k, v in n["distances"].items()} == \
+            {b: shape.distance(nid, b) for b in nodes}, f"node {nid} distances"
+    cpus = {c["id"]: c for c in topo["cpus"]}
+    assert sorted(cpus) == list(range(shape.cpus))
+    for cid, c in cpus.items():
+        assert (c["node"], c["package"]) == (shape.cpu_nodes[cid], shape.cpu_socket(cid))
+    assert len(topo["packages"]) == shape.sockets
+    assert topo["facts"]["cpuless_nodes"]["value"] == \
+        [n for n in nodes if not shape.node_cpus(n)]
+
+
+def test_topology_two_sockets(two_sockets):
+    topo = ok(two_sockets.step("topo")).json()
+    assert_topology(TWO_SOCKETS, topo)
+    assert {p["id"]: p["nodes"] for p in topo["packages"]} == {0: [0, 1], 1: [2, 3]}
+    assert topo["facts"]["nodes_per_socket"]["value"] == 2
+
+
+def test_topology_cpuless(cpuless):
+    topo = ok(cpuless.step("topo")).json()
+    assert_topology(CPULESS, topo)
+
+
+def test_topology_round_robin(round_robin):
+    topo = ok(round_robin.step("topo")).json()
+    assert_topology(ROUND_ROBIN, topo)
+    assert topo["facts"]["core_numbering"]["value"] == "round-robin across nodes"
+
+
+# -- bandwidth: bind, interleave, first touch, per domain ---------------------------------------
+
+def test_membind_puts_every_page_on_the_node(two_sockets):
+    step = ok(two_sockets.step("bw-membind"))
+    bufs = step.buffers()
+    assert len(bufs) == 3                       # triad: a, b, c
+    for b in bufs:
+        assert_policy(b, MPOL_BIND, [2])
+        assert_all_on(b, {2}, 16 * MIB)
+        assert team_cpus(b) == [0, 1, 2, 3]
+
+
+def test_membind_to_cpuless_node(cpuless):
+    step = ok(cpuless.step("bw-membind-cpuless"))
+    [b] = step.buffers()
+    assert_policy(b, MPOL_BIND, [1])
+    assert_all_on(b, {1}, 16 * MIB)
+    assert team_nodes(CPULESS, b) == {0}       # the CPUs are elsewhere: all remote
+
+
+@pytest.mark.parametrize("guest,nodes,arrays", [("two_sockets", [1, 2, 3], 2),
+                                                ("cpuless", [0, 1], 3)])
+def test_interleave_spreads_pages_evenly(request, guest, nodes, arrays):
+    step = ok(request.getfixturevalue(guest).step("bw-interleave"))
+    bufs = step.buffers()
+    assert len(bufs) == arrays
+    for b in bufs:
+        assert_policy(b, MPOL_INTERLEAVE, nodes)
+        assert_all_on(b, set(nodes), 16 * MIB)
+        counts = placed(b)
+        even = sum(counts.values()) / len(nodes)
+        assert all(0.5 * even <= counts.get(n, 0) <= 1.5 * even for n in nodes), counts
+
+
+def test_first_touch_all_cpus(two_sockets):
+    [b] = ok(two_sockets.step("bw-first-touch")).buffers()
+    assert sorted(team_cpus(b)) == [0, 1, 2, 3]
+    assert_first_touch(TWO_SOCKETS, b, 16 * MIB)
+    assert set(placed(b)) == {0, 1, 2, 3}
+
+
+def test_first_touch_one_package(two_sockets):
+    [b] = ok(two_sockets.step("bw-first-touch-S1")).buffers()
+    assert sorted(team_cpus(b)) == [2, 3]
+    assert_first_touch(TWO_SOCKETS, b, 16 * MIB)
+
+
+def test_first_touch_round_robin_node(round_robin):
+    [b] = ok(round_robin.step("bw-first-touch-N2")).buffers()
+    assert sorted(team_cpus(b)) == [2, 6]      # node 2's CPUs under round-robin numbering
+    assert_first_touch(ROUND_ROBIN, b, 16 * MIB)
+    assert set(placed(b)) == {2}
+
+
+@pytest.mark.parametrize("guest,shape", [("two_sockets", TWO_SOCKETS), ("cpuless", CPULESS)])
+def test_per_domain_runs_each_node_local(request, guest, shape):
+    step = ok(request.getfixturevalue(guest).step("bw-per-domain"))
+    domains = {d for r in step.json()["results"] for d in r["params"]["domains"]}
+    cpu_nodes = [n for n in range(len(shape.node_mib)) if shape.node_cpus(n)]
+    assert {d for d in domains if d.startswith("N")} == {f"N{n}" for n in cpu_nodes}
+    bufs = step.buffers()
+    for b in bufs:                              # every domain reads memory local to it
+        assert_all_on(b, team_nodes(shape, b), 16 * MIB)
+    for n in cpu_nodes:                         # each node alone, its memory bound to it
+        bound = [b for b in bufs if b["policy"] == MPOL_BIND and b["policy_nodes"] == [n]]
+        assert len(bound) == 1, f"node {n}: {len(bound)} bound buffers"
+        assert sorted(team_cpus(bound[0])) == shape.node_cpus(n)
+        assert_all_on(bound[0], {n}, 16 * MIB)
+    assert not [b for b in bufs if set(b["policy_nodes"]) - set(cpu_nodes)], \
+        "a CPU-less node is no domain of its own"
+
+
+# -- matrix, latency, compression -------------------------------------------------------------
+
+def assert_matrix(shape: Shape, step: StepResult) -> None:
+    cpu_nodes = [n for n in range(len(shape.node_mib)) if shape.node_cpus(n)]
+    pairs = sorted((i, j) for i in cpu_nodes for j in range(len(shape.node_mib)))
+    results = step.json()["results"]
+    assert sorted((r["params"]["src"], r["params"]["dst"]) for r in results) == pairs
+    for r in results:
+        assert {"latency", "bandwidth"} <= set(r["metrics"]), r["case"]
+    bufs = step.buffers()
+    for kind, size, cpus in (("latency", LAT_BYTES, lambda n: shape.node_cpus(n)[:1]),
+                             ("bandwidth", MATRIX_BW_BYTES, shape.node_cpus)):
+        seen = []
+        for b in (b for b in bufs if b["bytes"] == size):
+            [src] = team_nodes(shape, b)
+            assert sorted(team_cpus(b)) == cpus(src), f"{kind}: {b}"
+            assert b["policy"] == MPOL_BIND and len(b["policy_nodes"]) == 1, b
+            dst = b["policy_nodes"][0]
+            assert_all_on(b, {dst}, size)
+            seen.append((src, dst))
+        assert sorted(seen) == pairs, f"{kind} buffers: each pair exactly once"
+    assert len(bufs) == 2 * len(pairs)
+
+
+def test_matrix_two_sockets(two_sockets):
+    step = ok(two_sockets.step("matrix"))
+    assert_matrix(TWO_SOCKETS, step)
+    dist = {(r["params"]["src"], r["params"]["dst"]): r["params"]["distance"]
+            for r in step.json()["results"]}
+    assert dist[(0, 1)] == 12 and dist[(0, 2)] == 32 and dist[(3, 3)] == 10
+
+
+def test_matrix_cpuless_node_is_a_target_only(cpuless):
+    assert_matrix(CPULESS, ok(cpuless.step("matrix")))
+
+
+def test_matrix_round_robin(round_robin):
+    assert_matrix(ROUND_ROBIN, ok(round_robin.step("matrix")))
+
+
+def test_latency_bound_to_a_remote_node(two_sockets):
+    [b] = ok(two_sockets.step("lat-bound")).buffers()
+    assert team_cpus(b) == [3]
+    assert_policy(b, MPOL_BIND, [0])
+    assert_all_on(b, {0}, LAT_BYTES)
+
+
+def test_latency_on_cpuless_node(cpuless):
+    [b] = ok(cpuless.step("lat-cpuless")).buffers()
+    assert team_cpus(b) == [0]
+    assert_policy(b, MPOL_BIND, [1])
+    assert_all_on(b, {1}, LAT_BYTES)
+
+
+def test_compress_where_node(two_sockets):
+    step = ok(two_sockets.step("compress-N1"))
+    bufs = step.buffers()
+    assert bufs, "compress placed no memory through the C core"
+    for b in bufs:
+        assert team_nodes(TWO_SOCKETS, b) == {1}, b
+        assert set(placed(b)) <= {1}, f"pages off node 1: {b}"
+    assert max(present_bytes(b) for b in bufs) >= COMPRESS_SIZE   # the plain copy
+
+
+# -- the whole suite ------------------------------------------------------------------------------
+
+def test_run_quick_stores_the_matrix(round_robin):
+    step = ok(round_robin.step("run-quick"))
+    rec = step.json()
+    stages = {s["name"]: s for s in rec["stages"]}
+    for name in ("latency", "c2c", "matrix"):
+        assert (stages[name]["status"], stages[name]["results"] > 0) == ("done", True), \
+            stages[name]
+    for b in step.buffers():                    # first touch (the latency stage): local
+        if b["policy"] == MPOL_DEFAULT:
+            assert set(placed(b)) <= team_nodes(ROUND_ROBIN, b), b
+    bound = [b for b in step.buffers() if b["policy"] == MPOL_BIND]
+    assert bound, "the matrix stage bound no memory"
+    for b in bound:                             # quick matrix: N0's CPUs x N0's memory
+        assert b["policy_nodes"] == [0] and set(placed(b)) == {0}, b
+        assert team_nodes(ROUND_ROBIN, b) == {0}
+    db = round_robin.workdir / "runs.db"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        [(status,)] = con.execute("select status from runs where run_id = ?", (rec["run_id"],))
+        stored = con.execute("select \"case\", result from results where run_id = ? and "
+                             "family = 'matrix'", (rec["run_id"],)).fetchall()
+    assert status == "complete"
+    assert [c for c, _ in stored] == ["N0->N0"]          # quick: the local pair of node 0
+    assert {"latency", "bandwidth"} <= set(json.loads(stored[0][1])["metrics"])
+    report = round_robin.workdir / Path(rec["report"]).name
+    assert report.exists() and "matrix" in report.read_text().lower()
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,says", [(n, s) for n, _, s in ERRORS_TWO_SOCKETS])
+def test_bad_input_two_sockets(two_sockets, name, says):
+    assert_one_line_error(two_sockets.step(name), says)
+
+
+@pytest.mark.parametrize("name,says", [(n, s) for n, _, s in ERRORS_CPULESS])
+def test_bad_input_cpuless(cpuless, name, says):
+    assert_one_line_error(cpuless.step(name), says)
+
+
+@pytest.mark.parametrize("name,says", [(n, s) for n, _, s in ERRORS_ROUND_ROBIN])
+def test_bad_input_round_robin(round_robin, name, says):
+    assert_one_line_error(round_robin.step(name), says)
+
+
+def test_guest_results_are_json(two_sockets):
+    """The driver keeps every step's output: a broken step shows up here, readable."""
+    for s in two_sockets.steps.values():
+        if s.rc == 0 and "--json" in s.argv:
+            json.loads(s.stdout)
