@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,9 +162,33 @@ static void report(void *addr, size_t len) {
          len, page, nodes, absent, other, runs, truncated, mode, pol, team);
 }
 
+/* The accessible part of [addr, addr+len) per /proc/self/maps: numascope fences its
+ * buffers with PROT_NONE guard pages and trims PROT_NONE reservations; neither is a
+ * buffer. Returns 0 when nothing in the range is accessible. */
+static int accessible(void *addr, size_t len, uintptr_t *lo, uintptr_t *hi) {
+    uintptr_t a = (uintptr_t)addr, b = a + len;
+    *lo = b;
+    *hi = a;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) { *lo = a; *hi = b; return 1; }
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long s, e;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) != 3) continue;
+        if (e <= a || s >= b || perms[0] != 'r') continue;
+        if (s < *lo) *lo = s < a ? a : s;
+        if (e > *hi) *hi = e > b ? b : e;
+    }
+    fclose(f);
+    return *hi > *lo;
+}
+
 int munmap(void *addr, size_t len) {
     static int (*real)(void *, size_t);
     if (!real) real = dlsym(RTLD_NEXT, "munmap");
-    if (logfd >= 0 && from_core(__builtin_return_address(0))) report(addr, len);
+    uintptr_t lo, hi;
+    if (logfd >= 0 && from_core(__builtin_return_address(0)) && accessible(addr, len, &lo, &hi))
+        report((void *)lo, hi - lo);
     return real(addr, len);
 }
