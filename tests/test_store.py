@@ -169,6 +169,24 @@ def test_migrate_v0_and_refuse_newer():
         migrate({"run_id": "r9", "schema_version": SCHEMA_VERSION + 1})
 
 
+def test_migrate_v1_says_how_old_figures_were_measured():
+    lat = {"family": "latency", "case": "tlb 1 GiB cpu0", "params": {"line": 64},
+           "metrics": {}, "placement": {"huge_fraction": 1.0}}
+    bw = {"family": "bandwidth", "case": "triad", "params": {}, "metrics": {},
+          "placement": {"huge_fraction": 2.7}}
+    v1 = {"run_id": "r1", "started": "2026-01-01T00:00:00+00:00", "schema_version": 1,
+          "stages": [], "results": [lat, bw]}
+    rec = RunRecord.from_dict(migrate(json.loads(json.dumps(v1))))
+    assert rec.schema_version == SCHEMA_VERSION
+    lat2, bw2 = rec.results
+    assert lat2.params["stride"] == 64 and "line" not in lat2.params
+    assert any("64 B" in n for n in lat2.notes)
+    assert bw2.placement["huge_fraction"] == -1.0          # overstated share: now unknown
+    assert bw2.placement["huge_fraction_schema1"] == 2.7
+    assert any("thread 0's clock" in n for n in bw2.notes)
+    assert v1["results"][0]["params"] == {"line": 64}      # the input is not modified
+
+
 def test_parse_tags():
     assert parse_tags(["nps=4", " smt = off "]) == {"nps": "4", "smt": "off"}
     for bad in (["nps"], ["=4"]):

@@ -10,7 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2   # 2: bandwidth timing window, latency stride, huge-page share
 
 
 @dataclass

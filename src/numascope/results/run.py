@@ -128,7 +128,40 @@ def _v0_to_v1(d: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1}
+V1_BANDWIDTH_NOTE = ("recorded with schema 1: each repetition timed on thread 0's clock "
+                     "(a preempted thread 0 made it too short) and not screened for "
+                     "implausibly fast repetitions")
+V1_LATENCY_NOTE = ("recorded with schema 1: one pointer per 64 B line, so prefetchers served "
+                   "part of the misses (DRAM latency reads low)")
+
+
+def _v1_to_v2(d: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 → 2 (trustworthy numbers): the figures stay as measured but say how.
+    Latency chased at a 64 B stride (params "line" becomes "stride"); bandwidth repetitions
+    were timed on thread 0's clock; the huge-page share was read from one array's smaps
+    region, which merged arrays could inflate up to 3×, so it becomes unknown (-1) with the
+    old value kept beside."""
+    d = dict(d)
+    results = []
+    for r in d.get("results", []):
+        r = dict(r, params=dict(r.get("params", {})), placement=dict(r.get("placement", {})),
+                 notes=list(r.get("notes", [])))
+        if r.get("family") == "latency" and "stride" not in r["params"]:
+            r["params"]["stride"] = r["params"].pop("line", 64)
+            r["notes"].append(V1_LATENCY_NOTE)
+        if r.get("family") == "bandwidth":
+            r["notes"].append(V1_BANDWIDTH_NOTE)
+            if "huge_fraction" in r["placement"]:
+                r["placement"]["huge_fraction_schema1"] = r["placement"]["huge_fraction"]
+                r["placement"]["huge_fraction"] = -1.0
+        results.append(r)
+    d["results"] = results
+    d["schema_version"] = 2
+    return d
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1,
+                                                                      1: _v1_to_v2}
 
 
 def migrate(d: dict[str, Any]) -> dict[str, Any]:
