@@ -19,3 +19,21 @@ def test_unknown_command_is_one_line_exit_2():
     assert "Traceback" not in p.stderr
     assert p.stderr.strip().startswith("numascope: error:")
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+BAD_INPUTS = [
+    (["peak", "--no-compute", "--clock", "inf"], "--clock must be a positive, finite"),
+    (["peak", "--no-compute", "--clock", "nan"], "--clock must be a positive, finite"),
+    (["bw", "--cpus", ""], "--cpus is empty"),
+    (["bw", "--domain", " "], "--domain is empty"),
+    (["compress", "--chunk", "64K", "--block", "1M", "--size", "16M"],
+     "cannot be larger than its chunk"),
+]
+
+
+def test_bad_values_are_one_line_exit_2(capsys):
+    for argv, msg in BAD_INPUTS:
+        rc = main(argv)
+        err = capsys.readouterr().err
+        assert rc == 2, (argv, err)
+        assert msg in err and err.strip().count("\n") == 0, (argv, err)

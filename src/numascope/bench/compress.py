@@ -192,6 +192,9 @@ class Compress:
         if read not in READS:
             raise UserError(f"unknown read mode {read!r} (choose from {', '.join(READS)})")
         chunk = chunk_bytes or chunk_for(topo)
+        if block_bytes and block_bytes > chunk:
+            raise UserError(f"a Blosc block ({block_bytes} B) cannot be larger than its chunk "
+                            f"({chunk} B)")
         out = []
         for spec in specs:
             if not spec.path:

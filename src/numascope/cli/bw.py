@@ -89,6 +89,9 @@ def main(args: argparse.Namespace) -> int:
 
     if args.cpus and args.domain:
         raise UserError("give --cpus or --domain, not both")
+    for flag, v in (("--cpus", args.cpus), ("--domain", args.domain)):
+        if v is not None and not v.strip():
+            raise UserError(f"{flag} is empty: give a CPU list such as 0-3, or S0, N1, L3:5")
     if args.threads is not None and args.threads < 1:
         raise UserError(f"--threads must be at least 1 (got {args.threads})")
     if args.reps < 1:

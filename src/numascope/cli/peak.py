@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,8 +61,8 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--reps must be at least 1")
     for flag, v in (("--dram-gbs", args.dram_gbs), ("--link-gbs", args.link_gbs),
                     ("--clock", args.clock)):
-        if v is not None and not v > 0:
-            raise UserError(f"{flag} must be positive")
+        if v is not None and not (v > 0 and math.isfinite(v)):
+            raise UserError(f"{flag} must be a positive, finite number (got {v})")
     live = args.sysfs_root in ("/", "")
     if not live and (args.hpl or not args.no_compute):
         raise UserError("measurements need this machine: add --no-compute with --sysfs-root")
