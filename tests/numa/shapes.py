@@ -8,6 +8,7 @@ from __future__ import annotations
 from guest import GUEST_LOCAL, Shape, Step
 
 BW = ["--size", "16M", "--reps", "2", "--json"]
+TIER_RATIOS = ("1:0", "3:1", "1:1", "1:3", "0:1")   # DRAM node 0 : CPU-less node 1
 LAT_BYTES = 4 << 20          # latency buffers (matrix --size, lat --size)
 MATRIX_BW_BYTES = 8 << 20    # matrix read-bandwidth arrays: told apart from LAT_BYTES by size
 MATRIX = ["matrix", "--size", "4M", "--bw-size", "8M", "--samples", "3", "--json"]
@@ -73,6 +74,10 @@ def steps_cpuless() -> list[Step]:
         Step("bw-membind-cpuless", ["bw", "--kernel", "read", "--membind", "1", *BW]),
         Step("bw-interleave", ["bw", "--kernel", "triad", "--interleave", "0-1", *BW]),
         Step("bw-per-domain", ["bw", "--kernel", "read", "--per-domain", *BW]),
+        # DRAM:tier page ratios placed by numascope (the 6.1 guest kernel has no
+        # MPOL_WEIGHTED_INTERLEAVE), in the order given
+        Step("bw-tier-sweep", ["bw", "--kernel", "read", "--tier-sweep", "0,1", "--ratios",
+                               ",".join(TIER_RATIOS), *BW]),
         Step("matrix", MATRIX),
         Step("lat-cpuless", ["lat", "--node", "1", "--size", "4M", "--samples", "3", "--json"]),
         *[Step(name, argv) for name, argv, _ in ERRORS_CPULESS],

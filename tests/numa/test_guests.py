@@ -26,6 +26,7 @@ from shapes import (
     MATRIX_BW_BYTES,
     ROUND_ROBIN,
     RUN_FILES,
+    TIER_RATIOS,
     TWO_SOCKETS,
     steps_cpuless,
     steps_round_robin,
@@ -193,6 +194,21 @@ def test_interleave_spreads_pages_evenly(request, guest, nodes, arrays):
         counts = placed(b)
         even = sum(counts.values()) / len(nodes)
         assert all(0.5 * even <= counts.get(n, 0) <= 1.5 * even for n in nodes), counts
+
+
+def test_tier_sweep_places_each_ratio(cpuless):
+    """bw --tier-sweep: each ratio's array has that share of its pages on the DRAM node and
+    the rest on the CPU-less tier, as move_pages answers (16 MiB of 2 MiB granules: within
+    one granule of exact)."""
+    bufs = ok(cpuless.step("bw-tier-sweep")).buffers()
+    assert len(bufs) == len(TIER_RATIOS)        # read: one array per ratio
+    for b, ratio in zip(bufs, TIER_RATIOS):
+        a, t = (int(x) for x in ratio.split(":"))
+        assert_all_on(b, {0, 1}, 16 * MIB)
+        counts = placed(b)
+        share = counts.get(0, 0) / sum(counts.values())
+        assert abs(share - a / (a + t)) <= 0.125 + 1e-9, (ratio, counts)
+        assert team_nodes(CPULESS, b) == {0}
 
 
 def test_first_touch_all_cpus(two_sockets):
