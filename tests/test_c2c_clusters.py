@@ -1,0 +1,69 @@
+"""Clusters from planted core-to-core latency matrices, against planted topologies."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from numascope.bench import c2c_clusters as cc
+
+# 2 sockets x 2 L3 x 2 cores x 2 SMT threads: cpu = s*8 + l*4 + c*2 + t
+LEVELS = {"smt": 10.0, "l3": 30.0, "package": 70.0, "remote": 140.0}
+
+
+def _where(c: int) -> tuple[int, int, int]:
+    return c // 8, c // 4, c // 2     # package, L3, core
+
+
+def planted(noise: float = 0.05, seed: int = 3) -> tuple[list[int], list[list[float]]]:
+    rng = random.Random(seed)
+    cpus = list(range(16))
+    m = [[math.nan] * 16 for _ in cpus]
+    for a in cpus:
+        for b in cpus:
+            if a < b:
+                pa, la, ca = _where(a)
+                pb, lb, cb = _where(b)
+                base = LEVELS["smt" if ca == cb else "l3" if la == lb else
+                              "package" if pa == pb else "remote"]
+                m[a][b] = m[b][a] = base * (1 + rng.uniform(-noise, noise))
+    return cpus, m
+
+
+def groups() -> dict[str, list[list[int]]]:
+    return {"smt": [[2 * i, 2 * i + 1] for i in range(8)],
+            "l3": [list(range(4 * i, 4 * i + 4)) for i in range(4)],
+            "package": [list(range(8)), list(range(8, 16))]}
+
+
+def test_levels_split_at_tolerance():
+    assert cc.levels_of([10, 11, 30, 31, 70, math.nan]) == [11, 31, 70]
+    assert cc.levels_of([]) == []
+
+
+def test_planted_matrix_gives_smt_l3_socket_levels_that_agree():
+    cpus, m = planted()
+    levels = cc.cluster(cpus, m)
+    assert [len(lv.clusters) for lv in levels] == [8, 4, 2, 1]
+    ags = cc.compare(levels, groups())
+    assert all(a.agree for a in ags), ags
+    assert [lv.matches for lv in levels] == [["smt"], ["l3"], ["package"], []]
+
+
+def test_topology_that_disagrees_is_reported():
+    cpus, m = planted()
+    g = groups()
+    # the topology claims CPUs 2,3 share L3 with 4..7 rather than 0,1
+    g["l3"] = [[0, 1], [2, 3, 4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]]
+    ags = {a.kind: a for a in cc.compare(cc.cluster(cpus, m), g)}
+    assert ags["smt"].agree and ags["package"].agree
+    l3 = ags["l3"]
+    assert not l3.agree and l3.level == 1
+    assert (0, 2) in l3.joined and (2, 4) in l3.split and l3.differing == 4 + 8
+
+
+def test_unmeasured_pairs_do_not_join_clusters():
+    cpus = [0, 1, 2]
+    m = [[math.nan, 20.0, math.nan], [20.0, math.nan, math.nan], [math.nan] * 3]
+    levels = cc.cluster(cpus, m)
+    assert [lv.clusters for lv in levels] == [[[0, 1], [2]]]
