@@ -67,3 +67,22 @@ def test_unmeasured_pairs_do_not_join_clusters():
     m = [[math.nan, 20.0, math.nan], [20.0, math.nan, math.nan], [math.nan] * 3]
     levels = cc.cluster(cpus, m)
     assert [lv.clusters for lv in levels] == [[[0, 1], [2]]]
+
+
+def test_analyse_skips_a_sampled_matrix():
+    from numascope.topology import read_topology
+    cpus, m = planted()
+    m[0][5] = m[5][0] = math.nan
+    got = cc.analyse(read_topology("/"), cpus[:1], [[math.nan]])
+    assert "skipped" not in got and got["levels"] == []
+    got = cc.analyse(None, cpus, m)  # type: ignore[arg-type]  # skipped before any lookup
+    assert got["skipped"].startswith("1 CPU pairs")
+
+
+def test_many_cpus_cluster_by_level():
+    # 4 packages x 8 L3 x 8 CPUs: 256 CPUs, every pair, sparse links updated per merge
+    n = 256
+    m = [[math.nan if a == b else 10.0 if a // 8 == b // 8 else 50.0 if a // 64 == b // 64
+          else 200.0 for b in range(n)] for a in range(n)]
+    levels = cc.cluster(list(range(n)), m)
+    assert [len(lv.clusters) for lv in levels] == [32, 4, 1]

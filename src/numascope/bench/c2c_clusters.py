@@ -53,31 +53,28 @@ def levels_of(values: list[float], tol: float = TOLERANCE) -> list[float]:
     return bounds
 
 
-def _link(a: list[int], b: list[int], lat: dict[tuple[int, int], float]) -> float:
-    """Largest measured latency across two clusters (NaN when no pair was measured)."""
-    v = [lat[(min(x, y), max(x, y))] for x in a for y in b if (min(x, y), max(x, y)) in lat]
-    return max(v) if v else math.nan
-
-
 def cluster(cpus: list[int], m: list[list[float]], tol: float = TOLERANCE) -> list[Level]:
-    """Agglomerative clusters of `cpus`, one partition per latency level."""
-    lat = {(cpus[i], cpus[j]): m[i][j] for i, j in combinations(range(len(cpus)), 2)
-           if math.isfinite(m[i][j])}
-    clusters = [[c] for c in cpus]
+    """Agglomerative clusters of `cpus`, one partition per latency level. Complete linkage
+    over measured pairs only: two clusters with no measured pair between them never join."""
+    clusters: dict[int, list[int]] = {i: [c] for i, c in enumerate(cpus)}
+    link = {(i, j): m[i][j] for i, j in combinations(range(len(cpus)), 2)
+            if math.isfinite(m[i][j])}
     out: list[Level] = []
-    for bound in levels_of(list(lat.values()), tol):
-        while True:
-            best = None
-            for i, j in combinations(range(len(clusters)), 2):
-                d = _link(clusters[i], clusters[j], lat)
-                if math.isfinite(d) and d <= bound and (best is None or d < best[0]):
-                    best = (d, i, j)
-            if best is None:
+    for bound in levels_of(list(link.values()), tol):
+        while link:
+            (i, j), d = min(link.items(), key=lambda kv: kv[1])
+            if d > bound:
                 break
-            _, i, j = best
-            clusters[i] = sorted(clusters[i] + clusters[j])
-            del clusters[j]
-        out.append(Level(bound, sorted(sorted(c) for c in clusters)))
+            clusters[i] += clusters.pop(j)
+            merged: dict[tuple[int, int], float] = {}
+            for (x, y), v in link.items():
+                if j in (x, y) or i in (x, y):
+                    k = y if x in (i, j) else x
+                    if k not in (i, j):
+                        key = (min(i, k), max(i, k))
+                        merged[key] = max(merged.get(key, v), v)
+            link = {kv: v for kv, v in link.items() if not {i, j} & set(kv)} | merged
+        out.append(Level(bound, sorted(sorted(c) for c in clusters.values())))
     return out
 
 
@@ -128,7 +125,12 @@ def compare(levels: list[Level], groups: dict[str, list[list[int]]]) -> list[Agr
 
 def analyse(topo: Topology, cpus: list[int], m: list[list[float]],
             tol: float = TOLERANCE) -> dict[str, Any]:
-    """Measured clusters and their agreement with the topology, as JSON-ready data."""
+    """Measured clusters and their agreement with the topology, as JSON-ready data; skipped
+    (with the reason) when pairs were sampled, since clusters of a partial matrix would
+    differ from the topology for want of measurements."""
+    missing = sum(1 for i, j in combinations(range(len(cpus)), 2) if not math.isfinite(m[i][j]))
+    if missing:
+        return {"tolerance": tol, "skipped": f"{missing} CPU pairs not measured (sampled)"}
     levels = cluster(cpus, m, tol)
     ags = compare(levels, topology_groups(topo, cpus))
     return {

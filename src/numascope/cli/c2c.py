@@ -123,6 +123,9 @@ def print_clusters(cl: dict) -> None:
     """Measured latency levels and whether they match SMT cores / L3 domains / packages."""
     from numascope.console import out
     from numascope.placement import format_cpulist
+    if "skipped" in cl:
+        out.print(f"Clusters from latency: skipped, {cl['skipped']}")
+        return
     out.print(f"Clusters from latency (levels within {cl['tolerance']:.0%} of their smallest):")
     for i, lv in enumerate(cl["levels"]):
         groups = " | ".join(format_cpulist(c) for c in lv["clusters"])
