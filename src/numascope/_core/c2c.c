@@ -4,7 +4,10 @@
  * odd value and spins until b has answered with the next even value; b does the reverse.
  * Each round trip moves the line a -> b -> a, so one-way latency = round trip / 2.
  * The spin loops use plain loads (no pause: on recent cores pause costs ~100 cycles and
- * would be measured). Timing is taken in C on thread a, per sample. */
+ * would be measured). Timing is taken in C on thread a, per sample.
+ * The line's home: its own mapping (ns_mem_alloc), first touched by thread a (CPU a);
+ * home >= 0 binds it to that node (NS_BIND), home < 0 leaves it to that first touch.
+ * Either way the page's node is read back with move_pages and returned as 'where'. */
 #include "ns.h"
 #include "team.h"
 #include "memory.h"
@@ -71,6 +74,11 @@ static void pingpong_fn(int tid, int nt, void *arg) {
     }
 }
 
+/* Thread a (tid 0) touches the line first, so a first-touch page lands on a's node. */
+static void touch_fn(int tid, int nt, void *arg) {
+    if (tid == 0) memset(arg, 0, sizeof(pingpong_t));
+}
+
 /* Python: c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> dict */
 static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"cpu_a", "cpu_b", "samples", "trips", "home", NULL};
@@ -87,14 +95,15 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     char err[256];
     ns_team *t = ns_team_create(cpus, 2, err, sizeof err);
     if (!t) return ns_value_error("%s", err);
-    ns_mem_spec spec = {.policy = NS_BIND, .nnodes = 1, .nodes = {home}};
-    pingpong_t *pp = home >= 0 ? ns_mem_alloc(sizeof *pp, &spec, err, sizeof err)
-                               : aligned_alloc(64, sizeof *pp);
+    ns_mem_spec spec = {.policy = home >= 0 ? NS_BIND : NS_FIRST_TOUCH,
+                        .nnodes = home >= 0, .nodes = {home >= 0 ? home : 0}};
+    pingpong_t *pp = ns_mem_alloc(sizeof *pp, &spec, err, sizeof err);
     if (!pp) {
         ns_team_destroy(t);
-        return ns_value_error("home node %d: %s", home, home >= 0 ? err : "out of memory");
+        return home >= 0 ? ns_value_error("home node %d: %s", home, err)
+                         : ns_value_error("%s", err);
     }
-    memset(pp, 0, sizeof *pp);   /* the first touch: places the page */
+    ns_team_run(t, touch_fn, pp);   /* the first touch: places the page */
     long counts[NS_MAX_NODES + 1];
     PyObject *where = ns_mem_where(&pp->flag, sizeof pp->flag, counts, 1) > 0
                           ? ns_where_to_py(counts) : (Py_INCREF(Py_None), Py_None);
@@ -126,8 +135,7 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     Py_DECREF(where);
     free(pp->ns);
     free(pp->tsc);
-    if (home >= 0) ns_mem_free(pp, sizeof *pp, &spec);
-    else free(pp);
+    ns_mem_free(pp, sizeof *pp, &spec);
     return res;
 }
 
@@ -136,6 +144,6 @@ PyMethodDef ns_c2c_methods[] = {
      "c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> {'ns': one-way ns per "
      "sample, 'tsc': one-way TSC ticks per sample, 'round_trips', 'validated', 'where': "
      "{node: pages} of the shared line's page (None when move_pages is unavailable)}. "
-     "home >= 0 binds the line to that node; -1 leaves it to the calling thread's first touch."},
+     "home >= 0 binds the line to that node; -1 leaves it to the first touch by cpu_a."},
     {NULL, NULL, 0, NULL},
 };

@@ -6,7 +6,7 @@ pair of each relation (SMT siblings, same L3, same package, other package).
 
 The shared line's home node matters on multi-node machines: `home` binds it to a node
 (verified with move_pages; a page elsewhere is a MeasurementError); None leaves it to the
-first touch of the calling thread, and the node it landed on is recorded either way."""
+first touch by CPU a, and the node it landed on is recorded either way."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def _landed(where: dict[int, int] | None) -> int | None:
 def pingpong(topo: Topology, a: int, b: int, samples: int = 15,
              trips: int = 2000, home: int | None = None) -> BenchResult:
     """One-way latency between CPUs a and b (ns), every sample kept; the shared line on
-    node `home` (None: first touch by the calling thread)."""
+    node `home` (None: first touch by CPU a)."""
     if a == b:
         raise UserError("ping-pong needs two different CPUs")
     check_cpus(topo, [a, b])

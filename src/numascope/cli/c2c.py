@@ -22,7 +22,7 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--home", default=None, metavar="NODE",
                    help="put the shared line on memory node NODE (verified with move_pages), "
                         "a list, or 'all' to sweep every node with memory (default: first "
-                        "touch by the measuring process, node recorded)")
+                        "touch by the pair's first CPU, node recorded)")
     p.add_argument("--plot", default=None, metavar="FILE", help="save the heat map to FILE")
     add_json(p)
 
@@ -74,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
     landed = sorted({r.params.get("home_node") for r in results} - {None})
     out.print("Shared line: " + (f"bound to node {seen[0]} (verified with move_pages)"
                                  if seen and seen[0] != "first-touch" else
-                                 f"first touch by this process, landed on node(s) {landed}"))
+                                 f"first touch by each pair's first CPU, landed on node(s) {landed}"))
     if len(ids) <= 32:
         t = Table(title="Core-to-core latency, one-way ns (median of samples)")
         t.add_column("CPU", justify="right")
