@@ -86,3 +86,46 @@ def test_many_cpus_cluster_by_level():
           else 200.0 for b in range(n)] for a in range(n)]
     levels = cc.cluster(list(range(n)), m)
     assert [len(lv.clusters) for lv in levels] == [32, 4, 1]
+
+
+def _synth(tmp_path):
+    from synth_sysfs import machine
+
+    from numascope.topology import read_topology
+    return read_topology(str(machine(tmp_path, sockets=2, l3_per_socket=2, cores_per_l3=2,
+                                     smt=2)))
+
+
+def _from_topology(topo, swap: tuple[int, int] | None = None):
+    from numascope.bench.c2c import relation
+    rng = random.Random(5)
+    cpus = topo.usable_cpus()
+    as_ = {c: c for c in cpus}
+    if swap:   # the measured CPU swap[0] behaves as the topology's swap[1] and vice versa
+        as_[swap[0]], as_[swap[1]] = swap[1], swap[0]
+    m = [[math.nan] * len(cpus) for _ in cpus]
+    for i, a in enumerate(cpus):
+        for j, b in enumerate(cpus):
+            if i < j:
+                base = LEVELS[relation(topo, as_[a], as_[b])]
+                m[i][j] = m[j][i] = base * (1 + rng.uniform(-0.05, 0.05))
+    return cpus, m
+
+
+def test_analyse_against_a_synthetic_topology_agrees(tmp_path):
+    topo = _synth(tmp_path)
+    cpus, m = _from_topology(topo)
+    got = cc.analyse(topo, cpus, m)
+    assert got["agree"] and [a["kind"] for a in got["topology"]] == ["smt", "l3", "package"]
+    assert [lv["matches"] for lv in got["levels"]] == [["smt"], ["l3"], ["package"], []]
+
+
+def test_analyse_reports_cpus_the_topology_places_elsewhere(tmp_path):
+    topo = _synth(tmp_path)
+    a = topo.usable_cpus()[0]
+    b = next(c for c in topo.usable_cpus() if topo.cpu(c).package != topo.cpu(a).package)
+    cpus, m = _from_topology(topo, swap=(a, b))
+    got = cc.analyse(topo, cpus, m)
+    assert not got["agree"]
+    assert all(not t["agree"] and t["differing"] > 0 for t in got["topology"])
+    assert any(a in p for t in got["topology"] for p in t["split"] + t["joined"])

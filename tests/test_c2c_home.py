@@ -99,3 +99,13 @@ def test_home_cost_and_matrix_per_home():
     assert cost[0]["extra_ns"] == pytest.approx(60.0)
     assert c2c.matrix(rs, 1)[1][0][1] == 160.0 and c2c.matrix(rs)[1][0][1] == 100.0
     assert c2c.by_relation(rs, 1)["remote"]["median"] == 160.0
+
+
+def test_home_all_on_a_two_node_machine_sweeps_both(tmp_path):
+    from synth_sysfs import machine
+    t = read_topology(str(machine(tmp_path, sockets=2, l3_per_socket=1, cores_per_l3=2, smt=1)))
+    homes = c2c.home_nodes(t, "all")
+    assert homes == [0, 1]
+    cases = c2c.C2C().cases(t, cpus=[0, 2], homes=homes)
+    assert [c.label for c in cases] == ["cpu0<->cpu2 home=node0", "cpu0<->cpu2 home=node1"]
+    assert [c.params["home"] for c in cases] == [0, 1]
