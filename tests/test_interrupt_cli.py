@@ -45,7 +45,8 @@ def test_c2c_json_says_interrupted():
     signal_when_running(p, signal.SIGTERM)
     out, err, _ = finish(p, 600)
     assert p.returncode == 143, err
-    assert json.loads(out) == {"results": [], "by_relation": {}, "interrupted": True}
+    assert json.loads(out) == {"results": [], "by_relation": {}, "by_home": {},
+                               "home_cost": [], "clusters": None, "interrupted": True}
 
 
 def test_lat_interrupted_exits_130_without_internal_error():

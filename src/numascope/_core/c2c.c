@@ -4,9 +4,13 @@
  * odd value and spins until b has answered with the next even value; b does the reverse.
  * Each round trip moves the line a -> b -> a, so one-way latency = round trip / 2.
  * The spin loops use plain loads (no pause: on recent cores pause costs ~100 cycles and
- * would be measured). Timing is taken in C on thread a, per sample. */
+ * would be measured). Timing is taken in C on thread a, per sample.
+ * The line's home: its own mapping (ns_mem_alloc), first touched by thread a (CPU a);
+ * home >= 0 binds it to that node (NS_BIND), home < 0 leaves it to that first touch.
+ * Either way the page's node is read back with move_pages and returned as 'where'. */
 #include "ns.h"
 #include "team.h"
+#include "memory.h"
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,13 +74,20 @@ static void pingpong_fn(int tid, int nt, void *arg) {
     }
 }
 
-/* Python: c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000) -> dict */
+/* Thread a (tid 0) touches the line first, so a first-touch page lands on a's node. */
+static void touch_fn(int tid, int nt, void *arg) {
+    if (tid == 0) memset(arg, 0, sizeof(pingpong_t));
+}
+
+/* Python: c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> dict */
 static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kws[] = {"cpu_a", "cpu_b", "samples", "trips", NULL};
-    int cpus[2], samples = 15;
+    static char *kws[] = {"cpu_a", "cpu_b", "samples", "trips", "home", NULL};
+    int cpus[2], samples = 15, home = -1;
     long trips = 2000;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ii|il", kws, &cpus[0], &cpus[1], &samples, &trips))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ii|ili", kws, &cpus[0], &cpus[1], &samples,
+                                     &trips, &home))
         return NULL;
+    if (home >= NS_MAX_NODES) return ns_value_error("home node %d out of range", home);
     if (cpus[0] == cpus[1]) return ns_value_error("ping-pong needs two different CPUs");
     if (samples < 1 || samples > 100000) return ns_value_error("samples must be in [1, 100000]");
     if (trips < 1) return ns_value_error("round trips per sample must be >= 1");
@@ -84,8 +95,18 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     char err[256];
     ns_team *t = ns_team_create(cpus, 2, err, sizeof err);
     if (!t) return ns_value_error("%s", err);
-    pingpong_t *pp = aligned_alloc(64, sizeof *pp);
-    memset(pp, 0, sizeof *pp);
+    ns_mem_spec spec = {.policy = home >= 0 ? NS_BIND : NS_FIRST_TOUCH,
+                        .nnodes = home >= 0, .nodes = {home >= 0 ? home : 0}};
+    pingpong_t *pp = ns_mem_alloc(sizeof *pp, &spec, err, sizeof err);
+    if (!pp) {
+        ns_team_destroy(t);
+        return home >= 0 ? ns_value_error("home node %d: %s", home, err)
+                         : ns_value_error("%s", err);
+    }
+    ns_team_run(t, touch_fn, pp);   /* the first touch: places the page */
+    long counts[NS_MAX_NODES + 1];
+    PyObject *where = ns_mem_where(&pp->flag, sizeof pp->flag, counts, 1) > 0
+                          ? ns_where_to_py(counts) : (Py_INCREF(Py_None), Py_None);
     atomic_init(&pp->flag, 0);
     pp->samples = samples;
     pp->trips = trips;
@@ -108,18 +129,21 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
             PyList_SET_ITEM(ns, i, PyFloat_FromDouble(pp->ns[i]));
             PyList_SET_ITEM(tsc, i, PyFloat_FromDouble(pp->tsc[i]));
         }
-        res = Py_BuildValue("{s:N,s:N,s:l,s:O}", "ns", ns, "tsc", tsc, "round_trips",
-                            expect, "validated", Py_True);
+        res = Py_BuildValue("{s:N,s:N,s:l,s:O,s:O}", "ns", ns, "tsc", tsc, "round_trips",
+                            expect, "validated", Py_True, "where", where);
     }
+    Py_DECREF(where);
     free(pp->ns);
     free(pp->tsc);
-    free(pp);
+    ns_mem_free(pp, sizeof *pp, &spec);
     return res;
 }
 
 PyMethodDef ns_c2c_methods[] = {
     {"c2c_pingpong", (PyCFunction)(void (*)(void))py_c2c_pingpong, METH_VARARGS | METH_KEYWORDS,
-     "c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000) -> {'ns': one-way ns per sample, "
-     "'tsc': one-way TSC ticks per sample, 'round_trips', 'validated'}."},
+     "c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> {'ns': one-way ns per "
+     "sample, 'tsc': one-way TSC ticks per sample, 'round_trips', 'validated', 'where': "
+     "{node: pages} of the shared line's page (None when move_pages is unavailable)}. "
+     "home >= 0 binds the line to that node; -1 leaves it to the first touch by cpu_a."},
     {NULL, NULL, 0, NULL},
 };

@@ -2,7 +2,11 @@
 
 One-way latency = round trip / 2, one value per timed sample (median reported). Every pair
 is measured on small machines; on big ones a deterministic sample that keeps at least one
-pair of each relation (SMT siblings, same L3, same package, other package)."""
+pair of each relation (SMT siblings, same L3, same package, other package).
+
+The shared line's home node matters on multi-node machines: `home` binds it to a node
+(verified with move_pages; a page elsewhere is a MeasurementError); None leaves it to the
+first touch by CPU a, and the node it landed on is recorded either way."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from typing import Any
 
 from numascope.bench.base import Case, core_errors
 from numascope.errors import MeasurementError, UserError
-from numascope.placement import check_cpus
+from numascope.placement import check_cpus, parse_nodes
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
@@ -59,20 +63,61 @@ def pairs(topo: Topology, cpus: list[int] | None = None, max_pairs: int = MAX_PA
     return sorted(chosen)
 
 
+def memory_nodes(topo: Topology) -> list[int]:
+    """Nodes that hold memory and that this process may allocate on."""
+    return [n.id for n in topo.nodes if not n.memoryless and n.allowed]
+
+
+def home_nodes(topo: Topology, text: str | None) -> list[int | None]:
+    """--home: None (first touch), "all" (every node with memory) or a node list."""
+    if text is None:
+        return [None]
+    if text.strip().lower() == "all":
+        nodes = memory_nodes(topo)
+        if not nodes:
+            raise UserError("--home all: no node with memory is allowed here")
+        return list(nodes)
+    ids = parse_nodes(topo, text)
+    for n in ids:
+        if n not in memory_nodes(topo):
+            raise UserError(f"--home {n}: node {n} has no memory this process may use")
+    return list(ids)
+
+
+def case_label(a: int, b: int, home: int | None) -> str:
+    return f"cpu{a}<->cpu{b}" + ("" if home is None else f" home=node{home}")
+
+
+def _landed(where: dict[int, int] | None) -> int | None:
+    """The node of the line's one page, None when unknown (not present / no move_pages)."""
+    if not where or len(where) != 1:
+        return None
+    (node,) = where
+    return node if node >= 0 else None
+
+
 def pingpong(topo: Topology, a: int, b: int, samples: int = 15,
-             trips: int = 2000) -> BenchResult:
-    """One-way latency between CPUs a and b (ns), every sample kept."""
+             trips: int = 2000, home: int | None = None) -> BenchResult:
+    """One-way latency between CPUs a and b (ns), every sample kept; the shared line on
+    node `home` (None: first touch by CPU a)."""
     if a == b:
         raise UserError("ping-pong needs two different CPUs")
     check_cpus(topo, [a, b])
+    if home is not None and home not in topo.node_ids():
+        raise UserError(f"node {home} does not exist (nodes: {topo.node_ids()})")
     with core_errors("the ping-pong line"):
-        r = _core().c2c_pingpong(a, b, samples, trips)
+        r = _core().c2c_pingpong(a, b, samples, trips, -1 if home is None else home)
     if not all(math.isfinite(v) and v > 0 for v in r["ns"]):
         raise MeasurementError(f"ping-pong {a}<->{b} measured a non-positive time")
+    landed = _landed(r.get("where"))
+    if home is not None and landed != home:
+        raise MeasurementError(f"ping-pong {a}<->{b}: the shared line was bound to node {home} "
+                               f"but its page is on {r.get('where')} (move_pages)")
     rel = relation(topo, a, b)
     return BenchResult(
-        family=FAMILY, case=f"cpu{a}<->cpu{b}",
-        params={"a": a, "b": b, "samples": samples, "round_trips": trips, "relation": rel},
+        family=FAMILY, case=case_label(a, b, home),
+        params={"a": a, "b": b, "samples": samples, "round_trips": trips, "relation": rel,
+                "home": "first-touch" if home is None else home, "home_node": landed},
         metrics={
             "latency": Metric("latency", "ns", False, r["ns"],
                               "one-way: round trip / 2, one value per sample"),
@@ -82,9 +127,25 @@ def pingpong(topo: Topology, a: int, b: int, samples: int = 15,
         placement={"cpus": [a, b]})
 
 
-def matrix(results: list[BenchResult]) -> tuple[list[int], list[list[float]]]:
-    """(cpus, M) with M[i][j] the median one-way latency, symmetric, NaN when not measured."""
+def homes(results: list[BenchResult]) -> list[Any]:
+    """The distinct home settings among results, in order of appearance."""
+    seen: list[Any] = []
+    for r in results:
+        h = r.params.get("home", "first-touch")
+        if r.family == FAMILY and h not in seen:
+            seen.append(h)
+    return seen
+
+
+def matrix(results: list[BenchResult],
+           home: Any = None) -> tuple[list[int], list[list[float]]]:
+    """(cpus, M) with M[i][j] the median one-way latency, symmetric, NaN when not measured.
+    With several home nodes among results, `home` picks one (default: the first seen)."""
     rs = [r for r in results if r.family == FAMILY]
+    hs = homes(rs)
+    if len(hs) > 1:
+        pick = hs[0] if home is None else home
+        rs = [r for r in rs if r.params.get("home", "first-touch") == pick]
     cpus = sorted({r.params["a"] for r in rs} | {r.params["b"] for r in rs})
     idx = {c: i for i, c in enumerate(cpus)}
     m = [[math.nan] * len(cpus) for _ in cpus]
@@ -94,15 +155,34 @@ def matrix(results: list[BenchResult]) -> tuple[list[int], list[list[float]]]:
     return cpus, m
 
 
-def by_relation(results: list[BenchResult]) -> dict[str, dict[str, float]]:
-    """Per relation: pairs measured, and min / median / max of the pairs' medians (ns)."""
+def by_relation(results: list[BenchResult], home: Any = None) -> dict[str, dict[str, float]]:
+    """Per relation: pairs measured, and min / median / max of the pairs' medians (ns);
+    only the results with that home when `home` is given."""
     out: dict[str, dict[str, float]] = {}
     for rel in RELATIONS:
         v = sorted(r.metrics["latency"].median for r in results
-                   if r.family == FAMILY and r.params.get("relation") == rel)
+                   if r.family == FAMILY and r.params.get("relation") == rel
+                   and (home is None or r.params.get("home", "first-touch") == home))
         if v:
             out[rel] = {"pairs": len(v), "min": v[0], "median": v[len(v) // 2], "max": v[-1]}
     return out
+
+
+def home_cost(results: list[BenchResult]) -> list[dict[str, Any]]:
+    """Pairs measured with the line on more than one node: the fastest and slowest home and
+    what the slowest costs over the fastest (ns of the medians), most costly first."""
+    per: dict[tuple[int, int], dict[Any, float]] = {}
+    for r in results:
+        if r.family == FAMILY and isinstance(r.params.get("home"), int):
+            per.setdefault((r.params["a"], r.params["b"]), {})[r.params["home"]] = \
+                r.metrics["latency"].median
+    out = []
+    for (a, b), h in per.items():
+        if len(h) > 1:
+            lo, hi = min(h, key=h.__getitem__), max(h, key=h.__getitem__)
+            out.append({"a": a, "b": b, "by_home": {str(k): v for k, v in h.items()},
+                        "best_home": lo, "worst_home": hi, "extra_ns": h[hi] - h[lo]})
+    return sorted(out, key=lambda x: -x["extra_ns"])
 
 
 class C2C:
@@ -111,13 +191,17 @@ class C2C:
     family = FAMILY
 
     def cases(self, topo: Topology, cpus: list[int] | None = None, max_pairs: int = MAX_PAIRS,
-              samples: int = 15, trips: int = 2000, **_: Any) -> list[Case]:
-        return [Case(f"cpu{a}<->cpu{b}", {"a": a, "b": b, "samples": samples, "trips": trips})
-                for a, b in pairs(topo, cpus, max_pairs)]
+              samples: int = 15, trips: int = 2000, homes: list[int | None] | None = None,
+              **_: Any) -> list[Case]:
+        ps = pairs(topo, cpus, max_pairs)
+        return [Case(case_label(a, b, h),
+                     {"a": a, "b": b, "samples": samples, "trips": trips, "home": h})
+                for h in (homes or [None]) for a, b in ps]
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
         p = case.params
-        return pingpong(topo, p["a"], p["b"], p.get("samples", 15), p.get("trips", 2000))
+        return pingpong(topo, p["a"], p["b"], p.get("samples", 15), p.get("trips", 2000),
+                        p.get("home"))
 
 
 def suite_cases(topo: Topology, profile: str) -> list[Case]:

@@ -1,4 +1,5 @@
-"""Core-to-core latency heat map (one-way ns, median of samples)."""
+"""Core-to-core latency heat map (one-way ns, median of samples), one per home node of the
+shared line when several were measured."""
 
 from __future__ import annotations
 
@@ -10,12 +11,18 @@ FAMILY = "c2c"
 
 
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
-    from numascope.bench.c2c import matrix
+    from numascope.bench.c2c import homes, matrix
     from numascope.report.figures.matrix import heatmap
     rs = [r for r in results if r.family == FAMILY]
     if not rs:
         return []
-    cpus, m = matrix(rs)
-    labels = [str(c) for c in cpus]
-    fig = heatmap(labels, labels, m, "Core-to-core latency (one-way ns)", "viridis", "CPU", "CPU")
-    return [("Core-to-core latency", fig)]
+    hs = homes(rs)
+    out = []
+    for h in hs:
+        cpus, m = matrix(rs, h)
+        labels = [str(c) for c in cpus]
+        where = "" if len(hs) == 1 and h == "first-touch" else f", line on node {h}"
+        title = f"Core-to-core latency (one-way ns{where})"
+        out.append((f"Core-to-core latency{where}",
+                    heatmap(labels, labels, m, title, "viridis", "CPU", "CPU")))
+    return out
