@@ -64,6 +64,9 @@ def steps_two_sockets() -> list[Step]:
         Step("lat-bound", ["lat", "--cpu", "3", "--node", "0", "--size", "4M", "--samples", "3",
                            "--json"]),
         Step("compress-N1", [*COMPRESS, "--where", "N1"]),
+        # the ping-pong line homed on each node in turn, for one cross-socket pair
+        Step("c2c-home-all", ["c2c", "--cpus", "0,3", "--home", "all", "--samples", "3",
+                              "--trips", "200", "--json"]),
         *[Step(name, argv) for name, argv, _ in ERRORS_TWO_SOCKETS],
     ]
 

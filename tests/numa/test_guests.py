@@ -211,6 +211,21 @@ def test_tier_sweep_places_each_ratio(cpuless):
         assert team_nodes(CPULESS, b) == {0}
 
 
+def test_c2c_line_homed_on_every_node(two_sockets):
+    """c2c --home all: the shared line of the pair (CPU 0 on node 0, CPU 3 on node 3) is
+    bound to each node in turn, and the kernel has its page there; the threads ran on the
+    pair's CPUs."""
+    step = ok(two_sockets.step("c2c-home-all"))
+    homes = []
+    for b in step.buffers():
+        assert_policy(b, MPOL_BIND, list(placed(b)))
+        [node] = placed(b)
+        homes.append(node)
+        assert sorted(team_cpus(b)) == [0, 3]
+    assert sorted(set(homes)) == [0, 1, 2, 3], homes
+    assert sorted(step.json()["by_home"]) == ["0", "1", "2", "3"]
+
+
 def test_first_touch_all_cpus(two_sockets):
     [b] = ok(two_sockets.step("bw-first-touch")).buffers()
     assert sorted(team_cpus(b)) == [0, 1, 2, 3]
