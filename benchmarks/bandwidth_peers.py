@@ -52,6 +52,8 @@ from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.topology import read_topology
 
 LIKWID_FAMILIES = {"triad": "stream", "copy": "copy", "read": "load", "fill": "store"}
+# likwid's size is the total of all streams of a kernel family
+LIKWID_STREAMS = {"stream": 3, "copy": 2, "load": 1, "store": 1}
 HPCC_KERNELS = {"copy": "Copy", "scale": "Scale", "add": "Add", "triad": "Triad"}
 
 
@@ -216,7 +218,7 @@ def block(topo, kernels: list[str], cpus: list[int], size: int, reps: int,
         theirs: dict[str, tuple[float, str]] = {}
         fam = LIKWID_FAMILIES.get(k)
         if fam and likwid:
-            streams = {"stream": 3, "copy": 2, "load": 1, "store": 1}[fam]
+            streams = LIKWID_STREAMS[fam]
             for test in likwid_kernels(fam, every):
                 for thp in (False, True):
                     pages = "thp" if thp else "none"
@@ -289,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     print("command lines (first kernel, last team):")
     print(f"  {numascope_cmd(k0, teams[-1], size, a.reps, 'none|thp')}")
     if likwid and k0 in LIKWID_FAMILIES:
-        streams = {"stream": 3, "copy": 2, "load": 1, "store": 1}[LIKWID_FAMILIES[k0]]
+        streams = LIKWID_STREAMS[LIKWID_FAMILIES[k0]]
         cmd = " ".join(likwid_cmd(f"{LIKWID_FAMILIES[k0]}_avx", streams * size,
                                   len(teams[-1])))
         print(f"  {cmd}   (and with {THP_TUNABLE['GLIBC_TUNABLES']} in GLIBC_TUNABLES)")
