@@ -1,15 +1,13 @@
-"""The stage registry behind `numascope run`, and the orchestration of one run.
+"""`numascope run`: its stages and the orchestration of one run.
 
-A stage names a benchmark module; the module provides a Benchmark class and
-`suite_cases(topo, profile) -> list[Case]` for profile "quick" or "full". A stage that cannot
-run here (module missing, Unavailable, no permission, missing tool) is skipped with its
-reason; one that fails validation is marked failed; Ctrl-C or SIGTERM stops the run and
-keeps every result already committed to the store."""
+A stage is a benchmark family (numascope.families), referred to by its class: the class
+builds the profile's cases (`suite_cases(topo, profile)`) and measures them. A stage that
+cannot run here (Unavailable, no permission, missing tool) is skipped with its reason; one
+that fails validation is marked failed; Ctrl-C or SIGTERM stops the run and keeps every
+result already committed to the store."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,55 +16,33 @@ from typing import Any
 from numascope import signals
 from numascope.bench.base import Benchmark, Case, run_cases
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.profile import DEFAULT, Profile
+from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult
 from numascope.results.run import NoiseMonitor, RunRecord, host_facts, utc_now
 from numascope.results.store import Store
 from numascope.topology.model import Topology
 
-PROFILES = ("quick", "full")
-DEFAULT_PROFILE = "quick"
+DEFAULT_PROFILE = DEFAULT.name
 
 
 @dataclass(frozen=True)
 class Stage:
     name: str                     # short name shown in progress and stored in the record
     title: str                    # what it measures
-    module: str | None            # None: the topology stage (read before anything else)
-    cls: str | None = None        # Benchmark class name; None: the module's only one
+    bench: type | None            # the family class; None: the topology stage
 
-    def load(self, topo: Topology, profile: str) -> tuple[Benchmark, list[Case]]:
-        """Import the module, build its Benchmark and list this profile's cases. Raises
-        Unavailable when the module is not importable here."""
-        try:
-            mod = importlib.import_module(self.module or "")
-        except ImportError as e:
-            raise Unavailable(f"module {self.module} not available ({e})") from None
-        cls = getattr(mod, self.cls, None) if self.cls else _find_benchmark(mod)
-        if cls is None or not hasattr(mod, "suite_cases"):
-            raise Unavailable(f"{self.module} has no Benchmark class / suite_cases()")
-        return cls(), list(mod.suite_cases(topo, profile))
+    def load(self, topo: Topology, profile: Profile | str) -> tuple[Benchmark, list[Case]]:
+        """The family's Benchmark and this profile's cases."""
+        bench = self.bench()  # type: ignore[misc]
+        return bench, list(bench.suite_cases(topo, _profile(profile)))
 
 
-def _find_benchmark(mod: Any) -> type | None:
-    """The module's Benchmark class: one with `family` and `measure`, preferring a class
-    defined in the module itself over an imported one."""
-    found = [obj for _, obj in inspect.getmembers(mod, inspect.isclass)
-             if hasattr(obj, "measure") and hasattr(obj, "family")]
-    own = [c for c in found if c.__module__ == mod.__name__]
-    return (own or found or [None])[0]
-
-
-STAGES: list[Stage] = [
-    Stage("topology", "machine topology, memory mode, devices", None),
-    Stage("peaks", "compute peak and measured clock", "numascope.bench.compute", "Compute"),
-    Stage("bandwidth", "memory bandwidth: thread scaling and per-domain",
-          "numascope.bench.bandwidth", "Bandwidth"),
-    Stage("latency", "idle and loaded memory latency", "numascope.bench.latency", "Latency"),
-    Stage("matrix", "node-to-node bandwidth and latency matrices", "numascope.bench.matrix", "Matrix"),
-    Stage("c2c", "core-to-core latency", "numascope.bench.c2c", "C2C"),
-    Stage("compress", "compression against the memory wall (Blosc2)",
-          "numascope.bench.compress", "Compress"),
-]
+def all_stages() -> list[Stage]:
+    """The topology stage, then one stage per registered family."""
+    from numascope.families import families
+    return [Stage("topology", "machine topology, memory mode, devices", None)] + \
+        [Stage(c.stage, c.title, c) for c in families()]
 
 
 def load_topology() -> Topology:
@@ -84,8 +60,7 @@ def clock_probe() -> Callable[[], float]:
 
 def prepare(topo: Topology, profile: str, tags: dict[str, str]) -> tuple[RunRecord,
                                                                          NoiseMonitor]:
-    if profile not in PROFILES:
-        raise UserError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    profile = _profile(profile).name
     from numascope.console import to_plain
     probe = clock_probe()
     mon = NoiseMonitor(probe)
@@ -107,7 +82,7 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     after it "not run", and the record is finished and stored with every result committed
     so far. Committing a result and the final write are held against a second signal
     (signals.deferred), which is raised once they are done."""
-    stages = STAGES if stages is None else stages
+    stages = all_stages() if stages is None else stages
     for st in stages:
         rec.stage(st.name)
 
@@ -147,7 +122,7 @@ def _run_stage(st: Stage, topo: Topology, rec: RunRecord, keep: Callable[[Any], 
     info = rec.stage(st.name)
     t0 = time.monotonic()
     try:
-        if st.module is None:
+        if st.bench is None:
             info.status = "done"
             return
         try:

@@ -45,6 +45,7 @@ from numascope.bench.bw_sizes import (
     mem_available,
 )
 from numascope.errors import MeasurementError, UserError
+from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
@@ -458,6 +459,12 @@ class Bandwidth:
     relabelled and with a note saying so."""
 
     family = FAMILY
+    stage = "bandwidth"     # its name in `numascope run`
+    title = "memory bandwidth: thread scaling and per-domain"
+
+    def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
+        """The cases `numascope run` measures under this profile."""
+        return suite_cases(topo, profile.name)
 
     def __init__(self) -> None:
         self._done: dict[str, BenchResult] = {}

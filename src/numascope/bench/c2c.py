@@ -18,6 +18,7 @@ from typing import Any
 from numascope.bench.base import Case, core_errors
 from numascope.errors import MeasurementError, UserError
 from numascope.placement import check_cpus, parse_nodes
+from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
@@ -189,6 +190,12 @@ class C2C:
     """Core-to-core latency, one case per CPU pair."""
 
     family = FAMILY
+    stage = "c2c"     # its name in `numascope run`
+    title = "core-to-core latency"
+
+    def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
+        """The cases `numascope run` measures under this profile."""
+        return suite_cases(topo, profile.name)
 
     def cases(self, topo: Topology, cpus: list[int] | None = None, max_pairs: int = MAX_PAIRS,
               samples: int = 15, trips: int = 2000, homes: list[int | None] | None = None,

@@ -34,6 +34,7 @@ from numascope.bench.datasets import (
     too_small,
 )
 from numascope.errors import MeasurementError, UserError
+from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
@@ -170,6 +171,12 @@ class Compress:
     so each combination is compressed once, by the largest team."""
 
     family = FAMILY
+    stage = "compress"     # its name in `numascope run`
+    title = "compression against the memory wall (Blosc2)"
+
+    def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
+        """The cases `numascope run` measures under this profile."""
+        return suite_cases(topo, profile.name)
 
     def __init__(self) -> None:
         self._c = _Cache()

@@ -18,6 +18,7 @@ from numascope.bench.base import Case
 from numascope.errors import MeasurementError, UserError
 from numascope.peaks import blas, flops_peak, hpcc
 from numascope.peaks import summary as peaks_summary
+from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
@@ -96,6 +97,12 @@ class Compute:
     """Benchmark family "compute": clock, DGEMM, LU (numpy's BLAS) and HPL (hpcc)."""
 
     family = "compute"
+    stage = "peaks"     # its name in `numascope run`
+    title = "compute peak and measured clock"
+
+    def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
+        """The cases `numascope run` measures under this profile."""
+        return suite_cases(topo, profile.name)
 
     def __init__(self) -> None:
         self._clock: dict[str, Any] | None = None

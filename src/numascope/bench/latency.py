@@ -27,6 +27,7 @@ from typing import Any
 from numascope.bench.base import Case, core_errors
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.placement import check_cpus
+from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
@@ -469,6 +470,12 @@ class Latency:
     that breaks the curve's monotonicity gets its note when it is measured."""
 
     family = FAMILY
+    stage = "latency"     # its name in `numascope run`
+    title = "idle and loaded memory latency"
+
+    def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
+        """The cases `numascope run` measures under this profile."""
+        return suite_cases(topo, profile.name)
 
     def __init__(self) -> None:
         self._curves: dict[tuple, list[BenchResult]] = {}

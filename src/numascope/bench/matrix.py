@@ -16,6 +16,7 @@ from typing import Any
 from numascope.bench import latency as lat
 from numascope.bench.base import Case
 from numascope.errors import UserError
+from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 from numascope.topology.tiers import DRAM, tier_names
@@ -204,6 +205,12 @@ class Matrix:
     """One case per (source node, target node) pair."""
 
     family = FAMILY
+    stage = "matrix"     # its name in `numascope run`
+    title = "node-to-node bandwidth and latency matrices"
+
+    def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
+        """The cases `numascope run` measures under this profile."""
+        return suite_cases(topo, profile.name)
 
     def __init__(self, executor: Executor | None = None):
         self.executor = executor

@@ -20,11 +20,22 @@ import sys
 from numascope import __version__, signals
 from numascope.errors import MeasurementError, Unavailable, UserError
 
+_json_command: str | None = None   # set when --json was asked for: errors are JSON too
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
-        sys.stderr.write(f"numascope: error: {message}\n")
+        _fail(message, "bad-input", 2)
         raise SystemExit(2)
+
+
+def _fail(message: str, kind: str, code: int) -> None:
+    """The one-line error on standard error and, with --json, the envelope on standard
+    output carrying it (so a script reading JSON is never handed nothing)."""
+    sys.stderr.write(f"numascope: error: {message}\n")
+    if _json_command is not None:
+        from numascope.cli._common import emit
+        emit(_json_command, [], [{"kind": kind, "message": message, "exit_code": code}])
 
 
 def _commands() -> list:
@@ -59,15 +70,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    global _json_command
+    argv = sys.argv[1:] if argv is None else list(argv)
+    words = [a for a in argv if not a.startswith("-")]
+    _json_command = (words[0] if words else "") if "--json" in argv else None
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:   # --help, --version (0) or a bad flag (2, said in one line)
+        return int(e.code or 0)
     if not getattr(args, "_main", None):
         parser.print_help()
         return 2
     try:
         return int(args._main(args) or 0)
     except (UserError, MeasurementError, Unavailable) as e:
-        sys.stderr.write(f"numascope: error: {e}\n")
+        from numascope.cli._common import error_entry
+        _fail(str(e).splitlines()[0] if str(e) else type(e).__name__,
+              error_entry(e)["kind"], e.exit_code)
         return e.exit_code
     except BrokenPipeError:
         return 0
@@ -77,4 +97,8 @@ def _main(argv: list[str] | None) -> int:
         sys.stderr.write(
             f"numascope: internal error: {type(e).__name__}: {e} "
             "(set NUMASCOPE_DEBUG=1 for the traceback)\n")
+        if _json_command is not None:
+            from numascope.cli._common import emit
+            emit(_json_command, [], [{"kind": "internal", "exit_code": 1,
+                                      "message": f"{type(e).__name__}: {e}"}])
         return 1

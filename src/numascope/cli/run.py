@@ -43,16 +43,16 @@ def main(args: argparse.Namespace) -> int:
     from numascope.results.store import Store
 
     if args.list_stages:
-        for st in suite.STAGES:
+        for st in suite.all_stages():
             out.print(f"{st.name:10} {st.title}", markup=False)
         return 0
-    stages = suite.STAGES
+    stages = suite.all_stages()
     if args.stage:
         known = {s.name for s in stages}
         bad = [s for s in args.stage if s not in known]
         if bad:
             raise UserError(f"unknown stage {bad[0]!r}; stages: {', '.join(sorted(known))}")
-        stages = [s for s in stages if s.name in args.stage or s.module is None]
+        stages = [s for s in stages if s.name in args.stage or s.bench is None]
     tags = parse_tags(args.tag)
     profile = args.profile or suite.DEFAULT_PROFILE
     store = Store.open(args.store, write=True)   # refuse a bad store before measuring

@@ -1,0 +1,127 @@
+"""One reader of the host's own files — /proc/meminfo, /proc/cpuinfo, the hugetlb pool,
+node meminfo — and the one rule for "does this fit", on top of the topology's Tree (so a
+replayed root is read exactly like the live one, jail included).
+
+Every benchmark asks here before it allocates:
+    check_fits(need, what, nodes=None)      UserError (exit 2): a smaller --size is the fix
+    check_hugetlb(need, what)               Unavailable (exit 4): this host cannot, as set up
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from numascope.errors import Unavailable, UserError
+from numascope.topology.files import Tree
+from numascope.units import format_bytes
+
+HEADROOM = 0.9          # use at most 90 % of what is free: the kernel and we need some too
+HUGE_2M = 2 << 20       # the hugetlb page size the C core maps
+
+
+class Host:
+    """The host files under `root` ("/" is this machine). Values are read when asked, so
+    free memory is current."""
+
+    def __init__(self, root: str | Path = "/") -> None:
+        self.tree = root if isinstance(root, Tree) else Tree(root)
+
+    # -- meminfo ------------------------------------------------------------------------
+    def meminfo(self, key: str, node: int | None = None) -> int | None:
+        """A /proc/meminfo (or node<N>/meminfo) field: kB fields in bytes, counts as is;
+        None when missing or unreadable."""
+        rel = "proc/meminfo" if node is None else f"sys/devices/system/node/node{node}/meminfo"
+        return meminfo_field(self.tree.read(rel), key)
+
+    def mem_available(self) -> int | None:
+        return self.meminfo("MemAvailable")
+
+    def node_free(self, node: int) -> int | None:
+        return self.meminfo("MemFree", node)
+
+    def hugetlb_pool(self) -> tuple[int, int] | None:
+        """(free bytes, page bytes) of the default hugetlb pool; None when there is none."""
+        free, size = self.meminfo("HugePages_Free"), self.meminfo("Hugepagesize")
+        if free is None or not size:
+            return None
+        return free * size, size
+
+    # -- cpuinfo ------------------------------------------------------------------------
+    def cpuinfo(self) -> dict[str, str]:
+        """The first processor block of /proc/cpuinfo (empty if unreadable)."""
+        return cpuinfo_first(self.tree.read("proc/cpuinfo") or "")
+
+    def cpu_flags(self) -> set[str]:
+        info = self.cpuinfo()
+        return set((info.get("flags") or info.get("Features") or "").split())
+
+    # -- the rules ----------------------------------------------------------------------
+    def free_for(self, nodes: list[int] | tuple[int, ...] | None) -> tuple[int | None, str]:
+        """Free bytes where memory will go, and how a message names that place."""
+        if not nodes:
+            return self.mem_available(), "on this machine (MemAvailable)"
+        frees = [self.node_free(n) for n in nodes]
+        if any(f is None for f in frees):
+            return None, ""
+        names = ",".join(str(n) for n in nodes)
+        return sum(f for f in frees if f is not None), \
+            f"on node{'s' if len(nodes) > 1 else ''} {names}"
+
+    def check_fits(self, need: int, what: str, nodes=None) -> None:
+        """UserError when `need` bytes would not fit in what is free where they go."""
+        free, where = self.free_for(nodes)
+        if free is not None and need > HEADROOM * free:
+            raise UserError(f"{what} needs {format_bytes(need)} but only {format_bytes(free)} "
+                            f"is free {where}: use a smaller --size")
+
+    def check_hugetlb(self, need: int, what: str) -> None:
+        """Unavailable unless the default hugetlb pool holds `need` bytes in 2 MiB pages:
+        touching a hugetlb mapping the pool cannot back kills the process with SIGBUS."""
+        pool = self.hugetlb_pool()
+        if pool is None:
+            raise Unavailable("hugetlb pages: this kernel reports no hugetlb pool")
+        free, page = pool
+        if page != HUGE_2M:
+            raise Unavailable(f"hugetlb pages: the default huge page is {format_bytes(page)}, "
+                              "numascope maps 2 MiB ones; use --pages thp")
+        need = -(-need // page) * page
+        if need > free:
+            raise Unavailable(f"hugetlb pages: {what} needs {format_bytes(need)} but the pool "
+                              f"has {format_bytes(free)} free (reserve more through "
+                              "/proc/sys/vm/nr_hugepages, or use --pages thp)")
+
+
+@lru_cache(maxsize=4)
+def _host(root: str) -> Host:
+    return Host(root)
+
+
+def host(root: str | Path = "/") -> Host:
+    """The Host for `root` (one per root per process)."""
+    return _host(str(root))
+
+
+def meminfo_field(text: str | None, key: str) -> int | None:
+    """`key` from meminfo text ("MemFree:  123 kB" or "Node 0 MemFree:  123 kB")."""
+    if not text:
+        return None
+    m = re.search(rf"^(?:Node \d+ )?{re.escape(key)}:\s+(\d+)\s*(kB)?", text, re.MULTILINE)
+    if not m:
+        return None
+    return int(m.group(1)) * (1024 if m.group(2) else 1)
+
+
+def cpuinfo_first(text: str) -> dict[str, str]:
+    """The first processor block that carries flags (x86) or Features (Arm)."""
+    info: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if info.get("processor") is not None and ("flags" in info or "Features" in info):
+                break
+            continue
+        if ":" in line:
+            k, _, v = line.partition(":")
+            info.setdefault(k.strip(), v.strip())
+    return info
