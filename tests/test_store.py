@@ -85,6 +85,7 @@ WRITER = textwrap.dedent("""
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     db = tmp_path / "shared" / "runs.db"       # neither process finds the store: both create
+    db.parent.mkdir()
     code = WRITER.format(tests=os.path.dirname(__file__))
     procs = [subprocess.Popen([sys.executable, "-c", code, str(w), str(db)],
                               stderr=subprocess.PIPE, text=True) for w in (1, 2)]

@@ -123,7 +123,9 @@ def test_cli_this_machine():
     r = run()
     assert r.returncode == 0, r.stderr
     assert "Machine" in r.stdout and "memory_mode" in r.stdout
-    j = json.loads(run("--json").stdout)
+    doc = json.loads(run("--json").stdout)
+    assert doc["command"] == "topo" and doc["errors"] == []
+    (j,) = doc["results"]
     assert j["schema_version"] == 1
     assert j["facts"]["threads"]["value"] == len(j["cpus"])
 

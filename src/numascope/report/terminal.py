@@ -1,4 +1,7 @@
-"""Terminal rendering of runs, lists of runs and comparisons (rich tables).
+"""Terminal rendering of runs, lists of runs and comparisons (rich tables); rendering only
+(records are serialised by numascope.results). Every table fits 80 columns: long cells wrap,
+nothing is cut. Values are shown by numascope.console.show (None: "unknown", booleans
+yes/no).
 
 Every string from the machine or the user is passed through rich's escape(), so a tag like
 "[red]" or a device name with brackets prints as itself."""
@@ -14,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from numascope.analysis.compare import Comparison
+from numascope.console import UNKNOWN, plural, show
 from numascope.results.run import RunRecord
 from numascope.results.store import RunSummary
 
@@ -23,11 +27,7 @@ _STATUS_STYLE = {"done": "green", "complete": "green", "skipped": "yellow",
 
 
 def fmt(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
+    return show(v, digits)
 
 
 def tags_text(tags: dict[str, str]) -> str:
@@ -38,20 +38,26 @@ def _st(status: str) -> str:
     return f"[{_STATUS_STYLE.get(status, 'white')}]{escape(status)}[/]"
 
 
+def _table(title: str | None = None, **kw: Any) -> Table:
+    """The house table: a rule under the head, one space between columns, no outer edge."""
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 padding=(0, 1, 0, 0), **kw)
+
+
 def runs_table(runs: list[RunSummary]) -> Table:
-    t = Table(title="stored runs", title_justify="left")
+    t = _table("stored runs")
     t.add_column("run", no_wrap=True)
-    t.add_column("UTC", min_width=4)
+    t.add_column("UTC", overflow="fold", min_width=5)
     for c in ("host", "tags", "mode"):
-        t.add_column(c, min_width=4)
-    t.add_column("stages")
-    t.add_column("res.", justify="right")
-    t.add_column("status")
+        t.add_column(c, overflow="fold", min_width=4)
+    t.add_column("stages", justify="right", no_wrap=True)
+    t.add_column("res.", justify="right", no_wrap=True)
+    t.add_column("status", overflow="fold")
     for r in runs:
         done = sum(1 for s in r.stages if s.get("status") == "done")
         t.add_row(escape(r.run_id), escape(r.started[5:16].replace("T", " ")),
-                  escape(r.hostname or "?"), escape(tags_text(r.tags)),
-                  escape(r.memory_mode or "?"), f"{done}/{len(r.stages)}",
+                  escape(r.hostname or UNKNOWN), escape(tags_text(r.tags)),
+                  escape(r.memory_mode or UNKNOWN), f"{done}/{len(r.stages)}",
                   str(r.results), _st(r.status))
     return t
 
@@ -59,18 +65,18 @@ def runs_table(runs: list[RunSummary]) -> Table:
 def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> None:
     h = rec.host
     head = Table.grid(padding=(0, 2))
-    head.add_column(style="bold")
-    head.add_column()
+    head.add_column(style="bold", no_wrap=True)
+    head.add_column(overflow="fold")
+    bios = " ".join(str(x) for x in (h.get("bios_vendor"), h.get("bios_version")) if x)
     rows = [("run", rec.run_id), ("status", rec.status), ("started", rec.started),
             ("finished", rec.finished), ("profile", rec.profile),
-            ("tags", tags_text(rec.tags)), ("host", h.get("hostname")),
+            ("tags", tags_text(rec.tags) or "none"), ("host", h.get("hostname")),
             ("cpu", h.get("cpu_model")), ("kernel", h.get("kernel")),
-            ("bios", " ".join(str(x) for x in (h.get("bios_vendor"), h.get("bios_version"))
-                              if x)),
+            ("bios", bios or None),
             ("memory mode", h.get("memory_mode")), ("smt", h.get("smt")),
             ("governor", h.get("governor")), ("thp", h.get("thp")),
             ("numa_balancing", h.get("numa_balancing")), ("clock GHz", h.get("clock_ghz")),
-            ("topology", (h.get("topology_digest") or "")[:16])]
+            ("topology", (h.get("topology_digest") or "")[:16] or None)]
     for k, v in rows:
         head.add_row(k, escape(fmt(v)))
     console.print(head)
@@ -81,9 +87,12 @@ def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> No
 
 
 def stages_table(rec: RunRecord) -> Table:
-    t = Table(title="stages", title_justify="left")
-    for c in ("stage", "status", "results", "seconds", "reason"):
-        t.add_column(c)
+    t = _table("stages")
+    t.add_column("stage", no_wrap=True)
+    t.add_column("status", no_wrap=True)
+    t.add_column("results", justify="right", no_wrap=True)
+    t.add_column("seconds", justify="right", no_wrap=True)
+    t.add_column("reason", overflow="fold", ratio=1)
     for s in rec.stages:
         t.add_row(escape(s.name), _st(s.status), str(s.results), f"{s.seconds:.1f}",
                   escape(s.reason))
@@ -97,7 +106,7 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
         (")" if all_metrics else "; primary metric, --all-metrics for every one)")
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     t.add_column("family", no_wrap=True)
-    t.add_column("case · metric", ratio=1)
+    t.add_column("case · metric", ratio=1, overflow="fold")
     t.add_column("median", justify="right", no_wrap=True)
     t.add_column("min–max", justify="right", no_wrap=True)
     t.add_column("spread", justify="right", no_wrap=True)
@@ -182,7 +191,7 @@ def comparison_summary(cmp: Comparison) -> list[str]:
     words = ", ".join(f"{n} {_VERDICT_TEXT.get(k, k)}" for k, n in counts.items()) or "nothing"
     test = (f"{CORRECTION} over {cmp.tested}, family-wise error {ALPHA:.0%}" if cmp.tested
             else "no test")
-    lines = [f"verdict: {words} (of {sum(counts.values())} metrics; {test})"]
+    lines = [f"verdict: {words} (of {plural(sum(counts.values()), 'metric')}; {test})"]
     na, nb = len(cmp.a), len(cmp.b)
     if min(na, nb) < MIN_RUNS:
         lines.append(f"too few runs to claim a change ({na} vs {nb}): run each configuration "
@@ -192,13 +201,13 @@ def comparison_summary(cmp: Comparison) -> list[str]:
 
 
 def print_comparison(cmp: Comparison, console: Console) -> None:
-    console.print(f"A: {len(cmp.a)} run(s): {escape(', '.join(cmp.a))}")
-    console.print(f"B: {len(cmp.b)} run(s): {escape(', '.join(cmp.b))}")
+    console.print(f"A: {plural(len(cmp.a), 'run')}: {escape(', '.join(cmp.a))}")
+    console.print(f"B: {plural(len(cmp.b), 'run')}: {escape(', '.join(cmp.b))}")
     if cmp.config:
-        console.print("what differs between A and B:")
-        t = Table()
-        for c in ("setting", "A", "B"):
-            t.add_column(c)
+        t = _table("what differs between A and B")
+        t.add_column("setting", overflow="fold")
+        for c in ("A", "B"):
+            t.add_column(c, overflow="fold", ratio=1)
         for k, (va, vb) in cmp.config.items():
             t.add_row(escape(k), escape(", ".join(fmt(v) for v in va)),
                       escape(", ".join(fmt(v) for v in vb)))
@@ -213,5 +222,5 @@ def print_comparison(cmp: Comparison, console: Console) -> None:
         console.print(escape(line))
     console.print(f"[dim]{escape(cmp.method)}[/dim]")
     if cmp.only_a or cmp.only_b:
-        console.print(f"[dim]{len(cmp.only_a)} metrics only in A, "
+        console.print(f"[dim]{plural(len(cmp.only_a), 'metric')} only in A, "
                       f"{len(cmp.only_b)} only in B[/dim]")
