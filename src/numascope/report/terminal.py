@@ -45,19 +45,31 @@ def _table(title: str | None = None, **kw: Any) -> Table:
 
 
 def runs_table(runs: list[RunSummary]) -> Table:
-    t = _table("stored runs")
+    """One row per run. A host or memory mode shared by every run is named once in the
+    title instead of in a column, so the tags (what tells runs apart) get the room."""
+    hosts = {r.hostname or UNKNOWN for r in runs}
+    modes = {r.memory_mode or UNKNOWN for r in runs}
+    same = [f"host {h}" for h in hosts if len(hosts) == 1] + \
+        [f"memory mode {m}" for m in modes if len(modes) == 1]
+    t = _table(escape("stored runs" + (f" ({', '.join(same)})" if same else "")))
     t.add_column("run", no_wrap=True)
-    t.add_column("UTC", overflow="fold", min_width=5)
-    for c in ("host", "tags", "mode"):
-        t.add_column(c, overflow="fold", min_width=4)
+    t.add_column("UTC", no_wrap=True)
+    if len(hosts) > 1:
+        t.add_column("host", overflow="fold", min_width=4)
+    if len(modes) > 1:
+        t.add_column("mode", overflow="fold", min_width=4)
+    t.add_column("tags", overflow="fold", ratio=1, min_width=8)
     t.add_column("stages", justify="right", no_wrap=True)
     t.add_column("res.", justify="right", no_wrap=True)
-    t.add_column("status", overflow="fold")
+    t.add_column("status", no_wrap=True)
     for r in runs:
         done = sum(1 for s in r.stages if s.get("status") == "done")
-        t.add_row(escape(r.run_id), escape(r.started[5:16].replace("T", " ")),
-                  escape(r.hostname or UNKNOWN), escape(tags_text(r.tags)),
-                  escape(r.memory_mode or UNKNOWN), f"{done}/{len(r.stages)}",
+        cells = [escape(r.run_id), escape(r.started[5:16].replace("T", " "))]
+        if len(hosts) > 1:
+            cells.append(escape(r.hostname or UNKNOWN))
+        if len(modes) > 1:
+            cells.append(escape(r.memory_mode or UNKNOWN))
+        t.add_row(*cells, escape(tags_text(r.tags)), f"{done}/{len(r.stages)}",
                   str(r.results), _st(r.status))
     return t
 
@@ -204,7 +216,8 @@ def print_comparison(cmp: Comparison, console: Console) -> None:
     console.print(f"A: {plural(len(cmp.a), 'run')}: {escape(', '.join(cmp.a))}")
     console.print(f"B: {plural(len(cmp.b), 'run')}: {escape(', '.join(cmp.b))}")
     if cmp.config:
-        t = _table("what differs between A and B")
+        console.print("what differs between A and B:")
+        t = _table()
         t.add_column("setting", overflow="fold")
         for c in ("A", "B"):
             t.add_column(c, overflow="fold", ratio=1)
