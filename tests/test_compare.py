@@ -324,3 +324,21 @@ def test_unvalidated_results_are_left_out():
                                                                  [1.0, 2.0])}, validated=False)
     runs = [make_run({}, [bad]) for _ in range(6)]
     assert compare_runs(runs[:3], runs[3:]).diffs == []
+
+
+def test_cli_family_names_are_checked(tmp_path, capsys):
+    db = tmp_path / "runs.db"
+    a, b = sides(5, 3, 3)
+    with Store.open(db, write=True) as st:
+        for r in a + b:
+            st.save_run(r)
+    assert cli(["compare", "cfg=A", "cfg=B", "--family", "nosuch", "--store", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown family 'nosuch'; families: bandwidth, c2c" in err
+    # a stage name names its family: peaks is the compute family
+    assert cli(["compare", "cfg=A", "cfg=B", "--family", "peaks", "--json",
+                "--store", str(db)]) == 0
+    assert {d["family"] for d in json.loads(capsys.readouterr().out)["results"]} <= {"compute"}
+    for bad in ("-1", "nan", "inf"):
+        assert cli(["compare", "cfg=A", "cfg=B", "--min-effect", bad, "--store", str(db)]) == 2
+        assert "--min-effect must be" in capsys.readouterr().err

@@ -203,3 +203,38 @@ def test_ctrl_c_while_listing_cases_and_bug_in_a_family(fake_suite, tmp_path, mo
     assert st["blocked"]["status"] == "skipped" and st["two"]["status"] == "interrupted"
     with Store.open(db) as store:
         assert store.list_runs()[0].status == "interrupted"
+
+
+def test_bad_report_path_costs_no_measurement(fake_suite, tmp_path, monkeypatch, capsys):
+    measured = []
+    monkeypatch.setattr(FakeBench, "measure", lambda self, topo, case: measured.append(case))
+    db = tmp_path / "runs.db"
+    for report, says in ((tmp_path / "no" / "r.html", "does not exist"),
+                         (tmp_path / "r.txt", "must end in .html"),
+                         (tmp_path, "must end in .html")):
+        assert cli(["run", "--report", str(report), "--store", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1
+    assert measured == [] and not db.exists()
+
+
+def test_run_summary_fits_80_columns(fake_suite, tmp_path, monkeypatch, capsys):
+    from numascope import console
+    monkeypatch.setattr(console.out, "_width", 80, raising=False)
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--tag", "note=[red]a long label that will need to wrap somewhere[/]",
+                "--store", str(db), "--report", str(tmp_path / "r.html")]) == 0
+    cap = capsys.readouterr()
+    lines = cap.out.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    assert "…" not in cap.out and "True" not in cap.out.split()
+    assert "needs root to read MSRs" in cap.out              # the skipped stage's reason
+    assert "fake_two case 1" in cap.out and "[red]a long label" in cap.out
+    assert "  one: done (3 results" in cap.err and "blocked: skipped (0 results" in cap.err
+
+
+def test_list_stages_json(capsys):
+    assert cli(["run", "--list-stages", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "run" and doc["results"][0] == {
+        "name": "topology", "title": "machine topology, memory mode, devices"}
