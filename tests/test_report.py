@@ -199,3 +199,24 @@ def test_compression_section_is_the_codec_by_threads_table():
     assert "26 (1.1×)" in joined                         # GB/s and speed-up at 2 threads
     assert "compressed beats plain from 2 threads on" in joined
     assert "smooth <script>" in joined and dom.count("script") == 0
+
+
+def test_cli_report_json_and_paths_checked_first(tmp_path, capsys):
+    import json
+    db = tmp_path / "runs.db"
+    runs = _runs()
+    with Store.open(db, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+    out = tmp_path / "r.html"
+    assert cli(["report", "nps=1", "-o", str(out), "--store", str(db), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "report" and doc["errors"] == []
+    assert doc["results"] == [{"path": str(out), "runs": [runs[0].run_id]}]
+    assert "<details>" in out.read_text()
+    # a bad name is said before the store is opened (this store does not exist)
+    for bad, says in ((tmp_path / "r.pdf", "must end in .html"),
+                      (tmp_path / "no" / "r.html", "does not exist"), (tmp_path, "end in")):
+        assert cli(["report", "-o", str(bad), "--store", str(tmp_path / "none.db")]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1

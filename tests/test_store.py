@@ -368,3 +368,22 @@ def test_damaged_or_foreign_store_is_refused_and_untouched(tmp_path, argv, capsy
         lines = err.strip().splitlines()
         assert len(lines) == 1 and says in lines[0], (path.name, err)
         assert _files(tmp_path) == before, path.name
+
+
+def test_runs_on_an_empty_or_not_yet_made_store(tmp_path, capsys, monkeypatch):
+    from numascope.cli import main
+    db = tmp_path / "runs.db"
+    Store.open(db, write=True).close()
+    assert main(["runs", "--store", str(db)]) == 0
+    assert capsys.readouterr().out.strip() == f"no runs in {db}"
+    assert main(["runs", "--store", str(db), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["results"] == [] and doc["errors"] == [] and doc["command"] == "runs"
+    # the default store before anything was run: an empty list, and nothing created
+    monkeypatch.setenv("NUMASCOPE_STORE", str(tmp_path / "later" / "runs.db"))
+    assert main(["runs", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"] == []
+    assert not (tmp_path / "later").exists()
+    # a --store named by hand that does not exist is a mistake, said in one line
+    assert main(["runs", "--store", str(tmp_path / "typo.db")]) == 2
+    assert "no store at" in capsys.readouterr().err
