@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from numascope.analysis.compare import Comparison
+from numascope.analysis.primary import primary_metrics
 from numascope.console import UNKNOWN, plural, show
 from numascope.results.run import RunRecord
 from numascope.results.store import RunSummary
@@ -112,11 +113,14 @@ def stages_table(rec: RunRecord) -> Table:
 
 
 def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
-    """Median, range and spread per result; only each result's first (primary) metric
-    unless all_metrics. The family is named once per group, so the table fits 80 columns."""
+    """Median, range and spread per result; only each case's primary metrics (the ones
+    compare tests, numascope.analysis.primary) unless all_metrics. The family is named once
+    per group and a case once per result, so the table fits 80 columns; a metric is named
+    when it is not the family's main one."""
+    from numascope.analysis.primary import PRIMARY
     title = "results (median of the repetitions" + \
-        (")" if all_metrics else "; primary metric, --all-metrics for every one)")
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        (")" if all_metrics else "; primary metrics, --all-metrics for every one)")
+    t = _table(title)
     t.add_column("family", no_wrap=True)
     t.add_column("case · metric", ratio=1, overflow="fold")
     t.add_column("median", justify="right", no_wrap=True)
@@ -125,13 +129,24 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
     t.add_column("n", justify="right", no_wrap=True)
     last_family = None
     for r in rec.results:
-        metrics = list(r.metrics.values())
-        for m in metrics if all_metrics else metrics[:1]:
+        prim = primary_metrics(r.family, list(r.metrics))
+        main = (PRIMARY.get(r.family) or prim)[0]
+        shown = [m for m in r.metrics.values() if all_metrics or m.name in prim]
+        head = all_metrics and len(shown) > 1   # the case on a row of its own, then metrics
+        for i, m in enumerate(shown):
             family = "" if r.family == last_family else r.family
             if family and last_family is not None:
                 t.add_section()
             last_family = r.family
-            t.add_row(escape(family), f"{escape(r.case)} [dim]· {escape(m.name)}[/dim]",
+            if head and i == 0:
+                t.add_row(escape(family), escape(r.case))
+                family = ""
+            if head:
+                case = f"  [dim]·[/dim] {escape(m.name)}"
+            else:
+                case = escape(r.case) + (f" [dim]· {escape(m.name)}[/dim]"
+                                         if m.name != main else "")
+            t.add_row(escape(family), case,
                       f"{fmt(m.median)} {escape(m.unit)}", f"{fmt(m.min)}–{fmt(m.max)}",
                       "–" if not math.isfinite(m.spread) else f"{m.spread:.1%}",
                       str(len(m.values)))

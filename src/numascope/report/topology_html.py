@@ -20,11 +20,11 @@ CSS = """
 
 
 def _gib(b: Any) -> str:
-    return f"{b / 2**30:.1f} GiB" if isinstance(b, (int, float)) and b else "? GiB"
+    return f"{b / 2**30:.1f} GiB" if isinstance(b, (int, float)) and b else "memory unknown"
 
 
 def _mib(b: Any) -> str:
-    return f"{b / 2**20:.0f} MiB" if isinstance(b, (int, float)) and b else "?"
+    return f"{b / 2**20:.0f} MiB" if isinstance(b, (int, float)) and b else "size unknown"
 
 
 def _cores_html(cores: list[dict], cpu_ids: set[int]) -> str:

@@ -101,9 +101,9 @@ class RunRecord:
     def from_dict(cls, d: dict[str, Any]) -> RunRecord:
         d = migrate(d)
         return cls(
-            run_id=d["run_id"], started=d["started"], tool_version=d.get("tool_version", "?"),
+            run_id=d["run_id"], started=d["started"], tool_version=d.get("tool_version", "unknown"),
             finished=d.get("finished"), status=d.get("status", "complete"),
-            profile=d.get("profile", "?"), tags=dict(d.get("tags", {})),
+            profile=d.get("profile", "unknown"), tags=dict(d.get("tags", {})),
             host=dict(d.get("host", {})), noise=dict(d.get("noise", {})),
             topology=dict(d.get("topology", {})),
             stages=[StageInfo.from_dict(s) for s in d.get("stages", [])],

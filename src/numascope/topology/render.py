@@ -108,7 +108,7 @@ def distance_table(topo: Topology) -> Table | None:
 
 def _family_model(v: list) -> str:
     """[family, model] in that order (a cpu list would sort them): "family 26, model 2"."""
-    return ", ".join(f"{what} {'?' if x is None else x}"
+    return ", ".join(f"{what} {'unknown' if x is None else x}"
                      for what, x in zip(("family", "model"), v, strict=False))
 
 
