@@ -8,7 +8,12 @@ Safety rules (a store is someone's measurement history):
   half-created file is never seen and two processes creating it at once both succeed;
 - writes are short transactions (BEGIN IMMEDIATE) in WAL mode with a busy timeout and
   retries, so two runs can write at once and readers see a consistent state meanwhile;
-- each BenchResult is committed as soon as it finishes, so an interrupted run keeps it.
+- each BenchResult is committed as soon as it finishes, so an interrupted run keeps it;
+- reading leaves no file behind (no -wal or -shm is made when no writer is at work) and
+  works where nothing can be written (a read-only disk, someone else's folder); writing
+  there is refused as "read-only" before anything is measured, never called "damaged";
+- a new store is made only in a folder that exists (the default location's folders are
+  made) and can be written; anything else is one line, exit 2.
 """
 
 from __future__ import annotations
