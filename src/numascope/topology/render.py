@@ -34,6 +34,10 @@ def _thread(c: Cpu) -> str:
     return str(c.id)
 
 
+def _n(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _dev(d) -> str:
     return f"[green]{escape(str(d.kind))}[/green] {escape(str(d.name))} ({escape(str(d.address))})"
 
@@ -49,7 +53,7 @@ def machine_tree(topo: Topology) -> RichTree:
         dev_by_node.setdefault(d.numa_node, []).append(d)
     packages = topo.packages or []
     for p in packages:
-        pn = root.add(f"[bold cyan]Package S{p.id}[/bold cyan]  {len(p.cpus)} CPUs "
+        pn = root.add(f"[bold cyan]Package S{p.id}[/bold cyan]  {_n(len(p.cpus), 'CPU')} "
                       f"({format_list(p.cpus)})")
         for nid in p.nodes:
             node = topo.node(nid)
@@ -71,7 +75,7 @@ def machine_tree(topo: Topology) -> RichTree:
                         f"  [yellow](shared with N{',N'.join(str(x) for x in d.nodes if x != nid)})" \
                         "[/yellow]"
                     label = f"[bold]L3 #{l3}[/bold] {_bytes(d.size_bytes)}{part}"
-                ln = nn.add(f"{label}  {len(cores)} cores")
+                ln = nn.add(f"{label}  {_n(len(cores), 'core')}")
                 ln.add(" ".join("[" + ",".join(_thread(by_id[c]) for c in k.cpus) + "]"
                                 for k in cores))
             for d in dev_by_node.get(nid, []):
