@@ -108,7 +108,7 @@ def test_bind_and_interleave(topo):
     for policy in ("bind", "interleave"):
         r = bw.measure(topo, kernel="triad", cpus=_cpus(topo, 1), size_bytes=SMALL, reps=1,
                        memory={"policy": policy, "nodes": [node]})
-        assert r.placement["memory"]["policy"] == policy
+        assert r.placement["memory"] == {"policy": policy, "nodes": [node], "pages": "thp"}
         if r.placement["sampled_pages"] >= 0:
             assert set(r.placement["pages_per_node"]) == {node}
 
@@ -189,12 +189,15 @@ def test_no_kernel_became_memcpy_or_memset():
 def test_identical_case_reuses_measurement(topo):
     bench = bw.Bandwidth()
     cpus = _cpus(topo, 1)
-    common = {"kernel": "copy", "cpus": cpus, "memory": None, "size_bytes": SMALL, "reps": 1,
-              "isa": "auto", "nt": "off"}
+    common = bw.BandwidthParams(kernel="copy", cpus=tuple(cpus), size_bytes=SMALL, reps=1,
+                                nt="off").checked(topo)
+    from dataclasses import replace
+
     from numascope.bench.base import Case
-    a = bench.measure(topo, Case("a", {**common, "sweep": "scaling"}))
-    b = bench.measure(topo, Case("b", {**common, "sweep": "per-domain", "domains": ["S0"]}))
-    assert b.case == "b" and b.params["sweep"] == "per-domain"
+    a = bench.measure(topo, Case("a", replace(common, sweep="scaling", policies=("compact",))))
+    b = bench.measure(topo, Case("b", replace(common, sweep="per-domain", domains=("S0",))))
+    assert b.case == "b" and b.params["sweep"] == "per-domain" and b.params["domains"] == ["S0"]
+    assert "policies" not in b.params and a.params["policies"] == ["compact"]
     assert b.metrics["bandwidth"].values == a.metrics["bandwidth"].values
     assert any("same measurement as case 'a'" in n for n in b.notes)
     assert a.params["sweep"] == "scaling" and not any("same" in n for n in a.notes)
