@@ -718,7 +718,30 @@ static PyObject *py_kernels(PyObject *self, PyObject *noargs) {
     return out;
 }
 
+/* read_sum(data, isa) -> the read kernel's sum of a buffer of doubles (any alignment): the
+ * function compress.c's plain sum calls, open to tests. */
+static PyObject *py_read_sum(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const char *isa_s;
+    if (!PyArg_ParseTuple(args, "Os", &data, &isa_s)) return NULL;
+    int isa = parse_isa(isa_s);
+    if (isa < 0) return ns_value_error("unknown ISA '%s'", isa_s);
+    if (!ns_isa_supported(isa)) return ns_value_error("this CPU cannot run %s kernels", isa_s);
+    Py_buffer v;
+    if (PyObject_GetBuffer(data, &v, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (v.len % sizeof(double)) {
+        PyBuffer_Release(&v);
+        return ns_value_error("a buffer of doubles (length a multiple of 8)");
+    }
+    double r = ns_bw_read(isa, v.buf, (size_t)v.len / sizeof(double));
+    PyBuffer_Release(&v);
+    return PyFloat_FromDouble(r);
+}
+
 PyMethodDef ns_bw_methods[] = {
+    {"read_sum", py_read_sum, METH_VARARGS,
+     "read_sum(data, isa) -> float: the bandwidth read kernel's sum of a buffer of doubles "
+     "(any alignment), as the compression family's plain sum uses it."},
     {"kernels", py_kernels, METH_NOARGS,
      "kernels() -> [{'name', 'formula', 'arrays' (how many), 'uses' (['a', 'c']), 'writes' "
      "('c', or '' for a kernel that sums), 'stores' (arrays written per element, 0 or 1), "

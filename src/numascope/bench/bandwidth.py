@@ -33,7 +33,6 @@ With streaming (non-temporal) stores there is no write-allocate: traffic = STREA
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -86,12 +85,6 @@ def auto_isas() -> list[str]:
     avail = _core.isa()
     vec = [i for i in avail if i != "scalar"]
     return vec or avail
-
-
-@functools.cache
-def _warn_once(msg: str) -> None:
-    from numascope.console import warn
-    warn(msg)
 
 
 def _host_of(topo: Topology) -> Host | None:
@@ -281,8 +274,7 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
         p.check_fits(h)
         p.check_pages(h)
     if sysstate.numa_balancing():
-        notes.append(NUMA_BALANCING_NOTE)
-        _warn_once(NUMA_BALANCING_NOTE)   # on stderr once per process, in every result
+        notes.append(NUMA_BALANCING_NOTE)   # in every result; the command says it once
 
     vs = variants(p.kernel, p.isa, p.nt)
     try:

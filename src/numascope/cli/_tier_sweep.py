@@ -24,7 +24,7 @@ def run_sweep(args: argparse.Namespace, topo: Topology, kernels: list[str], wher
     from numascope import placement
     from numascope.bench import bw_tiers
     from numascope.bench.bandwidth import UNITS_NOTE, BandwidthParams
-    from numascope.cli._runner import finish, measure, save_plot
+    from numascope.cli._runner import finish, measure, save_plot, warn_notes
     from numascope.errors import UserError
 
     if args.scaling or args.per_domain:
@@ -44,6 +44,7 @@ def run_sweep(args: argparse.Namespace, topo: Topology, kernels: list[str], wher
     line = bw_tiers.kernel_line(topo, dram, tier)
     outcome = measure(bw_tiers.TierSweep(), topo, cases, label="tier sweep", quiet=args.json)
     rows = bw_tiers.summary(outcome.results)
+    warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
     save_plot(plot, _figures, outcome.results)
     extra: dict[str, Any] = {"tier_sweep": rows,
                              "nodes": {"dram": dram, "tier": tier, "chosen": how},

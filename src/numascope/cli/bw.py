@@ -73,7 +73,7 @@ def _figures(results):
 
 
 def main(args: argparse.Namespace) -> int:
-    from numascope.bench.bandwidth import NUMA_BALANCING_NOTE, UNITS_NOTE, Bandwidth
+    from numascope.bench.bandwidth import UNITS_NOTE, Bandwidth
     from numascope.cli._common import check_output, cpus_arg, memory_arg, threads_arg
     from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot, warn_notes
     from numascope.errors import UserError
@@ -102,8 +102,7 @@ def main(args: argparse.Namespace) -> int:
                         where=where, policy=args.policy, threads=threads, memory=memory,
                         size_bytes=size, reps=args.reps, isa=args.isa, nt=args.nt)
     outcome = measure(bench, topo, cases, label="bw", quiet=args.json)
-    warn_notes(outcome.results,
-               skip=lambda n: n.startswith("auto:") or n == NUMA_BALANCING_NOTE)
+    warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
     save_plot(plot, _figures, outcome.results)
     return finish(args, NAME, outcome, render=_print, extra={"units": UNITS_NOTE})
 
@@ -123,23 +122,30 @@ def _pages(r) -> str:
 PAGE_WORDS = {"none": "base pages", "thp": "", "hugetlb": "hugetlb pages"}
 
 
-def _placement(r) -> str:
-    """What a row is about besides its kernel and CPUs: the policies or domains that gave
-    those CPUs ("every policy" when all of them did), and the memory placement when it is
-    not first touch on transparent huge pages."""
+def _memory(r) -> str:
+    """The memory placement in words, empty for first touch on transparent huge pages:
+    "bind N1", "interleave N0,N1; base pages", "first-touch; hugetlb pages"."""
     from dataclasses import replace
 
     from numascope.memspec import MemorySpec
+    mem = MemorySpec.from_dict(r.placement.get("memory"))    # old records: "huge"
+    words = [] if mem.first_touch else [replace(mem, pages="thp").describe()]
+    if PAGE_WORDS[mem.pages]:
+        words.append(PAGE_WORDS[mem.pages])
+    return "; ".join(words)
+
+
+def _placement(r, memory: bool) -> str:
+    """What a row is about besides its kernel and CPUs: the policies or domains that gave
+    those CPUs ("every policy" when all of them did), and (`memory`) the memory placement
+    when it is not the same for every row."""
     from numascope.placement import POLICIES
     p = r.params
     names = p.get("domains") or p.get("policies") or [p.get("policy") or "cpus"]
     what = "every policy" if len(names) > 1 and set(names) == set(POLICIES) else \
         ", ".join(names)
-    mem = MemorySpec.from_dict(r.placement.get("memory"))
-    words = [] if mem.first_touch else [replace(mem, pages="thp").describe()]
-    if PAGE_WORDS[mem.pages]:
-        words.append(PAGE_WORDS[mem.pages])
-    return "; ".join([what, *words])
+    mem = _memory(r) if memory else ""
+    return f"{what}; {mem}" if mem else what
 
 
 def _print(results, console) -> None:
@@ -160,6 +166,7 @@ def _print(results, console) -> None:
         t.add_column(col, justify=just, overflow="fold",
                      no_wrap=col in ("kernel", "best", "median", "spread", "DRAM"))
     flagged = False
+    mems = {_memory(r) for r in results}
     for r in results:
         bw = r.metrics["bandwidth"]
         dram = r.metrics["dram_bandwidth"]
@@ -170,10 +177,13 @@ def _print(results, console) -> None:
             pages += " (!)"
             flagged = True
         t.add_row(Text(f"{p['kernel']} {code}"),
-                  Text(f"{r.placement.get('cpulist', '')} ({p['threads']})"),
-                  Text(_placement(r)), f"{bw.best:.1f}", f"{bw.median:.1f}",
+                  Text(f"{r.placement.get('cpulist', '').replace(',', ', ')} "
+                       f"({p['threads']})"),
+                  Text(_placement(r, memory=len(mems) > 1)), f"{bw.best:.1f}", f"{bw.median:.1f}",
                   f"{100 * bw.spread:.1f}%", f"{dram.best:.1f}", Text(pages))
     console.print(t)
+    if len(mems) == 1 and next(iter(mems)):
+        console.print(Text(f"memory: {next(iter(mems))}"))
     console.print()
     p = results[0].params
     excluded = sum(len(r.params.get("excluded_reps") or []) for r in results)
