@@ -21,6 +21,7 @@ BAD = [
     Bad(["bw", "--cpus", "999"], 2, "CPU 999 does not exist", "a CPU this machine lacks"),
     Bad(["bw", "--cpus", ""], 2, "--cpus is empty", "an empty CPU list"),
     Bad(["bw", "--cpus", "0", "--domain", "S0"], 2, "not both", "the old --domain as well"),
+    Bad(["bw", "--domain", " "], 2, "--domain is empty", "the old --domain, empty"),
     Bad(["bw", "--cpus", "0", "--cpunodebind", "0"], 2, "not both", "two CPU selections"),
     Bad(["bw", "--cpunodebind", "7"], 2, "N7 does not exist", "a node this machine lacks"),
     Bad(["bw", "--membind", "9"], 2, "node 9 does not exist", "memory on a missing node"),

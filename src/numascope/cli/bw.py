@@ -82,9 +82,11 @@ def main(args: argparse.Namespace) -> int:
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
     kernels = _kernels(args.kernel)
-    if args.domain is not None:
+    if args.domain is not None:         # the old spelling of --cpus
         if args.cpus is not None:
             raise UserError("give --cpus or --domain, not both")
+        if not args.domain.strip():
+            raise UserError("--domain is empty: give e.g. 0-3, S0, N1, L3:5 or all")
         args.cpus = args.domain
     where = cpus_arg(args)
     threads = threads_arg(args)
