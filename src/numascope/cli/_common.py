@@ -118,10 +118,10 @@ def check_output(path: str | None, flag: str, suffixes: tuple[str, ...] = ()) ->
     p = Path(path)
     if not str(path).strip():
         raise UserError(f"{flag} is empty: give a file name")
-    if suffixes and p.suffix.lower() not in suffixes:
-        raise UserError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
     if p.is_dir():
         raise UserError(f"{flag} {path} is a folder: give a file name")
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise UserError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise UserError(f"{flag} {path}: folder {parent} does not exist")
