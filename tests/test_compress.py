@@ -343,3 +343,74 @@ def test_block_and_read_options(topo):
                                       "shuffle", [0])
         core.cz_measure(core.cz_plain_new(np.zeros(1024, np.float32), 4096, [0]), store, [0],
                         "f4", 1, "block")
+
+
+def test_bad_plot_path_costs_no_measurement(monkeypatch, capsys):
+    from numascope.cli import main
+
+    def never(self, topo, case):
+        raise AssertionError("measured before --plot was checked")
+    monkeypatch.setattr(cz.Compress, "measure", never)
+    assert main(["compress", "--size", "4M", "--plot", "/nonexistent/x.png"]) == 2
+    assert "folder /nonexistent does not exist" in capsys.readouterr().err
+
+
+def test_cpus_and_the_old_where_spelling(monkeypatch, capsys):
+    from numascope.cli import _runner, main
+    seen = []
+
+    def record(bench, topo, cases, **kw):     # the cases the command built, not measured
+        seen.append({(c.params.where, c.params.threads) for c in cases})
+        return _runner.Outcome()
+    monkeypatch.setattr(_runner, "measure", record)
+    for flags in (["--cpus", "0"], ["--where", "0"], ["--cpunodebind", "0"]):
+        assert main(["compress", "--size", "4M", "--codecs", "lz4", *flags,
+                     "--threads", "1"]) == 0
+    assert seen == [{("0", 1)}, {("0", 1)}, {("N0", 1)}]
+    assert main(["compress", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    assert "--cpus" in help_text and "--cpunodebind" in help_text
+    assert "--where" not in help_text and "--membind" not in help_text
+
+
+def _summary(threads, label="blosclz-9-bitshuffle", name="rain.npy"):
+    row = cz.ComboRow(label, 1234.56, 12.3, {t: 123.45 for t in threads},
+                      {t: 12.34 for t in threads})
+    return cz.DataSummary(name, "a file", 1 << 30, "f4", 1 << 18, threads,
+                          {t: 99.99 for t in threads}, [row],
+                          {t: (label, 123.45, 12.34) for t in threads}, 2, ["a note"])
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_many_thread_counts_spill_into_more_tables_not_past_the_width(width):
+    from rich.console import Console
+
+    from numascope.cli.compress import _print
+    threads = [1, 2, 4, 8, 16, 32, 64, 128, 192]
+    con = Console(width=width, record=True, force_terminal=False)
+    _print(_summary(threads, name="rain [bold]x[/bold].npy"), con)
+    text = con.export_text()
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width
+    assert "…" not in text
+    assert all(f"{t} thread{'s' if t > 1 else ''} " in text for t in threads)
+    assert text.count("blosclz-9-bitshuffle │") > 1          # the label repeats per table
+    assert "rain [bold]x[/bold].npy" in text                  # a name is not markup
+    assert "best at 1 thread:" in text and "from 2 threads" in text
+    tables = text.count("┏")
+    assert tables == (4 if width == 80 else 3), text
+
+
+def test_json_envelope_carries_an_interruption(monkeypatch, capsys):
+    from numascope.bench.base import Interrupted
+    from numascope.cli import main
+
+    def stop(self, topo, case):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cz.Compress, "measure", stop)
+    rc = main(["compress", "--size", "4M", "--codecs", "lz4", "--clevels", "1",
+               "--filters", "shuffle", "--threads", "1", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 130 and doc["results"] == [] and doc["summary"] == []
+    assert doc["errors"][0]["kind"] == "interrupted"
+    assert Interrupted  # the runner turned the KeyboardInterrupt into one
