@@ -45,7 +45,7 @@ BAD = [
     Bad(["bw", "--huge", "bogus"], 2, "invalid choice", "the old --huge, wrong value"),
     Bad(["bw", "--plot", "/nonexistent/x.png"], 2, "does not exist", "a plot in no folder"),
     Bad(["bw", "--plot", "out.txt"], 2, "must end in .png or .svg", "a plot that is text"),
-    Bad(["bw", "--plot", "{tmp}"], 2, "--plot", "a plot path that is a folder"),
+    Bad(["bw", "--plot", "{tmp}"], 2, "is a folder", "a plot path that is a folder"),
     Bad(["bw", "--tier-sweep", "--scaling"], 2, "leave out --scaling", "two sweeps at once"),
     Bad(["bw", "--tier-sweep", "--membind", "0"], 2, "sets the memory placement itself",
         "a tier sweep with a memory policy"),

@@ -55,7 +55,7 @@ BAD = [
         "plot in a missing folder"),
     Bad(["compress", "--plot", "{tmp}/x.txt"], 2, "must end in .png or .svg",
         "plot not an image"),
-    Bad(["compress", "--plot", "{tmp}"], 2, "must end in", "plot is a folder"),
+    Bad(["compress", "--plot", "{tmp}"], 2, "is a folder", "plot is a folder"),
 ]
 
 JSON = [

@@ -154,7 +154,7 @@ def test_suite_cases_quick(topo):
     assert len(cases) == len(cz.QUICK_COMBOS) * len(cz.thread_counts(
         len(topo.usable_cpus())))
     assert all(c.params.data.name == "smooth" for c in cases)
-    assert {c.params.reps for c in cases} == {QUICK.reps}
+    assert {c.params.reps for c in cases} == {cz.DEFAULT_REPS}
     assert {c.params.data.size for c in cases} == {cz.default_size(topo, QUICK)}
 
 
@@ -164,7 +164,7 @@ def test_suite_cases_full_covers_every_data_set_and_codec(topo):
     assert {c.params.codec for c in cases} == set(cz.CODECS)
     assert {c.params.clevel for c in cases} == set(cz.SUITE_CLEVELS)
     assert {c.params.filter for c in cases} == set(cz.SUITE_FILTERS)
-    assert {c.params.reps for c in cases} == {FULL.reps}
+    assert {c.params.reps for c in cases} == {cz.DEFAULT_REPS}
 
 
 def test_default_size_reads_the_profile_bounds():

@@ -418,19 +418,22 @@ def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
     threads. Dense profile (full): the three synthetic sets, every codec at clevel 1 and 5
     with shuffle and bytedelta (Blosc's usual winners for numeric data); the whole codec x
     clevel x filter sweep is `numascope compress --profile full`, too long for a suite
-    stage. Sizes within the profile's bounds, its repetitions."""
+    stage. Sizes within the profile's bounds."""
     prof = _profile(profile)
     bench = Compress()
+    # 5 repetitions in both profiles: a compression case is long enough for its median to
+    # settle, and the full sweep is already the longest stage
+    reps = DEFAULT_REPS
     size = default_size(topo, prof)
     if not prof.dense:
         cases: list[Case] = []
         spec = DataSpec("smooth", size=size)
         for codec, lv, filt in QUICK_COMBOS:
             cases += bench.cases(topo, spec, codecs=[codec], clevels=[lv], filters=[filt],
-                                 reps=prof.reps)
+                                 reps=reps)
         return cases
     return bench.cases(topo, [DataSpec(n, size=size) for n in SYNTHETIC],
-                       clevels=SUITE_CLEVELS, filters=SUITE_FILTERS, reps=prof.reps)
+                       clevels=SUITE_CLEVELS, filters=SUITE_FILTERS, reps=reps)
 
 
 # -- analysis ----------------------------------------------------------------------------

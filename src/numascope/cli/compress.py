@@ -50,12 +50,8 @@ def register(p: argparse.ArgumentParser) -> None:
     # --interleave or --pages.
     add_placement(p, cpus="run the threads on these CPUs (default: all)", membind=False,
                   interleave=False, pages=None,
-                  threads="thread counts to sweep, e.g. 1,2,4 (default 1,2,4,...,all)")
-    # add_placement leaves an empty memory-policy group behind when neither --membind nor
-    # --interleave is wanted, and argparse's --help fails on an empty group (Python 3.11):
-    # drop it here until cli/_common.py creates the group only when it has members.
-    p._mutually_exclusive_groups[:] = [m for m in p._mutually_exclusive_groups
-                                       if m._group_actions]
+                  threads="thread counts to sweep, e.g. 1,2,4 (default 1,2,4,...,all)",
+                  threads_metavar="LIST")
     p.add_argument("--where", dest="cpus", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     p.add_argument("--plot", metavar="FILE", help="save GB/s vs threads plot(s) to FILE "
                    "(.png or .svg)")
