@@ -32,6 +32,7 @@ from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
 FAMILY = "storage"
+UNKNOWN = "the drive's node is unknown"
 MODES = ("run", "placement", "scaling")
 KNEE = 0.9        # IOPS per drive below 90 % of one drive alone: the knee
 PCT_METRICS = (("p50", "clat_p50"), ("p99", "clat_p99"), ("p99.9", "clat_p99.9"))
@@ -286,9 +287,14 @@ class Storage:
                 "write_clat_p99", "us", False,
                 [max(g.write_clat_us.get("p99", float("nan")) for g in r.groups) for r in runs],
                 "completion latency of the writes")
+        disks = [t.disk for t in targets if t.disk]
+        shared = sorted({d for d in disks if disks.count(d) > 1})
+        if shared:
+            notes.append(f"several targets are on the same drive ({', '.join(shared)}): "
+                         "they share it")
         for t in targets:
             if t.node is None:
-                notes.append(f"{t.path}: {t.evidence}")
+                notes.append(f"{t.path} ({t.disk or 'no block device'}): {UNKNOWN}")
         params = {k: v for k, v in cp.items() if k not in ("io",)}
         params.update({"io": p.to_dict(), "fio_version": version, "engine": engine,
                        "fio_numa": numa, "job": text, "command": cmd})
