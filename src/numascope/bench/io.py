@@ -21,10 +21,8 @@ from dataclasses import replace
 from typing import Any
 
 from numascope.bench.base import Case
-from numascope.bench.io_fio import Group, IoParams, fio_path, fio_version, job_text, probe, \
-    run_fio
-from numascope.bench.io_targets import Files, Target, check_device, check_dir, check_space, \
-    locate
+from numascope.bench.io_fio import Group, IoParams, fio_path, fio_version, job_text, probe, run_fio
+from numascope.bench.io_targets import Files, Target, check_device, check_dir, check_space, locate
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.memspec import MemorySpec
 from numascope.profile import Profile
@@ -197,16 +195,14 @@ class Storage:
         runs = []
         irq_before = interrupts([t.pci for t in targets if t.pci])
         try:
-            groups = []
-            for i, (t, pl) in enumerate(zip(targets, places)):
+            names = []
+            for t in targets:
                 if t.kind == "dir":
                     check_space([t.path], p.size)
-                    name = files.add(t.path)
+                    names.append(files.add(t.path))
                 else:
-                    name = t.path
-                groups.append(Group(f"t{i}", name, tuple(pl["cpus"]) if pl["cpus"] else None,
-                                    tuple(pl["mem_nodes"]) if pl["mem_nodes"] else None,
-                                    pl.get("mem_policy", "bind")))
+                    names.append(t.path)
+            groups = job_groups(case, names)
             text = job_text(p, groups, engine, numa=numa, readonly=device)
             cpus, wrap = None, None
             if not numa:
@@ -304,6 +300,14 @@ class Storage:
                      "memory": [pl["mem_nodes"] for pl in places],
                      "where": [pl["where"] for pl in places]}
         return BenchResult(FAMILY, case.label, params, m, placement, notes)
+
+
+def job_groups(case: Case, filenames: list[str]) -> list[Group]:
+    """The fio job groups of a case: one per target, its file, CPUs and memory nodes."""
+    return [Group(f"t{i}", name, tuple(pl["cpus"]) if pl["cpus"] else None,
+                  tuple(pl["mem_nodes"]) if pl["mem_nodes"] else None,
+                  pl.get("mem_policy", "bind"))
+            for i, (name, pl) in enumerate(zip(filenames, case.params["placement"]))]
 
 
 def placements(topo: Topology, t: Target) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -33,6 +34,8 @@ KIB = 1024
 MIB = 1 << 20
 PERCENTILES = (("p50", "50.000000"), ("p99", "99.000000"), ("p99.9", "99.900000"))
 KILL_GRACE_S = 5.0
+PIN_SRC = ("import os, sys; os.sched_setaffinity(0, [int(c) for c in sys.argv[1].split(',')]); "
+           "os.execv(sys.argv[2], sys.argv[2:])")
 
 
 # -- parameters ---------------------------------------------------------------------------
@@ -104,7 +107,7 @@ class Group:
 
 
 def _seconds(x: float) -> str:
-    return f"{int(x)}" if float(x).is_integer() else f"{int(round(x * 1000))}ms"
+    return f"{int(x)}" if float(x).is_integer() else f"{round(x * 1000)}ms"
 
 
 def _list(ids: tuple[int, ...]) -> str:
@@ -352,15 +355,12 @@ def run_fio(text: str, *, path: str | None = None, cpus: tuple[int, ...] | None 
         f.write(text)
     argv = [*(wrap or []), path, "--output-format=json", *(["--readonly"] if readonly else []),
             jobfile]
-
-    def pin() -> None:
-        if cpus:
-            os.sched_setaffinity(0, cpus)
-
+    if cpus:    # fio under this affinity (set in a tiny exec wrapper: no preexec_fn)
+        argv = [sys.executable, "-c", PIN_SRC, ",".join(map(str, cpus)), *argv]
     proc = None
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True, preexec_fn=pin if cpus else None)
+                                start_new_session=True)
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -387,4 +387,7 @@ def run_fio(text: str, *, path: str | None = None, cpus: tuple[int, ...] | None 
                                + (f"; fio said: {_first_line(err)}" if err.strip() else ""))
     if proc.returncode != 0:
         raise MeasurementError(f"fio exited {proc.returncode}: {_first_line(err or out)}")
-    return run, " ".join(argv[:-1] + ["JOBFILE"])
+    from numascope.placement import format_cpulist
+    shown = argv[4:] if cpus else argv
+    return run, (f"(under CPUs {format_cpulist(cpus)}) " if cpus else "") + \
+        " ".join(shown[:-1] + ["JOBFILE"])

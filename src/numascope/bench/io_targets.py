@@ -30,6 +30,14 @@ FILE_PREFIX = "numascope-io-"
 PCI_ADDR = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 
 
+def _stat(path: str) -> os.stat_result:     # one place, so tests can stand in a device
+    return os.stat(path)
+
+
+def _readable(path: str) -> bool:
+    return os.access(path, os.R_OK)
+
+
 @dataclass(frozen=True)
 class Target:
     """One thing fio reads or writes: a directory (numascope makes a file in it) or a
@@ -124,7 +132,7 @@ def check_device(path: str, *, readonly: bool, rw: str, root: str | Path = "/") 
         raise UserError(f"--device {path}: --rw {rw} writes, and numascope never writes to a "
                         "block device; measure writes with --dir on a mounted filesystem")
     try:
-        st = os.stat(path)
+        st = _stat(path)
     except FileNotFoundError:
         raise UserError(f"--device {path}: no such device") from None
     except OSError as e:
@@ -137,7 +145,7 @@ def check_device(path: str, *, readonly: bool, rw: str, root: str | Path = "/") 
     busy = mounted_or_held(tree, name, path)
     if busy:
         raise UserError(f"--device {path}: refused, {busy}")
-    if not os.access(path, os.R_OK):
+    if not _readable(path):
         raise Unavailable(f"--device {path}: cannot open it for reading (permission denied)")
     return name
 
@@ -222,7 +230,7 @@ def locate(topo: Topology, path: str, kind: str, root: str | Path = "/",
            majmin: str | None = None) -> Target:
     """The Target for a directory or device, with the node its disk hangs off (or why that
     is unknown). `majmin` overrides the one found with os.stat (tests)."""
-    st = os.stat(path)
+    st = _stat(path)
     if majmin is None:
         majmin = _majmin(st.st_rdev if kind == "device" else st.st_dev)
     tree = root if isinstance(root, Tree) else Tree(root)

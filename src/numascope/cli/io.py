@@ -144,10 +144,10 @@ def _us(v: float | None) -> str:
 def render(results: list, con, mode: str) -> None:
     """Tables that fit 80 columns: the job, then one row per case (or the study's table)."""
     from rich import box
+    from rich.markup import escape
     from rich.table import Table
 
     from numascope.bench import io
-    from rich.markup import escape
     if not results:
         con.print("no case finished")
         return
