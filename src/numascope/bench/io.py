@@ -51,8 +51,8 @@ def _has_memory(topo: Topology, node: int) -> bool:
 def local(topo: Topology, t: Target) -> dict[str, Any]:
     """CPUs and buffers on the target's node; unpinned when its node is unknown."""
     if t.node is None or t.node not in topo.node_ids() or not node_cpus(topo, t.node):
-        return unpinned("unpinned (node unknown)" if t.node is None else
-                        f"unpinned (node {t.node} has no usable CPU)")
+        return {**unpinned(), "why": "node unknown" if t.node is None else
+                f"node {t.node} has no usable CPU"}
     return on_node(topo, t.node, "local")
 
 
@@ -71,7 +71,8 @@ def given(cpus: list[int] | None, memory: MemorySpec | None, where: str) -> dict
     """The placement the user asked for with --cpus/--cpunodebind/--membind/--interleave."""
     mem = None if memory is None or memory.first_touch else list(memory.nodes)
     policy = "interleave" if memory is not None and memory.policy == "interleave" else "bind"
-    desc = ", ".join(x for x in (where if cpus else "",
+    cpu_words = f"CPUs {where}" if where[:1].isdigit() else where
+    desc = ", ".join(x for x in (cpu_words if cpus else "",
                                  memory.describe() if mem and memory else "") if x)
     return {"where": desc or "unpinned", "role": "given", "cpu_node": None,
             "cpus": list(cpus) if cpus else None, "mem_nodes": mem, "mem_policy": policy}
@@ -163,7 +164,8 @@ class Storage:
                 **(extra or {})})
         if mode == "run":
             places = [given(cpus, memory, where) if pinned else local(topo, t) for t in ts]
-            what = places[0]["where"] if len(ts) == 1 else \
+            why = places[0].get("why")
+            what = places[0]["where"] + (f" ({why})" if why else "") if len(ts) == 1 else \
                 f"{len(ts)} targets " + ("at once" if not pinned else places[0]["where"])
             return [case(what, ts, places)]
         if mode == "scaling":
