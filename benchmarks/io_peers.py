@@ -4,9 +4,9 @@
                                             [--runtime 5] [--ramp 1] [--size 1G] [--reps 3]
 
 numascope builds its case for DIR (placed local to the drive when its node is known,
-unpinned otherwise) and measures it the way `numascope io` does (Storage.measure: its own
-file created, laid out by fio, removed afterwards). The very same job text, only the file
-name changed to one this script creates in DIR, is then written to a job file and given to
+unpinned otherwise) and measures it the way `numascope io` does (Storage.measure inside
+reusing_files(): its own file, laid out by fio once, removed at the end). The job text it
+ran, unchanged (same file name), is then written to a job file and given to
 `fio --output-format=json` directly. The runs alternate (numascope, fio, numascope, fio …) so
 that drift of the drive hits both; the medians of IOPS and their ratio are printed, with the
 target of issue #13: numascope within +-5 % of fio (numascope adds orchestration, not
@@ -25,9 +25,8 @@ import sys
 import tempfile
 import time
 
-from numascope.bench.io import Storage, job_groups
-from numascope.bench.io_fio import IoParams, fio_path, fio_version, job_text, parse, probe
-from numascope.bench.io_targets import Files
+from numascope.bench.io import Storage
+from numascope.bench.io_fio import IoParams, fio_path, fio_version, parse, probe
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.topology import read_topology
 from numascope.units import parse_size
@@ -46,6 +45,8 @@ def main() -> int:
     ap.add_argument("--ramp", type=float, default=1.0)
     ap.add_argument("--size", default="1G")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="untimed numascope runs first (the freshly laid-out file settles)")
     a = ap.parse_args()
     tmp = None
     if a.dir is None:
@@ -68,38 +69,40 @@ def _compare(a: argparse.Namespace) -> int:
     (case,) = bench.cases(topo, params=p, dirs=[a.dir])
     fio = fio_path()
     engine, numa = probe(fio)
-    files = Files()
     jobfile = None
     ours, theirs = [], []
     ncmd = ""
+    direct: list[str] = []
     try:
-        data = files.add(a.dir)
-        text = job_text(p, job_groups(case, [data]), engine, numa=numa)
-        fd, jobfile = tempfile.mkstemp(prefix="io-peers-", suffix=".fio")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        direct = [fio, "--output-format=json", jobfile]
-        print(f"{fio_version(fio)}, engine {engine}, NUMA options in the job: "
-              f"{'yes' if numa else 'no'}")
-        print(f"target {a.dir}: {case.params['targets'][0]['evidence']}")
-        print(f"placement: {case.params['placement'][0]['where']}")
-        print("job file (fio direct; numascope's differs only in filename):")
-        print("  " + text.strip().replace("\n", "\n  "))
-        for i in range(a.reps):
-            t0 = time.monotonic()
-            r = bench.measure(topo, case)
-            ours.append(r.metrics["iops"].median)
-            ncmd = r.params["command"]
-            t1 = time.monotonic()
-            out = subprocess.run(direct, capture_output=True, text=True, check=False)
-            if out.returncode != 0:
-                raise MeasurementError(f"fio direct exited {out.returncode}: "
-                                       f"{out.stderr.strip()[:200]}")
-            theirs.append(parse(out.stdout).iops)
-            print(f"rep {i + 1}: numascope {ours[-1]:,.0f} IO/s ({t1 - t0:.1f} s wall), "
-                  f"fio {theirs[-1]:,.0f} IO/s ({time.monotonic() - t1:.1f} s wall)")
+        with bench.reusing_files() as files:     # numascope's file, reused by both
+            for _ in range(a.warmup):
+                bench.measure(topo, case)
+            for i in range(a.reps):
+                t0 = time.monotonic()
+                r = bench.measure(topo, case)
+                ours.append(r.metrics["iops"].median)
+                ncmd = r.params["command"]
+                t1 = time.monotonic()
+                if jobfile is None:             # numascope's own job text, as is
+                    fd, jobfile = tempfile.mkstemp(prefix="io-peers-", suffix=".fio")
+                    with os.fdopen(fd, "w") as f:
+                        f.write(r.params["job"])
+                    direct = [fio, "--output-format=json", jobfile]
+                    print(f"{fio_version(fio)}, engine {engine}, NUMA options in the job: "
+                          f"{'yes' if numa else 'no'}")
+                    print(f"target {a.dir}: {case.params['targets'][0]['evidence']}")
+                    print(f"placement: {case.params['placement'][0]['where']}; file "
+                          f"{files[a.dir]} (laid out once, used by both)")
+                    print("job file (the same for both):")
+                    print("  " + r.params["job"].strip().replace("\n", "\n  "))
+                out = subprocess.run(direct, capture_output=True, text=True, check=False)
+                if out.returncode != 0:
+                    raise MeasurementError(f"fio direct exited {out.returncode}: "
+                                           f"{out.stderr.strip()[:200]}")
+                theirs.append(parse(out.stdout).iops)
+                print(f"rep {i + 1}: numascope {ours[-1]:,.0f} IO/s ({t1 - t0:.1f} s wall), "
+                      f"fio {theirs[-1]:,.0f} IO/s ({time.monotonic() - t1:.1f} s wall)")
     finally:
-        files.remove()
         if jobfile:
             os.unlink(jobfile)
     print()

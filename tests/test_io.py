@@ -339,3 +339,33 @@ def test_nothing_is_created_when_the_study_is_refused(tmp_path):
         Storage().cases(read_topology("/"), params=SMALL, dirs=[str(tmp_path)],
                         mode="scaling")
     assert os.listdir(tmp_path) == []
+
+
+@needs_fio
+def test_inside_reusing_files_cases_share_one_file_removed_at_the_end(tmp_path):
+    topo = read_topology("/")
+    bench = Storage()
+    cases = bench.cases(topo, params=SMALL, dirs=[str(tmp_path)], sweep=[(1, 1), (4, 1)])
+    with bench.reusing_files() as files:
+        r1 = bench.measure(topo, cases[0])
+        (f,) = _ours(tmp_path)
+        assert files == {str(tmp_path): str(tmp_path / f)}
+        r2 = bench.measure(topo, cases[1])
+        assert _ours(tmp_path) == [f]
+    assert f"filename={tmp_path / f}" in r1.params["job"] and \
+        f"filename={tmp_path / f}" in r2.params["job"]
+    assert _ours(tmp_path) == []
+
+
+@needs_fio
+def test_fio_without_numa_support_runs_under_the_cpus_and_says_so(tmp_path, monkeypatch):
+    topo = read_topology("/")
+    cpu = min(os.sched_getaffinity(0))
+    monkeypatch.setattr(io, "probe", lambda path: ("io_uring", False))
+    bench = Storage()
+    (case,) = bench.cases(topo, params=SMALL, dirs=[str(tmp_path)], cpus=[cpu], where=str(cpu))
+    r = bench.measure(topo, case)
+    assert "cpus_allowed" not in r.params["job"] and r.params["fio_numa"] is False
+    assert r.params["command"].startswith(f"(under CPUs {cpu}) ")
+    assert any("sched_setaffinity" in n for n in r.notes)
+    assert r.metrics["iops"].median > 0 and _ours(tmp_path) == []

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -94,6 +96,20 @@ class Storage:
     def __init__(self, io_dir: str | None = None, *, root: str = "/") -> None:
         self.io_dir = io_dir
         self.root = root            # where sys/ and proc/ are read (a replayed root in tests)
+        self._reuse: dict[str, str] | None = None   # dir -> file, inside reusing_files()
+        self._reused = Files()
+
+    @contextmanager
+    def reusing_files(self) -> Iterator[dict[str, str]]:
+        """Inside this block every case on a directory uses the same file (laid out once,
+        not once per case); the files are removed when the block ends, however it ends.
+        Outside it, each case creates and removes its own. Yields {dir: file}."""
+        self._reuse = {}
+        try:
+            yield self._reuse
+        finally:
+            self._reuse = None
+            self._reused.remove()
 
     # -- cases ------------------------------------------------------------------------------
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
@@ -199,11 +215,17 @@ class Storage:
         try:
             names = []
             for t in targets:
-                if t.kind == "dir":
-                    check_space([t.path], p.size)
-                    names.append(files.add(t.path))
-                else:
+                if t.kind != "dir":
                     names.append(t.path)
+                elif self._reuse is not None and t.path in self._reuse:
+                    names.append(self._reuse[t.path])
+                else:
+                    check_space([t.path], p.size)
+                    if self._reuse is None:
+                        names.append(files.add(t.path))
+                    else:
+                        names.append(self._reused.add(t.path))
+                        self._reuse[t.path] = names[-1]
             groups = job_groups(case, names)
             text = job_text(p, groups, engine, numa=numa, readonly=device)
             cpus, wrap = None, None

@@ -115,7 +115,8 @@ def main(args: argparse.Namespace) -> int:
     path = fio_path()                      # before measuring: fio missing is exit 4, one line
     version = fio_version(path)
     engine, numa = probe(path)
-    outcome = measure(bench, topo, cases, label="io", quiet=args.json)
+    with bench.reusing_files():       # one file per --dir for every case, removed after
+        outcome = measure(bench, topo, cases, label="io", quiet=args.json)
     if not args.json:
         warn_notes(outcome.results, skip=lambda n: n.endswith(UNKNOWN))
     if plot is not None:
