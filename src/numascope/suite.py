@@ -31,10 +31,12 @@ class Stage:
     name: str                     # short name shown in progress and stored in the record
     title: str                    # what it measures
     bench: type | None            # the family class; None: the topology stage
+    options: tuple[tuple[str, Any], ...] = ()   # keyword arguments for the family class
 
     def load(self, topo: Topology, profile: Profile) -> tuple[Benchmark, list[Case]]:
-        """The family's Benchmark and this profile's cases."""
-        bench = self.bench()  # type: ignore[misc]
+        """The family's Benchmark (built with this stage's options) and this profile's
+        cases."""
+        bench = self.bench(**dict(self.options))  # type: ignore[misc]
         return bench, list(bench.suite_cases(topo, _profile(profile)))
 
 

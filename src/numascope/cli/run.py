@@ -27,6 +27,9 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stage", action="append", metavar="NAME",
                    help="run only these stages (repeatable; see --list-stages)")
     p.add_argument("--list-stages", action="store_true", help="list the stages and exit")
+    p.add_argument("--io-dir", metavar="DIR",
+                   help="run the storage stage with fio on a file numascope creates (and "
+                        "removes) in DIR; without it the storage stage is skipped")
     rep = p.add_mutually_exclusive_group()
     rep.add_argument("--report", metavar="FILE",
                      help="HTML report path (default ./numascope-report-<run id>.html)")
@@ -43,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
 
     if args.list_stages:
         return _list_stages(args, suite.all_stages())
-    stages = _stages(args.stage, suite.all_stages())
+    stages = _with_io_dir(_stages(args.stage, suite.all_stages()), args.io_dir)
     tags = parse_tags(args.tag)
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     if not args.no_report:   # a bad report path never costs a measurement
@@ -76,6 +79,20 @@ def _stages(names: list[str] | None, stages: list) -> list:
     if bad:
         raise UserError(f"unknown stage {bad[0]!r}; stages: {', '.join(sorted(known))}")
     return [s for s in stages if s.name in names or s.bench is None]
+
+
+def _with_io_dir(stages: list, io_dir: str | None) -> list:
+    """The storage stage given its directory (checked now, before anything is measured)."""
+    if io_dir is None:
+        return stages
+    from dataclasses import replace
+    from pathlib import Path
+
+    from numascope.errors import UserError
+    if not Path(io_dir).is_dir():
+        raise UserError(f"--io-dir {io_dir}: not a directory")
+    return [replace(s, options=(("io_dir", io_dir),)) if s.name == "storage" else s
+            for s in stages]
 
 
 def _measure(suite, store, stages: list, profile, tags: dict[str, str]):
