@@ -28,9 +28,13 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--load-cpus", default=None, metavar="CPUS",
                    help="loaded: CPUs generating bandwidth, 0-3 or S1, N1 … (default: all "
                         "others)")
-    add_placement(p, cpus="the chaser's CPU, one (default: the first usable; S0, N1, L3:5: "
-                          "the first usable CPU there)",
-                  cpunodebind=False, interleave=False, pages="none", threads=None)
+    add_placement(p, cpunodebind=False, interleave=False, pages="none", threads=None)
+    for a in p._actions:          # the same flags; what they mean for the chase
+        if a.dest == "cpus":
+            a.help = ("the chaser's CPU: one, e.g. 2, or the first usable CPU of S0 "
+                      "(package), N1 (node), L3:5 (default: the first usable CPU)")
+        elif a.dest == "membind":
+            a.help = "bind the buffer to this NUMA node (default: first touch, local)"
     # the spellings before numactl's words, kept for scripts
     p.add_argument("--cpu", dest="cpus", default=None, help=argparse.SUPPRESS)
     p.add_argument("--node", dest="membind", default=None, help=argparse.SUPPRESS)

@@ -26,7 +26,8 @@ def register(p: argparse.ArgumentParser) -> None:
             a.help = ROWS_HELP
         elif a.dest == "membind":
             a.help = COLS_HELP
-    p.add_argument("--pages", default=None, choices=PAGE_KINDS,
+    g = next(g for g in p._action_groups if g.title and g.title.startswith("placement"))
+    g.add_argument("--pages", default=None, choices=PAGE_KINDS,
                    help="page kind for both matrices (default: base pages for latency, THP "
                         "for bandwidth, as lat and bw)")
     # the spellings before numactl's words, kept for scripts
