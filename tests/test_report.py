@@ -216,7 +216,7 @@ def test_cli_report_json_and_paths_checked_first(tmp_path, capsys):
     assert "<details>" in out.read_text()
     # a bad name is said before the store is opened (this store does not exist)
     for bad, says in ((tmp_path / "r.pdf", "must end in .html"),
-                      (tmp_path / "no" / "r.html", "does not exist"), (tmp_path, "end in")):
+                      (tmp_path / "no" / "r.html", "does not exist"), (tmp_path, "is a folder")):
         assert cli(["report", "-o", str(bad), "--store", str(tmp_path / "none.db")]) == 2
         err = capsys.readouterr().err
         assert says in err and err.count("\n") == 1

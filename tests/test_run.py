@@ -211,7 +211,7 @@ def test_bad_report_path_costs_no_measurement(fake_suite, tmp_path, monkeypatch,
     db = tmp_path / "runs.db"
     for report, says in ((tmp_path / "no" / "r.html", "does not exist"),
                          (tmp_path / "r.txt", "must end in .html"),
-                         (tmp_path, "must end in .html")):
+                         (tmp_path, "is a folder")):
         assert cli(["run", "--report", str(report), "--store", str(db)]) == 2
         err = capsys.readouterr().err
         assert says in err and err.count("\n") == 1
