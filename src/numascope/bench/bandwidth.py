@@ -34,6 +34,7 @@ With streaming (non-temporal) stores there is no write-allocate: traffic = STREA
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -359,7 +360,7 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
     per_variant, excluded = _screen_variants(kernel, raw, n, notes)
     spread = _start_spread(raw, notes)
     # nt=auto: the faster store kind by median bandwidth, both kept
-    chosen = max(per_variant, key=lambda v: sorted(v[3])[len(v[3]) // 2])
+    chosen = max(per_variant, key=lambda v: statistics.median(v[3]))
     visa, vnt, times, gbs = chosen
     dram_pe = dram_bytes(kernel, vnt)
     stores = "n/a" if not STORES[kernel] else ("streaming" if vnt else "ordinary")
