@@ -90,7 +90,7 @@ def test_memory_spec_times_sockets_from_topology():
     topo = two_socket()
     d = peaks.dram_peak(topo, "12x DDR5-4800")
     assert d["value"] == 921.6 and d["channels"] == 24
-    assert "2 socket(s) × 12 channels × 4800 MT/s × 8 B = 921.6 GB/s" == d["formula"]
+    assert "2 sockets × 12 channels × 4800 MT/s × 8 B = 921.6 GB/s" == d["formula"]
 
 
 # -- FLOP/s peak through the topology --------------------------------------------------------
