@@ -60,9 +60,9 @@ def test_compute_benchmark(topo):
 
 
 def test_params_are_checked_once_when_made():
-    for bad in (dict(reps=0), dict(dgemm=(8,)), dict(clock_ghz=float("inf")),
-                dict(clock_ghz=0.0), dict(hpl_np=0), dict(hpl_n=10), dict(memory=""),
-                dict(memory="12x DDR9-4800"), dict(links="x")):
+    for bad in ({"reps": 0}, {"dgemm": (8,)}, {"clock_ghz": float("inf")},
+                {"clock_ghz": 0.0}, {"hpl_np": 0}, {"hpl_n": 10}, {"memory": ""},
+                {"memory": "12x DDR9-4800"}, {"links": "x"}):
         with pytest.raises(UserError):
             compute.ComputeParams(**bad)
 

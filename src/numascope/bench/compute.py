@@ -76,7 +76,7 @@ class ComputeParams:
                 raise UserError(f"--size {n}: matrix size too small (at least {MIN_SIZE})")
         if self.clock_ghz is not None and not (math.isfinite(self.clock_ghz)
                                                and 0 < self.clock_ghz < 100):
-            raise UserError(f"--clock must be a clock in GHz, positive and finite "
+            raise UserError(f"--clock must be a positive, finite clock in GHz below 100 "
                             f"(got {self.clock_ghz})")
         if self.hpl_np is not None:
             hpcc.check_procs(self.hpl_np)
