@@ -17,9 +17,10 @@ def families() -> list[type]:
     from numascope.bench.c2c import C2C
     from numascope.bench.compress import Compress
     from numascope.bench.compute import Compute
+    from numascope.bench.io import Storage
     from numascope.bench.latency import Latency
     from numascope.bench.matrix import Matrix
-    return [Compute, Bandwidth, Latency, Matrix, C2C, Compress, *_extra]
+    return [Compute, Bandwidth, Latency, Matrix, C2C, Compress, Storage, *_extra]
 
 
 def register(cls: type) -> type:
