@@ -76,7 +76,7 @@ def test_report_sections_escaping_and_self_contained(tmp_path):
     eff = text.split('id="efficiency"')[1].split("</section>")[0]
     assert eff.count("<table>") == 1 and "48.8%" not in eff
     assert "DRAM bandwidth" in eff and "50.0%" in eff   # median 100 of a 200 peak
-    assert "(median of 3 repetitions)" in eff
+    assert ": median of 3 repetitions" in eff
     assert eff.count("no peak summary stored with this run") == 1    # the second run
     # every result, collapsed
     res = text.split('id="results"')[1].split("</section>")[0]

@@ -159,25 +159,13 @@ def _run_stage(st: Stage, topo: Topology, rec: RunRecord, profile: Profile,
 
 
 def theoretical_peaks(topo: Topology, rec: RunRecord) -> dict[str, Any]:
-    """numascope.peaks.summary for this machine, with the clock measured in this run: the
-    peaks stage's clocks (one CPU alone and all cores busy, medians) when it ran, else the
-    run monitor's single-CPU reading at the start of the run. Each clock is labelled by what
-    it is, and the FLOP/s entry says which one its peak used."""
-    from numascope.peaks import CLOCK_ALL_BUSY, CLOCK_SINGLE
-    clock: dict[str, Any] = {}
-    for res in rec.results:
-        if res.family == "compute" and res.case == "clock":
-            clock = {k: m.median for k, m in res.metrics.items()}
-            clock["labels"] = {
-                "single_ghz": f"{CLOCK_SINGLE}, median over CPUs (peaks stage)",
-                "all_busy_ghz": f"{CLOCK_ALL_BUSY}, median over CPUs (peaks stage)"}
-    if not clock and rec.host.get("clock_ghz"):
-        clock = {"single_ghz": rec.host["clock_ghz"],
-                 "labels": {"single_ghz": f"{CLOCK_SINGLE} at run start (run monitor)"}}
+    """The run's peak summary, computed once (numascope.peaks.run_summary): the one the
+    peaks stage computed with the clocks it measured, else one from the run monitor's
+    single-CPU clock at the start of the run."""
     try:
         from numascope import peaks
         from numascope.results.plain import to_plain
-        return to_plain(peaks.summary(topo, clock=clock or None))
+        return to_plain(peaks.run_summary(topo, rec.results, rec.host.get("clock_ghz")))
     except Exception as e:  # noqa: BLE001 — peaks are context; never lose the run for them
         return {"error": f"{type(e).__name__}: {e}"}
 

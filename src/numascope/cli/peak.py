@@ -238,10 +238,3 @@ def render(con: Any, summary: dict[str, Any], results: list, problems: list[tupl
     from numascope.console import warn
     for label, msg in problems:
         warn(escape(f"{label}: {msg}"))
-
-
-def dram_from_result(r: Any) -> dict[str, Any]:
-    """The DRAM figures of one bandwidth result, by the one rule (numascope.peaks.
-    measured_from); kept for callers of the old name."""
-    from numascope.peaks import measured_from
-    return {k: v for k, v in measured_from([r]).items() if k.startswith("dram")}

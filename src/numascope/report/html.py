@@ -173,25 +173,6 @@ def _figures_section(runs: list[RunRecord]) -> str:
     return "".join(parts) or '<p class="dim">no plots for these results</p>'
 
 
-def measured_for_peaks(run: RunRecord) -> dict[str, Any]:
-    """Best measured figures per resource, in the shape numascope.peaks.efficiency_table
-    wants: the highest median DRAM bandwidth of any bandwidth case, every FLOP/s result;
-    each says it is a median and of how many repetitions."""
-    bw = [(m.median, f"{res.case} (median of {plural(len(m.values), 'repetition')})")
-          for res in run.results if res.family == "bandwidth" and res.validated
-          for m in res.metrics.values() if m.name == "bandwidth" and m.unit == "GB/s"]
-    fl = [(m.median, f"{res.case} (median of {plural(len(m.values), 'repetition')})")
-          for res in run.results
-          if res.family == "compute" and res.validated
-          for m in res.metrics.values() if m.name == "gflops"]
-    out: dict[str, Any] = {}
-    if bw:
-        out["dram_gbs"], out["dram_by"] = max(bw)
-    if fl:
-        out["gflops"] = fl
-    return out
-
-
 def _peak_rows(run: RunRecord) -> tuple[list[list[str]], str]:
     """The run's efficiency rows, or why there are none."""
     from numascope import peaks as peaks_mod
@@ -201,7 +182,7 @@ def _peak_rows(run: RunRecord) -> tuple[list[list[str]], str]:
     if "error" in summary:
         return [], f"{run.run_id}: the peaks could not be computed ({summary['error']})"
     try:
-        table = peaks_mod.efficiency_table(summary, measured_for_peaks(run))
+        table = peaks_mod.efficiency_table(summary, results=run.results)
     except Exception as e:  # noqa: BLE001 — shown in the report instead
         return [], f"{run.run_id}: efficiency table failed: {type(e).__name__}: {e}"
     return [[_e(run.run_id), _e(row.what), _e(row.measured_by), _num(row.measured),
