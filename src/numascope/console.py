@@ -28,7 +28,11 @@ def show(v: Any, digits: int = 4) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return f"{v:.{digits}g}" if math.isfinite(v) else "–"
+        if not math.isfinite(v):
+            return "–"
+        if 10 ** digits <= abs(v) < 1e12:   # 41,160 IO/s, not 4.116e+04
+            return f"{v:,.0f}"
+        return f"{v:.{digits}g}"
     if isinstance(v, (list, tuple)):
         return ", ".join(show(x, digits) for x in v)
     return str(v)

@@ -545,6 +545,8 @@ class Bandwidth:
 
     family = FAMILY
     stage = "bandwidth"     # its name in `numascope run`
+    # compared by default (numascope compare): GB/s counted the STREAM way, of the store kind reported (nt=auto: the faster one)
+    primary = ("bandwidth",)
     title = "memory bandwidth: thread scaling and per-domain"
 
     def __init__(self) -> None:

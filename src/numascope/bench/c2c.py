@@ -221,6 +221,8 @@ class C2C:
 
     family = FAMILY
     stage = "c2c"     # its name in `numascope run`
+    # compared by default (numascope compare): one-way ns per cache-line hand-off
+    primary = ("latency",)
     title = "core-to-core latency"
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:

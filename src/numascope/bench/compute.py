@@ -147,6 +147,8 @@ class Compute:
 
     family = "compute"
     stage = "peaks"     # its name in `numascope run`
+    # compared by default (numascope compare): DGEMM / LU / HPL: GFLOP/s; the clock case: the clock with every CPU busy
+    primary = ("gflops", "all_busy_ghz")
     title = "compute peak and measured clock"
 
     def __init__(self, params: ComputeParams | None = None) -> None:

@@ -91,6 +91,8 @@ class Storage:
 
     family = FAMILY
     stage = "storage"
+    # compared by default (numascope compare): IOPS and the p99 completion latency of each job
+    primary = ("iops", "clat_p99")
     title = "storage IOPS and latency by placement (fio)"
 
     def __init__(self, io_dir: str | None = None, *, root: str = "/") -> None:

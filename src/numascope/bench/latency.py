@@ -539,6 +539,8 @@ class Latency:
 
     family = FAMILY
     stage = "latency"     # its name in `numascope run`
+    # compared by default (numascope compare): ns per dependent load; a run's median of its samples is the p50
+    primary = ("latency",)
     title = "idle and loaded memory latency"
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:

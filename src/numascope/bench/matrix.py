@@ -309,6 +309,8 @@ class Matrix:
 
     family = FAMILY
     stage = "matrix"     # its name in `numascope run`
+    # compared by default (numascope compare): a node pair measures two independent things: idle latency and read bandwidth
+    primary = ("latency", "bandwidth")
     title = "node-to-node bandwidth and latency matrices"
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:

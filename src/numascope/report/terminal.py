@@ -117,7 +117,7 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
     compare tests, numascope.analysis.primary) unless all_metrics. The family is named once
     per group and a case once per result, so the table fits 80 columns; a metric is named
     when it is not the family's main one."""
-    from numascope.analysis.primary import PRIMARY
+    from numascope.analysis.primary import family_primary
     title = "results (median of the repetitions" + \
         (")" if all_metrics else "; primary metrics, --all-metrics for every one)")
     t = _table(title)
@@ -130,7 +130,7 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
     last_family = None
     for r in rec.results:
         prim = primary_metrics(r.family, list(r.metrics))
-        main = (PRIMARY.get(r.family) or prim)[0]
+        main = (family_primary(r.family) or prim)[0]
         shown = [m for m in r.metrics.values() if all_metrics or m.name in prim]
         head = all_metrics and len(shown) > 1   # the case on a row of its own, then metrics
         for i, m in enumerate(shown):
