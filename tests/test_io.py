@@ -145,7 +145,7 @@ def test_suite_needs_an_io_dir_and_reads_the_profile(nvme_on_node1):
 def test_registered_as_the_storage_family():
     from numascope.families import by_name, families
     assert Storage in families() and by_name("storage") is Storage
-    assert Storage.family == Storage.stage == "storage" and Storage.title
+    assert Storage.family == "storage" and Storage.title
 
 
 # -- reading results -------------------------------------------------------------------------

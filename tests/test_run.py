@@ -45,7 +45,7 @@ def _install(monkeypatch, name, cases=3, unavailable=None):
         k = cases if profile.name == "quick" else cases * 2
         return [Case(f"{name} case {i}", {"n": 1000 + i}) for i in range(k)]
 
-    cls = type(name, (FakeBench,), {"stage": name, "title": name,
+    cls = type(name, (FakeBench,), {"family": name, "title": name,
                                     "suite_cases": suite_cases})
     FAKES[name] = cls
     return cls
@@ -176,7 +176,8 @@ def test_runs_and_show_commands(fake_suite, tmp_path, capsys):
 def test_registry_names_real_families():
     names = [s.name for s in suite.all_stages()]
     assert names[0] == "topology"
-    assert {"peaks", "bandwidth", "latency", "matrix", "compress"} <= set(names)
+    assert {"compute", "bandwidth", "latency", "matrix", "compress", "c2c", "storage"} \
+        <= set(names)
 
 
 @pytest.mark.parametrize("cmd", ["run", "runs", "show", "compare", "report", "export"])

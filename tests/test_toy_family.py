@@ -20,7 +20,6 @@ class Toy:
     """Sums 0..n-1 in Python and checks the sum: a real, if slow, kernel."""
 
     family = "toy"
-    stage = "toy"
     title = "a toy family: Python sums"
 
     def cases(self, topo, sizes=(100_000,), reps=3):
@@ -80,5 +79,5 @@ def test_a_family_without_the_shape_is_refused():
     class NotAFamily:
         family = "x"
 
-    with pytest.raises(TypeError, match="stage"):
+    with pytest.raises(TypeError, match="no title"):
         families.register(NotAFamily)

@@ -44,7 +44,7 @@ def all_stages() -> list[Stage]:
     """The topology stage, then one stage per registered family."""
     from numascope.families import families
     return [Stage("topology", "machine topology, memory mode, devices", None)] + \
-        [Stage(c.stage, c.title, c) for c in families()]
+        [Stage(c.family, c.title, c) for c in families()]
 
 
 def load_topology() -> Topology:

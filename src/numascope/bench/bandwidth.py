@@ -544,7 +544,6 @@ class Bandwidth:
     of a scaling curve) reuses that measurement, relabelled and with a note saying so."""
 
     family = FAMILY
-    stage = "bandwidth"     # its name in `numascope run`
     # compared by default (numascope compare): GB/s counted the STREAM way, of the store kind reported (nt=auto: the faster one)
     primary = ("bandwidth",)
     title = "memory bandwidth: thread scaling and per-domain"

@@ -220,7 +220,6 @@ class C2C:
     """Core-to-core latency, one case per CPU pair."""
 
     family = FAMILY
-    stage = "c2c"     # its name in `numascope run`
     # compared by default (numascope compare): one-way ns per cache-line hand-off
     primary = ("latency",)
     title = "core-to-core latency"

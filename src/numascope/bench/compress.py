@@ -249,7 +249,6 @@ class Compress:
     checked CompressParams."""
 
     family = FAMILY
-    stage = "compress"     # its name in `numascope run`
     # compared by default (numascope compare): uncompressed-equivalent GB/s of the compressed sum (speedup is derived from it)
     primary = ("decompress_sum",)
     title = "compression against the memory wall (Blosc2)"

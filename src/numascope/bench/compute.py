@@ -146,7 +146,6 @@ class Compute:
     the clock result carries it (params["peaks"]) and the FLOP/s cases use its peak."""
 
     family = "compute"
-    stage = "peaks"     # its name in `numascope run`
     # compared by default (numascope compare): DGEMM / LU / HPL: GFLOP/s; the clock case: the clock with every CPU busy
     primary = ("gflops", "all_busy_ghz")
     title = "compute peak and measured clock"

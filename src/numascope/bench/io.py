@@ -90,7 +90,6 @@ class Storage:
     """fio on files in the directories the user names (or a read-only device)."""
 
     family = FAMILY
-    stage = "storage"
     # compared by default (numascope compare): IOPS and the p99 completion latency of each job
     primary = ("iops", "clat_p99")
     title = "storage IOPS and latency by placement (fio)"

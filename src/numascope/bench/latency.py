@@ -538,7 +538,6 @@ class Latency:
     that breaks the curve's monotonicity gets its note when it is measured."""
 
     family = FAMILY
-    stage = "latency"     # its name in `numascope run`
     # compared by default (numascope compare): ns per dependent load; a run's median of its samples is the p50
     primary = ("latency",)
     title = "idle and loaded memory latency"

@@ -308,7 +308,6 @@ class Matrix:
     """One case per (source node, target node) pair."""
 
     family = FAMILY
-    stage = "matrix"     # its name in `numascope run`
     # compared by default (numascope compare): a node pair measures two independent things: idle latency and read bandwidth
     primary = ("latency", "bandwidth")
     title = "node-to-node bandwidth and latency matrices"

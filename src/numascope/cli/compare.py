@@ -32,7 +32,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def families_arg(names: list[str] | None, runs: list) -> list[str] | None:
-    """--family values as record family names (a stage name such as "peaks" works too);
+    """--family values as record family names (an old name such as "peaks" works too);
     UserError naming the known ones for anything else."""
     from numascope.errors import UserError
     from numascope.families import by_name, families

@@ -74,6 +74,8 @@ def _stages(names: list[str] | None, stages: list) -> list:
     from numascope.errors import UserError
     if not names:
         return stages
+    from numascope.families import ALIASES
+    names = [ALIASES.get(n, n) for n in names]
     known = {s.name for s in stages}
     bad = [s for s in names if s not in known]
     if bad:
