@@ -220,12 +220,8 @@ def _read(root: Path, rel: str) -> str | None:
 
 
 def _cpuinfo_field(root: Path, name: str) -> str | None:
-    text = _read(root, "proc/cpuinfo") or ""
-    for line in text.splitlines():
-        k, _, v = line.partition(":")
-        if k.strip() == name:
-            return v.strip()
-    return None
+    from numascope.host import Host
+    return Host(root).cpuinfo().get(name)
 
 
 def topology_summary(topo: Topology) -> dict[str, Any]:
