@@ -44,7 +44,7 @@ def main(args: argparse.Namespace) -> int:
         emit(NAME, [r.to_dict() for r in runs], store=str(path))
     elif not runs:
         which = " with tags " + " ".join(f"{k}={v}" for k, v in want.items()) if want else ""
-        out.print(f"no runs{which} in {path}", markup=False)
+        out.print(f"no runs{which} in {path}", markup=False, soft_wrap=True)
     else:
         out.print(runs_table(runs))
     return 0
