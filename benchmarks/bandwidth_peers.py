@@ -49,6 +49,7 @@ from numascope import placement
 from numascope.bench import bandwidth as bw
 from numascope.bench.bw_sizes import default_array_bytes, format_bytes, parse_size
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.memspec import MemorySpec
 from numascope.topology import read_topology
 
 LIKWID_FAMILIES = {"triad": "stream", "copy": "copy", "read": "load", "fill": "store"}
@@ -60,7 +61,7 @@ HPCC_KERNELS = {"copy": "Copy", "scale": "Scale", "add": "Add", "triad": "Triad"
 # -- numascope ----------------------------------------------------------------------------------
 def numascope_cmd(kernel: str, cpus: list[int], size: int, reps: int, pages: str) -> str:
     return (f"numascope bw --kernel {kernel} --cpus {placement.format_cpulist(cpus)} "
-            f"--size {size} --reps {reps} --huge {pages}")
+            f"--size {size} --reps {reps} --pages {pages}")
 
 
 def run_numascope(topo, kernel: str, cpus: list[int], size: int, reps: int,
@@ -68,7 +69,7 @@ def run_numascope(topo, kernel: str, cpus: list[int], size: int, reps: int,
     """Median of `reps` repetitions of numascope's fastest variant: (GB/s, variant, share of
     the arrays on huge pages as the kernel reports it)."""
     r = bw.measure(topo, kernel=kernel, cpus=cpus, size_bytes=size, reps=reps,
-                   memory={"huge": pages})
+                   memory=MemorySpec(pages=pages))
     variant = r.params["isa"] + ("-nt" if r.params["stores"] == "streaming" else "")
     share = r.placement.get("huge_fraction")
     return r.metrics["bandwidth"].median, variant, share if share is None or share >= 0 else None

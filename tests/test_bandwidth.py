@@ -108,7 +108,7 @@ def test_bind_and_interleave(topo):
     for policy in ("bind", "interleave"):
         r = bw.measure(topo, kernel="triad", cpus=_cpus(topo, 1), size_bytes=SMALL, reps=1,
                        memory={"policy": policy, "nodes": [node]})
-        assert r.placement["memory"]["policy"] == policy
+        assert r.placement["memory"] == {"policy": policy, "nodes": [node], "pages": "thp"}
         if r.placement["sampled_pages"] >= 0:
             assert set(r.placement["pages_per_node"]) == {node}
 
@@ -189,12 +189,15 @@ def test_no_kernel_became_memcpy_or_memset():
 def test_identical_case_reuses_measurement(topo):
     bench = bw.Bandwidth()
     cpus = _cpus(topo, 1)
-    common = {"kernel": "copy", "cpus": cpus, "memory": None, "size_bytes": SMALL, "reps": 1,
-              "isa": "auto", "nt": "off"}
+    common = bw.BandwidthParams(kernel="copy", cpus=tuple(cpus), size_bytes=SMALL, reps=1,
+                                nt="off").checked(topo)
+    from dataclasses import replace
+
     from numascope.bench.base import Case
-    a = bench.measure(topo, Case("a", {**common, "sweep": "scaling"}))
-    b = bench.measure(topo, Case("b", {**common, "sweep": "per-domain", "domains": ["S0"]}))
-    assert b.case == "b" and b.params["sweep"] == "per-domain"
+    a = bench.measure(topo, Case("a", replace(common, sweep="scaling", policies=("compact",))))
+    b = bench.measure(topo, Case("b", replace(common, sweep="per-domain", domains=("S0",))))
+    assert b.case == "b" and b.params["sweep"] == "per-domain" and b.params["domains"] == ["S0"]
+    assert "policies" not in b.params and a.params["policies"] == ["compact"]
     assert b.metrics["bandwidth"].values == a.metrics["bandwidth"].values
     assert any("same measurement as case 'a'" in n for n in b.notes)
     assert a.params["sweep"] == "scaling" and not any("same" in n for n in a.notes)
@@ -226,3 +229,43 @@ def test_read_sums_change_with_the_repetition():
     r = _core.bw_run("read", cpu, 1 << 16, 4, [("scalar", False)])
     sums = r["read_sums"]
     assert r["validated"] and all(a != b for a, b in itertools.pairwise(sums))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_read_kernel_sums_any_alignment(isa):
+    """The read kernel is also compression's plain sum, over blocks that start anywhere:
+    every offset and tail length gives the sum."""
+    import array
+    import math
+    import random
+
+    rng = random.Random(7)
+    data = array.array("d", (rng.uniform(-1, 1) for _ in range(4096)))
+    raw = memoryview(data).cast("B")
+    for offset in range(9):
+        for n in (0, 1, 7, 31, 33, 257, 1000):
+            part = raw[8 * offset:8 * (offset + n)]
+            want = math.fsum(data[offset:offset + n])
+            got = _core.read_sum(part, isa)
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-12), (offset, n)
+    with pytest.raises(ValueError):
+        _core.read_sum(raw[:12], isa)
+
+
+def test_compress_plain_sum_is_the_read_kernel():
+    """The plain sum of doubles that compression times is the read kernel at the widest
+    ISA: for one block it gives the very same bits."""
+    import array
+    import random
+
+    from numascope.bench import compress as cz
+    rng = random.Random(3)
+    data = array.array("d", (rng.uniform(-1, 1) for _ in range(3000)))
+    cpu = [min(os.sched_getaffinity(0))]
+    nbytes = len(data) * 8
+    core = cz._core()
+    plain = core.cz_plain_new(data, nbytes, cpu)
+    store, *_ = core.cz_store_new(data, nbytes, 8, "lz4", 5, "shuffle", cpu, nbytes)
+    r = core.cz_measure(plain, store, cpu, "f8", 1)
+    assert r["isa"] == ISAS[-1]
+    assert r["plain_sums"][0] == _core.read_sum(memoryview(data).cast("B"), ISAS[-1])

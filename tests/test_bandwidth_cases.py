@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 
 from numascope.bench import bandwidth as bw
+from numascope.bench.bandwidth import BandwidthParams
 from numascope.bench.bw_placement import check_placement
-from numascope.bench.bw_sizes import (
-    check_fits,
-    check_hugetlb,
-    default_array_bytes,
-    parse_size,
-)
-from numascope.errors import MeasurementError, UserError
+from numascope.bench.bw_sizes import default_array_bytes, parse_size
+from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.host import Host
+from numascope.memspec import MemorySpec
+from numascope.profile import FULL, QUICK
 from numascope.topology.model import Core, Cpu, L3Domain, Node, Package, Topology
 
 MIB = 1 << 20
@@ -52,16 +51,15 @@ def synth(packages: int = 2, nodes_per_pkg: int = 2, l3_per_node: int = 2,
 
 def test_scaling_policies_pick_promised_cpus():
     topo = synth()
-    cases = bw.scaling_cases(topo, ["triad"], memory=None, size_bytes=None, reps=1,
-                             isa="auto", nt="auto")
+    cases = bw.scaling_cases(topo, ["triad"], BandwidthParams(reps=1))
     by = {}
     for c in cases:
-        for pol in c.params["policies"]:
-            by[(pol, len(c.params["cpus"]))] = c.params["cpus"]
+        for pol in c.params.policies:
+            by[(pol, len(c.params.cpus))] = c.params.cpus
     # compact fills cores in order, SMT siblings (16..31) last
-    assert by[("compact", 4)] == [0, 1, 2, 3]
-    assert by[("compact", 16)] == list(range(16))
-    assert by[("compact", 24)][16:] == list(range(16, 24))
+    assert by[("compact", 4)] == (0, 1, 2, 3)
+    assert by[("compact", 16)] == tuple(range(16))
+    assert by[("compact", 24)][16:] == tuple(range(16, 24))
     # spread round-robins over the 4 nodes (4 cores = 8 CPUs per node)
     assert [topo.cpu(c).node for c in by[("spread", 4)]] == [0, 1, 2, 3]
     # per-l3: one CPU per L3 domain, 8 at most
@@ -75,35 +73,40 @@ def test_scaling_policies_pick_promised_cpus():
 
 def test_scaling_merges_identical_points():
     topo = synth()
-    cases = bw.scaling_cases(topo, ["triad"], memory=None, size_bytes=None, reps=1,
-                             isa="auto", nt="auto")
-    keys = [tuple(sorted(c.params["cpus"])) for c in cases]
+    cases = bw.scaling_cases(topo, ["triad"], BandwidthParams(reps=1))
+    keys = [tuple(sorted(c.params.cpus)) for c in cases]
     assert len(keys) == len(set(keys))
-    one = [c for c in cases if len(c.params["cpus"]) == 1]
-    assert len(one) == 1 and set(one[0].params["policies"]) == set(bw.placement.POLICIES)
+    one = [c for c in cases if len(c.params.cpus) == 1]
+    assert len(one) == 1 and set(one[0].params.policies) == set(bw.placement.POLICIES)
 
 
 def test_domain_cases_cover_packages_nodes_l3s():
     topo = synth()
-    cases = bw.domain_cases(topo, ["read"], memory=None, size_bytes=None, reps=1, isa="auto",
-                            nt="auto")
-    doms = {d: c for c in cases for d in c.params["domains"]}
+    cases = bw.domain_cases(topo, ["read"], BandwidthParams(reps=1))
+    doms = {d: c for c in cases for d in c.params.domains}
     assert set(doms) == {"S0", "S1", "N0", "N1", "N2", "N3"} | {f"L3:{i}" for i in range(8)}
-    assert sorted(doms["S1"].params["cpus"]) == list(topo.packages[1].cpus)
-    assert sorted(doms["L3:5"].params["cpus"]) == list(topo.l3s[5].cpus)
-    # a node alone is measured with its memory bound to it
-    assert doms["N2"].params["memory"] == {"policy": "bind", "nodes": [2]}
-    assert sorted(doms["N2"].params["cpus"]) == list(topo.node(2).cpus)
+    assert sorted(doms["S1"].params.cpus) == list(topo.packages[1].cpus)
+    assert sorted(doms["L3:5"].params.cpus) == list(topo.l3s[5].cpus)
+    # a node alone is measured with its memory bound to it, on the page kind asked for
+    assert doms["N2"].params.memory == MemorySpec("bind", (2,))
+    assert sorted(doms["N2"].params.cpus) == list(topo.node(2).cpus)
+    base = BandwidthParams(memory=MemorySpec(pages="none"))
+    doms = {d: c for c in bw.domain_cases(topo, ["read"], base) for d in c.params.domains}
+    assert doms["N2"].params.memory == MemorySpec("bind", (2,), "none")
 
 
 def test_suite_profiles():
     topo = synth()
-    quick = bw.suite_cases(topo, "quick")
-    full = bw.suite_cases(topo, "full")
-    assert {c.params["kernel"] for c in quick} == {"triad"}
-    assert {c.params["kernel"] for c in full} == set(bw.KERNELS)
+    quick = bw.suite_cases(topo, QUICK)
+    full = bw.suite_cases(topo, FULL)
+    assert {c.params.kernel for c in quick} == {"triad"}
+    assert {c.params.kernel for c in full} == set(bw.KERNELS)
     assert len(full) > len(quick)
-    assert {c.params["sweep"] for c in quick} == {"scaling", "per-domain"}
+    assert {c.params.sweep for c in quick} == {"scaling", "per-domain"}
+    # the profile's repetitions, never fewer than the outlier screen needs
+    assert {c.params.reps for c in quick} == {max(QUICK.reps, bw.QUICK_REPS)}
+    assert {c.params.reps for c in full} == {FULL.reps}
+    assert bw.Bandwidth().suite_cases(topo, QUICK)[0].params == quick[0].params
     with pytest.raises(UserError):
         bw.suite_cases(topo, "huge")
 
@@ -111,7 +114,8 @@ def test_suite_profiles():
 def test_single_case_and_bad_input():
     topo = synth()
     (c,) = bw.build_cases(topo, kernels=["copy"], where="N1", policy="compact", threads=3)
-    assert c.params["cpus"] == [4, 5, 6]       # node 1 holds cores 4-7
+    assert c.params.cpus == (4, 5, 6)       # node 1 holds cores 4-7
+    assert c.params.size_bytes == default_array_bytes(topo.llc_bytes([4, 5, 6]))
     with pytest.raises(UserError):
         bw.build_cases(topo, kernels=["nope"])
     with pytest.raises(UserError):
@@ -120,10 +124,14 @@ def test_single_case_and_bad_input():
         bw.build_cases(topo, threads=0)
     with pytest.raises(UserError):
         bw.build_cases(topo, where="64")
-    with pytest.raises(UserError):
-        bw.build_cases(topo, memory={"policy": "bind", "nodes": [7]})
-    with pytest.raises(UserError):
+    with pytest.raises(UserError, match="node 7 does not exist"):
+        bw.build_cases(topo, memory=MemorySpec("bind", (7,)))
+    with pytest.raises(UserError, match="repetitions"):
         bw.build_cases(topo, reps=0)
+    with pytest.raises(UserError, match="unknown ISA"):
+        bw.build_cases(topo, isa="avx9")
+    with pytest.raises(UserError, match="too small"):
+        bw.build_cases(topo, size_bytes=256)
 
 
 def test_sizes():
@@ -138,9 +146,6 @@ def test_sizes():
     assert default_array_bytes(480 * MIB) == 4 * 480 * MIB
     assert default_array_bytes(0) >= 64 * MIB
     assert default_array_bytes(3 * MIB + 1) % (2 * MIB) == 0
-    with pytest.raises(UserError, match="free"):
-        check_fits(10 << 30, 8 << 30, "x")
-    check_fits(1 << 30, 8 << 30, "x")
 
 
 def test_llc_sizing_follows_cpus():
@@ -185,43 +190,105 @@ def test_placement_interleave_and_first_touch():
 def test_scaling_respects_max_threads():
     topo = synth()
     cases = bw.build_cases(topo, kernels=["triad"], scaling=True, threads=3, reps=1)
-    assert max(len(c.params["cpus"]) for c in cases) == 3
+    assert max(len(c.params.cpus) for c in cases) == 3
     with pytest.raises(UserError):
         bw.build_cases(topo, scaling=True, threads=0)
 
 
+def _meminfo(tmp_path, text: str) -> Host:
+    (tmp_path / "proc").mkdir(exist_ok=True)
+    (tmp_path / "proc" / "meminfo").write_text(text)
+    return Host(tmp_path)
+
+
 def test_hugetlb_pool_checked(tmp_path):
-    (tmp_path / "proc").mkdir()
-    meminfo = tmp_path / "proc" / "meminfo"
-    meminfo.write_text("MemAvailable: 1000 kB\nHugePages_Free: 3\nHugepagesize: 2048 kB\n")
-    check_hugetlb(3, 2 * MIB, tmp_path)
-    with pytest.raises(UserError, match="hugetlb"):
-        check_hugetlb(3, 2 * MIB + 1, tmp_path)
-    meminfo.write_text("HugePages_Free: 9\nHugepagesize: 1048576 kB\n")
-    with pytest.raises(UserError, match="default huge page"):
-        check_hugetlb(1, MIB, tmp_path)
+    # each array is its own mapping of whole 2 MiB pages: 3 arrays of 2 MiB + 8 B need 6
+    h = _meminfo(tmp_path, "MemAvailable: 1000 kB\nHugePages_Free: 3\nHugepagesize: 2048 kB\n")
+    huge = MemorySpec(pages="hugetlb")
+    BandwidthParams(kernel="triad", size_bytes=2 * MIB, memory=huge).check_pages(h)
+    with pytest.raises(Unavailable, match="hugetlb"):
+        BandwidthParams(kernel="triad", size_bytes=2 * MIB + 8, memory=huge).check_pages(h)
+    BandwidthParams(kernel="triad", size_bytes=2 * MIB + 8).check_pages(h)   # THP: no pool
+    h = _meminfo(tmp_path, "HugePages_Free: 9\nHugepagesize: 1048576 kB\n")
+    with pytest.raises(Unavailable, match="default huge page"):
+        BandwidthParams(kernel="read", size_bytes=MIB, memory=huge).check_pages(h)
+
+
+def test_fit_counts_every_array_and_the_bound_nodes(tmp_path):
+    h = _meminfo(tmp_path, "MemAvailable: 1048576 kB\n")              # 1 GiB free
+    BandwidthParams(kernel="triad", size_bytes=256 * MIB).check_fits(h)  # 768 MiB
+    with pytest.raises(UserError, match="free"):
+        BandwidthParams(kernel="triad", size_bytes=512 * MIB).check_fits(h)
+    BandwidthParams(kernel="read", size_bytes=512 * MIB).check_fits(h)
+    node = tmp_path / "sys/devices/system/node/node1"
+    node.mkdir(parents=True)
+    (node / "meminfo").write_text("Node 1 MemFree:  131072 kB\n")      # 128 MiB on N1
+    with pytest.raises(UserError, match="node 1"):
+        BandwidthParams(kernel="read", size_bytes=512 * MIB,
+                        memory=MemorySpec("bind", (1,))).check_fits(h)
+
+
+def test_params_are_checked_once_and_resolved():
+    topo = synth()
+    p = BandwidthParams(kernel="add", cpus=(0, 1), reps=3).checked(topo)
+    assert p.size_bytes == default_array_bytes(topo.llc_bytes([0, 1]))
+    assert p.arrays == 3 and p.total_bytes == 3 * p.size_bytes
+    assert p.checked(topo) == p                         # checking again changes nothing
+    assert BandwidthParams().checked(topo).cpus == tuple(bw.placement.select_cpus(topo))
+    for bad in ({"kernel": "nope"}, {"cpus": (999,)}, {"reps": 0}, {"nt": "maybe"},
+                {"memory": MemorySpec("interleave", (0, 9))}):
+        with pytest.raises(UserError):
+            BandwidthParams(**bad).checked(topo)
+    with pytest.raises(AttributeError):
+        p.reps = 5  # type: ignore[misc]  # frozen: a case holds what will be measured
+
+
+def test_kernel_table_comes_from_the_core():
+    from numascope import _core
+    rows = {k["name"]: k for k in _core.kernels()}
+    assert tuple(rows) == bw.KERNELS
+    for name, k in rows.items():
+        # STREAM counts 8 B per array touched; a store adds a write-allocate read
+        assert k["stream_bytes"] == 8 * k["arrays"] == bw.STREAM_BYTES[name]
+        assert k["dram_bytes"] == k["stream_bytes"] + 8 * k["stores"]
+        assert k["dram_bytes_nt"] == k["stream_bytes"]
+        assert len(k["uses"]) == k["arrays"] == bw.ARRAYS[name]
+        assert (k["writes"] in k["uses"]) == bool(k["stores"])
+        assert set(k["isas"]) <= set(bw.ISAS)
+    assert set(_core.isa()) <= set(bw.ISAS) and "scalar" in _core.isa()
+
+
+def test_one_node_limit():
+    from numascope import _core
+    from numascope.memspec import MAX_NODES
+    assert MAX_NODES == _core.MAX_SPEC_NODES
+    too_many = {"policy": "interleave", "nodes": list(range(MAX_NODES + 1))}
+    with pytest.raises(ValueError, match=f"at most {MAX_NODES} nodes"):
+        _core.mem_probe(too_many, 1 << 20)
+    with pytest.raises(UserError, match=f"at most {MAX_NODES} nodes"):
+        MemorySpec("interleave", tuple(range(MAX_NODES + 1)))
 
 
 def test_policies_on_replayed_machines():
     from conftest import hwloc_fixture
 
     from numascope.topology import read_topology
-    common = {"memory": None, "size_bytes": None, "reps": 1, "isa": "auto", "nt": "auto"}
+    common = BandwidthParams(reps=1)
     # 8 NUMA nodes of 2 cores (a 4-socket Opteron): per-node = one CPU on each node
     topo = read_topology(hwloc_fixture("16amd64-8n2c"))
-    pts = {(p, len(c.params["cpus"])): c.params["cpus"]
-           for c in bw.scaling_cases(topo, ["triad"], **common) for p in c.params["policies"]}
+    pts = {(p, len(c.params.cpus)): c.params.cpus
+           for c in bw.scaling_cases(topo, ["triad"], common) for p in c.params.policies}
     per_node = pts[("per-node", 8)]
     assert sorted(topo.cpu(c).node for c in per_node) == topo.node_ids()
     assert ("per-node", 9) not in pts
-    doms = {d: c for c in bw.domain_cases(topo, ["triad"], **common) for d in c.params["domains"]}
+    doms = {d: c for c in bw.domain_cases(topo, ["triad"], common) for d in c.params.domains}
     for n in topo.nodes:
-        assert doms[f"N{n.id}"].params["memory"] == {"policy": "bind", "nodes": [n.id]}
-        assert sorted(doms[f"N{n.id}"].params["cpus"]) == sorted(n.cpus)
+        assert doms[f"N{n.id}"].params.memory == MemorySpec("bind", (n.id,))
+        assert sorted(doms[f"N{n.id}"].params.cpus) == sorted(n.cpus)
     # 4 sockets x 2 cores x 2 threads, one L3 per socket: per-l3 = one CPU per socket
     topo = read_topology(hwloc_fixture("16em64t-4s2c2t"))
-    pts = {(p, len(c.params["cpus"])): c.params["cpus"]
-           for c in bw.scaling_cases(topo, ["triad"], **common) for p in c.params["policies"]}
+    pts = {(p, len(c.params.cpus)): c.params.cpus
+           for c in bw.scaling_cases(topo, ["triad"], common) for p in c.params.policies}
     assert sorted(topo.cpu(c).package for c in pts[("per-l3", 4)]) == [0, 1, 2, 3]
     # compact takes every core before any SMT sibling
     first8 = pts[("compact", 8)]

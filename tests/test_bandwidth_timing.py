@@ -12,8 +12,8 @@ import pytest
 from numascope import _core
 from numascope.bench import bandwidth as bw
 from numascope.bench.bw_outliers import MIN_EXCESS, screen
-from numascope.cli.peak import dram_from_result
 from numascope.errors import MeasurementError
+from numascope.peaks import measured_from
 from numascope.topology import read_topology
 
 LATE = 0.2   # seconds thread 0 is held back after the others finished
@@ -101,7 +101,7 @@ def test_implausible_repetitions_are_flagged_not_best(topo, monkeypatch):
     [ex] = r.params["excluded_reps"]
     assert ex["rep"] == 6 and ex["seconds"] == 0.004 and ex["variant"] == "scalar"
     assert any("excluded as implausibly fast" in n for n in r.notes)
-    d = dram_from_result(r)
+    d = measured_from([r])
     assert d["dram_gbs"] == m.median
     assert "median of 9 repetitions" in d["dram_by"] and "1 implausible" in d["dram_by"]
 

@@ -53,3 +53,28 @@ def test_pairs_bad_input():
         c2c.pairs(t, cpus=[0])
     with pytest.raises(UserError):
         c2c.pairs(t, cpus=[0, 999])
+
+
+def test_params_defaults_in_one_place_and_checked():
+    p = c2c.C2CParams()
+    assert (p.max_pairs, p.samples, p.trips, p.homes) == (c2c.MAX_PAIRS, 15, 2000, (None,))
+    for bad in ({"samples": 0}, {"trips": 0}, {"max_pairs": 0}, {"homes": ()}):
+        with pytest.raises(UserError):
+            c2c.C2CParams(**bad)
+
+
+def test_suite_cases_read_the_profile():
+    from numascope.profile import FULL, QUICK
+    t = read_topology(hwloc_fixture("16em64t-4s2c2t"))
+    quick, full = c2c.suite_cases(t, QUICK), c2c.suite_cases(t, FULL)
+    assert len(quick) == c2c.QUICK_PAIRS and len(full) == 16 * 15 // 2
+    assert {c.params["samples"] for c in quick} == {QUICK.samples}
+    assert {c.params["samples"] for c in full} == {FULL.samples}
+
+
+def test_by_relation_median_is_the_true_median():
+    from numascope.results.record import BenchResult, Metric
+    rs = [BenchResult("c2c", f"p{i}", {"a": 0, "b": i, "relation": "l3"},
+                      {"latency": Metric("latency", "ns", False, [v])})
+          for i, v in enumerate([10.0, 20.0, 30.0, 40.0], 1)]
+    assert c2c.by_relation(rs)["l3"] == {"pairs": 4, "min": 10.0, "median": 25.0, "max": 40.0}

@@ -8,7 +8,7 @@ from rich.console import Console
 from test_store_helpers import make_result, make_run, noisy
 
 from numascope.analysis.compare import ALPHA, MIN_RUNS, compare_runs
-from numascope.analysis.primary import PRIMARY, primary_metrics
+from numascope.analysis.primary import family_primary, primary_metrics
 from numascope.analysis.stats import holm, t_quantile, t_two_sided_p, welch
 from numascope.cli import main as cli
 from numascope.report.terminal import print_comparison
@@ -70,7 +70,8 @@ def test_primary_metric_per_family():
         == ["all_busy_ghz"]
     assert primary_metrics("compute", ["gflops", "seconds", "pct_of_peak"]) == ["gflops"]
     assert primary_metrics("storage", ["iops", "bandwidth"]) == ["iops"]   # not listed: 1st
-    assert set(PRIMARY) >= {"bandwidth", "latency", "c2c", "matrix", "compress", "compute"}
+    for fam in ("bandwidth", "latency", "c2c", "matrix", "compress", "compute", "storage"):
+        assert family_primary(fam), fam
 
 
 # -- runs as the unit ------------------------------------------------------------------------
@@ -260,7 +261,8 @@ def test_cli_compare_by_tags(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["config_differences"]["tag:nps"] == {"a": ["1"], "b": ["4"]}
     assert out["correction"] == "Holm-Bonferroni" and "Holm-Bonferroni" in out["method"]
-    (m,) = out["metrics"]
+    assert out["command"] == "compare" and out["errors"] == []
+    (m,) = out["results"]
     assert m["significant"] and m["verdict"] == "better" and m["change_pct"] > 15
     assert m["n_a"] == 3 and m["reps_a"] == 18
     assert cli(["compare", "nps=1", "nps=4", "--store", str(db)]) == 0
@@ -276,10 +278,10 @@ def test_cli_compare_by_tags(tmp_path, capsys):
     # --significant hides rows, not the verdict over all of them
     assert cli(["compare", ids[0][0], ids[1][0], "--store", str(db), "--significant"]) == 0
     text = capsys.readouterr().out
-    assert "verdict: 1 too few (of 1 metrics" in text and "too few runs" in text
+    assert "verdict: 1 too few (of 1 metric;" in text and "too few runs" in text
     assert cli(["compare", ",".join(ids[0]), ",".join(ids[1]), "--store", str(db),
                 "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["metrics"][0]["verdict"] == "better"
+    assert json.loads(capsys.readouterr().out)["results"][0]["verdict"] == "better"
 
 
 def test_cli_scope_flags(tmp_path, capsys):
@@ -293,7 +295,7 @@ def test_cli_scope_flags(tmp_path, capsys):
                     (["--json", "--family", "c2c", "--all-metrics"], 12)):
         assert cli(["compare", "cfg=A", "cfg=B", "--store", str(db), *args]) == 0
         out = json.loads(capsys.readouterr().out)
-        assert len(out["metrics"]) == n and out["tested"] == n
+        assert len(out["results"]) == n and out["tested"] == n
         assert out["scope"] == ("all" if "--all-metrics" in args else "primary")
 
 
@@ -323,3 +325,21 @@ def test_unvalidated_results_are_left_out():
                                                                  [1.0, 2.0])}, validated=False)
     runs = [make_run({}, [bad]) for _ in range(6)]
     assert compare_runs(runs[:3], runs[3:]).diffs == []
+
+
+def test_cli_family_names_are_checked(tmp_path, capsys):
+    db = tmp_path / "runs.db"
+    a, b = sides(5, 3, 3)
+    with Store.open(db, write=True) as st:
+        for r in a + b:
+            st.save_run(r)
+    assert cli(["compare", "cfg=A", "cfg=B", "--family", "nosuch", "--store", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown family 'nosuch'; families: bandwidth, c2c" in err
+    # a stage name names its family: peaks is the compute family
+    assert cli(["compare", "cfg=A", "cfg=B", "--family", "peaks", "--json",
+                "--store", str(db)]) == 0
+    assert {d["family"] for d in json.loads(capsys.readouterr().out)["results"]} <= {"compute"}
+    for bad in ("-1", "nan", "inf"):
+        assert cli(["compare", "cfg=A", "cfg=B", "--min-effect", bad, "--store", str(db)]) == 2
+        assert "--min-effect must be" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from conftest import RAINFALL
 from numascope.bench import compress as cz
 from numascope.bench.datasets import load
 from numascope.errors import MeasurementError, UserError
+from numascope.profile import FULL, QUICK
 from numascope.topology import read_topology
 
 RAIN = RAINFALL / "rainfall-grid-150x150.bin"
@@ -75,7 +76,7 @@ def test_store_is_replaced_for_other_thread_counts(topo):
     spec = cz.DataSpec("precip", size=2 << 20)
     cases = bench.cases(topo, spec, ["blosclz"], [5], ["shuffle"], [1, 2], chunk_bytes=CHUNK,
                         reps=1)
-    assert [c.params["threads"] for c in cases] == [2, 1]   # compressed by the larger team
+    assert [c.params.threads for c in cases] == [2, 1]   # compressed by the larger team
     a, b = (bench.measure(topo, c) for c in cases)
     assert a.params["compress_threads"] == b.params["compress_threads"] == 2
     assert a.params["compressed_bytes"] == b.params["compressed_bytes"]
@@ -144,23 +145,112 @@ def test_bad_options(topo):
     with pytest.raises(UserError, match="threads"):
         bench.cases(topo, None, ["lz4"], [5], ["shuffle"], [999])
     assert cz.thread_counts(6) == [1, 2, 4, 6] and cz.thread_counts(1) == [1]
-    with pytest.raises(UserError, match="available"):
+    with pytest.raises(UserError, match="smaller --size"):
         bench.cases(topo, cz.DataSpec("smooth", size=1 << 50), ["lz4"], [5], ["shuffle"])
 
 
 def test_suite_cases_quick(topo):
-    cases = cz.suite_cases(topo, "quick")
+    cases = cz.Compress().suite_cases(topo, QUICK)
     assert len(cases) == len(cz.QUICK_COMBOS) * len(cz.thread_counts(
         len(topo.usable_cpus())))
-    assert all(c.params["data"]["name"] == "smooth" for c in cases)
+    assert all(c.params.data.name == "smooth" for c in cases)
+    assert {c.params.reps for c in cases} == {cz.DEFAULT_REPS}
+    assert {c.params.data.size for c in cases} == {cz.default_size(topo, QUICK)}
 
 
 def test_suite_cases_full_covers_every_data_set_and_codec(topo):
-    cases = cz.suite_cases(topo, "full")
-    assert {c.params["data"]["name"] for c in cases} == set(cz.SYNTHETIC)
-    assert {c.params["codec"] for c in cases} == set(cz.CODECS)
-    assert {c.params["clevel"] for c in cases} == set(cz.SUITE_CLEVELS)
-    assert {c.params["filter"] for c in cases} == set(cz.SUITE_FILTERS)
+    cases = cz.Compress().suite_cases(topo, FULL)
+    assert {c.params.data.name for c in cases} == set(cz.SYNTHETIC)
+    assert {c.params.codec for c in cases} == set(cz.CODECS)
+    assert {c.params.clevel for c in cases} == set(cz.SUITE_CLEVELS)
+    assert {c.params.filter for c in cases} == set(cz.SUITE_FILTERS)
+    assert {c.params.reps for c in cases} == {cz.DEFAULT_REPS}
+
+
+def test_default_size_reads_the_profile_bounds():
+    from numascope.profile import Profile
+    from numascope.topology.model import Topology
+
+    class T(Topology):
+        def __init__(self, llc):
+            self._llc = llc
+
+        def llc_bytes(self, cpus=None):
+            return self._llc
+
+    tiny = Profile("tiny", reps=1, samples=1, dense=False, min_bytes=1 << 20,
+                   max_bytes=8 << 20)
+    assert cz.default_size(T(1 << 10), tiny) == 1 << 20        # floor
+    assert cz.default_size(T(1 << 20), tiny) == 4 << 20        # 4x the LLC
+    assert cz.default_size(T(1 << 30), tiny) == 8 << 20        # ceiling
+    assert cz.default_size(T(1 << 30), "quick") == QUICK.max_bytes
+
+
+def test_params_are_checked_once_when_cases_are_built(topo):
+    bench = cz.Compress()
+    (case,) = bench.cases(topo, cz.DataSpec("smooth", size=1 << 20), ["lz4"], [5],
+                          ["shuffle"], [1], chunk_bytes=CHUNK, reps=2)
+    p = case.params
+    assert isinstance(p, cz.CompressParams) and p.threads == 1 and p.chunk_bytes == CHUNK
+    assert p.to_params()["data"] == {"name": "smooth", "fmt": "auto", "size": 1 << 20,
+                                     "seed": 0}
+    assert cz.CompressParams.from_params(p.to_params()) == p
+    # the defaults, resolved: every CPU of "all", half the L2
+    d = cz.CompressParams().checked(topo)
+    assert d.threads == len(topo.usable_cpus()) and d.chunk_bytes == cz.chunk_for(topo)
+    assert (d.codec, d.clevel, d.filter, d.read, d.reps) == ("lz4", 5, "shuffle", "buffer",
+                                                             cz.DEFAULT_REPS)
+    for bad, needle in [({"reps": 0}, "--reps"), ({"clevel": 10}, "clevel 10"),
+                        ({"codec": "snappy"}, "codec"), ({"filter": "delta"}, "filter"),
+                        ({"read": "getitem"}, "read mode"), ({"threads": 0}, "threads"),
+                        ({"chunk_bytes": 0}, "chunk"), ({"chunk_bytes": 4 << 30}, "chunk"),
+                        ({"chunk_bytes": 4096, "block_bytes": 8192}, "larger than its chunk"),
+                        ({"data": cz.DataSpec("waves")}, "synthetic"),
+                        ({"data": cz.DataSpec(dtype="complex64")}, "not supported"),
+                        ({"where": "99"}, "99")]:
+        with pytest.raises(UserError, match=needle):
+            cz.CompressParams(**bad).checked(topo)
+
+
+def test_nan_or_inf_in_the_data_is_bad_input_exit_2(tmp_path):
+    a = np.arange(1000, dtype=np.float32)
+    a[7], a[9] = np.nan, np.inf
+    np.save(tmp_path / "a.npy", a)
+    with pytest.raises(UserError, match="2 of 1000 values are NaN or infinite.*index 7"):
+        cz.DataSpec("file", path=str(tmp_path / "a.npy")).build()
+    # a prefix without them is fine
+    assert cz.DataSpec("file", path=str(tmp_path / "a.npy"), size=28).build().data.size == 7
+    p = _cli("--data", str(tmp_path / "a.npy"))
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines() == [
+        ("numascope: error: a.npy: 2 of 1000 values are NaN or infinite (the first, nan, at "
+        "index 7): the sums cannot be validated; clean the data or choose another "
+        "--column/--variable")]
+
+
+def test_a_sum_that_overflows_is_bad_input(topo, tmp_path):
+    np.save(tmp_path / "big.npy", np.full(4096, 1e308))
+    bench = cz.Compress()
+    (case,) = bench.cases(topo, cz.DataSpec("file", path=str(tmp_path / "big.npy")),
+                          ["lz4"], [5], ["shuffle"], [1], chunk_bytes=CHUNK, reps=1)
+    with pytest.raises(UserError, match="overflows"):
+        bench.measure(topo, case)
+
+
+def test_unreadable_file_is_one_line(tmp_path, monkeypatch):
+    import errno
+    f = tmp_path / "x.bin"
+    f.write_bytes(b"\0" * 64)
+
+    def denied(*a, **k):   # as for a file without read permission (root reads anything)
+        raise PermissionError(errno.EACCES, "Permission denied")
+    monkeypatch.setattr(np, "fromfile", denied)
+    with pytest.raises(UserError, match="x.bin: cannot read the file .Permission denied."):
+        load(f, dtype="float32")
+    (tmp_path / "y").write_bytes(b"1")
+    monkeypatch.setattr(type(f), "read_bytes", denied)   # sniffing the format reads it
+    with pytest.raises(UserError, match="y: cannot read the file"):
+        load(tmp_path / "y")
 
 
 def _cli(*args):
@@ -175,6 +265,8 @@ def test_cli_json_and_plot(tmp_path):
              "--read", "fused", "--json", "--plot", str(png))
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
+    assert list(doc)[:5] == ["schema_version", "command", "results", "errors", "summary"]
+    assert doc["command"] == "compress" and doc["errors"] == []
     assert doc["results"] and doc["summary"][0]["dataset"] == "precip"
     assert all(r["validated"] for r in doc["results"])
     assert {(r["params"]["read"], r["params"]["block_bytes"]) for r in doc["results"]} == {
@@ -251,3 +343,74 @@ def test_block_and_read_options(topo):
                                       "shuffle", [0])
         core.cz_measure(core.cz_plain_new(np.zeros(1024, np.float32), 4096, [0]), store, [0],
                         "f4", 1, "block")
+
+
+def test_bad_plot_path_costs_no_measurement(monkeypatch, capsys):
+    from numascope.cli import main
+
+    def never(self, topo, case):
+        raise AssertionError("measured before --plot was checked")
+    monkeypatch.setattr(cz.Compress, "measure", never)
+    assert main(["compress", "--size", "4M", "--plot", "/nonexistent/x.png"]) == 2
+    assert "folder /nonexistent does not exist" in capsys.readouterr().err
+
+
+def test_cpus_and_the_old_where_spelling(monkeypatch, capsys):
+    from numascope.cli import _runner, main
+    seen = []
+
+    def record(bench, topo, cases, **kw):     # the cases the command built, not measured
+        seen.append({(c.params.where, c.params.threads) for c in cases})
+        return _runner.Outcome()
+    monkeypatch.setattr(_runner, "measure", record)
+    for flags in (["--cpus", "0"], ["--where", "0"], ["--cpunodebind", "0"]):
+        assert main(["compress", "--size", "4M", "--codecs", "lz4", *flags,
+                     "--threads", "1"]) == 0
+    assert seen == [{("0", 1)}, {("0", 1)}, {("N0", 1)}]
+    assert main(["compress", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    assert "--cpus" in help_text and "--cpunodebind" in help_text
+    assert "--where" not in help_text and "--membind" not in help_text
+
+
+def _summary(threads, label="blosclz-9-bitshuffle", name="rain.npy"):
+    row = cz.ComboRow(label, 1234.56, 12.3, {t: 123.45 for t in threads},
+                      {t: 12.34 for t in threads})
+    return cz.DataSummary(name, "a file", 1 << 30, "f4", 1 << 18, threads,
+                          {t: 99.99 for t in threads}, [row],
+                          {t: (label, 123.45, 12.34) for t in threads}, 2, ["a note"])
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_many_thread_counts_spill_into_more_tables_not_past_the_width(width):
+    from rich.console import Console
+
+    from numascope.cli.compress import _print
+    threads = [1, 2, 4, 8, 16, 32, 64, 128, 192]
+    con = Console(width=width, record=True, force_terminal=False)
+    _print(_summary(threads, name="rain [bold]x[/bold].npy"), con)
+    text = con.export_text()
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width
+    assert "…" not in text
+    assert all(f"{t} thread{'s' if t > 1 else ''} " in text for t in threads)
+    assert text.count("blosclz-9-bitshuffle │") > 1          # the label repeats per table
+    assert "rain [bold]x[/bold].npy" in text                  # a name is not markup
+    assert "best at 1 thread:" in text and "from 2 threads" in text
+    tables = text.count("┏")
+    assert tables == (4 if width == 80 else 3), text
+
+
+def test_json_envelope_carries_an_interruption(monkeypatch, capsys):
+    from numascope.bench.base import Interrupted
+    from numascope.cli import main
+
+    def stop(self, topo, case):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cz.Compress, "measure", stop)
+    rc = main(["compress", "--size", "4M", "--codecs", "lz4", "--clevels", "1",
+               "--filters", "shuffle", "--threads", "1", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 130 and doc["results"] == [] and doc["summary"] == []
+    assert doc["errors"][0]["kind"] == "interrupted"
+    assert Interrupted  # the runner turned the KeyboardInterrupt into one

@@ -36,7 +36,7 @@ def test_dgemm_and_lu_validate():
 def test_size_checks():
     with pytest.raises(UserError, match="too small"):
         compute.run_dgemm(4)
-    with pytest.raises(UserError, match="GiB"):
+    with pytest.raises(UserError, match="smaller --size"):
         compute.run_lu(10**6)
 
 
@@ -44,22 +44,34 @@ def test_compute_benchmark(topo):
     b = compute.Compute()
     cases = b.cases(topo, dgemm=(128,), lu=(160,), reps=2)
     assert [c.label for c in cases] == ["clock", "dgemm n=128", "lu n=160"]
-    b._clock = {"all_busy_ghz": 3.0, "single_ghz": 3.0}  # skip the clock case here
-    for c in cases[1:]:
+    b = compute.Compute(compute.ComputeParams(clock_ghz=3.0))   # a given clock: no clock case
+    cases = b.cases(topo, dgemm=(128,), lu=(160,), reps=2)
+    assert [c.label for c in cases] == ["dgemm n=128", "lu n=160"]
+    for c in cases:
         r = b.measure(topo, c)
         assert r.family == "compute" and r.validated
         assert len(r.metric("gflops").values) == 2 and r.metric("gflops").best > 0
         assert r.notes[0].startswith("BLAS:")
         if r.params["peak_gflops"]:
             assert r.metric("pct_of_peak").best > 0
+            assert b.peaks(topo)["flops"]["ghz_source"].startswith("given")
     with pytest.raises(UserError):
         b.measure(topo, Case("x", {"kind": "nope"}))
 
 
+def test_params_are_checked_once_when_made():
+    for bad in ({"reps": 0}, {"dgemm": (8,)}, {"clock_ghz": float("inf")},
+                {"clock_ghz": 0.0}, {"hpl_np": 0}, {"hpl_n": 10}, {"memory": ""},
+                {"memory": "12x DDR9-4800"}, {"links": "x"}):
+        with pytest.raises(UserError):
+            compute.ComputeParams(**bad)
+
+
 def test_suite_cases(topo):
-    quick = compute.suite_cases(topo, "quick")
+    from numascope.profile import FULL, QUICK
+    quick = compute.suite_cases(topo, QUICK)
     assert [c.params["kind"] for c in quick] == ["clock", "dgemm", "lu"]
-    full = compute.suite_cases(topo, "full")
+    full = compute.suite_cases(topo, FULL)
     assert ("hpl" in [c.params["kind"] for c in full]) == (shutil.which("hpcc") is not None)
 
 
@@ -91,6 +103,7 @@ def test_cli_peak_json_no_compute(capsys):
                    "--links", "xgmi:4x16@32", "--reps", "1", "--dram-gbs", "368.64", "--json"])
     assert rc == 0
     d = json.loads(capsys.readouterr().out)
+    assert [r["case"] for r in d["results"]] == ["clock"]   # the clock case, through the runner
     assert d["peaks"]["links"]["value"] == 512.0
     assert d["peaks"]["clock"]["single_ghz"] > 0.5
     sockets = max(1, len(read_topology("/").packages))

@@ -205,3 +205,16 @@ def test_netcdf_variable(tmp_path):
     (tmp_path / "bad.nc").write_bytes(b"CDF\x01 truncated")
     with pytest.raises(UserError, match="netCDF"):
         d.load(tmp_path / "bad.nc", variable="tp")
+
+
+def test_check_values_refuses_nan_and_inf_but_not_integers():
+    ints = d.Dataset("i", np.arange(10, dtype=np.int16), "file", "x")
+    assert d.check_values(ints) is ints
+    f = np.linspace(0, 1, 100, dtype=np.float64)
+    ok = d.Dataset("f", f, "file", "x")
+    assert d.check_values(ok) is ok
+    f = f.copy()
+    f[42] = -np.inf
+    with pytest.raises(UserError, match=r"f: 1 of 100 values is NaN or infinite "
+                                        r"\(the first, -inf, at index 42\)"):
+        d.check_values(d.Dataset("f", f, "file", "x"))

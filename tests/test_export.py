@@ -73,3 +73,45 @@ def test_export_errors(tmp_path):
         ex.export(runs, "csv", tmp_path / "no" / "x.csv")
     with pytest.raises(UserError, match="unknown format"):
         ex.export(runs, "xml", tmp_path / "x.xml")
+
+
+def test_format_follows_the_extension_and_format_overrides(tmp_path, capsys):
+    db, runs = _store(tmp_path)
+    assert cli(["export", "nps=1", "-o", str(tmp_path / "a.csv"), "--store", str(db)]) == 0
+    assert ex.read_csv(tmp_path / "a.csv")[0]["values"] == [1.5, 2.5, 3.5]
+    assert "wrote 1 run to" in capsys.readouterr().err
+    assert cli(["export", "nps=1", "-o", str(tmp_path / "a.JSON"), "--store", str(db)]) == 0
+    assert [r.run_id for r in ex.read_json(tmp_path / "a.JSON")] == [runs[0].run_id]
+    # --format wins over the extension
+    assert cli(["export", "nps=1", "--format", "csv", "-o", str(tmp_path / "a.txt"),
+                "--store", str(db)]) == 0
+    assert (tmp_path / "a.txt").read_text().startswith("run_id,started")
+    text = (tmp_path / "a.csv").read_text()
+    assert ",true," in text and "True" not in text and "False" not in text
+    assert cli(["export", "nps=1", "-o", str(tmp_path / "a.xlsx"), "--store", str(db)]) == 2
+    assert "'.xlsx' names no format" in capsys.readouterr().err
+    assert not (tmp_path / "a.xlsx").exists()
+
+
+def test_standard_output(tmp_path, capsys):
+    db, runs = _store(tmp_path)
+    assert cli(["export", "latest", "-o", "-", "--store", str(db)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in doc["runs"]] == [runs[1].run_id]
+    assert cli(["export", "latest", "-o", "-", "--format", "csv", "--store", str(db)]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("run_id,")
+    # --json: the envelope is the export, readable by read_json
+    assert cli(["export", "nps=1", "nps=4", "-o", "-", "--json", "--store", str(db)]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    assert doc["command"] == "export" and len(doc["results"]) == 2
+    (tmp_path / "env.json").write_text(out)
+    assert [r.to_dict() for r in ex.read_json(tmp_path / "env.json")] == \
+        [r.to_dict() for r in runs]
+
+
+def test_bad_output_is_said_before_the_store_is_read(tmp_path, capsys):
+    missing = tmp_path / "missing.db"   # the path error comes first, not "no store"
+    assert cli(["export", "latest", "-o", str(tmp_path / "no" / "x.json"),
+                "--store", str(missing)]) == 2
+    assert "folder" in capsys.readouterr().err

@@ -108,7 +108,7 @@ def test_replayed_machine_from_a_named_run(tmp_path):
               "--store", str(tmp_path / "s.db"), "--json")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["run"] == first and len(doc["memattrs"]) == 8
+    assert doc["run"] == first and len(doc["results"]) == 8
     # HMAT's values for nodes 5 (from CPUs 0-1) and 7 (from package 0, CPUs 0-1 and 4-5)
     # would absorb ours: they are replaced, 4 attributes each
     assert doc["firmware_values_replaced"] == 8

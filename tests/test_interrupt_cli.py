@@ -45,8 +45,12 @@ def test_c2c_json_says_interrupted():
     signal_when_running(p, signal.SIGTERM)
     out, err, _ = finish(p, 600)
     assert p.returncode == 143, err
-    assert json.loads(out) == {"results": [], "by_relation": {}, "by_home": {},
-                               "home_cost": [], "clusters": None, "interrupted": True}
+    doc = json.loads(out)      # the envelope: the stop is its error, the extras empty
+    assert doc["command"] == "c2c" and doc["results"] == []
+    assert doc["errors"] == [{"kind": "interrupted", "message": "interrupted (SIGTERM)",
+                              "exit_code": 143}]
+    assert {k: doc[k] for k in ("by_relation", "by_home", "home_cost", "clusters")} == \
+        {"by_relation": {}, "by_home": {}, "home_cost": [], "clusters": None}
 
 
 def test_lat_interrupted_exits_130_without_internal_error():

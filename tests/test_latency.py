@@ -8,7 +8,11 @@ import pytest
 
 from numascope import _core
 from numascope.bench import latency as lat
-from numascope.errors import UserError
+from numascope.errors import Unavailable, UserError
+from numascope.host import Host
+from numascope.memspec import MemorySpec
+from numascope.profile import FULL, QUICK
+from numascope.results.record import Metric
 from numascope.topology import read_topology
 
 
@@ -106,17 +110,21 @@ def test_loaded_latency_gives_points(topo):
 
 
 @pytest.mark.parametrize("kw,msg", [
-    ({"node": 999}, "does not exist"),
+    ({"memory": lambda: MemorySpec("bind", (999,), "none")}, "does not exist"),
+    ({"memory": lambda: MemorySpec("bind", (0, 1), "none")}, "bound to one node"),
+    ({"memory": lambda: MemorySpec("interleave", (0,), "none")}, "not by interleave"),
+    ({"memory": lambda: MemorySpec(pages="giant")}, "unknown page kind"),
     ({"cpu": 4096}, "does not exist"),
-    ({"nbytes": 1 << 50}, "does not fit"),
+    ({"nbytes": 1 << 50}, "but only"),
     ({"mode": "zigzag"}, "unknown chase mode"),
-    ({"pages": "giant"}, "unknown page kind"),
     ({"nbytes": 64}, "too small"),
+    ({"samples": 0}, "samples must be at least 1"),
+    ({"loads": 0}, "loads per sample must be at least 1"),
 ])
 def test_bad_input_is_user_error(topo, kw, msg):
     args = {"nbytes": 1 << 20, **kw}
     with pytest.raises(UserError, match=msg):
-        lat.chase(topo, **args)
+        lat.chase(topo, **{k: v() if callable(v) else v for k, v in args.items()})
 
 
 @pytest.mark.parametrize("text,val", [("4K", 4096), ("1g", 1 << 30), ("256MiB", 256 << 20),
@@ -155,7 +163,7 @@ def test_bad_stride_is_user_error(topo, stride):
     with pytest.raises(UserError, match="power of two from 64 to 4096"):
         lat.chase(topo, 1 << 20, stride=stride)
     with pytest.raises(UserError, match="power of two from 64 to 4096"):
-        lat.Latency().cases(topo, sizes=[1 << 20], stride=stride)
+        lat.Latency().cases(topo, lat.LatencyParams(stride=stride), sizes=[1 << 20])
 
 
 def test_buffer_must_hold_two_strides(topo):
@@ -175,7 +183,128 @@ def test_loaded_latency_chases_at_the_stride(topo):
 
 def test_cases_pass_the_stride_to_measure(topo):
     b = lat.Latency()
-    (case,) = b.cases(topo, sizes=[256 << 10], samples=2, loads=1 << 12, stride=128)
+    (case,) = b.cases(topo, lat.LatencyParams(samples=2, loads=1 << 12, stride=128),
+                      sizes=[256 << 10])
     r = b.measure(topo, case)
     assert r.params["stride"] == 128
     assert any("cycle walked in full: 2048 lines" in n for n in r.notes)
+
+
+def test_percentile_interpolates_linearly():
+    m = Metric("latency", "ns", False, [4.0, 1.0, 3.0, 2.0])
+    assert m.percentile(0) == 1.0 and m.percentile(100) == 4.0
+    assert m.percentile(50) == 2.5 == m.median       # the mean of the two middle samples
+    assert m.percentile(25) == pytest.approx(1.75)   # rank 0.75: 1 + 0.75 x (2 - 1)
+    assert m.percentile(95) == pytest.approx(3.85)
+    assert math.isnan(Metric("x", "ns", False, []).percentile(50))
+    with pytest.raises(ValueError):
+        m.percentile(101)
+
+
+def test_summary_uses_the_metric_percentiles():
+    r = lat.BenchResult("latency", "x", {}, {
+        "latency": Metric("latency", "ns", False, [10.0, 20.0, 30.0, 40.0, 50.0]),
+        "tsc_cycles": Metric("tsc_cycles", "TSC cycles", False, [1.0, 2.0])})
+    s = lat.summary(r)
+    assert (s["p5"], s["p50"], s["p95"]) == (pytest.approx(12.0), 30.0, pytest.approx(48.0))
+    assert s["tsc_cycles"] == 1.5
+
+
+def test_params_are_frozen_and_checked_once_with_defaults_resolved(topo):
+    import dataclasses
+    p = lat.LatencyParams()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.samples = 3     # type: ignore[misc]
+    c = lat.LatencyParams(bytes=1 << 20).checked(topo)
+    assert c.cpu == topo.usable_cpus()[0] and c.loads == 1 << 16
+    assert c.memory == MemorySpec(pages="none") and c.node is None
+    assert lat.LatencyParams(bytes=128 << 20).checked(topo).loads == 1 << 18
+    assert lat.LatencyParams().checked(topo).bytes == lat.dram_size(topo, c.cpu)
+
+
+def test_bound_buffer_goes_to_the_core_as_a_memory_spec(topo):
+    node = topo.node_ids()[0]
+    r = lat.chase(topo, 1 << 20, memory=MemorySpec("bind", (node,), "none"), samples=1,
+                  loads=1 << 12, clock=False)
+    assert r.params["node"] == node and f"node{node}" in r.case
+    assert r.placement["memory"] == {"policy": "bind", "nodes": [node], "pages": "none"}
+
+
+def _pool(tmp_path, free_pages: int) -> Host:
+    (tmp_path / "proc").mkdir(exist_ok=True)
+    (tmp_path / "proc" / "meminfo").write_text(
+        f"MemAvailable: 67108864 kB\nHugePages_Total: {free_pages}\n"
+        f"HugePages_Free: {free_pages}\nHugepagesize: 2048 kB\n")
+    return Host(tmp_path)
+
+
+def test_hugetlb_shortfall_is_unavailable_and_a_full_pool_is_not(topo, tmp_path, monkeypatch):
+    monkeypatch.setattr(lat, "live_host", lambda t: _pool(tmp_path, 0))
+    p = lat.LatencyParams(bytes=4 << 20, memory=MemorySpec(pages="hugetlb"))
+    with pytest.raises(Unavailable, match="hugetlb pages: the latency buffer of 4 MiB"):
+        p.checked(topo)
+    monkeypatch.setattr(lat, "live_host", lambda t: _pool(tmp_path, 2))
+    assert p.checked(topo).memory.pages == "hugetlb"       # 2 x 2 MiB hold 4 MiB
+    with pytest.raises(Unavailable):
+        lat.LatencyParams(bytes=5 << 20, memory=MemorySpec(pages="hugetlb")).checked(topo)
+
+
+def test_fit_is_checked_on_the_bound_node(topo, tmp_path, monkeypatch):
+    node = topo.node_ids()[0]
+    d = tmp_path / "sys" / "devices" / "system" / "node" / f"node{node}"
+    d.mkdir(parents=True)
+    (d / "meminfo").write_text(f"Node {node} MemFree: 1024 kB\n")
+    monkeypatch.setattr(lat, "live_host", lambda t: _pool(tmp_path, 0))
+    with pytest.raises(UserError, match=f"free on node {node}"):
+        lat.LatencyParams(bytes=1 << 20, memory=MemorySpec("bind", (node,), "none")
+                          ).checked(topo)
+    lat.LatencyParams(bytes=1 << 20).checked(topo)    # first touch: MemAvailable is plenty
+
+
+def test_a_replayed_topology_checks_no_host(tmp_path):
+    from conftest import hwloc_fixture
+    eight = read_topology(hwloc_fixture("16amd64-8n2c"))
+    assert lat.live_host(eight) is None
+    p = lat.LatencyParams(bytes=1 << 50, memory=MemorySpec("bind", (7,), "hugetlb"))
+    assert p.checked(eight).node == 7
+
+
+def test_suite_cases_follow_the_profile(topo):
+    (quick,) = lat.suite_cases(topo, QUICK)
+    cpu = topo.usable_cpus()[0]
+    assert quick.params.samples == QUICK.samples and quick.params.loads == 1 << 17
+    assert quick.params.bytes == lat.quick_dram_size(topo, cpu)
+    full = lat.suite_cases(topo, FULL)
+    kinds = [c.params.kind for c in full]
+    assert {c.params.mode for c in full if c.params.kind == "idle"} == set(lat.MODES)
+    assert any(c.label.startswith("sweep ") for c in full)
+    loaded = [c for c in full if c.params.kind == "loaded"]
+    if len(topo.usable_cpus()) > 1:
+        assert [c.params.delay for c in loaded] == list(lat.LOADED_DELAYS)
+        assert all(c.params.samples == lat.SUITE_LOADED_SAMPLES for c in loaded)
+    else:
+        assert "loaded" not in kinds
+
+
+def test_loaded_cases_one_delay_each_with_loaders_resolved(topo):
+    cpus = topo.usable_cpus()
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    cases = lat.Latency().cases(topo, lat.LatencyParams(kind="loaded", bytes=4 << 20,
+                                                        load_bytes=4 << 20),
+                                delays=[0, 100])
+    assert [c.params.delay for c in cases] == [0, 100]
+    assert cases[0].params.load_cpus == tuple(c for c in cpus if c != cpus[0])
+    with pytest.raises(UserError, match="both the chaser and a loader"):
+        lat.LatencyParams(kind="loaded", cpu=cpus[0], load_cpus=(cpus[0],)).checked(topo)
+    with pytest.raises(UserError, match="delays must be >= 0"):
+        lat.LatencyParams(kind="loaded", delay=-1).checked(topo)
+
+
+def test_no_upper_middle_median_left():
+    """Medians are Metric.median / statistics.median, never s[len(s) // 2]."""
+    import re
+    from pathlib import Path
+    for mod in ("bench/latency.py", "bench/matrix.py", "cli/lat.py", "cli/matrix.py"):
+        text = (Path(lat.__file__).parent.parent / mod).read_text()
+        assert not re.search(r"\[len\((\w+)\) // 2\]", text), mod

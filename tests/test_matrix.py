@@ -7,6 +7,7 @@ from conftest import hwloc_fixture
 
 from numascope.bench import matrix as mx
 from numascope.errors import UserError
+from numascope.profile import FULL, QUICK
 from numascope.results.record import Metric
 from numascope.topology import read_topology
 
@@ -77,14 +78,72 @@ def test_unknown_node_is_user_error(eight):
 
 def test_this_machine_suite_quick_is_one_pair():
     topo = read_topology("/")
-    cases = mx.suite_cases(topo, "quick")
+    cases = mx.suite_cases(topo, QUICK)
     assert len(cases) == 1
-    full = mx.suite_cases(topo, "full")
+    assert cases[0].params.params.bytes == mx.lat.quick_dram_size(topo, topo.usable_cpus()[0])
+    full = mx.suite_cases(topo, FULL)
     assert len(full) == len(mx.sources(topo)) * len(mx.targets(topo))
 
 
 def test_real_latency_executor_on_this_machine():
     topo = read_topology("/")
-    ex = mx.default_executor(topo, ("latency",), nbytes=4 << 20, samples=2)
+    ex = mx.default_executor(topo, mx.MatrixParams(what=("latency",), bytes=4 << 20,
+                                                   samples=2))
     res = mx.run_matrix(topo, ex, src=mx.sources(topo)[:1], dst=mx.targets(topo)[:1])
     assert len(res) == 1 and res[0].metrics["latency"].median > 0
+
+
+def test_params_resolve_rows_and_columns(eight):
+    p = mx.MatrixParams(rows=(0, 3), cols=(5,)).checked(eight)
+    assert p.rows == (0, 3) and p.cols == (5,)
+    assert mx.MatrixParams().checked(eight).rows == tuple(range(8))
+    cases = mx.Matrix().cases(eight, mx.MatrixParams(rows=(1,), cols=(2, 4)))
+    assert [c.label for c in cases] == ["N1->N2", "N1->N4"]
+    assert all(c.params.params.rows == (1,) for c in cases)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"what": ("nosuch",)}, "unknown matrix"),
+    ({"mode": "zigzag"}, "unknown chase mode"),
+    ({"stride": 100}, "power of two"),
+    ({"samples": 0}, "samples must be at least 1"),
+    ({"bw_bytes": 8}, "too small"),
+    ({"rows": (9,)}, "does not exist"),
+    ({"cols": (9,)}, "does not exist"),
+    ({"bytes": 64, "what": ("latency",)}, "too small"),
+])
+def test_bad_params_are_user_errors_when_cases_are_built(eight, kw, msg):
+    with pytest.raises(UserError, match=msg):
+        mx.Matrix().cases(eight, mx.MatrixParams(**kw))
+
+
+def test_matrix_measures_through_cases_with_a_fake_executor(eight):
+    from numascope.bench.base import run_cases
+    rec = Recorder(eight)
+    b = mx.Matrix(rec)
+    res = run_cases(b, eight, b.cases(eight, mx.MatrixParams(rows=(0,), cols=(0, 1))))
+    assert [r.case for r in res] == ["N0->N0", "N0->N1"]
+    assert res[1].placement["memory"] == {"policy": "bind", "nodes": [1], "pages": "none"}
+
+
+def _render(results, what=mx.METRICS) -> str:
+    import io
+
+    from rich.console import Console
+
+    from numascope.cli.matrix import _print, _print_tiers
+    buf = io.StringIO()
+    c = Console(file=buf, width=80, color_system=None)
+    _print(results, {m: mx.ratios_by_distance(results, m) for m in what}, what, c)
+    _print_tiers(mx.tier_summary(results), what, c)
+    return buf.getvalue()
+
+
+def test_eight_node_matrices_fit_80_columns(eight):
+    res = mx.run_matrix(eight, Recorder(eight))
+    for r in res:      # four-digit latencies: the widest cells a matrix shows
+        r.metrics["latency"].values = [v * 12.345 for v in r.metrics["latency"].values]
+    text = _render(res)
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80, text
+    assert "N7" in text and "2469.0" in text and "…" not in text
+    assert "True" not in text.split() and "False" not in text.split()

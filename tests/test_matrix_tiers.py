@@ -78,3 +78,11 @@ def test_tier_figure_only_with_a_cpuless_tier(cxl):
     assert [t for t, _ in figs] == ["Memory tiers relative to local DRAM"]
     dram_only = [r for r in mx.run_matrix(cxl, executor(cxl)) if r.params["dst"] < 2]
     assert figures(dram_only) == []
+
+
+def test_tier_table_fits_80_columns(cxl):
+    from test_matrix import _render
+    text = _render(mx.run_matrix(cxl, executor(cxl)))
+    assert "memory tiers" in text and "CPU-less 1" in text
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80, text
+    assert "…" not in text

@@ -90,7 +90,7 @@ def test_memory_spec_times_sockets_from_topology():
     topo = two_socket()
     d = peaks.dram_peak(topo, "12x DDR5-4800")
     assert d["value"] == 921.6 and d["channels"] == 24
-    assert "2 socket(s) × 12 channels × 4800 MT/s × 8 B = 921.6 GB/s" == d["formula"]
+    assert "2 sockets × 12 channels × 4800 MT/s × 8 B = 921.6 GB/s" == d["formula"]
 
 
 # -- FLOP/s peak through the topology --------------------------------------------------------
@@ -147,3 +147,47 @@ def test_efficiency_skips_rows_with_nothing():
     rows = efficiency_table({"dram": {"value": None}, "flops": {"value": 10.0}, "links": {}}, {})
     assert [r.what for r in rows] == ["FP64 FLOP/s"]
     assert rows[0].note == "not measured"
+
+
+# -- one efficiency rule, one summary per run --------------------------------------------------
+def _res(family, case, name, unit, values, **params):
+    from numascope.results.record import BenchResult, Metric
+    return BenchResult(family, case, params, {name: Metric(name, unit, True, values)})
+
+
+def test_efficiency_from_results_is_the_one_rule():
+    summary = {"dram": {"value": 200.0}, "flops": {"value": 100.0}, "links": {"value": None}}
+    rs = [_res("bandwidth", "triad 2T", "bandwidth", "GB/s", [90.0, 100.0, 110.0],
+               excluded_reps=[4]),
+          _res("bandwidth", "copy 1T", "bandwidth", "GB/s", [50.0]),
+          _res("compute", "lu n=128", "gflops", "GFLOP/s", [40.0, 60.0]),
+          _res("latency", "chase", "latency", "ns", [80.0])]
+    bad = _res("compute", "dgemm n=128", "gflops", "GFLOP/s", [99.0])
+    bad.validated = False
+    rows = efficiency_table(summary, results=[*rs, bad])
+    assert [(r.what, r.percent) for r in rows] == [("DRAM bandwidth", 50.0), ("FP64 FLOP/s", 50.0)]
+    assert rows[0].measured_by == "triad 2T: median of 3 repetitions, 1 implausible excluded"
+    # a figure the user gives wins over the results'
+    given = efficiency_table(summary, {"dram_gbs": 150.0, "dram_by": "--dram-gbs"}, rs)
+    assert given[0].percent == 75.0 and given[0].measured_by == "--dram-gbs"
+    # no summary (an old record, a failed one): no rows, never an exception
+    assert efficiency_table(None, results=rs) == efficiency_table({"error": "x"}) == []
+
+
+def test_summary_never_measures_a_clock(tmp_path):
+    s = peaks.summary(two_socket(), root=tmp_path)
+    assert s["flops"]["value"] is None and s["clock"] is None
+
+
+def test_run_summary_reuses_the_one_the_peaks_stage_made(tmp_path):
+    stored = {"flops": {"value": 123.0}, "dram": {"value": None}, "links": {"value": None}}
+    clock = _res("compute", "clock", "all_busy_ghz", "GHz", [2.0], kind="clock", peaks=stored)
+    s = peaks.run_summary(two_socket(), [clock], clock_ghz=3.0)
+    assert s["flops"]["value"] == 123.0 and s["clock"]["all_busy_ghz"] == 2.0
+
+
+def test_replayed_cpuinfo_link_out_of_the_root_is_not_followed(tmp_path):
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/cpuinfo").symlink_to("/proc/cpuinfo")
+    p = peaks.flops_peak(two_socket(), 2.0, root=tmp_path)
+    assert p["value"] is None and "proc/cpuinfo is unreadable" in p["reason"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from numascope.peaks.flops import flops_per_cycle, read_cpuinfo
+from numascope.host import Host
+from numascope.peaks.flops import flops_per_cycle
 
 
 def x86(vendor: str, fam: int, model: int, flags: str, stepping: int = 1,
@@ -88,7 +89,7 @@ def test_read_cpuinfo_under_root(tmp_path):
         "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
         f"flags\t\t: {AVX512}\n\nprocessor\t: 1\nvendor_id\t: AuthenticAMD\n"
         "cpu family\t: 25\nmodel\t\t: 17\nflags\t\t: x\n\n")
-    info = read_cpuinfo(tmp_path)
+    info = Host(tmp_path).cpuinfo()      # the one cpuinfo reader, jailed under the root
     assert info["processor"] == "0" and "avx512f" in info["flags"]
     assert flops_per_cycle(tmp_path).uarch == "Zen 4"
     assert flops_per_cycle(tmp_path / "missing").status == "unknown"

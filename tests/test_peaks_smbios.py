@@ -30,7 +30,7 @@ def test_ddr5_genoa_one_dimm_per_channel():
     assert empty.type is None and empty.speed_mts is None and empty.locator == "DIMM 1"
     p = dram.from_slots(s, "test")
     assert (p.channels, p.mts, p.gbs, p.type) == (12, 4800, 460.8, "DDR5")
-    assert any("12 empty slot(s) of 24" in n for n in p.notes)
+    assert any("12 empty slots of 24" in n for n in p.notes)
 
 
 def test_ddr4_two_sockets_mixed_speeds_and_two_dimms_per_channel():

@@ -71,10 +71,17 @@ def test_report_sections_escaping_and_self_contained(tmp_path):
     assert "<b>host</b>" in joined and dom.count("b") == 0   # … never as markup
     assert "pages on <i>node 1</i>" in joined and dom.count("i") == 0
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
-    assert "48.8%" in joined                   # efficiency: median 100 of a 204.8 peak
-    assert "100 GB/s (median of 3)" in joined
-    assert "DRAM bandwidth" in joined and "50.0%" in joined   # median 100 of a 200 peak
-    assert "(median of 3 repetitions)" in joined
+    # one efficiency table, from the peak summary stored with the run (host["peaks"]):
+    # a result's own params["peak"] is not a second table
+    eff = text.split('id="efficiency"')[1].split("</section>")[0]
+    assert eff.count("<table>") == 1 and "48.8%" not in eff
+    assert "DRAM bandwidth" in eff and "50.0%" in eff   # median 100 of a 200 peak
+    assert ": median of 3 repetitions" in eff
+    assert eff.count("no peak summary stored with this run") == 1    # the second run
+    # every result, collapsed
+    res = text.split('id="results"')[1].split("</section>")[0]
+    assert res.count("<details>") == 1 and "<summary>3 results in 2 families" in res
+    assert "True" not in joined.split() and "False" not in joined.split()
     assert "blosc2 lz4 shuffle 2T" in joined  # compression section
     assert "NPS4" in joined and "tag:nps" in joined   # comparison names the difference
     assert "NUMA node 1" in joined and "Package 0" in joined   # topology drawn
@@ -162,7 +169,7 @@ def test_cli_report_default_name_and_several_runs(tmp_path, monkeypatch, capsys)
     out = tmp_path / f"numascope-report-{runs[0].run_id}.html"
     assert out.exists() and "comparison" in Dom(out.read_text()).ids()
     assert cli(["report", "--store", str(db), "--output", str(tmp_path / "x" / "y.html")]) == 2
-    assert "cannot write the report" in capsys.readouterr().err
+    assert "folder" in capsys.readouterr().err and not (tmp_path / "x").exists()
 
 
 def _cz_result(codec: str, threads: int, gbs: float, plain: float, ratio: float):
@@ -190,5 +197,26 @@ def test_compression_section_is_the_codec_by_threads_table():
     joined = "".join(dom.text)
     assert "plain sum" in joined and "lz4-5-shuffle" in joined and "zstd-5-shuffle" in joined
     assert "26 (1.1×)" in joined                         # GB/s and speed-up at 2 threads
-    assert "compressed beats plain from 2 thread(s) on" in joined
+    assert "compressed beats plain from 2 threads on" in joined
     assert "smooth <script>" in joined and dom.count("script") == 0
+
+
+def test_cli_report_json_and_paths_checked_first(tmp_path, capsys):
+    import json
+    db = tmp_path / "runs.db"
+    runs = _runs()
+    with Store.open(db, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+    out = tmp_path / "r.html"
+    assert cli(["report", "nps=1", "-o", str(out), "--store", str(db), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "report" and doc["errors"] == []
+    assert doc["results"] == [{"path": str(out), "runs": [runs[0].run_id]}]
+    assert "<details>" in out.read_text()
+    # a bad name is said before the store is opened (this store does not exist)
+    for bad, says in ((tmp_path / "r.pdf", "must end in .html"),
+                      (tmp_path / "no" / "r.html", "does not exist"), (tmp_path, "is a folder")):
+        assert cli(["report", "-o", str(bad), "--store", str(tmp_path / "none.db")]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1

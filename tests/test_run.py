@@ -45,7 +45,7 @@ def _install(monkeypatch, name, cases=3, unavailable=None):
         k = cases if profile.name == "quick" else cases * 2
         return [Case(f"{name} case {i}", {"n": 1000 + i}) for i in range(k)]
 
-    cls = type(name, (FakeBench,), {"stage": name, "title": name,
+    cls = type(name, (FakeBench,), {"family": name, "title": name,
                                     "suite_cases": suite_cases})
     FAKES[name] = cls
     return cls
@@ -84,9 +84,19 @@ def test_run_quick_stores_reports_and_skips_with_reason(fake_suite, tmp_path, ca
         rec = st.get_run(out["run_id"])
     assert [r.case for r in rec.results] == [f"fake_one case {i}" for i in range(3)] + \
         [f"fake_two case {i}" for i in range(2)]
-    assert rec.to_dict() == {k: v for k, v in out.items() if k != "report"}
+    assert out["command"] == "run" and out["errors"] == [] and out["report"] == str(html)
+    assert rec.to_dict() == record_of(out)
     text = html.read_text()
     assert "needs root to read MSRs" in text and "fake_two case 1" in text
+
+
+def record_of(doc: dict) -> dict:
+    """The run record an envelope of `run --json` carries: its fields beside the envelope's,
+    its results as the envelope's results."""
+    rec = {k: v for k, v in doc.items() if k not in ("command", "errors", "report",
+                                                      "record_schema_version")}
+    rec["schema_version"] = doc["record_schema_version"]
+    return rec
 
 
 def test_full_profile_and_stage_filter(fake_suite, tmp_path, capsys):
@@ -107,6 +117,8 @@ def test_ctrl_c_mid_run_keeps_finished_results(fake_suite, tmp_path, monkeypatch
     assert rc == 130
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == "interrupted"
+    assert [e["kind"] for e in out["errors"]] == ["interrupted"]
+    assert out["errors"][0]["exit_code"] == 130
     stages = {s["name"]: s["status"] for s in out["stages"]}
     assert stages == {"topology": "done", "one": "interrupted", "blocked": "not run",
                       "two": "not run"}
@@ -126,6 +138,8 @@ def test_failed_validation_marks_stage_failed_and_exit_3(fake_suite, tmp_path, m
     out = json.loads(capsys.readouterr().out)
     one = next(s for s in out["stages"] if s["name"] == "one")
     assert one["status"] == "failed" and "validation failed" in one["reason"]
+    assert out["errors"] == [{"kind": "validation", "exit_code": 3,
+                              "message": "stage one: validation failed: sum mismatch"}]
     assert [r["case"] for r in out["results"]] == ["fake_one case 0", "fake_two case 0",
                                                    "fake_two case 1"]
 
@@ -143,12 +157,17 @@ def test_runs_and_show_commands(fake_suite, tmp_path, capsys):
     assert cli(["run", "--tag", "nps=4", "--store", str(db), "--no-report", "--json"]) == 0
     run_id = json.loads(capsys.readouterr().out)["run_id"]
     assert cli(["runs", "--store", str(db), "--json"]) == 0
-    (row,) = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "runs" and doc["store"] == str(db)
+    (row,) = doc["results"]
     assert row["run_id"] == run_id and row["tags"] == {"nps": "4"} and row["results"] == 5
     assert cli(["runs", "--store", str(db), "--tag", "nps=1", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert json.loads(capsys.readouterr().out)["results"] == []
+    assert cli(["runs", "--store", str(db), "--tag", "nps=1"]) == 0
+    assert capsys.readouterr().out.startswith("no runs with tags nps=1 in ")
     assert cli(["show", run_id[:17], "--store", str(db), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["run_id"] == run_id
+    (shown,) = json.loads(capsys.readouterr().out)["results"]
+    assert shown["run_id"] == run_id and len(shown["results"]) == 5
     assert cli(["show", "latest", "--store", str(db)]) == 0
     assert "fake_two" in capsys.readouterr().out
     assert cli(["show", "nothere", "--store", str(db)]) == 2
@@ -157,7 +176,8 @@ def test_runs_and_show_commands(fake_suite, tmp_path, capsys):
 def test_registry_names_real_families():
     names = [s.name for s in suite.all_stages()]
     assert names[0] == "topology"
-    assert {"peaks", "bandwidth", "latency", "matrix", "compress"} <= set(names)
+    assert {"compute", "bandwidth", "latency", "matrix", "compress", "c2c", "storage"} \
+        <= set(names)
 
 
 @pytest.mark.parametrize("cmd", ["run", "runs", "show", "compare", "report", "export"])
@@ -184,3 +204,38 @@ def test_ctrl_c_while_listing_cases_and_bug_in_a_family(fake_suite, tmp_path, mo
     assert st["blocked"]["status"] == "skipped" and st["two"]["status"] == "interrupted"
     with Store.open(db) as store:
         assert store.list_runs()[0].status == "interrupted"
+
+
+def test_bad_report_path_costs_no_measurement(fake_suite, tmp_path, monkeypatch, capsys):
+    measured = []
+    monkeypatch.setattr(FakeBench, "measure", lambda self, topo, case: measured.append(case))
+    db = tmp_path / "runs.db"
+    for report, says in ((tmp_path / "no" / "r.html", "does not exist"),
+                         (tmp_path / "r.txt", "must end in .html"),
+                         (tmp_path, "is a folder")):
+        assert cli(["run", "--report", str(report), "--store", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1
+    assert measured == [] and not db.exists()
+
+
+def test_run_summary_fits_80_columns(fake_suite, tmp_path, monkeypatch, capsys):
+    from numascope import console
+    monkeypatch.setattr(console.out, "_width", 80, raising=False)
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--tag", "note=[red]a long label that will need to wrap somewhere[/]",
+                "--store", str(db), "--report", str(tmp_path / "r.html")]) == 0
+    cap = capsys.readouterr()
+    lines = cap.out.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    assert "…" not in cap.out and "True" not in cap.out.split()
+    assert "needs root to read MSRs" in cap.out              # the skipped stage's reason
+    assert "fake_two case 1" in cap.out and "[red]a long label" in cap.out
+    assert "  one: done (3 results" in cap.err and "blocked: skipped (0 results" in cap.err
+
+
+def test_list_stages_json(capsys):
+    assert cli(["run", "--list-stages", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "run" and doc["results"][0] == {
+        "name": "topology", "title": "machine topology, memory mode, devices"}

@@ -85,6 +85,7 @@ WRITER = textwrap.dedent("""
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     db = tmp_path / "shared" / "runs.db"       # neither process finds the store: both create
+    db.parent.mkdir()
     code = WRITER.format(tests=os.path.dirname(__file__))
     procs = [subprocess.Popen([sys.executable, "-c", code, str(w), str(db)],
                               stderr=subprocess.PIPE, text=True) for w in (1, 2)]
@@ -188,10 +189,43 @@ def test_migrate_v1_says_how_old_figures_were_measured():
 
 
 def test_parse_tags():
-    assert parse_tags(["nps=4", " smt = off "]) == {"nps": "4", "smt": "off"}
-    for bad in (["nps"], ["=4"]):
-        with pytest.raises(UserError, match="bad tag"):
+    assert parse_tags(["nps=4", " smt = off ", "bios=v1=2", "note=[red]x y[/red]"]) == \
+        {"nps": "4", "smt": "off", "bios": "v1=2", "note": "[red]x y[/red]"}
+    for bad, why in ((["nps"], "expected KEY=VALUE"), (["=4"], "expected KEY=VALUE"),
+                     ([" =4"], "expected KEY=VALUE"), (["a= "], "give a value"),
+                     (["a=b\nc"], "control characters"), (["a\x1b[31m=1"], "control"),
+                     (["a=1\u2028"], "control"), (["a=1,b=2"], "','"),
+                     (["a,b=1"], "','"), (["a=1", " a =2"], "given twice")):
+        with pytest.raises(UserError, match=why):
             parse_tags(bad)
+
+
+def test_every_tag_stays_selectable(tmp_path):
+    """What parse_tags accepts, the selection syntax finds again (runs --tag, compare)."""
+    db = tmp_path / "runs.db"
+    tags = parse_tags(["bios=v1=2", "note=[red]x y[/red]", "kernel=6.8.0-rc1"])
+    rec = make_run(tags)
+    with Store.open(db, write=True) as st:
+        st.save_run(rec)
+        st.save_run(make_run({"nps": "1"}))
+        for k, v in tags.items():
+            assert st.resolve(f"{k}={v}") == [rec.run_id]
+        assert st.resolve(",".join(f"{k}={v}" for k, v in tags.items())) == [rec.run_id]
+
+
+def test_terminal_prints_tags_and_host_names_as_themselves(tmp_path, capsys, monkeypatch):
+    from numascope import console
+    from numascope.cli import main
+    monkeypatch.setattr(console.out, "_width", 160, raising=False)   # no wrapping
+    db = tmp_path / "runs.db"
+    with Store.open(db, write=True) as st:
+        st.save_run(make_run({"note": "[red]x[/red]"}, hostname="[bold]h[/bold]"))
+        st.save_run(make_run({"note": "[/]"}))
+    assert main(["runs", "--store", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "note=[red]x[/red]" in out and "[bold]h[/bold]" in out and "note=[/]" in out
+    assert main(["show", "note=[red]x[/red]", "--store", str(db)]) == 0
+    assert "note=[red]x[/red]" in capsys.readouterr().out
 
 
 def test_topology_digest_ignores_memory_amounts_not_shape():
@@ -207,3 +241,149 @@ def test_topology_digest_ignores_memory_amounts_not_shape():
     b = make_topo()
     b.nodes[1] = replace(b.nodes[1], distances={0: 21, 1: 10})
     assert topology_digest(a) != topology_digest(b)
+
+
+# -- stores that are damaged or in a read-only place, through the command line -------------
+
+def _cli(*argv: str, ro: object = None) -> subprocess.CompletedProcess:
+    """`numascope ARGV` in a child process; with `ro` (a file or folder), that path is
+    read-only for the child: its permission bits for a normal user, a read-only bind mount
+    (in a private mount namespace) for root, whom permission bits do not stop."""
+    cmd = [sys.executable, "-m", "numascope", *argv]
+    if ro is None:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
+    if os.geteuid() != 0:
+        mode = os.stat(ro).st_mode
+        os.chmod(ro, 0o555 if os.path.isdir(ro) else 0o444)
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, check=False,
+                                  timeout=120)
+        finally:
+            os.chmod(ro, mode)
+    mount = ('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"')
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", mount, str(ro), "true"],
+                           capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip("running as root without mount namespaces: no read-only place to test")
+    return subprocess.run(["unshare", "-m", "sh", "-c", mount, str(ro), *cmd],
+                          capture_output=True, text=True, check=False, timeout=120)
+
+
+def _healthy(tmp_path):
+    folder = tmp_path / "store"
+    folder.mkdir()
+    db = folder / "runs.db"
+    with Store.open(db, write=True) as st:
+        st.save_run(make_run({"nps": "1"}))
+        st.save_run(make_run({"nps": "4"}))
+    return db
+
+
+def _files(folder) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def _one_line(p: subprocess.CompletedProcess, code: int, says: str) -> None:
+    assert p.returncode == code, (p.returncode, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("numascope: error:"), p.stderr
+    assert says in lines[0] and "Traceback" not in p.stderr
+
+
+def test_reading_a_store_leaves_no_file_behind(tmp_path):
+    db = _healthy(tmp_path)
+    before = _files(db.parent)
+    assert _cli("runs", "--store", str(db)).returncode == 0
+    assert _cli("show", "latest", "--store", str(db)).returncode == 0
+    assert _files(db.parent) == before            # no -wal, no -shm, same bytes
+
+
+def test_read_only_folder_reads_and_refuses_to_write(tmp_path):
+    db = _healthy(tmp_path)
+    before = _files(db.parent)
+    p = _cli("runs", "--store", str(db), "--json", ro=db.parent)
+    assert p.returncode == 0, p.stderr
+    assert [r["tags"] for r in json.loads(p.stdout)["results"]] == [{"nps": "1"}, {"nps": "4"}]
+    p = _cli("show", "nps=4", "--store", str(db), ro=db.parent)
+    assert p.returncode == 0 and "nps=4" in p.stdout, p.stderr
+    p = _cli("run", "--stage", "topology", "--no-report", "--store", str(db), ro=db.parent)
+    _one_line(p, 2, "is read-only")
+    assert "damaged" not in p.stderr
+    p = _cli("run", "--stage", "topology", "--no-report", "--store",
+             str(db.parent / "new.db"), ro=db.parent)
+    _one_line(p, 2, "cannot create the store")
+    assert "read-only" in p.stderr
+    assert _files(db.parent) == before
+
+
+def test_read_only_store_file_reads_and_refuses_to_write(tmp_path):
+    db = _healthy(tmp_path)
+    data = db.read_bytes()
+    p = _cli("runs", "--store", str(db), ro=db)
+    assert p.returncode == 0 and "nps=4" in p.stdout, p.stderr
+    p = _cli("run", "--stage", "topology", "--no-report", "--store", str(db), ro=db)
+    _one_line(p, 2, "is read-only")
+    assert db.read_bytes() == data
+
+
+def test_new_store_in_a_missing_folder_is_one_line(tmp_path):
+    p = _cli("run", "--stage", "topology", "--no-report", "--store",
+             str(tmp_path / "no" / "such" / "runs.db"))
+    _one_line(p, 2, "does not exist")
+    assert not (tmp_path / "no").exists()
+
+
+def _corrupt_stores(tmp_path):
+    text = tmp_path / "notes.db"
+    text.write_text("my notes, not a database\n" * 10)
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE recipes (name TEXT)")
+    con.commit()
+    con.close()
+    garbled = tmp_path / "garbled.db"
+    good = _healthy(tmp_path)
+    raw = bytearray(good.read_bytes())
+    raw[4096:8192] = b"\xff" * 4096              # a page of the tables overwritten
+    garbled.write_bytes(bytes(raw))
+    return [(text, "not a numascope store"), (empty, "empty file"),
+            (other, "another application"), (garbled, "damaged")]
+
+
+@pytest.mark.parametrize("argv", [["runs"], ["show", "latest"], ["compare", "nps=1", "nps=4"],
+                                  ["export", "latest", "-o", "{tmp}/x.json"],
+                                  ["report", "latest", "-o", "{tmp}/x.html"],
+                                  ["run", "--stage", "topology", "--no-report"]])
+def test_damaged_or_foreign_store_is_refused_and_untouched(tmp_path, argv, capsys):
+    from numascope.cli import main
+    for path, says in _corrupt_stores(tmp_path):
+        before = _files(tmp_path)
+        args = [a.replace("{tmp}", str(tmp_path)) for a in argv] + ["--store", str(path)]
+        rc = main(args)
+        err = capsys.readouterr().err
+        assert rc == 2, (args, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0], (path.name, err)
+        assert _files(tmp_path) == before, path.name
+
+
+def test_runs_on_an_empty_or_not_yet_made_store(tmp_path, capsys, monkeypatch):
+    from numascope.cli import main
+    db = tmp_path / "runs.db"
+    Store.open(db, write=True).close()
+    assert main(["runs", "--store", str(db)]) == 0
+    assert capsys.readouterr().out.strip() == f"no runs in {db}"
+    assert main(["runs", "--store", str(db), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["results"] == [] and doc["errors"] == [] and doc["command"] == "runs"
+    # the default store before anything was run: an empty list, and nothing created
+    monkeypatch.setenv("NUMASCOPE_STORE", str(tmp_path / "later" / "runs.db"))
+    assert main(["runs", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"] == []
+    assert not (tmp_path / "later").exists()
+    # a --store named by hand that does not exist is a mistake, said in one line
+    assert main(["runs", "--store", str(tmp_path / "typo.db")]) == 2
+    assert "no store at" in capsys.readouterr().err

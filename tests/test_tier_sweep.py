@@ -13,9 +13,10 @@ from tiers_sysfs import tiered
 
 from numascope import _core
 from numascope.bench import bw_tiers
-from numascope.bench.bandwidth import normalize_memory
+from numascope.bench.bandwidth import BandwidthParams
 from numascope.bench.base import run_cases
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.memspec import MemorySpec
 from numascope.results.record import BenchResult, Metric
 from numascope.topology import read_topology
 
@@ -27,32 +28,33 @@ def cxl(tmp_path):
     return read_topology(tiered(tmp_path))
 
 
-def layout_locator(mem: dict, nbytes: int, samples: int = 1365) -> dict[int, int]:
+def layout_locator(mem: MemorySpec, nbytes: int, samples: int = 1365) -> dict[int, int]:
     """Where bw_run's evenly spaced move_pages samples land for `mem`: bound pages on their
     node, weighted ones on the node the C core's layout gives their granule."""
-    if mem["policy"] == "bind":
-        return {mem["nodes"][0]: samples}
-    g = _core.weighted_granule(nbytes, mem.get("huge", "thp") != "none")
-    layout = _core.weighted_layout(mem["weights"], -(-nbytes // g))
+    if mem.policy == "bind":
+        return {mem.nodes[0]: samples}
+    g = _core.weighted_granule(nbytes, mem.pages != "none")
+    layout = _core.weighted_layout(list(mem.weights), -(-nbytes // g))
     npages = nbytes // PAGE
-    return dict(Counter(mem["nodes"][layout[(npages * i // samples) * PAGE // g]]
+    return dict(Counter(mem.nodes[layout[(npages * i // samples) * PAGE // g]]
                         for i in range(samples)))
 
 
-def all_on_dram(mem: dict, nbytes: int) -> dict[int, int]:
-    return {mem["nodes"][0]: 1000}
+def all_on_dram(mem: MemorySpec, nbytes: int) -> dict[int, int]:
+    return {mem.nodes[0]: 1000}
 
 
 def fake_measure(locate):
-    """bandwidth.measure's signature; bandwidth falls with the tier's share of pages."""
-    def measure(topo, kernel, cpus, memory, size_bytes, reps, isa, nt, label, extra):
-        mem = normalize_memory(topo, memory)
-        pages = locate(mem, size_bytes)
-        dram = sum(v for k, v in pages.items() if k == extra["dram_node"]) / sum(pages.values())
-        gbs = [20.0 * dram + 8.0 * (1 - dram)] * reps
-        return BenchResult("bandwidth", label, {"kernel": kernel, **extra},
+    """bandwidth.run's signature; bandwidth falls with the tier's share of pages."""
+    def measure(topo, p: BandwidthParams, label):
+        pages = locate(p.memory, p.size_bytes)
+        ctx = p.context()
+        dram = sum(v for k, v in pages.items() if k == ctx["dram_node"]) / sum(pages.values())
+        gbs = [20.0 * dram + 8.0 * (1 - dram)] * p.reps
+        return BenchResult("bandwidth", label, {"kernel": p.kernel, **ctx},
                            {"bandwidth": Metric("bandwidth", "GB/s", True, gbs)},
-                           {"pages_per_node": pages, "memory": mem, "cpus": cpus})
+                           {"pages_per_node": pages, "memory": p.memory.to_dict(),
+                            "cpus": list(p.cpus)})
     return measure
 
 
@@ -90,14 +92,18 @@ def test_one_memory_node_is_unavailable():
 
 def test_cases_realise_each_ratio(cxl):
     cases = bw_tiers.sweep_cases(cxl, 0, 2, ["1:0", "3:1", "0:1", "sys"], ["read"], [0])
-    mems = [c.params["memory"] for c in cases]
-    assert mems[0] == {"policy": "bind", "nodes": [0], "huge": "thp"}
-    assert mems[1] == {"policy": "weighted-interleave", "nodes": [0, 2], "weights": [3, 1],
-                       "huge": "thp"}
-    assert mems[2]["nodes"] == [2]
-    assert mems[3] == {"policy": "weighted-interleave", "nodes": [0, 2], "huge": "thp"}
-    assert [c.params["dram_share"] for c in cases] == [1.0, 0.75, 0.0, 0.75]  # sys: 3:1
-    assert all(c.params["size_bytes"] >= bw_tiers.MIN_ARRAY_BYTES for c in cases)
+    mems = [c.params.memory for c in cases]
+    assert mems[0] == MemorySpec("bind", (0,))
+    assert mems[1] == MemorySpec("weighted-interleave", (0, 2), weights=(3, 1))
+    assert mems[2].nodes == (2,)
+    assert mems[3] == MemorySpec("weighted-interleave", (0, 2))
+    assert mems[3].system_weights == (3, 1)                # checked when the case was built
+    assert [c.params.context()["dram_share"] for c in cases] == [1.0, 0.75, 0.0, 0.75]
+    assert all(c.params.size_bytes >= bw_tiers.MIN_ARRAY_BYTES for c in cases)
+    assert {c.params.context()["sweep"] for c in cases} == {"tier-ratio"}
+    huge = bw_tiers.sweep_cases(cxl, 0, 2, ["3:1"], ["read"], [0],
+                                BandwidthParams(memory=MemorySpec(pages="none")))
+    assert huge[0].params.memory.pages == "none"
 
 
 def test_system_ratio_needs_the_kernels_policy(tmp_path):
@@ -111,7 +117,7 @@ def test_system_ratio_needs_the_kernels_policy(tmp_path):
 @pytest.mark.parametrize("size", [256 << 20, 1 << 30, 64 << 30])
 def test_sweep_achieves_every_ratio_with_the_real_layout(cxl, size):
     cases = bw_tiers.sweep_cases(cxl, 0, 2, bw_tiers.parse_ratios(None), ["read"], [0],
-                                 size_bytes=size, reps=3)
+                                 BandwidthParams(size_bytes=size, reps=3))
     results = run_cases(bw_tiers.TierSweep(fake_measure(layout_locator)), cxl, cases)
     rows = bw_tiers.summary(results)
     assert [r["ratio"] for r in rows] == ["1:0", "3:1", "1:1", "1:3", "0:1"]

@@ -95,7 +95,7 @@ def test_topo_shows_tiers_of_a_replayed_machine(tmp_path):
     assert "250ns" in p.stdout
     assert "weighted interleave: available, system weights N0:3 N1:3 N2:1 N3:1" in p.stdout
     p = _topo("--sysfs-root", str(root), "--json")
-    assert json.loads(p.stdout)["memory_tiers"]["tiers"][0]["name"] == DRAM
+    assert json.loads(p.stdout)["results"][0]["memory_tiers"]["tiers"][0]["name"] == DRAM
 
 
 def test_topo_says_when_the_kernel_lacks_weighted_interleave(tmp_path):

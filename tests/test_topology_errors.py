@@ -123,7 +123,9 @@ def test_cli_this_machine():
     r = run()
     assert r.returncode == 0, r.stderr
     assert "Machine" in r.stdout and "memory_mode" in r.stdout
-    j = json.loads(run("--json").stdout)
+    doc = json.loads(run("--json").stdout)
+    assert doc["command"] == "topo" and doc["errors"] == []
+    (j,) = doc["results"]
     assert j["schema_version"] == 1
     assert j["facts"]["threads"]["value"] == len(j["cpus"])
 
@@ -138,3 +140,19 @@ def test_cli_dev_null_root():
     r = run("--sysfs-root", "/dev/null")
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().count("\n") == 0 and "/dev/null" in r.stderr
+
+
+def test_cli_truncated_or_garbage_tarball_is_one_line(tmp_path):
+    root = small(tmp_path)
+    tb = tmp_path / "dump.tar.bz2"
+    with tarfile.open(tb, "w:bz2") as tar:
+        tar.add(root, arcname="dump")
+    for name, data in (("head.tar.bz2", tb.read_bytes()[:100]),
+                       ("half.tar.bz2", tb.read_bytes()[: tb.stat().st_size // 2]),
+                       ("noise.tar.gz", b"SECRET-CONTENT " * 40)):
+        (tmp_path / name).write_bytes(data)
+        r = run("--sysfs-root", str(tmp_path / name))
+        assert r.returncode == 2, (name, r.stderr)
+        line = r.stderr.strip()
+        assert line.count("\n") == 0 and name in line and not line.endswith(":"), line
+        assert "SECRET" not in line

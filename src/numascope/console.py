@@ -1,40 +1,46 @@
-"""Terminal and JSON output shared by every command."""
+"""Terminal and JSON output shared by every command, and the words values are shown in:
+one spelling of an unknown value, yes/no for booleans, plurals that agree."""
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from numascope.results.plain import to_plain
+
+__all__ = ["UNKNOWN", "err", "out", "plural", "print_json", "show", "to_plain", "warn"]
+
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
+UNKNOWN = "unknown"   # how every table spells a value that was not recorded or not read
 
-def to_plain(obj: Any) -> Any:
-    """Dataclasses, enums, paths, tuples, sets → JSON-ready builtins (NaN/inf → None)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        if hasattr(obj, "to_dict"):
-            return to_plain(obj.to_dict())
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {str(k): to_plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_plain(v) for v in obj]
-    if isinstance(obj, (set, frozenset)):
-        return sorted(to_plain(v) for v in obj)
-    if isinstance(obj, enum.Enum):
-        return obj.value
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+
+def show(v: Any, digits: int = 4) -> str:
+    """A value as a table shows it: None → "unknown", booleans → yes/no, floats to
+    `digits` significant digits, NaN/inf (nothing to compute) → "–"."""
+    if v is None:
+        return UNKNOWN
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "–"
+        if 10 ** digits <= abs(v) < 1e12:   # 41,160 IO/s, not 4.116e+04
+            return f"{v:,.0f}"
+        return f"{v:.{digits}g}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(show(x, digits) for x in v)
+    return str(v)
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """"1 run", "2 runs", "0 runs" (`words` when the plural is not word + s)."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def print_json(obj: Any) -> None:
@@ -42,4 +48,6 @@ def print_json(obj: Any) -> None:
 
 
 def warn(msg: str) -> None:
-    err.print(f"[yellow]warning:[/yellow] {msg}", markup=True, highlight=False)
+    """A warning on standard error; `msg` is printed as it is (no markup)."""
+    from rich.markup import escape
+    err.print(f"[yellow]warning:[/yellow] {escape(msg)}", markup=True, highlight=False)

@@ -2,13 +2,14 @@
 and compare's primary metrics all find a family here, by its class — adding a family is its
 module plus one line below (or `register(cls)` from outside, as the tests' toy family does).
 
-A family class has `family` (the name in records), `stage` (its name in `numascope run`),
-`title`, and the Benchmark methods: `cases(...)`, `measure(topo, case)` and
-`suite_cases(topo, profile)`."""
+A family class has `family` (its one name: in records, as the stage of `numascope run`, for
+`compare --family`), `title`, `primary` (the metrics compare tests by default), and the
+Benchmark methods: `cases(...)`, `measure(topo, case)` and `suite_cases(topo, profile)`."""
 
 from __future__ import annotations
 
 _extra: list[type] = []
+ALIASES = {"peaks": "compute"}   # the compute family's stage name before they were one
 
 
 def families() -> list[type]:
@@ -17,14 +18,15 @@ def families() -> list[type]:
     from numascope.bench.c2c import C2C
     from numascope.bench.compress import Compress
     from numascope.bench.compute import Compute
+    from numascope.bench.io import Storage
     from numascope.bench.latency import Latency
     from numascope.bench.matrix import Matrix
-    return [Compute, Bandwidth, Latency, Matrix, C2C, Compress, *_extra]
+    return [Compute, Bandwidth, Latency, Matrix, C2C, Compress, Storage, *_extra]
 
 
 def register(cls: type) -> type:
     """Add a family (usable as a class decorator); its stage runs after the built-in ones."""
-    for attr in ("family", "stage", "title", "measure", "suite_cases"):
+    for attr in ("family", "title", "measure", "suite_cases"):
         if not hasattr(cls, attr):
             raise TypeError(f"{cls.__name__} is not a family: it has no {attr}")
     if cls not in _extra:
@@ -38,5 +40,6 @@ def unregister(cls: type) -> None:
 
 
 def by_name(name: str) -> type | None:
-    """The family class whose `family` or `stage` is `name`."""
-    return next((c for c in families() if name in (c.family, c.stage)), None)
+    """The family class called `name` (or an old alias of it)."""
+    name = ALIASES.get(name, name)
+    return next((c for c in families() if c.family == name), None)

@@ -20,7 +20,7 @@ from numascope.topology.model import Topology
 
 POLICIES = ("first-touch", "bind", "interleave", "preferred", "weighted-interleave")
 PAGES = ("none", "thp", "hugetlb")
-MAX_NODES = 64        # memory.c's limit on the nodes of one spec (one 64-bit node mask)
+MAX_NODES = 64        # memory.c's NS_MAX_SPEC_NODES (a test checks they agree)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from numascope.results.run import NoiseMonitor, RunRecord, host_facts, utc_now
 from numascope.results.store import Store
 from numascope.topology.model import Topology
 
-DEFAULT_PROFILE = DEFAULT.name
+DEFAULT_PROFILE: Profile = DEFAULT
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,12 @@ class Stage:
     name: str                     # short name shown in progress and stored in the record
     title: str                    # what it measures
     bench: type | None            # the family class; None: the topology stage
+    options: tuple[tuple[str, Any], ...] = ()   # keyword arguments for the family class
 
-    def load(self, topo: Topology, profile: Profile | str) -> tuple[Benchmark, list[Case]]:
-        """The family's Benchmark and this profile's cases."""
-        bench = self.bench()  # type: ignore[misc]
+    def load(self, topo: Topology, profile: Profile) -> tuple[Benchmark, list[Case]]:
+        """The family's Benchmark (built with this stage's options) and this profile's
+        cases."""
+        bench = self.bench(**dict(self.options))  # type: ignore[misc]
         return bench, list(bench.suite_cases(topo, _profile(profile)))
 
 
@@ -42,7 +44,7 @@ def all_stages() -> list[Stage]:
     """The topology stage, then one stage per registered family."""
     from numascope.families import families
     return [Stage("topology", "machine topology, memory mode, devices", None)] + \
-        [Stage(c.stage, c.title, c) for c in families()]
+        [Stage(c.family, c.title, c) for c in families()]
 
 
 def load_topology() -> Topology:
@@ -58,14 +60,15 @@ def clock_probe() -> Callable[[], float]:
     return measure_ghz
 
 
-def prepare(topo: Topology, profile: str, tags: dict[str, str]) -> tuple[RunRecord,
-                                                                         NoiseMonitor]:
-    profile = _profile(profile).name
-    from numascope.console import to_plain
+def prepare(topo: Topology, profile: Profile | str, tags: dict[str, str]
+            ) -> tuple[RunRecord, NoiseMonitor]:
+    """A new run record (its host facts, the clock at the start) and the noise monitor."""
+    prof = _profile(profile)
+    from numascope.results.plain import to_plain
     probe = clock_probe()
     mon = NoiseMonitor(probe)
     mon.start()
-    rec = RunRecord.new(profile=profile, tags=tags)
+    rec = RunRecord.new(profile=prof.name, tags=tags)
     rec.topology = to_plain(topo)
     rec.host = host_facts(topo, clock_ghz=mon.data.get("clock_ghz_start"))
     return rec, mon
@@ -73,7 +76,8 @@ def prepare(topo: Topology, profile: str, tags: dict[str, str]) -> tuple[RunReco
 
 def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
               stages: list[Stage] | None = None, progress: Any | None = None,
-              on_stage: Callable[[str, str], None] | None = None) -> RunRecord:
+              on_stage: Callable[[str, str], None] | None = None,
+              profile: Profile | None = None) -> RunRecord:
     """Run every stage, storing each result as it finishes; returns the final record
     (status complete or interrupted). `on_stage(name, status)` is told about each stage.
 
@@ -83,6 +87,7 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     so far. Committing a result and the final write are held against a second signal
     (signals.deferred), which is raised once they are done."""
     stages = all_stages() if stages is None else stages
+    prof = profile or _profile(rec.profile)
     for st in stages:
         rec.stage(st.name)
 
@@ -98,7 +103,7 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
         with signals.deferred():   # stored as running, so that the end below finds it
             store.begin_run(rec)
         for st in stages:
-            _run_stage(st, topo, rec, keep, progress, on_stage)
+            _run_stage(st, topo, rec, prof, keep, progress, on_stage)
     except KeyboardInterrupt:   # _run_stage marked the stage it stopped, if one ran
         rec.status = "interrupted"
     with signals.deferred():
@@ -115,7 +120,8 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     return rec
 
 
-def _run_stage(st: Stage, topo: Topology, rec: RunRecord, keep: Callable[[Any], Any],
+def _run_stage(st: Stage, topo: Topology, rec: RunRecord, profile: Profile,
+               keep: Callable[[Any], Any],
                progress: Any | None, on_stage: Callable[[str, str], None] | None) -> None:
     """One stage: its status and reason set on the record. A stop signal marks it
     interrupted and propagates (a KeyboardInterrupt) to end the run."""
@@ -126,7 +132,7 @@ def _run_stage(st: Stage, topo: Topology, rec: RunRecord, keep: Callable[[Any], 
             info.status = "done"
             return
         try:
-            bench, cases = st.load(topo, rec.profile)
+            bench, cases = st.load(topo, profile)
         except (Unavailable, UserError, OSError) as e:
             info.status, info.reason = "skipped", _reason(e)
             return
@@ -153,25 +159,13 @@ def _run_stage(st: Stage, topo: Topology, rec: RunRecord, keep: Callable[[Any], 
 
 
 def theoretical_peaks(topo: Topology, rec: RunRecord) -> dict[str, Any]:
-    """numascope.peaks.summary for this machine, with the clock measured in this run: the
-    peaks stage's clocks (one CPU alone and all cores busy, medians) when it ran, else the
-    run monitor's single-CPU reading at the start of the run. Each clock is labelled by what
-    it is, and the FLOP/s entry says which one its peak used."""
-    from numascope.peaks import CLOCK_ALL_BUSY, CLOCK_SINGLE
-    clock: dict[str, Any] = {}
-    for res in rec.results:
-        if res.family == "compute" and res.case == "clock":
-            clock = {k: m.median for k, m in res.metrics.items()}
-            clock["labels"] = {
-                "single_ghz": f"{CLOCK_SINGLE}, median over CPUs (peaks stage)",
-                "all_busy_ghz": f"{CLOCK_ALL_BUSY}, median over CPUs (peaks stage)"}
-    if not clock and rec.host.get("clock_ghz"):
-        clock = {"single_ghz": rec.host["clock_ghz"],
-                 "labels": {"single_ghz": f"{CLOCK_SINGLE} at run start (run monitor)"}}
+    """The run's peak summary, computed once (numascope.peaks.run_summary): the one the
+    peaks stage computed with the clocks it measured, else one from the run monitor's
+    single-CPU clock at the start of the run."""
     try:
         from numascope import peaks
-        from numascope.console import to_plain
-        return to_plain(peaks.summary(topo, clock=clock or None))
+        from numascope.results.plain import to_plain
+        return to_plain(peaks.run_summary(topo, rec.results, rec.host.get("clock_ghz")))
     except Exception as e:  # noqa: BLE001 — peaks are context; never lose the run for them
         return {"error": f"{type(e).__name__}: {e}"}
 

@@ -1,12 +1,20 @@
 /* Benchmark family 'bw': STREAM-class memory bandwidth kernels on pinned threads.
  *
- * Kernels (double precision, STREAM definitions):
+ * The kernels are described once, in the table `kernels[]` below (as likwid-bench's
+ * kernel files do): name, formula, the arrays they use and the one they write, STREAM's
+ * bytes per element and the bytes that really cross the memory bus (ordinary stores read
+ * the target line first: write-allocate), whether a step takes a new scalar, the value an
+ * output element must hold afterwards, and one function per ISA. `_core.kernels()` exports
+ * the table to Python (numascope.bench.bandwidth builds its names and byte counts from
+ * it); adding a kernel is one function per ISA and one row. The `read` kernel is also the
+ * compression family's plain sum (ns_bw_read, ns.h).
+ *
  *   read   sum += a[i]            fill   a[i] = s
  *   copy   c[i] = a[i]            scale  b[i] = s * c[i]
  *   add    c[i] = a[i] + b[i]     triad  a[i] = b[i] + s * c[i]
  * each in a scalar version (auto-vectorization switched off), AVX2 and AVX-512 versions
- * (target attributes, chosen at run time), each storing kernel with ordinary or with
- * non-temporal (streaming) stores.
+ * (target attributes, chosen at run time through the one ISA probe, cpu.c), each storing
+ * kernel with ordinary or with non-temporal (streaming) stores.
  *
  * One call of bw_run: create a team pinned to the given CPUs, map the arrays with the
  * requested NUMA policy, first-touch them with the same static split the kernel uses,
@@ -17,9 +25,10 @@
  * between repetitions.
  *
  * Every repetition's output depends on the repetition, so one that skipped its work leaves
- * stale values that the spot check after it finds: fill, scale and triad take a new scalar
- * each time; read, copy and add (no scalar) get a new input value at the spot-checked
- * elements before each repetition (an untimed write of a few hundred elements). */
+ * stale values that the spot check after it finds: kernels with a scalar (fill, scale,
+ * triad) take a new one each time; the others (read, copy, add) get a new input value at
+ * the spot-checked elements of a before each repetition (an untimed write of a few hundred
+ * elements). */
 #include "ns.h"
 #include "memory.h"
 #include "team.h"
@@ -27,12 +36,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-enum { K_READ = 0, K_FILL, K_COPY, K_SCALE, K_ADD, K_TRIAD, K_COUNT };
-enum { ISA_SCALAR = 0, ISA_AVX2, ISA_AVX512 };
-
-static const char *kernel_names[K_COUNT] = {"read", "fill", "copy", "scale", "add", "triad"};
-static const char *isa_names[3] = {"scalar", "avx2", "avx512"};
 
 /* Initial values: exact in binary, so expected results are exact too. */
 #define A0 1.0
@@ -43,19 +46,22 @@ static const char *isa_names[3] = {"scalar", "avx2", "avx512"};
 #define SUM_STRIDE 8           /* one cache line per thread's partial sum */
 #define MAX_VARIANTS 8
 
+/* What every kernel function gets: the arrays (NULL where unused), this step's scalar and
+ * the store kind. It works on elements [i0, i1) and returns its partial sum (0 for a
+ * kernel that stores). */
 typedef struct {
-    int kernel, isa, nt;
     double *a, *b, *c;
-    size_t n, align;
     double s;
-    double *sums;              /* nthreads * SUM_STRIDE */
-} bw_job;
+    int nt;                    /* streaming (non-temporal) stores */
+} bw_args;
+typedef double (*bw_fn)(const bw_args *x, size_t i0, size_t i1);
 
 /* ---- scalar kernels: plain loops, vectorization and memcpy/memset idioms disabled ---- */
 #define SCALAR __attribute__((noinline, optimize("no-tree-vectorize", \
                                                   "no-tree-loop-distribute-patterns")))
 
-static SCALAR double read_scalar(const double *a, size_t i0, size_t i1) {
+static SCALAR double read_scalar(const bw_args *x, size_t i0, size_t i1) {
+    const double *a = x->a;
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t i = i0;
     for (; i + 4 <= i1; i += 4) { s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3]; }
@@ -69,84 +75,106 @@ static inline void st_nt64(double *p, double v) {
     _mm_stream_si64((long long *)p, bits);   /* movnti: a scalar streaming store */
 }
 
-static SCALAR void fill_scalar(double *a, double s, size_t i0, size_t i1, int nt) {
-    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], s); }
+static SCALAR double fill_scalar(const bw_args *x, size_t i0, size_t i1) {
+    double *a = x->a, s = x->s;
+    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], s); }
     else { for (size_t i = i0; i < i1; i++) a[i] = s; }
+    return 0;
 }
-static SCALAR void copy_scalar(double *c, const double *a, size_t i0, size_t i1, int nt) {
-    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i]); }
+static SCALAR double copy_scalar(const bw_args *x, size_t i0, size_t i1) {
+    double *c = x->c;
+    const double *a = x->a;
+    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i]); }
     else { for (size_t i = i0; i < i1; i++) c[i] = a[i]; }
+    return 0;
 }
-static SCALAR void scale_scalar(double *b, const double *c, double s, size_t i0, size_t i1,
-                                int nt) {
-    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&b[i], s * c[i]); }
+static SCALAR double scale_scalar(const bw_args *x, size_t i0, size_t i1) {
+    double *b = x->b, s = x->s;
+    const double *c = x->c;
+    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&b[i], s * c[i]); }
     else { for (size_t i = i0; i < i1; i++) b[i] = s * c[i]; }
+    return 0;
 }
-static SCALAR void add_scalar(double *c, const double *a, const double *b, size_t i0,
-                              size_t i1, int nt) {
-    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i] + b[i]); }
+static SCALAR double add_scalar(const bw_args *x, size_t i0, size_t i1) {
+    double *c = x->c;
+    const double *a = x->a, *b = x->b;
+    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i] + b[i]); }
     else { for (size_t i = i0; i < i1; i++) c[i] = a[i] + b[i]; }
+    return 0;
 }
-static SCALAR void triad_scalar(double *a, const double *b, const double *c, double s,
-                                size_t i0, size_t i1, int nt) {
-    if (nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], b[i] + s * c[i]); }
+static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
+    double *a = x->a, s = x->s;
+    const double *b = x->b, *c = x->c;
+    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], b[i] + s * c[i]); }
     else { for (size_t i = i0; i < i1; i++) a[i] = b[i] + s * c[i]; }
+    return 0;
 }
 
 /* ---- vector kernels. Chunks start 64-byte aligned (arrays are 2 MiB aligned and the
- * split is a multiple of 8 elements), so aligned loads/stores are safe; the last chunk's
- * tail (< one unrolled step) is finished with scalar code. ---- */
+ * split is a multiple of 8 elements), so the storing kernels use aligned loads and stores;
+ * the last chunk's tail (< one unrolled step) is finished with scalar code. `read` loads
+ * unaligned (as fast on aligned data on these CPUs): it is also the compression family's
+ * plain sum, over blocks that start anywhere. ---- */
 #define AVX2 __attribute__((noinline, target("avx2,fma")))
 #define AVX512 __attribute__((noinline, target("avx512f")))
 
-#define VEC_KERNELS(SUF, ATTR, VT, W, LOAD, STORE, STREAM, SET1, ADD, MUL, FMA)               \
-    static ATTR double read_##SUF(const double *a, size_t i0, size_t i1) {                   \
+#define VEC_KERNELS(SUF, ATTR, VT, W, LOAD, LOADU, STORE, STOREU, STREAM, SET1, ADD, MUL, FMA) \
+    static ATTR double read_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
+        const double *a = x->a;                                                              \
         VT s0 = SET1(0), s1 = SET1(0), s2 = SET1(0), s3 = SET1(0);                           \
         size_t i = i0;                                                                       \
         for (; i + 4 * W <= i1; i += 4 * W) {                                                \
-            s0 = ADD(s0, LOAD(a + i)); s1 = ADD(s1, LOAD(a + i + W));                       \
-            s2 = ADD(s2, LOAD(a + i + 2 * W)); s3 = ADD(s3, LOAD(a + i + 3 * W));           \
+            s0 = ADD(s0, LOADU(a + i)); s1 = ADD(s1, LOADU(a + i + W));                     \
+            s2 = ADD(s2, LOADU(a + i + 2 * W)); s3 = ADD(s3, LOADU(a + i + 3 * W));         \
         }                                                                                    \
         double lanes[W];                                                                     \
-        STORE(lanes, ADD(ADD(s0, s1), ADD(s2, s3)));                                         \
+        STOREU(lanes, ADD(ADD(s0, s1), ADD(s2, s3)));                                        \
         double r = 0;                                                                        \
         for (int k = 0; k < W; k++) r += lanes[k];                                           \
         for (; i < i1; i++) r += a[i];                                                       \
         return r;                                                                            \
     }                                                                                        \
-    static ATTR void fill_##SUF(double *a, double s, size_t i0, size_t i1, int nt) {         \
+    static ATTR double fill_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
+        double *a = x->a, s = x->s;                                                          \
         VT v = SET1(s);                                                                      \
         size_t i = i0;                                                                       \
-        if (nt) for (; i + 2 * W <= i1; i += 2 * W) { STREAM(a + i, v); STREAM(a + i + W, v); } \
+        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) { STREAM(a + i, v); STREAM(a + i + W, v); } \
         else for (; i + 2 * W <= i1; i += 2 * W) { STORE(a + i, v); STORE(a + i + W, v); }   \
         for (; i < i1; i++) a[i] = s;                                                        \
+        return 0;                                                                            \
     }                                                                                        \
-    static ATTR void copy_##SUF(double *c, const double *a, size_t i0, size_t i1, int nt) {  \
+    static ATTR double copy_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
+        double *c = x->c;                                                                    \
+        const double *a = x->a;                                                              \
         size_t i = i0;                                                                       \
-        if (nt) for (; i + 2 * W <= i1; i += 2 * W) {                                        \
-            VT x = LOAD(a + i), y = LOAD(a + i + W); STREAM(c + i, x); STREAM(c + i + W, y); \
+        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                     \
+            VT u = LOAD(a + i), v = LOAD(a + i + W); STREAM(c + i, u); STREAM(c + i + W, v); \
         }                                                                                    \
         else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
-            VT x = LOAD(a + i), y = LOAD(a + i + W); STORE(c + i, x); STORE(c + i + W, y);   \
+            VT u = LOAD(a + i), v = LOAD(a + i + W); STORE(c + i, u); STORE(c + i + W, v);   \
         }                                                                                    \
         for (; i < i1; i++) c[i] = a[i];                                                     \
+        return 0;                                                                            \
     }                                                                                        \
-    static ATTR void scale_##SUF(double *b, const double *c, double s, size_t i0, size_t i1, \
-                                 int nt) {                                                   \
+    static ATTR double scale_##SUF(const bw_args *x, size_t i0, size_t i1) {                 \
+        double *b = x->b, s = x->s;                                                          \
+        const double *c = x->c;                                                              \
         VT vs = SET1(s);                                                                     \
         size_t i = i0;                                                                       \
-        if (nt) for (; i + 2 * W <= i1; i += 2 * W) {                                        \
+        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                     \
             STREAM(b + i, MUL(vs, LOAD(c + i))); STREAM(b + i + W, MUL(vs, LOAD(c + i + W))); \
         }                                                                                    \
         else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
             STORE(b + i, MUL(vs, LOAD(c + i))); STORE(b + i + W, MUL(vs, LOAD(c + i + W)));  \
         }                                                                                    \
         for (; i < i1; i++) b[i] = s * c[i];                                                 \
+        return 0;                                                                            \
     }                                                                                        \
-    static ATTR void add_##SUF(double *c, const double *a, const double *b, size_t i0,       \
-                               size_t i1, int nt) {                                          \
+    static ATTR double add_##SUF(const bw_args *x, size_t i0, size_t i1) {                   \
+        double *c = x->c;                                                                    \
+        const double *a = x->a, *b = x->b;                                                   \
         size_t i = i0;                                                                       \
-        if (nt) for (; i + 2 * W <= i1; i += 2 * W) {                                        \
+        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                     \
             STREAM(c + i, ADD(LOAD(a + i), LOAD(b + i)));                                    \
             STREAM(c + i + W, ADD(LOAD(a + i + W), LOAD(b + i + W)));                        \
         }                                                                                    \
@@ -155,12 +183,14 @@ static SCALAR void triad_scalar(double *a, const double *b, const double *c, dou
             STORE(c + i + W, ADD(LOAD(a + i + W), LOAD(b + i + W)));                         \
         }                                                                                    \
         for (; i < i1; i++) c[i] = a[i] + b[i];                                              \
+        return 0;                                                                            \
     }                                                                                        \
-    static ATTR void triad_##SUF(double *a, const double *b, const double *c, double s,      \
-                                 size_t i0, size_t i1, int nt) {                             \
+    static ATTR double triad_##SUF(const bw_args *x, size_t i0, size_t i1) {                 \
+        double *a = x->a, s = x->s;                                                          \
+        const double *b = x->b, *c = x->c;                                                   \
         VT vs = SET1(s);                                                                     \
         size_t i = i0;                                                                       \
-        if (nt) for (; i + 2 * W <= i1; i += 2 * W) {                                        \
+        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                     \
             STREAM(a + i, FMA(vs, LOAD(c + i), LOAD(b + i)));                                \
             STREAM(a + i + W, FMA(vs, LOAD(c + i + W), LOAD(b + i + W)));                    \
         }                                                                                    \
@@ -169,33 +199,85 @@ static SCALAR void triad_scalar(double *a, const double *b, const double *c, dou
             STORE(a + i + W, FMA(vs, LOAD(c + i + W), LOAD(b + i + W)));                     \
         }                                                                                    \
         for (; i < i1; i++) a[i] = b[i] + s * c[i];                                          \
+        return 0;                                                                            \
     }
 
-VEC_KERNELS(avx2, AVX2, __m256d, 4, _mm256_load_pd, _mm256_store_pd, _mm256_stream_pd,
-            _mm256_set1_pd, _mm256_add_pd, _mm256_mul_pd, _mm256_fmadd_pd)
-VEC_KERNELS(avx512, AVX512, __m512d, 8, _mm512_load_pd, _mm512_store_pd, _mm512_stream_pd,
-            _mm512_set1_pd, _mm512_add_pd, _mm512_mul_pd, _mm512_fmadd_pd)
+VEC_KERNELS(avx2, AVX2, __m256d, 4, _mm256_load_pd, _mm256_loadu_pd, _mm256_store_pd,
+            _mm256_storeu_pd, _mm256_stream_pd, _mm256_set1_pd, _mm256_add_pd, _mm256_mul_pd,
+            _mm256_fmadd_pd)
+VEC_KERNELS(avx512, AVX512, __m512d, 8, _mm512_load_pd, _mm512_loadu_pd, _mm512_store_pd,
+            _mm512_storeu_pd, _mm512_stream_pd, _mm512_set1_pd, _mm512_add_pd, _mm512_mul_pd,
+            _mm512_fmadd_pd)
+
+/* ---- expected values: what an output element holds after a step with value x, at a
+ * spot-checked element (spot = 1) or elsewhere. Inputs start at A0, B0, C0; every value
+ * and result is exact in binary. ---- */
+static double fill_expect(double x, int spot) { (void)spot; return x; }
+static double copy_expect(double x, int spot) { return spot ? x : A0; }
+static double scale_expect(double x, int spot) { (void)spot; return x * C0; }
+static double add_expect(double x, int spot) { return (spot ? x : A0) + B0; }
+static double triad_expect(double x, int spot) { (void)spot; return B0 + x * C0; }
+
+/* ---- the kernel table ---- */
+enum { ARR_A = 1, ARR_B = 2, ARR_C = 4 };
+enum { OUT_SUM = -1, OUT_A = 0, OUT_B = 1, OUT_C = 2 };
+
+typedef struct {
+    const char *name;
+    const char *formula;
+    unsigned arrays;           /* ARR_A | ARR_B | ARR_C: the arrays it uses */
+    int out;                   /* the array it writes (OUT_A..OUT_C), or OUT_SUM: it sums a */
+    int stream_bytes;          /* STREAM's bytes per element: 8 per array read or written */
+    int dram_bytes;            /* bytes per element on the bus with ordinary stores
+                                * (write-allocate reads the target line first); streaming
+                                * stores move stream_bytes */
+    int scalar;                /* 1: a new scalar s each step; 0: new inputs at a's spots */
+    double (*expect)(double x, int spot);   /* NULL for OUT_SUM: the sum of a is expected */
+    bw_fn fn[NS_ISA_COUNT];    /* scalar, avx2, avx512 */
+} bw_kernel;
+
+#define PER_ISA(k) {k##_scalar, k##_avx2, k##_avx512}
+static const bw_kernel kernels[] = {
+    {"read",  "sum += a[i]",            ARR_A,                 OUT_SUM, 8,  8,  0, NULL,
+     PER_ISA(read)},
+    {"fill",  "a[i] = s",               ARR_A,                 OUT_A,   8,  16, 1, fill_expect,
+     PER_ISA(fill)},
+    {"copy",  "c[i] = a[i]",            ARR_A | ARR_C,         OUT_C,   16, 24, 0, copy_expect,
+     PER_ISA(copy)},
+    {"scale", "b[i] = s * c[i]",        ARR_B | ARR_C,         OUT_B,   16, 24, 1, scale_expect,
+     PER_ISA(scale)},
+    {"add",   "c[i] = a[i] + b[i]",     ARR_A | ARR_B | ARR_C, OUT_C,   24, 32, 0, add_expect,
+     PER_ISA(add)},
+    {"triad", "a[i] = b[i] + s * c[i]", ARR_A | ARR_B | ARR_C, OUT_A,   24, 32, 1, triad_expect,
+     PER_ISA(triad)},
+};
+#define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))
+#define K_READ 0               /* kernels[K_READ] is "read": ns_bw_read */
+
+static const bw_kernel *find_kernel(const char *name) {
+    for (int k = 0; k < NKERNELS; k++) if (!strcmp(name, kernels[k].name)) return &kernels[k];
+    return NULL;
+}
+
+double ns_bw_read(int isa, const double *a, size_t n) {
+    bw_args x = {.a = (double *)a};
+    if (isa < 0 || isa >= NS_ISA_COUNT) isa = NS_ISA_SCALAR;
+    return kernels[K_READ].fn[isa](&x, 0, n);
+}
+
+typedef struct {
+    const bw_kernel *k;
+    int isa;
+    bw_args x;
+    size_t n, align;
+    double *sums;              /* nthreads * SUM_STRIDE */
+} bw_job;
 
 /* ---- per-repetition values ---- */
 /* The value of step k (warm-ups and repetitions of all variants, counted together): the
- * scalar of fill/scale/triad and the spot inputs of read/copy/add. Consecutive steps always
- * differ; every value and every result below is exact in binary. */
+ * scalar of kernels that take one and the spot inputs of the others. Consecutive steps
+ * always differ; every value and every result below is exact in binary. */
 static double step_value(long k) { return 1.0 + 0.5 * (double)(k % 16); }
-
-/* Output at a spot-checked element after a step with value x. */
-static double spot_expect(int kernel, double x) {
-    switch (kernel) {
-    case K_FILL: case K_COPY: return x;
-    case K_SCALE: return x * C0;
-    case K_ADD: return x + B0;
-    default: return B0 + x * C0;    /* K_TRIAD */
-    }
-}
-
-/* Output everywhere else: read/copy/add inputs only change at the spots. */
-static double base_expect(int kernel, double x) {
-    return kernel == K_COPY ? A0 : kernel == K_ADD ? A0 + B0 : spot_expect(kernel, x);
-}
 
 /* Spot-checked elements: up to SPOT_SAMPLES indices spread over the array (so over every
  * thread's chunk), ascending and distinct. */
@@ -223,12 +305,13 @@ static int is_spot(const spots_t *sp, size_t i) {
     return 0;
 }
 
-/* Before a step of read/copy/add: the spots of input a take this step's value. corrupt >= 0
- * (read only; test hook) keeps one input element off by one. */
-static void prepare_step(int kernel, double *a, const spots_t *sp, double x, long long corrupt) {
-    if (kernel != K_READ && kernel != K_COPY && kernel != K_ADD) return;
-    for (int k = 0; k < sp->n; k++) a[sp->at[k]] = x;
-    if (kernel == K_READ && corrupt >= 0)
+/* Before a step of a kernel without a scalar: the spots of input a take this step's value.
+ * corrupt >= 0 (summing kernels only; test hook) keeps one input element off by one. */
+static void prepare_step(const bw_kernel *k, double *a, const spots_t *sp, double x,
+                         long long corrupt) {
+    if (k->scalar) return;
+    for (int i = 0; i < sp->n; i++) a[sp->at[i]] = x;
+    if (k->out == OUT_SUM && corrupt >= 0)
         a[corrupt] = (is_spot(sp, (size_t)corrupt) ? x : A0) + 1.0;
 }
 
@@ -237,39 +320,8 @@ static void kernel_work(int tid, int nt, void *arg) {
     bw_job *j = arg;
     size_t i0, i1;
     ns_split(j->n, tid, nt, j->align, &i0, &i1);
-    double r = 0;
-    switch (j->kernel) {
-    case K_READ:
-        r = j->isa == ISA_AVX512 ? read_avx512(j->a, i0, i1)
-          : j->isa == ISA_AVX2 ? read_avx2(j->a, i0, i1) : read_scalar(j->a, i0, i1);
-        break;
-    case K_FILL:
-        if (j->isa == ISA_AVX512) fill_avx512(j->a, j->s, i0, i1, j->nt);
-        else if (j->isa == ISA_AVX2) fill_avx2(j->a, j->s, i0, i1, j->nt);
-        else fill_scalar(j->a, j->s, i0, i1, j->nt);
-        break;
-    case K_COPY:
-        if (j->isa == ISA_AVX512) copy_avx512(j->c, j->a, i0, i1, j->nt);
-        else if (j->isa == ISA_AVX2) copy_avx2(j->c, j->a, i0, i1, j->nt);
-        else copy_scalar(j->c, j->a, i0, i1, j->nt);
-        break;
-    case K_SCALE:
-        if (j->isa == ISA_AVX512) scale_avx512(j->b, j->c, j->s, i0, i1, j->nt);
-        else if (j->isa == ISA_AVX2) scale_avx2(j->b, j->c, j->s, i0, i1, j->nt);
-        else scale_scalar(j->b, j->c, j->s, i0, i1, j->nt);
-        break;
-    case K_ADD:
-        if (j->isa == ISA_AVX512) add_avx512(j->c, j->a, j->b, i0, i1, j->nt);
-        else if (j->isa == ISA_AVX2) add_avx2(j->c, j->a, j->b, i0, i1, j->nt);
-        else add_scalar(j->c, j->a, j->b, i0, i1, j->nt);
-        break;
-    case K_TRIAD:
-        if (j->isa == ISA_AVX512) triad_avx512(j->a, j->b, j->c, j->s, i0, i1, j->nt);
-        else if (j->isa == ISA_AVX2) triad_avx2(j->a, j->b, j->c, j->s, i0, i1, j->nt);
-        else triad_scalar(j->a, j->b, j->c, j->s, i0, i1, j->nt);
-        break;
-    }
-    if (j->nt) _mm_sfence();  /* streaming stores are globally visible before the barrier */
+    double r = j->k->fn[j->isa](&j->x, i0, i1);
+    if (j->x.nt) _mm_sfence();  /* streaming stores are globally visible before the barrier */
     j->sums[tid * SUM_STRIDE] = r;
 }
 
@@ -278,10 +330,11 @@ static void init_work(int tid, int nt, void *arg) {
     bw_job *j = arg;
     size_t i0, i1;
     ns_split(j->n, tid, nt, j->align, &i0, &i1);
+    double *a = j->x.a, *b = j->x.b, *c = j->x.c;
     for (size_t i = i0; i < i1; i++) {
-        if (j->a) j->a[i] = A0;
-        if (j->b) j->b[i] = B0;
-        if (j->c) j->c[i] = C0;
+        if (a) a[i] = A0;
+        if (b) b[i] = B0;
+        if (c) c[i] = C0;
     }
 }
 
@@ -315,8 +368,7 @@ static void check_work(int tid, int nt, void *arg) {
 }
 
 static double *output_array(const bw_job *j) {
-    return j->kernel == K_FILL ? j->a : j->kernel == K_COPY ? j->c
-         : j->kernel == K_SCALE ? j->b : j->kernel == K_ADD ? j->c : j->a;
+    return j->k->out == OUT_B ? j->x.b : j->k->out == OUT_C ? j->x.c : j->x.a;
 }
 
 /* Untimed spot check after each repetition: the spots must hold this repetition's value,
@@ -351,22 +403,15 @@ static PyObject *stamps_to_py(const double *st, int nvar, int reps, int nt) {
 }
 
 static int parse_isa(const char *s) {
-    for (int i = 0; i < 3; i++) if (!strcmp(s, isa_names[i])) return i;
+    for (int i = 0; i < NS_ISA_COUNT; i++) if (!strcmp(s, ns_isa_names[i])) return i;
     return -1;
-}
-
-static int isa_available(int isa) {
-    __builtin_cpu_init();
-    if (isa == ISA_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (isa == ISA_AVX512) return __builtin_cpu_supports("avx512f");
-    return 1;
 }
 
 /* Sample page locations of each thread's chunk of every array, and of the whole. */
 static PyObject *where_to_py(bw_job *j, int nthreads, long samples, PyObject **by_thread,
                              long *sampled) {
     static long counts[NS_MAX_NODES + 1], total[NS_MAX_NODES + 1];
-    double *arrays[3] = {j->a, j->b, j->c};
+    double *arrays[3] = {j->x.a, j->x.b, j->x.c};
     memset(total, 0, sizeof total);
     int unavailable = 0;
     *sampled = 0;
@@ -410,9 +455,8 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                                      &n_el, &reps, &variants_obj, &mem_obj, &warmup, &corrupt,
                                      &where_samples, &skip_rep, &late_start))
         return NULL;
-    int kernel = -1;
-    for (int k = 0; k < K_COUNT; k++) if (!strcmp(kname, kernel_names[k])) kernel = k;
-    if (kernel < 0) return ns_value_error("unknown kernel '%s'", kname);
+    const bw_kernel *kern = find_kernel(kname);
+    if (!kern) return ns_value_error("unknown kernel '%s'", kname);
     if (n_el < 64) return ns_value_error("arrays need at least 64 elements (got %zd)", n_el);
     if (reps < 1) return ns_value_error("at least one repetition is needed");
     if (!(late_start >= 0 && late_start < 60)) return ns_value_error("late_start out of range");
@@ -439,11 +483,11 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         }
         v_isa[v] = parse_isa(is);
         if (v_isa[v] < 0) { Py_DECREF(vfast); return ns_value_error("unknown ISA '%s'", is); }
-        if (!isa_available(v_isa[v])) {
+        if (!ns_isa_supported(v_isa[v])) {
             Py_DECREF(vfast);
             return ns_value_error("this CPU cannot run %s kernels", is);
         }
-        v_nt[v] = kernel == K_READ ? 0 : ntf;
+        v_nt[v] = kern->out == OUT_SUM ? 0 : ntf;
     }
     Py_DECREF(vfast);
 
@@ -456,10 +500,8 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         return ns_value_error("between 1 and %d threads", NS_MAX_TEAM);
     }
 
-    int need_a = kernel == K_READ || kernel == K_FILL || kernel == K_COPY || kernel == K_ADD ||
-                 kernel == K_TRIAD;
-    int need_b = kernel == K_SCALE || kernel == K_ADD || kernel == K_TRIAD;
-    int need_c = kernel == K_COPY || kernel == K_SCALE || kernel == K_ADD || kernel == K_TRIAD;
+    int need_a = (kern->arrays & ARR_A) != 0, need_b = (kern->arrays & ARR_B) != 0,
+        need_c = (kern->arrays & ARR_C) != 0;
     size_t bytes = n * sizeof(double);
     /* Split on 2 MiB boundaries when chunks are large, so a (transparent) huge page is
      * first-touched by the one thread that uses it; else on cache lines. */
@@ -475,7 +517,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     spots_init(spots, n);
     double *sums = calloc((size_t)ncpu * SUM_STRIDE, sizeof(double));
     check_job *chk = calloc(1, sizeof *chk);
-    bw_job job = {.kernel = kernel, .n = n, .align = align, .sums = sums};
+    bw_job job = {.k = kern, .n = n, .align = align, .sums = sums};
     ns_team *team = NULL;
     double init_s = 0, last_x = 0, huge = -1, huge_arr[3] = {-1, -1, -1};
     int interrupted = 0;
@@ -490,10 +532,10 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     team = ns_team_create(cpus, ncpu, err, sizeof err);
     if (team) {
         ns_team_set_late_start(team, late_start);
-        if (need_a && !(job.a = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
-        if (ok_alloc && need_b && !(job.b = ns_mem_alloc(bytes, &spec, err, sizeof err)))
+        if (need_a && !(job.x.a = ns_mem_alloc(bytes, &spec, err, sizeof err))) ok_alloc = 0;
+        if (ok_alloc && need_b && !(job.x.b = ns_mem_alloc(bytes, &spec, err, sizeof err)))
             ok_alloc = 0;
-        if (ok_alloc && need_c && !(job.c = ns_mem_alloc(bytes, &spec, err, sizeof err)))
+        if (ok_alloc && need_c && !(job.x.c = ns_mem_alloc(bytes, &spec, err, sizeof err)))
             ok_alloc = 0;
     }
     if (team && ok_alloc) {
@@ -504,17 +546,17 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         for (int w = 0; w < warmup && !interrupted; w++)
             for (int v = 0; v < nvar; v++) {
                 if (ns_interrupted) { interrupted = 1; break; }
-                job.isa = v_isa[v]; job.nt = v_nt[v];
-                job.s = last_x = step_value(step++);
-                prepare_step(kernel, job.a, spots, job.s, corrupt);
+                job.isa = v_isa[v]; job.x.nt = v_nt[v];
+                job.x.s = last_x = step_value(step++);
+                prepare_step(kern, job.x.a, spots, job.x.s, corrupt);
                 ns_team_run(team, kernel_work, &job);
             }
         for (int r = 0; r < reps && !interrupted; r++)
             for (int v = 0; v < nvar; v++) {
                 if (ns_interrupted) { interrupted = 1; break; }
-                job.isa = v_isa[v]; job.nt = v_nt[v];
-                job.s = last_x = step_value(step++);
-                prepare_step(kernel, job.a, spots, job.s, corrupt);
+                job.isa = v_isa[v]; job.x.nt = v_nt[v];
+                job.x.s = last_x = step_value(step++);
+                prepare_step(kern, job.x.a, spots, job.x.s, corrupt);
                 size_t at = (size_t)v * reps + r;
                 /* skip_rep: test hook, a repetition that does no work must be caught */
                 times[at] = r == skip_rep ? 0.0 : ns_team_run_timed(team, kernel_work, &job);
@@ -527,20 +569,20 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                         ends[at * ncpu + t] = en[t] - first;
                     }
                 }
-                if (kernel == K_READ) {
+                if (kern->out == OUT_SUM) {
                     double tot = 0;
                     for (int t = 0; t < ncpu; t++) tot += sums[t * SUM_STRIDE];
                     rep_sums[at] = tot;
-                    rep_expect[at] = read_expect(n, spots, job.s);
+                    rep_expect[at] = read_expect(n, spots, job.x.s);
                 } else {
                     spot_bad += spot_check(output_array(&job), spots,
-                                           spot_expect(kernel, job.s));
+                                           kern->expect(job.x.s, 1));
                 }
             }
         if (!interrupted) {
             /* Validation: every repetition's sum (read), or every element of the output
              * after the whole sequence, as STREAM checks it. */
-            if (kernel == K_READ) {
+            if (kern->out == OUT_SUM) {
                 for (int i = 0; i < reps * nvar; i++)
                     if (!(fabs(rep_sums[i] - rep_expect[i]) <= TOL * rep_expect[i])) bad++;
                 chk->expect = rep_expect[(size_t)(nvar - 1) * reps + reps - 1];
@@ -549,8 +591,8 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                 if (corrupt >= 0) out[corrupt] += 1.0;
                 chk->job = &job;
                 chk->out = out;
-                chk->expect = base_expect(kernel, last_x);
-                chk->spot = spot_expect(kernel, last_x);
+                chk->expect = kern->expect(last_x, 0);
+                chk->spot = kern->expect(last_x, 1);
                 chk->spots = spots;
                 ns_team_run(team, check_work, chk);
                 for (int t = 0; t < ncpu; t++) {
@@ -559,7 +601,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                 }
             }
             /* Huge pages over all arrays, and per array (each is its own mapping). */
-            double *arrays[3] = {job.a, job.b, job.c};
+            double *arrays[3] = {job.x.a, job.x.b, job.x.c};
             uintptr_t st[3];
             size_t ln[3];
             int k = 0;
@@ -588,9 +630,9 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         for (int r = 0; r < reps; r++)
             PyList_SET_ITEM(one, r, PyFloat_FromDouble(times[v * reps + r]));
         PyList_SET_ITEM(tl, v, one);
-        PyList_SET_ITEM(vl, v, Py_BuildValue("(sO)", isa_names[v_isa[v]],
+        PyList_SET_ITEM(vl, v, Py_BuildValue("(sO)", ns_isa_names[v_isa[v]],
                                              v_nt[v] ? Py_True : Py_False));
-        if (kernel == K_READ)
+        if (kern->out == OUT_SUM)
             for (int r = 0; r < reps; r++) {
                 PyObject *f = PyFloat_FromDouble(rep_sums[v * reps + r]);
                 PyList_Append(sl, f);
@@ -626,9 +668,9 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
 #undef SET
 done:
     Py_BEGIN_ALLOW_THREADS
-    if (job.a) ns_mem_free(job.a, bytes, &spec);
-    if (job.b) ns_mem_free(job.b, bytes, &spec);
-    if (job.c) ns_mem_free(job.c, bytes, &spec);
+    if (job.x.a) ns_mem_free(job.x.a, bytes, &spec);
+    if (job.x.b) ns_mem_free(job.x.b, bytes, &spec);
+    if (job.x.c) ns_mem_free(job.x.c, bytes, &spec);
     ns_team_destroy(team);
     Py_END_ALLOW_THREADS
     free(cpus);
@@ -644,11 +686,73 @@ done:
     return res;
 }
 
+/* kernels() -> the kernel table as a list of dicts, for Python (numascope.bench.bandwidth) */
+static PyObject *py_kernels(PyObject *self, PyObject *noargs) {
+    static const char *names[3] = {"a", "b", "c"};
+    PyObject *out = PyList_New(0);
+    for (int k = 0; out && k < NKERNELS; k++) {
+        const bw_kernel *r = &kernels[k];
+        PyObject *uses = PyList_New(0), *isas = PyList_New(0);
+        for (int i = 0; uses && i < 3; i++)
+            if (r->arrays & (1u << i)) {
+                PyObject *v = PyUnicode_FromString(names[i]);
+                PyList_Append(uses, v);
+                Py_XDECREF(v);
+            }
+        for (int i = 0; isas && i < NS_ISA_COUNT; i++)
+            if (r->fn[i]) {
+                PyObject *v = PyUnicode_FromString(ns_isa_names[i]);
+                PyList_Append(isas, v);
+                Py_XDECREF(v);
+            }
+        PyObject *row = Py_BuildValue(
+            "{s:s,s:s,s:n,s:N,s:s,s:i,s:i,s:i,s:i,s:O,s:N}", "name", r->name,
+            "formula", r->formula, "arrays", PyList_GET_SIZE(uses), "uses", uses,
+            "writes", r->out == OUT_SUM ? "" : names[r->out], "stores", r->out != OUT_SUM,
+            "stream_bytes", r->stream_bytes, "dram_bytes", r->dram_bytes,
+            "dram_bytes_nt", r->stream_bytes, "scalar", r->scalar ? Py_True : Py_False,
+            "isas", isas);
+        if (!row || PyList_Append(out, row) < 0) { Py_XDECREF(row); Py_DECREF(out); return NULL; }
+        Py_DECREF(row);
+    }
+    return out;
+}
+
+/* read_sum(data, isa) -> the read kernel's sum of a buffer of doubles (any alignment): the
+ * function compress.c's plain sum calls, open to tests. */
+static PyObject *py_read_sum(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const char *isa_s;
+    if (!PyArg_ParseTuple(args, "Os", &data, &isa_s)) return NULL;
+    int isa = parse_isa(isa_s);
+    if (isa < 0) return ns_value_error("unknown ISA '%s'", isa_s);
+    if (!ns_isa_supported(isa)) return ns_value_error("this CPU cannot run %s kernels", isa_s);
+    Py_buffer v;
+    if (PyObject_GetBuffer(data, &v, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (v.len % sizeof(double)) {
+        PyBuffer_Release(&v);
+        return ns_value_error("a buffer of doubles (length a multiple of 8)");
+    }
+    double r = ns_bw_read(isa, v.buf, (size_t)v.len / sizeof(double));
+    PyBuffer_Release(&v);
+    return PyFloat_FromDouble(r);
+}
+
 PyMethodDef ns_bw_methods[] = {
+    {"read_sum", py_read_sum, METH_VARARGS,
+     "read_sum(data, isa) -> float: the bandwidth read kernel's sum of a buffer of doubles "
+     "(any alignment), as the compression family's plain sum uses it."},
+    {"kernels", py_kernels, METH_NOARGS,
+     "kernels() -> [{'name', 'formula', 'arrays' (how many), 'uses' (['a', 'c']), 'writes' "
+     "('c', or '' for a kernel that sums), 'stores' (arrays written per element, 0 or 1), "
+     "'stream_bytes' (STREAM's bytes per element), 'dram_bytes' (bytes per element on the "
+     "bus with ordinary stores, write-allocate included), 'dram_bytes_nt' (with streaming "
+     "stores), 'scalar' (a new scalar each step), 'isas' (implemented)}]: bw_run's kernels, "
+     "in table order."},
     {"bw_run", (PyCFunction)(void (*)(void))py_bw_run, METH_VARARGS | METH_KEYWORDS,
      "bw_run(kernel, cpus, n, reps, variants, memory=None, warmup=1, corrupt_index=-1, "
      "where_samples=4096, skip_rep=-1, late_start=0.0) -> dict\n\n"
-     "Run a STREAM-class kernel ('read', 'fill', 'copy', 'scale', 'add', 'triad') on threads "
+     "Run a STREAM-class kernel (a name from kernels()) on threads "
      "pinned to `cpus` over arrays of n doubles placed by `memory` (see ns_mem_spec), "
      "first-touched by the pinned threads. `variants` lists (isa, nt) pairs timed "
      "interleaved, `reps` times each, after `warmup` untimed rounds. Returns per-variant "

@@ -57,7 +57,6 @@ typedef void (*sum_fn)(const void *p, size_t n, acc_t *a);
 #define S_LOAD(q) ((double)*(q))
 #define S_HSUM(v) (v)
 FLOAT_SUM(sum_f4_scalar, float, double, 1, 0.0, S_ADD, S_LOAD, S_HSUM)
-FLOAT_SUM(sum_f8_scalar, double, double, 1, 0.0, S_ADD, S_LOAD, S_HSUM)
 
 #if defined(__x86_64__)
 __attribute__((target("avx2")))
@@ -71,15 +70,9 @@ static double hsum256(__m256d v) {
 #define F4_AVX512(q) _mm512_cvtps_pd(_mm256_loadu_ps(q))
 __attribute__((target("avx2")))
 FLOAT_SUM(sum_f4_avx2, float, __m256d, 4, _mm256_setzero_pd(), _mm256_add_pd, F4_AVX2, hsum256)
-__attribute__((target("avx2")))
-FLOAT_SUM(sum_f8_avx2, double, __m256d, 4, _mm256_setzero_pd(), _mm256_add_pd, _mm256_loadu_pd,
-          hsum256)
 __attribute__((target("avx512f")))
 FLOAT_SUM(sum_f4_avx512, float, __m512d, 8, _mm512_setzero_pd(), _mm512_add_pd, F4_AVX512,
           _mm512_reduce_add_pd)
-__attribute__((target("avx512f")))
-FLOAT_SUM(sum_f8_avx512, double, __m512d, 8, _mm512_setzero_pd(), _mm512_add_pd,
-          _mm512_loadu_pd, _mm512_reduce_add_pd)
 #endif
 
 /* Integer sums: associative, so gcc vectorizes these loops itself. */
@@ -106,26 +99,29 @@ UINT_SUM(sum_u2, uint16_t)
 UINT_SUM(sum_u4, uint32_t)
 UINT_SUM(sum_u8, uint64_t)
 
-static int best_isa(void) {  /* 0 scalar, 1 avx2, 2 avx512 */
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return 2;
-    if (__builtin_cpu_supports("avx2")) return 1;
-#endif
-    return 0;
+/* The plain sum of doubles is the bandwidth `read` kernel (bw.c, ns_bw_read): the
+ * uncompressed baseline is exactly what `numascope bw --kernel read` times. */
+static int f8_isa;
+static void sum_f8(const void *p, size_t n, acc_t *a) { a->f += ns_bw_read(f8_isa, p, n); }
+
+static int best_isa(void) {  /* 0 scalar, 1 avx2, 2 avx512: the one probe (cpu.c) */
+    return ns_isa_best();
 }
 
 static sum_fn pick_kernel(int dt, const char **isa_name) {
     int isa = best_isa();
     *isa_name = "scalar";
     switch (dt) {
-    case DT_F4:
     case DT_F8:
+        f8_isa = isa;
+        *isa_name = ns_isa_names[isa];
+        return sum_f8;
+    case DT_F4:
 #if defined(__x86_64__)
-        if (isa == 2) { *isa_name = "avx512"; return dt == DT_F4 ? sum_f4_avx512 : sum_f8_avx512; }
-        if (isa == 1) { *isa_name = "avx2"; return dt == DT_F4 ? sum_f4_avx2 : sum_f8_avx2; }
+        if (isa == 2) { *isa_name = "avx512"; return sum_f4_avx512; }
+        if (isa == 1) { *isa_name = "avx2"; return sum_f4_avx2; }
 #endif
-        return dt == DT_F4 ? sum_f4_scalar : sum_f8_scalar;
+        return sum_f4_scalar;
     case DT_I1: return sum_i1;
     case DT_I2: return sum_i2;
     case DT_I4: return sum_i4;

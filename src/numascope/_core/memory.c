@@ -36,7 +36,11 @@ int ns_mem_spec_from_py(PyObject *obj, ns_mem_spec *spec) {
     if (nodes && nodes != Py_None) {
         int *a, n;
         if (!ns_int_list(nodes, &a, &n)) return 0;
-        if (n > 64) { free(a); ns_value_error("at most 64 nodes in a memory spec"); return 0; }
+        if (n > NS_MAX_SPEC_NODES) {
+            free(a);
+            ns_value_error("at most %d nodes in a memory spec", NS_MAX_SPEC_NODES);
+            return 0;
+        }
         for (int i = 0; i < n; i++) {
             if (a[i] < 0 || a[i] >= NS_MAX_NODES) { free(a); ns_value_error("bad node %d", a[i]); return 0; }
             spec->nodes[i] = a[i];
@@ -374,7 +378,10 @@ static PyObject *py_weighted_layout(PyObject *self, PyObject *args) {
     spec.policy = NS_WEIGHTED;
     int *a, n;
     if (!ns_int_list(weights, &a, &n)) return NULL;
-    if (n < 1 || n > 64) { free(a); return ns_value_error("1 to 64 weights"); }
+    if (n < 1 || n > NS_MAX_SPEC_NODES) {
+        free(a);
+        return ns_value_error("1 to %d weights", NS_MAX_SPEC_NODES);
+    }
     spec.nnodes = n;
     for (int i = 0; i < n; i++) spec.nodes[i] = i;
     free(a);

@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NS_MAX_NODES 1024
+#define NS_MAX_NODES 1024      /* node ids 0..NS_MAX_NODES-1 (one mbind node mask) */
+#define NS_MAX_SPEC_NODES 64   /* nodes named by one spec: numascope.memspec.MAX_NODES,
+                                * exported as _core.MAX_SPEC_NODES */
 
 enum ns_mem_policy { NS_FIRST_TOUCH = 0, NS_BIND, NS_INTERLEAVE, NS_PREFERRED, NS_WEIGHTED };
 enum ns_huge { NS_HUGE_NONE = 0, NS_HUGE_THP, NS_HUGE_HUGETLB };
@@ -14,13 +16,13 @@ enum ns_huge { NS_HUGE_NONE = 0, NS_HUGE_THP, NS_HUGE_HUGETLB };
 typedef struct {
     int policy;               /* enum ns_mem_policy */
     int nnodes;
-    int nodes[64];
+    int nodes[NS_MAX_SPEC_NODES];
     int huge;                 /* enum ns_huge */
     /* NS_WEIGHTED: all zero = the kernel's MPOL_WEIGHTED_INTERLEAVE over nodes with the
      * system weights (/sys/kernel/mm/mempolicy/weighted_interleave, Linux >= 6.9); else
      * numascope places granules so that pages go weights[0] : weights[1] : … to nodes[i]
      * (see ns_weighted_slots), each granule bound to its node. */
-    int weights[64];
+    int weights[NS_MAX_SPEC_NODES];
 } ns_mem_spec;
 
 #define NS_MAX_WEIGHT_SUM 1024

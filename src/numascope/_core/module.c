@@ -1,5 +1,6 @@
 /* numascope._core: one module, method tables contributed by each family file. */
 #include "ns.h"
+#include "memory.h"
 #include <stdarg.h>
 #include <time.h>
 
@@ -112,6 +113,12 @@ PyMODINIT_FUNC PyInit__core(void) {
     watch();
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         if (PyModule_AddFunctions(m, families[f]) < 0) { Py_DECREF(m); return NULL; }
+    }
+    /* the node limits of memory.c: numascope.memspec.MAX_NODES is MAX_SPEC_NODES */
+    if (PyModule_AddIntConstant(m, "MAX_SPEC_NODES", NS_MAX_SPEC_NODES) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_NODE_ID", NS_MAX_NODES - 1) < 0) {
+        Py_DECREF(m);
+        return NULL;
     }
     return m;
 }

@@ -53,6 +53,18 @@ static inline uint64_t ns_rdtsc(void) {
 #endif
 }
 
+/* Kernel instruction sets: one probe (cpu.c) for every family that picks a kernel at run
+ * time (bandwidth, compression); `_core.isa()` lists the ones this CPU runs. */
+enum { NS_ISA_SCALAR = 0, NS_ISA_AVX2, NS_ISA_AVX512, NS_ISA_COUNT };
+extern const char *const ns_isa_names[NS_ISA_COUNT];
+int ns_isa_supported(int isa);       /* 1 when this CPU runs kernels of that ISA */
+int ns_isa_best(void);               /* the widest ISA this CPU runs */
+
+/* The bandwidth `read` kernel (bw.c's kernel table): the sum of a[0..n) in that ISA, with
+ * any 8-byte alignment, exactly as `numascope bw --kernel read` times it. The compression
+ * family's plain (uncompressed) sum of doubles is this function. */
+double ns_bw_read(int isa, const double *a, size_t n);
+
 /* Convert a Python sequence of ints into a malloc'ed int array. Returns 0 and sets
  * a Python exception on failure. The caller frees *out. */
 int ns_int_list(PyObject *seq, int **out, int *n);

@@ -1,10 +1,15 @@
 """Memory bandwidth: STREAM-class kernels on pinned threads over placed memory.
 
-    from numascope.bench.bandwidth import measure
+    from numascope.bench.bandwidth import BandwidthParams, measure, run
     r = measure(topo, kernel="triad")                       # all usable CPUs, compact
     r = measure(topo, kernel="read", cpus=[0, 1],
-                memory={"policy": "bind", "nodes": [1]})     # remote read from node 1
+                memory=MemorySpec("bind", (1,)))            # remote read from node 1
+    p = BandwidthParams(kernel="copy", reps=5).checked(topo)    # inputs checked once
+    r = run(topo, p)
     r.metric("bandwidth").median                             # GB/s, STREAM bytes, GB = 10^9
+
+The kernels themselves are described once, in the C core's kernel table (bw.c,
+`_core.kernels()`): their names, arrays and byte counts below come from it.
 
 The hot loop, its timing and the validation of what it computed run in C (`_core.bw_run`);
 this module sizes the arrays, picks CPUs and variants, turns seconds into both byte
@@ -16,7 +21,7 @@ thread stamping its own clock, so a thread held up at the start (preempted) cann
 the window. The metrics hold the repetitions kept; excluded ones are listed in
 params["excluded_reps"] with a note.
 
-Byte conventions, per element of one array (8-byte doubles):
+Byte conventions, per element of one array (8-byte doubles), as bw.c's table states them:
     kernel  STREAM bytes   DRAM traffic, ordinary stores (write-allocate reads the target)
     read         8              8
     fill         8             16
@@ -28,48 +33,51 @@ With streaming (non-temporal) stores there is no write-allocate: traffic = STREA
 
 from __future__ import annotations
 
-import functools
 import math
+import statistics
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from numascope import _core, placement, sysstate
 from numascope.bench.base import Case
-from numascope.bench.bw_outliers import RULE, screen
+from numascope.bench.bw_outliers import MIN_REPS, RULE, screen
 from numascope.bench.bw_placement import check_placement
-from numascope.bench.bw_sizes import (
-    LLC_FACTOR,
-    check_fits,
-    check_hugetlb,
-    default_array_bytes,
-    format_bytes,
-    mem_available,
-)
+from numascope.bench.bw_sizes import LLC_FACTOR, default_array_bytes, format_bytes
 from numascope.errors import MeasurementError, UserError
+from numascope.host import HUGE_2M, Host, host
+from numascope.memspec import MemorySpec
 from numascope.profile import Profile
+from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
 FAMILY = "bandwidth"
-KERNELS = ("read", "fill", "copy", "scale", "add", "triad")
-ISAS = ("scalar", "avx2", "avx512")
+
+# -- the kernels, from the C core's table (bw.c) ---------------------------------------------
+KERNEL_TABLE: tuple[dict[str, Any], ...] = tuple(_core.kernels())
+KERNELS = tuple(k["name"] for k in KERNEL_TABLE)
+ARRAYS = {k["name"]: k["arrays"] for k in KERNEL_TABLE}
+STREAM_BYTES = {k["name"]: k["stream_bytes"] for k in KERNEL_TABLE}
+STORES = {k["name"]: int(k["stores"]) for k in KERNEL_TABLE}
+DRAM_BYTES = {k["name"]: (k["dram_bytes"], k["dram_bytes_nt"]) for k in KERNEL_TABLE}
+FORMULAS = {k["name"]: k["formula"] for k in KERNEL_TABLE}
+ISAS = tuple(dict.fromkeys(i for k in KERNEL_TABLE for i in k["isas"]))
 NT_CHOICES = ("auto", "on", "off")
-HUGE_CHOICES = ("none", "thp", "hugetlb")
-ARRAYS = {"read": 1, "fill": 1, "copy": 2, "scale": 2, "add": 3, "triad": 3}
-STREAM_BYTES = {"read": 8, "fill": 8, "copy": 16, "scale": 16, "add": 24, "triad": 24}
-STORES = {"read": 0, "fill": 1, "copy": 1, "scale": 1, "add": 1, "triad": 1}
+
 GB = 1e9
 UNITS_NOTE = "GB = 10^9 bytes"
 DEFAULT_REPS = 10
 NUMA_BALANCING_NOTE = ("automatic NUMA balancing is on: it may migrate pages during the "
                        "measurement (echo 0 > /proc/sys/kernel/numa_balancing)")
-QUICK_REPS = 5                 # 5 vs 5 is the least that a rank test can call significant
+QUICK_REPS = MIN_REPS          # 5 vs 5 is the least that a rank test can call significant
 LATE_START_SHARE = 0.10        # threads starting further apart than this share of a rep: noted
+MIN_ARRAY_BYTES = 64 * 8       # the C core needs 64 elements per array
 
 
 def dram_bytes(kernel: str, nt: bool) -> int:
     """Bytes per element that really cross the memory bus: ordinary stores first read the
-    target line (write-allocate), streaming stores do not."""
-    return STREAM_BYTES[kernel] + (0 if nt else 8 * STORES[kernel])
+    target line (write-allocate), streaming stores do not (bw.c's table)."""
+    return DRAM_BYTES[kernel][1 if nt else 0]
 
 
 def auto_isas() -> list[str]:
@@ -80,45 +88,135 @@ def auto_isas() -> list[str]:
     return vec or avail
 
 
-@functools.cache
-def _warn_once(msg: str) -> None:
-    from numascope.console import warn
-    warn(msg)
+def _host_of(topo: Topology) -> Host | None:
+    """The host whose free memory and hugetlb pool matter: this machine when the topology
+    is this machine's; none for a replayed or hand-built one (nothing is run on it)."""
+    return host("/") if topo.source in ("/", "") else None
 
 
-# -- validation of the inputs ---------------------------------------------------------------
-def _check_cpus(topo: Topology, cpus: list[int]) -> list[int]:
-    if not cpus:
-        raise UserError("zero threads: give at least one CPU")
-    return placement.check_cpus(topo, cpus)
+# -- the parameters of one measurement -------------------------------------------------------
+@dataclass(frozen=True)
+class BandwidthParams:
+    """One bandwidth measurement. The defaults live here and nowhere else; `checked(topo)`
+    validates every input once, when a case is built, and resolves the defaults (CPUs,
+    array size), so that a case holds exactly what will be measured.
+
+    The second group says what the case stands for (sweep, placement policy, domain …): it
+    is copied into the record's params, never used to measure."""
+
+    kernel: str = "triad"
+    cpus: tuple[int, ...] = ()             # empty: every usable CPU, compact order
+    memory: MemorySpec = field(default_factory=MemorySpec)
+    size_bytes: int | None = None          # per array; None: LLC_FACTOR x the CPUs' LLC
+    reps: int = DEFAULT_REPS
+    isa: str = "auto"                      # auto | one of ISAS
+    nt: str = "auto"                       # streaming stores: auto (both timed) | on | off
+    warmup: int = 1
+    # what the case stands for
+    sweep: str | None = None               # single | scaling | per-domain | tier-ratio
+    policy: str | None = None              # CPU order (placement.POLICIES), "cpus" if given
+    where: str | None = None               # all, S0, N1, L3:5, a CPU list
+    policies: tuple[str, ...] = ()         # scaling: every policy giving these CPUs
+    domain: str | None = None
+    domains: tuple[str, ...] = ()          # per-domain: every domain giving these CPUs
+    extra: tuple[tuple[str, Any], ...] = ()    # more record fields (the tier sweep's)
+
+    # -- checking ---------------------------------------------------------------------
+    def checked(self, topo: Topology) -> BandwidthParams:
+        """These parameters with every input checked against `topo` (UserError, or
+        Unavailable where this host cannot, e.g. an empty hugetlb pool) and the defaults
+        resolved."""
+        if self.kernel not in KERNELS:
+            raise UserError(f"unknown kernel {self.kernel!r} (choose from "
+                            f"{', '.join(KERNELS)})")
+        if self.reps < 1:
+            raise UserError(f"repetitions must be at least 1 (got {self.reps})")
+        if self.warmup < 0:
+            raise UserError(f"warm-up rounds cannot be negative (got {self.warmup})")
+        variants(self.kernel, self.isa, self.nt)
+        cpus = placement.check_cpus(topo, self.cpus) if self.cpus else \
+            placement.select_cpus(topo)
+        memory = check_memory(topo, self.memory)
+        size = self.size_bytes
+        if size is None:
+            size = default_array_bytes(topo.llc_bytes(cpus))
+        elif size < MIN_ARRAY_BYTES:
+            raise UserError(f"array size {size} B is too small (at least "
+                            f"{MIN_ARRAY_BYTES} B)")
+        p = replace(self, cpus=tuple(cpus), memory=memory, size_bytes=size)
+        h = _host_of(topo)
+        if h is not None:
+            if self.size_bytes is not None:     # the default size is checked when measured
+                p.check_fits(h)
+            p.check_pages(h)
+        return p
+
+    def check_fits(self, h: Host) -> None:
+        """UserError when the arrays do not fit in the free memory they will use."""
+        what = (f"{self.kernel} with {self.arrays} array{'s' if self.arrays > 1 else ''} of "
+                f"{format_bytes(self.array_bytes)}")
+        h.check_fits(self.total_bytes, what)
+        if self.memory.policy == "bind":
+            h.check_fits(self.total_bytes, what, list(self.memory.nodes))
+
+    def check_pages(self, h: Host) -> None:
+        """Unavailable when hugetlb pages are asked for and the pool cannot hold the arrays
+        (each its own mapping, rounded up to whole 2 MiB pages)."""
+        if self.memory.pages == "hugetlb":
+            each = -(-self.array_bytes // HUGE_2M) * HUGE_2M
+            h.check_hugetlb(self.arrays * each, f"{self.kernel} with {self.arrays} "
+                            f"array{'s' if self.arrays > 1 else ''} of "
+                            f"{format_bytes(self.array_bytes)}")
+
+    # -- derived ------------------------------------------------------------------------
+    @property
+    def arrays(self) -> int:
+        return ARRAYS[self.kernel]
+
+    @property
+    def elements(self) -> int:
+        return (self.size_bytes or 0) // 8
+
+    @property
+    def array_bytes(self) -> int:
+        return self.elements * 8
+
+    @property
+    def total_bytes(self) -> int:
+        return self.arrays * self.array_bytes
+
+    def key(self) -> tuple:
+        """What is measured (two cases with the same key give the same measurement)."""
+        return (self.kernel, tuple(sorted(self.cpus)), self.memory, self.size_bytes,
+                self.reps, self.isa, self.nt, self.warmup)
+
+    def context(self) -> dict[str, Any]:
+        """The record's params saying what the case stands for (only those set)."""
+        d: dict[str, Any] = {}
+        for k in ("sweep", "policy", "policies", "where", "domain", "domains"):
+            v = getattr(self, k)
+            if v is not None and v != ():
+                d[k] = list(v) if isinstance(v, tuple) else v
+        d.update(dict(self.extra))
+        return d
 
 
-def normalize_memory(topo: Topology, memory: dict[str, Any] | None) -> dict[str, Any]:
-    """A complete memory spec with nodes checked against the topology (UserError if not)."""
-    mem = dict(memory or {})
-    mem.setdefault("policy", "first-touch")
-    mem.setdefault("huge", "thp")
-    if mem["policy"] not in ("first-touch", "bind", "interleave", "preferred",
-                             "weighted-interleave"):
-        raise UserError(f"unknown memory policy {mem['policy']!r}")
-    if mem["huge"] not in HUGE_CHOICES:
-        raise UserError(f"unknown page kind {mem['huge']!r} (choose from "
-                        f"{', '.join(HUGE_CHOICES)})")
-    nodes = [int(n) for n in mem.get("nodes") or []]
+def check_memory(topo: Topology, memory: MemorySpec | dict[str, Any] | None) -> MemorySpec:
+    """The MemorySpec (a record's or the C core's dict is read too, old "huge" key
+    included) with its nodes checked against the topology; a weighted interleave checked
+    and completed (lowest terms, or the kernel's system weights: Unavailable without them)."""
+    spec = memory if isinstance(memory, MemorySpec) else MemorySpec.from_dict(memory)
     have = topo.node_ids()
-    for n in nodes:
+    for n in spec.nodes:
         if n not in have:
             raise UserError(f"node {n} does not exist (nodes: "
                             f"{placement.format_cpulist(have) or 'none'})")
-    if mem["policy"] != "first-touch" and not nodes:
-        raise UserError(f"memory policy {mem['policy']} needs at least one node")
-    mem["nodes"] = nodes
-    if mem["policy"] == "weighted-interleave":
-        mem = placement.check_weighted(topo, mem)
-    return mem
+    if spec.policy == "weighted-interleave":
+        spec = MemorySpec.from_dict(placement.check_weighted(topo, spec.to_dict()))
+    return spec
 
 
-def _variants(kernel: str, isa: str, nt: str) -> list[tuple[str, bool]]:
+def variants(kernel: str, isa: str, nt: str) -> list[tuple[str, bool]]:
     """(isa, streaming stores) pairs to time, interleaved; the fastest is reported."""
     avail = _core.isa()
     if isa == "auto":
@@ -141,72 +239,67 @@ def variant_name(isa: str, nt: bool) -> str:
 
 # -- one measurement --------------------------------------------------------------------------
 def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None,
-            memory: dict[str, Any] | None = None, size_bytes: int | None = None,
+            memory: MemorySpec | dict[str, Any] | None = None, size_bytes: int | None = None,
             reps: int = DEFAULT_REPS, isa: str = "auto", nt: str = "auto",
-            warmup: int = 1, label: str | None = None, extra: dict[str, Any] | None = None,
-            corrupt_index: int = -1) -> BenchResult:
+            warmup: int = 1, label: str | None = None, corrupt_index: int = -1
+            ) -> BenchResult:
     """Measure one kernel on pinned `cpus` (default: all usable, compact order) over arrays of
-    `size_bytes` each (default: 4 × the LLC of those CPUs) placed by `memory`
-    ({"policy": first-touch|bind|interleave|preferred, "nodes": [...], "huge": ...}).
-    nt="auto" times ordinary and streaming stores, isa="auto" the vector ISAs this CPU has,
-    all interleaved; the fastest (by median) is reported and every variant is kept as a
-    metric "bandwidth[<isa>[-nt]]". Raises UserError on bad input and MeasurementError
-    when the kernel's result or the page placement is wrong. `corrupt_index` is a test hook
-    that corrupts one element on purpose."""
-    if kernel not in KERNELS:
-        raise UserError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
-    if reps < 1:
-        raise UserError(f"repetitions must be at least 1 (got {reps})")
-    cpus = _check_cpus(topo, cpus if cpus is not None else placement.select_cpus(topo))
-    mem = normalize_memory(topo, memory)
-    variants = _variants(kernel, isa, nt)
+    `size_bytes` each (default: 4 × the LLC of those CPUs) placed by `memory` (a MemorySpec;
+    default first touch on THP). nt="auto" times ordinary and streaming stores, isa="auto"
+    the vector ISAs this CPU has, all interleaved; the fastest (by median) is reported and
+    every variant is kept as a metric "bandwidth[<isa>[-nt]]". Raises UserError on bad
+    input and MeasurementError when the kernel's result or the page placement is wrong.
+    `corrupt_index` is a test hook that corrupts one element on purpose."""
+    if cpus is not None and not cpus:
+        raise UserError("zero threads: give at least one CPU")
+    spec = memory if isinstance(memory, MemorySpec) else MemorySpec.from_dict(memory)
+    p = BandwidthParams(kernel=kernel, cpus=tuple(cpus or ()), memory=spec,
+                        size_bytes=size_bytes, reps=reps,
+                        isa=isa, nt=nt, warmup=warmup)
+    return run(topo, p.checked(topo), label=label, corrupt_index=corrupt_index)
+
+
+def run(topo: Topology, p: BandwidthParams, label: str | None = None,
+        corrupt_index: int = -1) -> BenchResult:
+    """Measure checked parameters (BandwidthParams.checked): the C core runs the kernel,
+    times it and validates it; this turns its seconds into both byte conventions."""
+    cpus = list(p.cpus)
     notes: list[str] = []
-
     llc = topo.llc_bytes(cpus)
-    if size_bytes is None:
-        size_bytes = default_array_bytes(llc)
-    elif size_bytes < 64 * 8:
-        raise UserError(f"array size {size_bytes} B is too small (at least 512 B)")
-    elif llc and size_bytes < LLC_FACTOR * llc:
-        notes.append(f"arrays of {format_bytes(size_bytes)} are smaller than {LLC_FACTOR} × "
-                     f"the LLC of these CPUs ({format_bytes(llc)}): caches inflate the result")
-    n = size_bytes // 8
-    total = ARRAYS[kernel] * n * 8
-    check_fits(total, mem_available(), f"{kernel} with {ARRAYS[kernel]} arrays of "
-               f"{format_bytes(size_bytes)}")
-    if mem["huge"] == "hugetlb":
-        check_hugetlb(ARRAYS[kernel], n * 8)
-    if mem["policy"] == "bind":
-        free = [topo.node(x).free_bytes for x in mem["nodes"]]
-        if all(f is not None for f in free):
-            nodes = placement.format_cpulist(mem["nodes"])
-            check_fits(total, sum(free), f"binding to node(s) {nodes}", f"on node(s) {nodes}")
-
+    if llc and p.array_bytes < LLC_FACTOR * llc:
+        notes.append(f"arrays of {format_bytes(p.array_bytes)} are smaller than {LLC_FACTOR} "
+                     f"× the LLC of these CPUs ({format_bytes(llc)}): caches inflate the "
+                     "result")
+    h = _host_of(topo)
+    if h is not None:       # free memory changes during a sweep: asked again before each
+        p.check_fits(h)
+        p.check_pages(h)
     if sysstate.numa_balancing():
-        notes.append(NUMA_BALANCING_NOTE)
-        _warn_once(NUMA_BALANCING_NOTE)   # on stderr once per process, in every result
+        notes.append(NUMA_BALANCING_NOTE)   # in every result; the command says it once
 
+    vs = variants(p.kernel, p.isa, p.nt)
     try:
-        raw = _core.bw_run(kernel, cpus, n, reps, variants, memory=mem, warmup=warmup,
+        raw = _core.bw_run(p.kernel, cpus, p.elements, p.reps, vs,
+                           memory=p.memory.to_core(), warmup=p.warmup,
                            corrupt_index=corrupt_index)
     except ValueError as e:
         raise UserError(str(e)) from None
     if not raw["validated"]:
         where = f", first at element {raw['first_bad']}" if raw["first_bad"] >= 0 else ""
-        what = "repetitions" if kernel == "read" else "elements"
+        what = "repetitions" if not STORES[p.kernel] else "elements"
         spot = f"; {raw['spot_bad']} spot-checked elements were wrong after their " \
             "repetition" if raw.get("spot_bad") else ""
         raise MeasurementError(
-            f"{kernel} failed validation: {raw['bad_elements']} {what} differ from the "
+            f"{p.kernel} failed validation: {raw['bad_elements']} {what} differ from the "
             f"expected {raw['expected']!r}{where}{spot}")
-    check_times(kernel, raw)
+    check_times(p.kernel, raw)
 
     cpu_nodes = [topo.cpu(c).node for c in cpus]
+    mem = p.memory.to_dict()
     ok, pnotes = check_placement(mem, cpu_nodes, raw["pages"], raw["pages_by_thread"],
                                  raw["sampled_pages"])
     notes.extend(pnotes)
-    return _result(topo, kernel, cpus, mem, raw, variants, n, reps, warmup, nt, notes, ok,
-                   cpu_nodes, label, extra or {})
+    return _result(topo, p, raw, notes, ok, cpu_nodes, label)
 
 
 def check_times(kernel: str, raw: dict) -> None:
@@ -260,14 +353,14 @@ def _start_spread(raw: dict, notes: list[str]) -> float:
     return worst
 
 
-def _result(topo: Topology, kernel: str, cpus: list[int], mem: dict[str, Any], raw: dict,
-            variants: list[tuple[str, bool]], n: int, reps: int, warmup: int, nt_req: str,
-            notes: list[str], placement_ok: bool, cpu_nodes: list[int | None],
-            label: str | None, extra: dict[str, Any]) -> BenchResult:
+def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
+            placement_ok: bool, cpu_nodes: list[int | None], label: str | None
+            ) -> BenchResult:
+    kernel, cpus, n = p.kernel, list(p.cpus), p.elements
     per_variant, excluded = _screen_variants(kernel, raw, n, notes)
     spread = _start_spread(raw, notes)
     # nt=auto: the faster store kind by median bandwidth, both kept
-    chosen = max(per_variant, key=lambda v: sorted(v[3])[len(v[3]) // 2])
+    chosen = max(per_variant, key=lambda v: statistics.median(v[3]))
     visa, vnt, times, gbs = chosen
     dram_pe = dram_bytes(kernel, vnt)
     stores = "n/a" if not STORES[kernel] else ("streaming" if vnt else "ordinary")
@@ -293,23 +386,24 @@ def _result(topo: Topology, kernel: str, cpus: list[int], mem: dict[str, Any], r
         notes.append(f"auto: timed {tried} interleaved; {variant_name(visa, vnt)} was fastest "
                      "(median) and is reported")
     threads = len(cpus)
-    where = extra.get("where") or placement.format_cpulist(cpus)
+    context = p.context()
+    where = context.get("where") or placement.format_cpulist(cpus)
     case = label or (f"{kernel} {visa}{'-nt' if vnt else ''} {threads}T "
-                     f"{extra.get('policy', 'cpus')} {where}")
+                     f"{context.get('policy', 'cpus')} {where}")
     params: dict[str, Any] = {
-        "kernel": kernel, "isa": visa, "stores": stores, "nt": nt_req, "threads": threads,
+        "kernel": kernel, "isa": visa, "stores": stores, "nt": p.nt, "threads": threads,
         "variants": [variant_name(v[0], v[1]) for v in per_variant],
-        "array_bytes": n * 8, "arrays": ARRAYS[kernel], "elements": n, "reps": reps,
-        "warmup": warmup, "stream_bytes_per_element": STREAM_BYTES[kernel],
+        "array_bytes": n * 8, "arrays": ARRAYS[kernel], "elements": n, "reps": p.reps,
+        "warmup": p.warmup, "stream_bytes_per_element": STREAM_BYTES[kernel],
         "dram_bytes_per_element": dram_pe, "units": UNITS_NOTE,
         "llc_bytes": topo.llc_bytes(cpus), "init_seconds": raw["init_seconds"],
         "timing": "earliest thread start to latest thread end",
         "excluded_reps": excluded, "start_spread_max_s": spread,
     }
-    params.update(extra)
+    params.update(context)
     place = {
         "cpus": list(cpus), "cpulist": placement.format_cpulist(cpus),
-        "cpu_nodes": cpu_nodes, "memory": mem,
+        "cpu_nodes": cpu_nodes, "memory": p.memory.to_dict(),
         "pages_per_node": {int(k): v for k, v in raw["pages"].items()},
         "pages_by_thread": [{int(k): v for k, v in d.items()} for d in raw["pages_by_thread"]],
         "sampled_pages": raw["sampled_pages"],
@@ -333,23 +427,30 @@ def thread_counts(n: int, dense_up_to: int = 16) -> list[int]:
     return sorted(c for c in counts if c <= n)
 
 
-def _merge(cases: list[Case], seen: dict[tuple, Case], key: tuple, case: Case, field: str,
-           value: str) -> None:
+def _merge(cases: list[Case], seen: dict[tuple, int], case: Case, field: str) -> None:
     """Append `case` unless an identical measurement is already listed; then only note that
-    the existing one also stands for `value` (e.g. another policy giving the same CPUs)."""
+    the existing one also stands for this case's `field` (e.g. another policy giving the
+    same CPUs)."""
+    p: BandwidthParams = case.params  # type: ignore[assignment]
+    key = p.key()
     if key in seen:
-        seen[key].params[field].append(value)
+        i = seen[key]
+        prev: BandwidthParams = cases[i].params  # type: ignore[assignment]
+        cases[i] = Case(cases[i].label,
+                        replace(prev, **{field: getattr(prev, field) + getattr(p, field)}))
         return
-    seen[key] = case
+    seen[key] = len(cases)
     cases.append(case)
 
 
-def scaling_cases(topo: Topology, kernels: list[str], where: str = "all",
-                  policies: tuple[str, ...] = placement.POLICIES, counts: str = "all",
-                  max_threads: int | None = None, **common: Any) -> list[Case]:
-    """One case per (kernel, policy, thread count ≤ max_threads): the memory-wall curves."""
+def scaling_cases(topo: Topology, kernels: list[str], base: BandwidthParams | None = None,
+                  where: str = "all", policies: tuple[str, ...] = placement.POLICIES,
+                  counts: str = "all", max_threads: int | None = None) -> list[Case]:
+    """One case per (kernel, policy, thread count ≤ max_threads): the memory-wall curves.
+    `base` gives the memory, size, repetitions and code of every case."""
+    base = base or BandwidthParams()
     cases: list[Case] = []
-    seen: dict[tuple, Case] = {}
+    seen: dict[tuple, int] = {}
     for kernel in kernels:
         for policy in policies:
             try:
@@ -361,135 +462,121 @@ def scaling_cases(topo: Topology, kernels: list[str], where: str = "all",
             for t in steps:
                 if max_threads is not None and t > max_threads:
                     break
-                cpus = order[:t]
-                key = (kernel, tuple(sorted(cpus)), str(common.get("memory")))
-                label = f"{kernel} {policy} {t}T"
-                _merge(cases, seen, key, Case(label, {
-                    "kernel": kernel, "cpus": cpus, "sweep": "scaling", "policy": policy,
-                    "policies": [policy], "where": where, **common}), "policies", policy)
+                p = replace(base, kernel=kernel, cpus=tuple(order[:t]), sweep="scaling",
+                            policy=policy, policies=(policy,), where=where).checked(topo)
+                _merge(cases, seen, Case(f"{kernel} {policy} {t}T", p), "policies")
     return cases
 
 
-def domain_cases(topo: Topology, kernels: list[str], **common: Any) -> list[Case]:
+def domain_cases(topo: Topology, kernels: list[str], base: BandwidthParams | None = None
+                 ) -> list[Case]:
     """Each package, each NUMA node (memory bound to it) and each L3 alone, all its CPUs."""
+    base = base or BandwidthParams()
     doms = [f"S{p.id}" for p in topo.packages] + [f"N{n.id}" for n in topo.nodes] + \
         [f"L3:{d.index}" for d in topo.l3s]
     cases: list[Case] = []
-    seen: dict[tuple, Case] = {}
+    seen: dict[tuple, int] = {}
     for kernel in kernels:
         for dom in doms:
             try:
                 cpus = placement.order(topo, dom, "compact")
             except UserError:
                 continue  # a memory-only node or a domain with no usable CPU
-            mem = common.get("memory")
+            mem = base.memory
             # a node alone: memory bound to it (on a one-node machine that is first touch)
-            if dom.startswith("N") and not mem and len(topo.nodes) > 1:
-                mem = {"policy": "bind", "nodes": [int(dom[1:])]}
-            key = (kernel, tuple(sorted(cpus)), str(mem))
-            params = {**common, "kernel": kernel, "cpus": cpus, "sweep": "per-domain",
-                      "domain": dom, "domains": [dom], "where": dom, "policy": "compact",
-                      "memory": mem}
-            _merge(cases, seen, key, Case(f"{kernel} {dom} {len(cpus)}T", params),
-                   "domains", dom)
+            if dom.startswith("N") and mem.first_touch and len(topo.nodes) > 1:
+                mem = MemorySpec("bind", (int(dom[1:]),), mem.pages)
+            p = replace(base, kernel=kernel, cpus=tuple(cpus), memory=mem, sweep="per-domain",
+                        domain=dom, domains=(dom,), where=dom, policy="compact").checked(topo)
+            _merge(cases, seen, Case(f"{kernel} {dom} {len(cpus)}T", p), "domains")
     return cases
 
 
 def build_cases(topo: Topology, kernels: list[str] | None = None, scaling: bool = False,
                 per_domain: bool = False, where: str = "all", policy: str = "compact",
                 threads: int | None = None, cpus: list[int] | None = None,
-                memory: dict[str, Any] | None = None, size_bytes: int | None = None,
+                memory: MemorySpec | None = None, size_bytes: int | None = None,
                 reps: int = DEFAULT_REPS, isa: str = "auto", nt: str = "auto") -> list[Case]:
-    """The cases `numascope bw` measures for its options. Input is checked here, before any
-    measurement starts."""
+    """The cases `numascope bw` measures for its options, each carrying its checked
+    BandwidthParams: input is checked here, before any measurement starts."""
     kernels = list(kernels or ["triad"])
     for k in kernels:
         if k not in KERNELS:
             raise UserError(f"unknown kernel {k!r} (choose from {', '.join(KERNELS)}, all)")
-    if reps < 1:
-        raise UserError(f"repetitions must be at least 1 (got {reps})")
-    if memory:
-        normalize_memory(topo, memory)
-    _variants(kernels[0], isa, nt)  # check isa/nt once, early
-    if size_bytes is not None:
-        avail = mem_available()
-        for k in kernels:
-            check_fits(ARRAYS[k] * size_bytes, avail,
-                       f"{k} with {ARRAYS[k]} arrays of {format_bytes(size_bytes)}")
-    common = {"memory": memory, "size_bytes": size_bytes, "reps": reps, "isa": isa, "nt": nt}
+    if threads is not None and threads < 1:
+        raise UserError(f"threads must be at least 1 (got {threads})")
+    base = BandwidthParams(kernel=kernels[0], memory=memory or MemorySpec(),
+                           size_bytes=size_bytes, reps=reps, isa=isa, nt=nt)
+    # the inputs every case shares, checked once even when a sweep yields no case
+    base = replace(base.checked(topo), cpus=(), size_bytes=size_bytes)
     cases: list[Case] = []
     if scaling:
-        if threads is not None and threads < 1:
-            raise UserError(f"threads must be at least 1 (got {threads})")
-        cases += scaling_cases(topo, kernels, where=where, max_threads=threads, **common)
+        cases += scaling_cases(topo, kernels, base, where=where, max_threads=threads)
     if per_domain:
-        cases += domain_cases(topo, kernels, **common)
+        cases += domain_cases(topo, kernels, base)
     if not scaling and not per_domain:
-        chosen = _check_cpus(topo, cpus) if cpus is not None else \
+        chosen = placement.check_cpus(topo, cpus) if cpus is not None else \
             placement.select_cpus(topo, where, policy, threads)
         for k in kernels:
-            cases.append(Case(f"{k} {policy} {len(chosen)}T", {
-                "kernel": k, "cpus": chosen, "sweep": "single", "policy": policy,
-                "where": where, **common}))
+            p = replace(base, kernel=k, cpus=tuple(chosen), sweep="single", policy=policy,
+                        where=where).checked(topo)
+            cases.append(Case(f"{k} {policy} {len(chosen)}T", p))
     return cases
 
 
-def suite_cases(topo: Topology, profile: str = "quick") -> list[Case]:
-    """Cases for `numascope run`. quick: triad scaling (compact and one-per-L3, thinned on
-    big machines) + triad per domain, 3 repetitions; full: every kernel scaling under
-    every policy + every kernel per domain, 10 repetitions."""
-    if profile == "quick":
-        common = {"memory": None, "size_bytes": None, "reps": QUICK_REPS, "isa": "auto",
-                  "nt": "auto"}
-        cases = scaling_cases(topo, ["triad"], policies=("compact", "per-l3"), counts="thin",
-                              **common)
-        return cases + domain_cases(topo, ["triad"], **common)
-    if profile == "full":
-        common = {"memory": None, "size_bytes": None, "reps": DEFAULT_REPS, "isa": "auto",
-                  "nt": "auto"}
-        return scaling_cases(topo, list(KERNELS), **common) + \
-            domain_cases(topo, list(KERNELS), **common)
-    raise UserError(f"unknown profile {profile!r} (quick or full)")
+def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
+    """Cases for `numascope run`. A thin profile: triad scaling (compact and one-per-L3,
+    thinned on big machines) + triad per domain; a dense one: every kernel scaling under
+    every policy + every kernel per domain. Repetitions: the profile's, at least the
+    MIN_REPS the outlier screen needs (quick 5, full 10)."""
+    prof = _profile(profile)
+    base = BandwidthParams(reps=max(prof.reps, QUICK_REPS))
+    if not prof.dense:
+        return scaling_cases(topo, ["triad"], base, policies=("compact", "per-l3"),
+                             counts="thin") + domain_cases(topo, ["triad"], base)
+    return scaling_cases(topo, list(KERNELS), base) + domain_cases(topo, list(KERNELS), base)
 
 
 class Bandwidth:
-    """The bandwidth family in the Benchmark shape (bench.base). A case identical to one
-    already measured by this instance (same kernel, CPUs, memory, size, repetitions, code —
-    e.g. a per-domain case equal to the top of a scaling curve) reuses that measurement,
-    relabelled and with a note saying so."""
+    """The bandwidth family in the Benchmark shape (bench.base); its cases carry
+    BandwidthParams. A case identical to one already measured by this instance (same
+    kernel, CPUs, memory, size, repetitions, code — e.g. a per-domain case equal to the top
+    of a scaling curve) reuses that measurement, relabelled and with a note saying so."""
 
     family = FAMILY
-    stage = "bandwidth"     # its name in `numascope run`
+    # compared by default (numascope compare): GB/s counted the STREAM way, of the store kind reported (nt=auto: the faster one)
+    primary = ("bandwidth",)
     title = "memory bandwidth: thread scaling and per-domain"
+
+    def __init__(self) -> None:
+        self._done: dict[tuple, BenchResult] = {}
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile.name)
-
-    def __init__(self) -> None:
-        self._done: dict[str, BenchResult] = {}
+        return suite_cases(topo, profile)
 
     def cases(self, topo: Topology, **options: Any) -> list[Case]:
         return build_cases(topo, **options)
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
-        p = case.params
-        extra = {k: v for k, v in p.items()
-                 if k in ("sweep", "policy", "policies", "where", "domain", "domains")}
-        key = repr([p.get(k) for k in ("kernel", "memory", "size_bytes", "reps", "isa", "nt")]
-                   + [sorted(p.get("cpus") or [])])
-        if p.get("cpus") and key in self._done:
-            prev = BenchResult.from_dict(self._done[key].to_dict())
+        p: BandwidthParams = case.params  # type: ignore[assignment]
+        key = p.key()
+        if key in self._done:
+            done = self._done[key]
+            prev = BenchResult.from_dict(done.to_dict())
             prev.case = case.label
-            prev.params = {k: v for k, v in prev.params.items()
-                           if k not in ("sweep", "policy", "policies", "where", "domain",
-                                        "domains")} | extra
-            prev.notes.append(f"same measurement as case '{self._done[key].case}' "
+            prev.params = {k: v for k, v in prev.params.items() if k in MEASURED_KEYS} | \
+                p.context()
+            prev.notes.append(f"same measurement as case '{done.case}' "
                               "(identical CPUs, memory and size)")
             return prev
-        r = measure(topo, kernel=p.get("kernel", "triad"), cpus=p.get("cpus"),
-                    memory=p.get("memory"), size_bytes=p.get("size_bytes"),
-                    reps=p.get("reps", DEFAULT_REPS), isa=p.get("isa", "auto"),
-                    nt=p.get("nt", "auto"), label=case.label, extra=extra)
+        r = run(topo, p, label=case.label)
         self._done[key] = r
         return r
+
+
+# the record's params that describe the measurement itself (the rest is its context)
+MEASURED_KEYS = frozenset({
+    "kernel", "isa", "stores", "nt", "threads", "variants", "array_bytes", "arrays",
+    "elements", "reps", "warmup", "stream_bytes_per_element", "dram_bytes_per_element",
+    "units", "llc_bytes", "init_seconds", "timing", "excluded_reps", "start_spread_max_s"})

@@ -11,8 +11,9 @@ the kernel's MPOL_WEIGHTED_INTERLEAVE with the system weights where the kernel h
 share of pages each node really holds is read back with move_pages and must be within the
 tolerance of the share asked, else the point is an error, not a result.
 
-The measuring is a function with bandwidth.measure's signature, so the sweep can be tested
-on a replayed topology with a fake one (and a fake page locator)."""
+The measuring is a function with bandwidth.run's signature (topology, BandwidthParams,
+label), so the sweep can be tested on a replayed topology with a fake one (and a fake page
+locator)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ from collections.abc import Callable
 from typing import Any
 
 from numascope import placement
+from numascope.bench.bandwidth import BandwidthParams
 from numascope.bench.base import Case
 from numascope.bench.bw_placement import achieved_fractions, check_fractions
 from numascope.bench.bw_sizes import default_array_bytes
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.memspec import MemorySpec
 from numascope.results.record import BenchResult
 from numascope.topology import tiers as tiermod
 from numascope.topology.model import Topology
@@ -82,17 +85,16 @@ def pick_nodes(topo: Topology, text: str | None, cpus: list[int]) -> tuple[int, 
                          f"node N{other}")
 
 
-def ratio_memory(dram: int, tier: int, ratio: str, huge: str = "thp") -> dict[str, Any]:
+def ratio_memory(dram: int, tier: int, ratio: str, pages: str = "thp") -> MemorySpec:
     """The memory spec that realises one ratio."""
     if ratio == SYSTEM:
-        return {"policy": "weighted-interleave", "nodes": [dram, tier], "huge": huge}
+        return MemorySpec("weighted-interleave", (dram, tier), pages)
     a, b = (int(x) for x in ratio.split(":"))
     if b == 0:
-        return {"policy": "bind", "nodes": [dram], "huge": huge}
+        return MemorySpec("bind", (dram,), pages)
     if a == 0:
-        return {"policy": "bind", "nodes": [tier], "huge": huge}
-    return {"policy": "weighted-interleave", "nodes": [dram, tier], "weights": [a, b],
-            "huge": huge}
+        return MemorySpec("bind", (tier,), pages)
+    return MemorySpec("weighted-interleave", (dram, tier), pages, weights=(a, b))
 
 
 def asked_share(topo: Topology, dram: int, tier: int, ratio: str) -> float:
@@ -118,22 +120,28 @@ def kernel_line(topo: Topology, dram: int, tier: int) -> str:
 
 
 def sweep_cases(topo: Topology, dram: int, tier: int, ratios: list[str], kernels: list[str],
-                cpus: list[int], size_bytes: int | None = None, reps: int = 10,
-                isa: str = "auto", nt: str = "auto", huge: str = "thp") -> list[Case]:
-    """One case per (kernel, ratio), checked before anything is measured."""
+                cpus: list[int], base: BandwidthParams | None = None) -> list[Case]:
+    """One case per (kernel, ratio), each carrying its BandwidthParams, checked before
+    anything is measured. `base` gives the size (default: 4 × LLC, at least
+    MIN_ARRAY_BYTES), repetitions, code and page kind."""
+    base = base or BandwidthParams()
     if SYSTEM in ratios:
         placement.check_weighted(topo, {"nodes": [dram, tier]})  # Unavailable if missing
-    if size_bytes is None:
-        size_bytes = max(default_array_bytes(topo.llc_bytes(cpus)), MIN_ARRAY_BYTES)
+    size = base.size_bytes
+    if size is None:
+        size = max(default_array_bytes(topo.llc_bytes(cpus)), MIN_ARRAY_BYTES)
     cases = []
     for k in kernels:
         for r in ratios:
             share = asked_share(topo, dram, tier, r)
-            cases.append(Case(f"{k} N{dram}:N{tier} {r}", {
-                "kernel": k, "cpus": list(cpus), "memory": ratio_memory(dram, tier, r, huge),
-                "size_bytes": size_bytes, "reps": reps, "isa": isa, "nt": nt,
-                "sweep": "tier-ratio", "ratio": r, "dram_node": dram, "tier_node": tier,
-                "dram_share": share}))
+            p = BandwidthParams(
+                kernel=k, cpus=tuple(cpus), size_bytes=size, reps=base.reps, isa=base.isa,
+                nt=base.nt, warmup=base.warmup,
+                memory=ratio_memory(dram, tier, r, base.memory.pages),
+                sweep="tier-ratio", policy="cpus",
+                extra=(("ratio", r), ("dram_node", dram), ("tier_node", tier),
+                       ("dram_share", share)))
+            cases.append(Case(f"{k} N{dram}:N{tier} {r}", p.checked(topo)))
     return cases
 
 
@@ -160,18 +168,15 @@ class TierSweep:
 
     def __init__(self, measure: Measure | None = None) -> None:
         if measure is None:
-            from numascope.bench.bandwidth import measure as bw_measure
-            measure = bw_measure
+            from numascope.bench.bandwidth import run
+            measure = run
         self._measure = measure
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
-        p = case.params
-        extra = {k: p[k] for k in ("sweep", "ratio", "dram_node", "tier_node", "dram_share")}
-        extra["policy"] = "cpus"
-        res = self._measure(topo, kernel=p["kernel"], cpus=p["cpus"], memory=p["memory"],
-                            size_bytes=p["size_bytes"], reps=p["reps"], isa=p["isa"],
-                            nt=p["nt"], label=case.label, extra=extra)
-        got = verify_share(res, p["dram_node"], p["tier_node"], p["dram_share"])
+        p: BandwidthParams = case.params  # type: ignore[assignment]
+        res = self._measure(topo, p, label=case.label)
+        x = dict(p.extra)
+        got = verify_share(res, x["dram_node"], x["tier_node"], x["dram_share"])
         res.params["achieved_dram_share"] = got
         return res
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -24,7 +25,28 @@ from numascope.topology.model import Topology
 
 FAMILY = "c2c"
 MAX_PAIRS = 256               # beyond this many pairs, sample
+QUICK_PAIRS = 16              # the quick profile's sample
 RELATIONS = ("smt", "l3", "package", "remote")
+
+
+@dataclass(frozen=True)
+class C2CParams:
+    """What one c2c sweep measures; every default lives here and every value is checked
+    when the params are made (the flag names are the command's)."""
+
+    cpus: tuple[int, ...] | None = None       # CPUs to pair (None: every usable CPU)
+    max_pairs: int = MAX_PAIRS                # beyond this many pairs, a sample
+    samples: int = 15                         # timed samples per pair
+    trips: int = 2000                         # round trips per sample
+    homes: tuple[int | None, ...] = (None,)   # the line's node per sweep (None: first touch)
+
+    def __post_init__(self) -> None:
+        for flag, v in (("--max-pairs", self.max_pairs), ("--samples", self.samples),
+                        ("--trips", self.trips)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise UserError(f"{flag} must be at least 1 (got {v})")
+        if not self.homes:
+            raise UserError("--membind: no node given")
 
 
 def _core():
@@ -69,19 +91,26 @@ def memory_nodes(topo: Topology) -> list[int]:
     return [n.id for n in topo.nodes if not n.memoryless and n.allowed]
 
 
-def home_nodes(topo: Topology, text: str | None) -> list[int | None]:
-    """--home: None (first touch), "all" (every node with memory) or a node list."""
+def home_nodes(topo: Topology, text: str | None, flag: str = "--membind"
+               ) -> list[int | None]:
+    """Where the line lives, one sweep per entry: None (first touch) when not given, "all"
+    (every node with memory in turn) or a node list."""
     if text is None:
         return [None]
+    if not text.strip():
+        raise UserError(f"{flag} is empty: give a node such as 0, a list such as 0,1, or all")
     if text.strip().lower() == "all":
         nodes = memory_nodes(topo)
         if not nodes:
-            raise UserError("--home all: no node with memory is allowed here")
+            raise UserError(f"{flag} all: no node with memory is allowed here")
         return list(nodes)
-    ids = parse_nodes(topo, text)
+    try:
+        ids = parse_nodes(topo, text)
+    except UserError as e:
+        raise UserError(f"{flag} {text}: {e}") from None
     for n in ids:
         if n not in memory_nodes(topo):
-            raise UserError(f"--home {n}: node {n} has no memory this process may use")
+            raise UserError(f"{flag} {n}: node {n} has no memory this process may use")
     return list(ids)
 
 
@@ -97,8 +126,8 @@ def _landed(where: dict[int, int] | None) -> int | None:
     return node if node >= 0 else None
 
 
-def pingpong(topo: Topology, a: int, b: int, samples: int = 15,
-             trips: int = 2000, home: int | None = None) -> BenchResult:
+def pingpong(topo: Topology, a: int, b: int, samples: int = C2CParams.samples,
+             trips: int = C2CParams.trips, home: int | None = None) -> BenchResult:
     """One-way latency between CPUs a and b (ns), every sample kept; the shared line on
     node `home` (None: first touch by CPU a)."""
     if a == b:
@@ -165,7 +194,8 @@ def by_relation(results: list[BenchResult], home: Any = None) -> dict[str, dict[
                    if r.family == FAMILY and r.params.get("relation") == rel
                    and (home is None or r.params.get("home", "first-touch") == home))
         if v:
-            out[rel] = {"pairs": len(v), "min": v[0], "median": v[len(v) // 2], "max": v[-1]}
+            out[rel] = {"pairs": len(v), "min": v[0], "median": Metric("", "", False, v).median,
+                        "max": v[-1]}
     return out
 
 
@@ -190,29 +220,39 @@ class C2C:
     """Core-to-core latency, one case per CPU pair."""
 
     family = FAMILY
-    stage = "c2c"     # its name in `numascope run`
+    # compared by default (numascope compare): one-way ns per cache-line hand-off
+    primary = ("latency",)
     title = "core-to-core latency"
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile.name)
+        return suite_cases(topo, profile)
 
-    def cases(self, topo: Topology, cpus: list[int] | None = None, max_pairs: int = MAX_PAIRS,
-              samples: int = 15, trips: int = 2000, homes: list[int | None] | None = None,
-              **_: Any) -> list[Case]:
-        ps = pairs(topo, cpus, max_pairs)
-        return [Case(case_label(a, b, h),
-                     {"a": a, "b": b, "samples": samples, "trips": trips, "home": h})
-                for h in (homes or [None]) for a, b in ps]
+    def cases(self, topo: Topology, params: C2CParams | None = None, **options: Any
+              ) -> list[Case]:
+        """One case per pair and home node; `params` or the C2CParams fields as keywords."""
+        if params is None:
+            if options.get("cpus") is not None:
+                options["cpus"] = tuple(options["cpus"])
+            if options.get("homes") is not None:
+                options["homes"] = tuple(options["homes"])
+            params = C2CParams(**{k: v for k, v in options.items() if v is not None})
+        ps = pairs(topo, None if params.cpus is None else list(params.cpus), params.max_pairs)
+        return [Case(case_label(a, b, h), {"a": a, "b": b, "samples": params.samples,
+                                           "trips": params.trips, "home": h})
+                for h in params.homes for a, b in ps]
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
         p = case.params
-        return pingpong(topo, p["a"], p["b"], p.get("samples", 15), p.get("trips", 2000),
-                        p.get("home"))
+        d = C2CParams()
+        return pingpong(topo, p["a"], p["b"], p.get("samples", d.samples),
+                        p.get("trips", d.trips), p.get("home"))
 
 
-def suite_cases(topo: Topology, profile: str) -> list[Case]:
-    """quick: up to 16 pairs (one of each relation first); full: up to MAX_PAIRS pairs."""
+def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
+    """quick: up to QUICK_PAIRS pairs (one of each relation first); full: up to MAX_PAIRS;
+    the profile's samples per pair."""
     if len(topo.usable_cpus()) < 2:
         return []
-    return C2C().cases(topo, max_pairs=16 if profile == "quick" else MAX_PAIRS)
+    return C2C().cases(topo, C2CParams(max_pairs=MAX_PAIRS if profile.dense else QUICK_PAIRS,
+                                       samples=profile.samples))

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from numascope.bench.base import Case
 from numascope.bench.datasets import (
     SYNTHETIC,
     Dataset,
+    check_values,
     fit,
     format_bytes,
     load,
@@ -34,7 +35,9 @@ from numascope.bench.datasets import (
     too_small,
 )
 from numascope.errors import MeasurementError, UserError
+from numascope.host import host
 from numascope.profile import Profile
+from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
@@ -45,6 +48,8 @@ CLEVELS = (1, 5, 9)
 QUICK_COMBOS = (("blosclz", 5, "shuffle"), ("lz4", 5, "shuffle"), ("lz4", 5, "bitshuffle"),
                 ("zstd", 1, "shuffle"))
 MIB = 1 << 20
+DEFAULT_REPS = 5              # timed repetitions per case (`numascope compress --reps`)
+MAX_CHUNK = (2 << 30) - 64    # Blosc2's largest buffer (BLOSC2_MAX_BUFFERSIZE, rounded down)
 REL_TOL = 1e-9                # |sum - reference| <= REL_TOL * sum(|x|) (float data)
 
 
@@ -78,26 +83,19 @@ def block_for(chunk: int, item: int = 1) -> int:
     return max(item, chunk // 2 // item * item)
 
 
-def default_size(topo: Topology, profile: str = "full") -> int:
-    """4x the last-level cache (so the plain sum meets the memory wall), within limits."""
+def default_size(topo: Topology, profile: Profile | str = "full") -> int:
+    """4x the last-level cache (so the plain sum meets the memory wall), within the
+    profile's working-set bounds."""
+    prof = _profile(profile)
     llc = topo.llc_bytes() or 32 * MIB
-    lo, hi = (64 * MIB, 256 * MIB) if profile == "quick" else (256 * MIB, 4096 * MIB)
-    return int(min(hi, max(lo, 4 * llc)))
+    return int(min(prof.max_bytes, max(prof.min_bytes, 4 * llc)))
 
 
 def check_memory(nbytes: int) -> None:
     """The data, its placed plain copy and (at worst, incompressible) the compressed store
     are held at once: refuse a size that does not fit in the memory available now."""
-    try:
-        with open("/proc/meminfo") as f:
-            avail = next(int(line.split()[1]) * 1024 for line in f
-                         if line.startswith("MemAvailable:"))
-    except (OSError, StopIteration, ValueError):
-        return
-    if 3 * nbytes > avail:
-        raise UserError(f"{format_bytes(nbytes)} of data needs about {format_bytes(3 * nbytes)} "
-                        f"(data, plain copy, compressed store) but only {format_bytes(avail)} "
-                        "is available: use a smaller --size")
+    host("/").check_fits(3 * nbytes, f"{format_bytes(nbytes)} of data (with its plain copy "
+                         "and compressed store)")
 
 
 def combos(codecs=CODECS, clevels=CLEVELS, filters=FILTERS) -> list[tuple[str, int, str]]:
@@ -115,6 +113,10 @@ def combos(codecs=CODECS, clevels=CLEVELS, filters=FILTERS) -> list[tuple[str, i
 
 def combo_label(codec: str, clevel: int, filt: str) -> str:
     return f"{codec}-{clevel}-{filt}"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 @dataclass(frozen=True)
@@ -139,12 +141,87 @@ class DataSpec:
 
     def build(self) -> Dataset:
         if self.path:
-            return fit(load(self.path, self.fmt, self.dtype, self.column, self.variable),
-                       self.size)
+            return check_values(fit(load(self.path, self.fmt, self.dtype, self.column,
+                                         self.variable), self.size))
         if self.name not in SYNTHETIC:
             raise UserError(f"unknown synthetic data set {self.name!r} (choose from "
                             f"{', '.join(SYNTHETIC)})")
         return synthetic(self.name, self.size or 256 * MIB, self.dtype or "float32", self.seed)
+
+
+SYNTHETIC_BYTES = 256 * MIB  # a synthetic data set's size when none is given
+
+
+@dataclass(frozen=True)
+class CompressParams:
+    """One compression case. The defaults live here and nowhere else; `checked(topo)`
+    validates every input once, when the case is built, and resolves the defaults (thread
+    count, chunk size), so a case holds exactly what will be measured.
+
+    The data lives where the owning thread first touches it (plain copy and compressed
+    store alike): the C core takes no memory policy for this family."""
+
+    data: DataSpec = field(default_factory=DataSpec)
+    codec: str = "lz4"
+    clevel: int = 5
+    filter: str = "shuffle"
+    threads: int | None = None        # None: every CPU `where` gives
+    where: str = "all"                # --cpus: all, S0, N1, L3:5 or a CPU list
+    policy: str = "compact"           # the order threads take those CPUs in
+    chunk_bytes: int | None = None    # None: half the L2 (chunk_for)
+    block_bytes: int | None = None    # None: half the chunk (block_for); 0: Blosc's choice
+    read: str = "buffer"              # buffer | fused (READS)
+    reps: int = DEFAULT_REPS
+
+    # -- checking ---------------------------------------------------------------------
+    def checked(self, topo: Topology) -> CompressParams:
+        """These parameters with every input checked (UserError, exit 2) and the defaults
+        resolved."""
+        from numascope.placement import select_cpus
+        combos([self.codec], [self.clevel], [self.filter])
+        if self.read not in READS:
+            raise UserError(f"unknown read mode {self.read!r} (choose from {', '.join(READS)})")
+        if self.reps < 1:
+            raise UserError(f"--reps must be at least 1 (got {self.reps})")
+        avail = len(select_cpus(topo, self.where, self.policy))
+        threads = avail if self.threads is None else self.threads
+        if not 1 <= threads <= avail:
+            raise UserError(f"{threads} threads asked but {self.where} with policy "
+                            f"{self.policy} gives {plural(avail, 'CPU')}")
+        chunk = chunk_for(topo) if self.chunk_bytes is None else self.chunk_bytes
+        if not 0 < chunk <= MAX_CHUNK:
+            raise UserError(f"a chunk of {chunk} B is outside 1 B..2 GiB (--chunk)")
+        if self.block_bytes is not None and not 0 <= self.block_bytes <= chunk:
+            raise UserError(f"a Blosc block ({self.block_bytes} B) cannot be larger than its "
+                            f"chunk ({chunk} B)")
+        if not self.data.path:
+            if self.data.name not in SYNTHETIC:
+                raise UserError(f"unknown synthetic data set {self.data.name!r} (choose from "
+                                f"{', '.join(SYNTHETIC)} or all)")
+            if self.data.dtype is not None:
+                from numascope.bench.datasets import parse_dtype
+                parse_dtype(self.data.dtype)
+        return replace(self, threads=threads, chunk_bytes=chunk)
+
+    # -- as a record's params -----------------------------------------------------------
+    @property
+    def label(self) -> str:
+        dname = self.data.path or self.data.name
+        return f"{dname} {combo_label(self.codec, self.clevel, self.filter)} {self.threads}T"
+
+    def to_params(self) -> dict[str, Any]:
+        """The fields a record's params hold (the shape older records have too)."""
+        return {"data": self.data.to_params(), "codec": self.codec, "clevel": self.clevel,
+                "filter": self.filter, "threads": self.threads, "where": self.where,
+                "policy": self.policy, "chunk_bytes": self.chunk_bytes,
+                "block_bytes": self.block_bytes, "read": self.read, "reps": self.reps}
+
+    @classmethod
+    def from_params(cls, d: dict[str, Any]) -> CompressParams:
+        kw = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        if isinstance(kw.get("data"), dict):
+            kw["data"] = DataSpec.from_params(kw["data"])
+        return cls(**kw)
 
 
 @dataclass
@@ -168,15 +245,17 @@ class _Cache:
 class Compress:
     """The Benchmark for family "compress". Cases come from `cases()` / `suite_cases()`;
     order them codec-combination-major with thread counts descending (as `cases()` does)
-    so each combination is compressed once, by the largest team."""
+    so each combination is compressed once, by the largest team. A case's params are a
+    checked CompressParams."""
 
     family = FAMILY
-    stage = "compress"     # its name in `numascope run`
+    # compared by default (numascope compare): uncompressed-equivalent GB/s of the compressed sum (speedup is derived from it)
+    primary = ("decompress_sum",)
     title = "compression against the memory wall (Blosc2)"
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile.name)
+        return suite_cases(topo, profile)
 
     def __init__(self) -> None:
         self._c = _Cache()
@@ -184,36 +263,24 @@ class Compress:
     def cases(self, topo: Topology, data: DataSpec | list[DataSpec] | None = None,
               codecs=CODECS, clevels=CLEVELS, filters=FILTERS,
               threads: list[int] | None = None, where: str = "all", policy: str = "compact",
-              chunk_bytes: int | None = None, reps: int = 5, block_bytes: int | None = None,
-              read: str = "buffer", **_: Any) -> list[Case]:
+              chunk_bytes: int | None = None, reps: int = DEFAULT_REPS,
+              block_bytes: int | None = None, read: str = "buffer", **_: Any) -> list[Case]:
+        """Every data set x codec x clevel x filter x thread count (descending), checked."""
         from numascope.placement import select_cpus
         specs = data if isinstance(data, list) else [data or DataSpec()]
+        base = CompressParams(where=where, policy=policy, chunk_bytes=chunk_bytes,
+                              block_bytes=block_bytes, read=read, reps=reps).checked(topo)
+        settings = combos(codecs, clevels, filters)
         avail = len(select_cpus(topo, where, policy))
         counts = sorted(set(threads or thread_counts(avail)), reverse=True)
-        for t in counts:
-            if t < 1 or t > avail:
-                raise UserError(f"{t} threads asked but {where} with policy {policy} gives "
-                                f"{avail} CPUs")
-        if reps < 1:
-            raise UserError("--reps must be at least 1")
-        if read not in READS:
-            raise UserError(f"unknown read mode {read!r} (choose from {', '.join(READS)})")
-        chunk = chunk_bytes or chunk_for(topo)
-        if block_bytes and block_bytes > chunk:
-            raise UserError(f"a Blosc block ({block_bytes} B) cannot be larger than its chunk "
-                            f"({chunk} B)")
         out = []
         for spec in specs:
+            checked = [replace(base, data=spec, codec=codec, clevel=lv, filter=filt,
+                               threads=t).checked(topo)
+                       for codec, lv, filt in settings for t in counts]
             if not spec.path:
-                check_memory(spec.size or 256 * MIB)
-            dname = spec.name if not spec.path else spec.path
-            for codec, clevel, filt in combos(codecs, clevels, filters):
-                for t in counts:
-                    out.append(Case(f"{dname} {combo_label(codec, clevel, filt)} {t}T", {
-                        "data": spec.to_params(), "codec": codec, "clevel": clevel,
-                        "filter": filt, "threads": t, "where": where, "policy": policy,
-                        "chunk_bytes": chunk, "block_bytes": block_bytes, "read": read,
-                        "reps": reps}))
+                check_memory(spec.size or SYNTHETIC_BYTES)
+            out += [Case(p.label, p) for p in checked]  # type: ignore[arg-type]
         return out
 
     # -- measurement --------------------------------------------------------------------
@@ -225,27 +292,34 @@ class Compress:
             c.spec = spec
         assert c.ds is not None
         if c.ref is None:
-            c.ref = _core().cz_ref_sum(c.ds.data, c.ds.dtype)
+            ref = _core().cz_ref_sum(c.ds.data, c.ds.dtype)
+            if not math.isfinite(ref[1]):
+                raise UserError(f"{c.ds.name}: the values are so large that their sum "
+                                "overflows a double: the sums cannot be validated")
+            c.ref = ref
         return c.ds
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
         from numascope.placement import select_cpus
-        p = case.params
+        p = case.params if isinstance(case.params, CompressParams) \
+            else CompressParams.from_params(case.params)
+        if p.threads is None or p.chunk_bytes is None:
+            p = p.checked(topo)
+        assert p.threads is not None and p.chunk_bytes is not None
         core = _core()
-        spec = DataSpec.from_params(p["data"])
-        ds = self._dataset(spec)
-        cpus = select_cpus(topo, p["where"], p["policy"], p["threads"])
+        ds = self._dataset(p.data)
+        cpus = select_cpus(topo, p.where, p.policy, p.threads)
         item = ds.data.itemsize
-        chunk = max(item, int(p["chunk_bytes"]) // item * item)
+        chunk = max(item, p.chunk_bytes // item * item)
         c = self._c
-        block = p.get("block_bytes")   # None: half the chunk; 0: Blosc's automatic choice
-        block = block_for(chunk, item) if block is None else min(chunk, int(block) // item * item)
-        skey = (p["codec"], p["clevel"], p["filter"], chunk, block)
+        block = p.block_bytes   # None: half the chunk; 0: Blosc's automatic choice
+        block = block_for(chunk, item) if block is None else min(chunk, block // item * item)
+        skey = (p.codec, p.clevel, p.filter, chunk, block)
         try:
             if c.store_key != skey:
                 c.store = None
                 c.store, c.compress_s, c.cbytes, c.block = core.cz_store_new(
-                    ds.data, chunk, item, p["codec"], p["clevel"], p["filter"], cpus, block)
+                    ds.data, chunk, item, p.codec, p.clevel, p.filter, cpus, block)
                 c.store_key, c.store_cpus, c.compress_threads = skey, list(cpus), len(cpus)
             elif c.store_cpus != list(cpus):
                 core.cz_store_place(c.store, cpus)
@@ -255,19 +329,18 @@ class Compress:
                 c.plain = None
                 c.plain = core.cz_plain_new(ds.data, chunk, cpus)
                 c.plain_key = pkey
-            read = p.get("read", "buffer")
-            r = core.cz_measure(c.plain, c.store, cpus, ds.dtype, int(p["reps"]), read)
+            r = core.cz_measure(c.plain, c.store, cpus, ds.dtype, p.reps, p.read)
         except ValueError as e:  # the C core's reasons (CPU not allowed, blosc2 failure)
             raise UserError(str(e)) from None
         except MemoryError:
             raise UserError(f"not enough memory for {format_bytes(ds.nbytes)} of data "
                             "(plain copy + compressed store)") from None
-        if read == "fused" and r["postfilter_bytes"] != ds.nbytes * (int(p["reps"]) + 1):
+        if p.read == "fused" and r["postfilter_bytes"] != ds.nbytes * (p.reps + 1):
             raise MeasurementError(f"the postfilter summed {r['postfilter_bytes']} bytes, not "
-                                   f"{int(p['reps']) + 1} x {ds.nbytes}: not every byte was "
+                                   f"{p.reps + 1} x {ds.nbytes}: not every byte was "
                                    "decompressed and summed")
         agreed = self._validate(ds, r)
-        return self._result(topo, case, ds, cpus, chunk, r, agreed)
+        return self._result(topo, case.label, p, ds, cpus, chunk, r, agreed)
 
     def _validate(self, ds: Dataset, r: dict[str, Any]) -> bool:
         """Every plain and compressed sum must match the reference; returns whether the two
@@ -284,9 +357,8 @@ class Compress:
                         f"(tolerance {tol:.3g}): the measurement is not valid")
         return all(a == b for a, b in zip(r["plain_sums"], r["comp_sums"]))
 
-    def _result(self, topo: Topology, case: Case, ds: Dataset, cpus: list[int], chunk: int,
-                r: dict[str, Any], identical: bool) -> BenchResult:
-        p = case.params
+    def _result(self, topo: Topology, label: str, p: CompressParams, ds: Dataset,
+                cpus: list[int], chunk: int, r: dict[str, Any], identical: bool) -> BenchResult:
         c = self._c
         gb = ds.nbytes / 1e9
         comp = [gb / t for t in r["comp_s"]]
@@ -310,24 +382,24 @@ class Compress:
             notes.append(small)
         nchunks = -(-ds.nbytes // chunk)
         if nchunks < len(cpus):
-            notes.append(f"only {nchunks} chunk(s) of {format_bytes(chunk)} for {len(cpus)} "
-                         "threads: some threads have no work")
+            notes.append(f"only {plural(nchunks, 'chunk')} of {format_bytes(chunk)} for "
+                         f"{len(cpus)} threads: some threads have no work")
         if not identical:
             notes.append("plain and compressed sums agree within tolerance but not bit for bit")
         params = {
-            "data": p["data"], "dataset": ds.name, "source": ds.source, "kind": ds.kind,
-            "dtype": ds.dtype, "nbytes": ds.nbytes, "codec": p["codec"],
-            "clevel": p["clevel"], "filter": p["filter"], "threads": len(cpus),
-            "where": p["where"], "policy": p["policy"], "chunk_bytes": chunk,
+            "data": p.data.to_params(), "dataset": ds.name, "source": ds.source,
+            "kind": ds.kind, "dtype": ds.dtype, "nbytes": ds.nbytes, "codec": p.codec,
+            "clevel": p.clevel, "filter": p.filter, "threads": len(cpus),
+            "where": p.where, "policy": p.policy, "chunk_bytes": chunk,
             "block_bytes": c.block, "read": r["mode"],
-            "nchunks": -(-ds.nbytes // chunk), "reps": p["reps"], "isa": r["isa"],
+            "nchunks": -(-ds.nbytes // chunk), "reps": p.reps, "isa": r["isa"],
             "compressed_bytes": c.cbytes, "compress_threads": c.compress_threads,
             "sum": r["plain_sums"][0], "reference_sum": c.ref[0] if c.ref else None,
         }
         placement = {"cpus": list(cpus), "memory": "first touch by the owning thread",
                      "plain_pages": _pages(_core().cz_where(c.plain)),
                      "compressed_pages": _pages(_core().cz_where(c.store))}
-        return BenchResult(FAMILY, case.label, params, metrics, placement, notes, True)
+        return BenchResult(FAMILY, label, params, metrics, placement, notes, True)
 
 
 def _pages(where: dict | None) -> dict | None:
@@ -342,22 +414,27 @@ SUITE_CLEVELS = (1, 5)
 SUITE_FILTERS = ("shuffle", "bytedelta")
 
 
-def suite_cases(topo: Topology, profile: str) -> list[Case]:
-    """quick: the smooth synthetic set, four fast codec settings, 1..all threads.
-    full: the three synthetic sets, every codec at clevel 1 and 5 with shuffle and
-    bytedelta (Blosc's usual winners for numeric data); the whole codec x clevel x filter
-    sweep is `numascope compress --profile full`, too long for a suite stage."""
+def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
+    """Thinned profile (quick): the smooth synthetic set, four fast codec settings, 1..all
+    threads. Dense profile (full): the three synthetic sets, every codec at clevel 1 and 5
+    with shuffle and bytedelta (Blosc's usual winners for numeric data); the whole codec x
+    clevel x filter sweep is `numascope compress --profile full`, too long for a suite
+    stage. Sizes within the profile's bounds."""
+    prof = _profile(profile)
     bench = Compress()
-    if profile == "quick":
+    # 5 repetitions in both profiles: a compression case is long enough for its median to
+    # settle, and the full sweep is already the longest stage
+    reps = DEFAULT_REPS
+    size = default_size(topo, prof)
+    if not prof.dense:
         cases: list[Case] = []
-        spec = DataSpec("smooth", size=default_size(topo, "quick"))
+        spec = DataSpec("smooth", size=size)
         for codec, lv, filt in QUICK_COMBOS:
             cases += bench.cases(topo, spec, codecs=[codec], clevels=[lv], filters=[filt],
-                                 reps=5)
+                                 reps=reps)
         return cases
-    size = default_size(topo, "full")
     return bench.cases(topo, [DataSpec(n, size=size) for n in SYNTHETIC],
-                       clevels=SUITE_CLEVELS, filters=SUITE_FILTERS)
+                       clevels=SUITE_CLEVELS, filters=SUITE_FILTERS, reps=reps)
 
 
 # -- analysis ----------------------------------------------------------------------------

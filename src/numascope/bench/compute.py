@@ -9,15 +9,18 @@ tens of milliseconds or more, far above the timer's resolution)."""
 
 from __future__ import annotations
 
+import math
 import shutil
 import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 from numascope import clock as _clock
+from numascope import peaks as _peaks
 from numascope.bench.base import Case
 from numascope.errors import MeasurementError, UserError
-from numascope.peaks import blas, flops_peak, hpcc
-from numascope.peaks import summary as peaks_summary
+from numascope.host import host
+from numascope.peaks import blas, dram, hpcc, links
 from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
@@ -38,13 +41,55 @@ def _np():
     return np
 
 
+MIN_SIZE = 16
+
+
 def _check_size(n: int) -> None:
-    if n < 16:
-        raise UserError(f"matrix size {n} is too small (at least 16)")
-    avail = hpcc.available_memory()
-    if avail and 4 * 8 * n * n > 0.8 * avail:
-        raise UserError(f"matrix size {n} needs {32 * n * n / 2**30:.1f} GiB, more than 80 % "
-                        f"of the {avail / 2**30:.1f} GiB available")
+    if n < MIN_SIZE:
+        raise UserError(f"--size {n}: matrix size too small (at least {MIN_SIZE})")
+    host().check_fits(4 * 8 * n * n, f"matrix size {n} (4 matrices of doubles)")
+
+
+@dataclass(frozen=True)
+class ComputeParams:
+    """What one compute sweep measures, every default here, checked when made (the flag
+    names are `numascope peak`'s). `clock_ghz` is a stated all-core clock used instead of
+    measuring one; `memory` and `links` describe the machine for the DRAM and link peaks."""
+
+    dgemm: tuple[int, ...] = (2048,)      # DGEMM matrix sizes
+    lu: tuple[int, ...] = (4096,)         # LU solve sizes
+    reps: int = 3                         # timed repetitions per case (and clock passes)
+    clock: bool = True                    # measure the clock first (one case)
+    clock_ghz: float | None = None        # a given all-core clock instead (GHz)
+    hpl: bool = False                     # also HPL through hpcc
+    hpl_np: int | None = None             # MPI processes (None: physical cores)
+    hpl_n: int | None = None              # HPL problem size (None: short run, or sized)
+    hpl_big: bool = False                 # N from 80 % of available memory
+    memory: str | None = None             # '12x DDR5-4800' per socket (None: SMBIOS)
+    links: str | None = None              # 'xgmi:4x16@32' (None: unknown)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reps, int) or self.reps < 1:
+            raise UserError(f"--reps must be at least 1 (got {self.reps})")
+        for n in (*self.dgemm, *self.lu):
+            if n < MIN_SIZE:
+                raise UserError(f"--size {n}: matrix size too small (at least {MIN_SIZE})")
+        if self.clock_ghz is not None and not (math.isfinite(self.clock_ghz)
+                                               and 0 < self.clock_ghz < 100):
+            raise UserError(f"--clock must be a positive, finite clock in GHz below 100 "
+                            f"(got {self.clock_ghz})")
+        if self.hpl_np is not None:
+            hpcc.check_procs(self.hpl_np)
+        if self.hpl_n is not None:
+            hpcc.check_n(self.hpl_n)
+        if self.memory is not None:
+            dram.parse_memory_spec(self.memory)
+        if self.links is not None:
+            links.parse_links_spec(self.links)
+
+    @property
+    def runs_hpl(self) -> bool:
+        return self.hpl or self.hpl_big or self.hpl_n is not None
 
 
 def run_dgemm(n: int, reps: int = 3, seed: int = 1) -> dict[str, Any]:
@@ -94,43 +139,57 @@ def run_lu(n: int, reps: int = 3, seed: int = 2) -> dict[str, Any]:
 
 
 class Compute:
-    """Benchmark family "compute": clock, DGEMM, LU (numpy's BLAS) and HPL (hpcc)."""
+    """Benchmark family "compute": clock, DGEMM, LU (numpy's BLAS) and HPL (hpcc).
+
+    The theoretical peaks are computed once per sweep, from the clock the "clock" case
+    measured (or the params' stated clock), and kept: `peaks()` hands out that one summary,
+    the clock result carries it (params["peaks"]) and the FLOP/s cases use its peak."""
 
     family = "compute"
-    stage = "peaks"     # its name in `numascope run`
+    # compared by default (numascope compare): DGEMM / LU / HPL: GFLOP/s; the clock case: the clock with every CPU busy
+    primary = ("gflops", "all_busy_ghz")
     title = "compute peak and measured clock"
+
+    def __init__(self, params: ComputeParams | None = None) -> None:
+        self.params = params or ComputeParams()
+        self._peaks: dict[str, Any] | None = None
+        self._blas: dict[str, Any] | None = None
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile.name)
-
-    def __init__(self) -> None:
-        self._clock: dict[str, Any] | None = None
-        self._blas: dict[str, Any] | None = None
+        return suite_cases(topo, profile)
 
     # -- cases --------------------------------------------------------------------------
-    def cases(self, topo: Topology, dgemm: tuple[int, ...] = (2048,), lu: tuple[int, ...] =
-              (4096,), reps: int = 3, hpl: bool = False, hpl_np: int | None = None,
-              hpl_n: int | None = None, hpl_big: bool = False,
-              clock: bool = True) -> list[Case]:
-        out = [Case("clock", {"kind": "clock"})] if clock else []
-        out += [Case(f"dgemm n={n}", {"kind": "dgemm", "n": n, "reps": reps}) for n in dgemm]
-        out += [Case(f"lu n={n}", {"kind": "lu", "n": n, "reps": reps}) for n in lu]
-        if hpl:
-            procs = hpl_np or _physical_cores(topo)
-            out.append(Case(f"hpl np={procs}", {"kind": "hpl", "np": procs, "n": hpl_n,
-                                                 "big": hpl_big}))
+    def cases(self, topo: Topology, params: ComputeParams | None = None, **options: Any
+              ) -> list[Case]:
+        """The clock (unless a clock is given or `clock=False`), DGEMM and LU per size,
+        HPL when asked; `params` or ComputeParams fields as keywords (they become this
+        bench's params)."""
+        if params is None:
+            params = replace(self.params, **{k: tuple(v) if k in ("dgemm", "lu") else v
+                                              for k, v in options.items()})
+        self.params = p = params
+        out = [Case("clock", {"kind": "clock", "reps": p.reps})] \
+            if p.clock and p.clock_ghz is None else []
+        out += [Case(f"dgemm n={n}", {"kind": "dgemm", "n": n, "reps": p.reps}) for n in p.dgemm]
+        out += [Case(f"lu n={n}", {"kind": "lu", "n": n, "reps": p.reps}) for n in p.lu]
+        if p.runs_hpl:
+            procs = p.hpl_np or _physical_cores(topo)
+            out.append(Case(f"hpl np={procs}", {"kind": "hpl", "np": procs, "n": p.hpl_n,
+                                                 "big": p.hpl_big}))
         return out
 
-    # -- helpers ------------------------------------------------------------------------
-    def clock(self, topo: Topology) -> dict[str, Any]:
-        if self._clock is None:
-            self._clock = _clock.measure(topo, reps=1)
-        return self._clock
-
-    def peak(self, topo: Topology) -> dict[str, Any]:
-        c = self.clock(topo)
-        return flops_peak(topo, c.get("all_busy_ghz") or c.get("single_ghz"))
+    # -- the peaks, once ------------------------------------------------------------------
+    def peaks(self, topo: Topology, root: Any = "/") -> dict[str, Any]:
+        """The peak summary of this sweep: the one the clock case computed, else one from
+        the stated clock (params.clock_ghz; FLOP/s unknown without either), computed once.
+        `root` is where cpuinfo and SMBIOS are read (a replayed machine's Tree)."""
+        if self._peaks is None:
+            given = ({"all_busy_ghz": self.params.clock_ghz, "given": True}
+                     if self.params.clock_ghz else None)
+            self._peaks = _peaks.summary(topo, self.params.memory, self.params.links,
+                                         clock=given, root=root)
+        return self._peaks
 
     def blas(self) -> dict[str, Any]:
         if self._blas is None:
@@ -149,8 +208,7 @@ class Compute:
         raise UserError(f"unknown compute case {case.label!r}")
 
     def _measure_clock(self, topo: Topology, case: Case) -> BenchResult:
-        c = _clock.measure(topo, reps=case.params.get("reps", 3))
-        self._clock = c
+        c = _clock.measure(topo, reps=case.params.get("reps", self.params.reps))
         per = c["per_cpu"].values()
         metrics = {
             "single_ghz": Metric("single_ghz", "GHz", True,
@@ -166,13 +224,14 @@ class Compute:
         params = dict(case.params, tsc_ghz=c["tsc_ghz"], per_cpu={
             cpu: {"single_ghz": v["single_ghz"], "all_busy_ghz": v["all_busy_ghz"]}
             for cpu, v in c["per_cpu"].items()})
-        # The theoretical peaks travel with the clock they were computed from, so a stored
-        # run can show its efficiency table later (DRAM/links from SMBIOS when readable).
-        summary = peaks_summary(topo, clock=c)
-        summary.pop("clock", None)
-        params["peaks"] = summary
-        return BenchResult(self.family, case.label, params, metrics,
-                           {"cpus": c["cpus"]}, notes=[c["method"], *c["notes"]])
+        res = BenchResult(self.family, case.label, params, metrics,
+                          {"cpus": c["cpus"]}, notes=[c["method"], *c["notes"]])
+        # The theoretical peaks, computed once from this clock, travel with it so a stored
+        # run shows its efficiency table later (DRAM/links from SMBIOS when readable).
+        clock = {**c, "labels": _peaks.clock_of(res)["labels"]}
+        self._peaks = _peaks.summary(topo, self.params.memory, self.params.links, clock=clock)
+        res.params["peaks"] = {k: v for k, v in self._peaks.items() if k != "clock"}
+        return res
 
     def _measure_blas(self, topo: Topology, case: Case, kind: str) -> BenchResult:
         n, reps = int(case.params["n"]), int(case.params.get("reps", 3))
@@ -180,7 +239,7 @@ class Compute:
         flop = dgemm_flop(n) if kind == "dgemm" else lu_flop(n)
         gflops = [flop / t / 1e9 for t in r["seconds"]]
         info = self.blas()
-        peak = self.peak(topo)
+        peak = self.peaks(topo)["flops"]
         notes = [(f"BLAS: {info.get('library')} {info.get('version') or ''} "
                  f"({info.get('threads')} threads, {info.get('threading') or '?'}; via "
                  f"{info.get('how')})")]
@@ -207,7 +266,7 @@ class Compute:
         procs = int(case.params["np"])
         res = hpcc.run_hpl(procs, n=case.params.get("n"), big=bool(case.params.get("big")))
         lib = blas.linked_blas("hpcc")
-        peak = self.peak(topo)
+        peak = self.peaks(topo)["flops"]
         notes = [f"hpcc BLAS: {lib.get('resolved') or 'unknown'} ({lib.get('kind')})"]
         w = blas.warning_for(lib, "hpcc")
         if w:
@@ -229,14 +288,14 @@ def _physical_cores(topo: Topology) -> int:
     return max(1, physical_cores(topo))
 
 
-def suite_cases(topo: Topology, profile: str) -> list[Case]:
+def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
     """quick: clock + DGEMM 2048 + LU 4096 (seconds with an optimized BLAS);
-    full: larger matrices + HPL through hpcc (N=10000 or what fits) when installed."""
-    bench = Compute()
-    if profile == "quick":
-        return bench.cases(topo, dgemm=(2048,), lu=(4096,), reps=5)  # 5: enough for compare
-    avail = hpcc.available_memory() or 0
+    full (dense): larger matrices + HPL through hpcc (N=10000 or what fits) when installed.
+    Five repetitions either way: enough for compare."""
+    if not profile.dense:
+        return Compute().cases(topo, ComputeParams(dgemm=(2048,), lu=(4096,), reps=5))
+    avail = host().mem_available() or 0
     n = min(10000, hpcc.size_n(avail, 0.5)) if avail else hpcc.SHORT_N
     # HPL only when hpcc is there: a missing tool is not a failed stage
-    return bench.cases(topo, dgemm=(4096,), lu=(8192,), reps=5,
-                       hpl=shutil.which("hpcc") is not None, hpl_n=n)
+    return Compute().cases(topo, ComputeParams(dgemm=(4096,), lu=(8192,), reps=5,
+                                               hpl=shutil.which("hpcc") is not None, hpl_n=n))

@@ -155,11 +155,21 @@ def load(path: str | Path, fmt: str = "auto", dtype: str | None = None,
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
     if fmt == "auto":
-        fmt = _sniff(p, dtype)
+        try:
+            fmt = _sniff(p, dtype)
+        except OSError as e:
+            raise UserError(f"{p.name}: cannot read the file ({e.strerror or _one_line(e)})") \
+                from None
     dt = parse_dtype(dtype) if dtype else None
     reader = {"npy": _load_npy, "raw": _load_raw, "csv": _load_csv, "parquet": _load_parquet,
               "hdf5": _load_hdf5, "netcdf": _load_netcdf, "blosc": _load_blosc}[fmt]
-    arr, what = reader(p, dt, column, variable)
+    try:
+        arr, what = reader(p, dt, column, variable)
+    except OSError as e:   # unreadable (permissions, I/O error) at any step of any reader
+        raise UserError(f"{p.name}: cannot read the file ({e.strerror or _one_line(e)})") \
+            from None
+    except MemoryError:
+        raise UserError(f"{p.name}: not enough memory to load it") from None
     arr = np.asarray(arr)
     if arr.dtype.kind not in "fiu":
         raise UserError(f"{p.name}: {what} holds {arr.dtype} values, not numbers")
@@ -370,6 +380,26 @@ def _one_line(e: BaseException) -> str:
 
 
 # -- size policy ------------------------------------------------------------------------------
+
+def check_values(ds: Dataset) -> Dataset:
+    """`ds` if every value is a finite number; UserError (exit 2) naming how many are NaN or
+    infinite and where the first is: such data has no reference sum to validate against."""
+    if ds.data.dtype.kind != "f":
+        return ds
+    bad, first = 0, None
+    for b0 in range(0, ds.data.size, _BLOCK):
+        nonfinite = ~np.isfinite(ds.data[b0:b0 + _BLOCK])
+        n = int(nonfinite.sum())
+        if n and first is None:
+            first = b0 + int(np.argmax(nonfinite))
+        bad += n
+    if bad:
+        v = ds.data[first]
+        raise UserError(f"{ds.name}: {bad} of {ds.data.size} values {'is' if bad == 1 else 'are'}"
+                        f" NaN or infinite (the first, {v}, at index {first}): the sums cannot "
+                        "be validated; clean the data or choose another --column/--variable")
+    return ds
+
 
 def fit(ds: Dataset, nbytes: int | None) -> Dataset:
     """Cut a real dataset to `nbytes` (a prefix of whole items); never enlarge it."""

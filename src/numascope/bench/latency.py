@@ -19,14 +19,15 @@ covers every line). Memory is placed by a spec: bound to one node, or first touc
 
 from __future__ import annotations
 
-import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from numascope import placement
 from numascope.bench.base import Case, core_errors
-from numascope.errors import MeasurementError, Unavailable, UserError
-from numascope.placement import check_cpus
+from numascope.errors import MeasurementError, UserError
+from numascope.host import HUGE_2M, Host, host
+from numascope.memspec import MemorySpec
 from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
@@ -34,13 +35,14 @@ from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
 
 FAMILY = "latency"
 MODES = ("tlb", "random")
-PAGES = ("none", "thp", "hugetlb")
+KINDS = ("idle", "loaded")
 WINDOW = 256 * 1024           # TLB-friendly window (multichase's default: 64 x 4 KiB pages)
 LINE = 64                     # a cache line: the smallest stride
 STRIDE = 256                  # default stride: prefetch-proof (multichase's default)
 MAX_STRIDE = 4096             # beyond a page every load is a page walk as well
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 LOADED_DELAYS = (0, 50, 100, 200, 400, 800, 1600, 3200, 10000)
+SUITE_LOADED_SAMPLES = 5      # the suite's loaded-latency points: short, one delay each
 
 
 def _core():
@@ -48,17 +50,7 @@ def _core():
     return core
 
 
-# -- sizes and units ------------------------------------------------------------------------
-
-def percentile(values: list[float], p: float) -> float:
-    """Linear-interpolated percentile (p in 0..100) of the samples."""
-    if not values:
-        return math.nan
-    s = sorted(values)
-    k = (len(s) - 1) * p / 100.0
-    lo, hi = math.floor(k), math.ceil(k)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
+# -- sizes ----------------------------------------------------------------------------------
 
 def llc_bytes(topo: Topology, cpu: int) -> int:
     return topo.cache_bytes(3, cpu) or topo.llc_bytes([cpu]) or topo.cache_bytes(2, cpu) or 0
@@ -78,11 +70,13 @@ def quick_dram_size(topo: Topology, cpu: int) -> int:
 
 def sweep_sizes(topo: Topology, cpu: int, lo: int = 4 * KIB, hi: int | None = None,
                 per_octave: int = 2, stride: int = STRIDE) -> list[int]:
-    """Log-spaced working sets from `lo` to `hi` (default ≥ 4x LLC), multiples of 4 KiB."""
+    """Log-spaced working sets from `lo` to `hi` (default >= 4x LLC), multiples of 4 KiB."""
+    if per_octave < 1:
+        raise UserError(f"sweep points per doubling must be at least 1 (got {per_octave})")
     hi = hi or dram_size(topo, cpu)
     if lo < 2 * stride or hi < lo:
         raise UserError(f"sweep range must satisfy {2 * stride} B (two {stride} B strides) "
-                        "<= min <= max")
+                        f"<= min <= max (got min {format_bytes(lo)}, max {format_bytes(hi)})")
     sizes, k = [], 0
     while True:
         s = round(lo * 2 ** (k / per_octave) / (4 * KIB)) * 4 * KIB or lo
@@ -114,49 +108,138 @@ def check_size(nbytes: int, stride: int) -> None:
                         f"(at least {2 * stride} B: two lines)")
 
 
-def memory_spec(topo: Topology, node: int | None, pages: str) -> dict[str, Any]:
-    if pages not in PAGES:
-        raise UserError(f"unknown page kind {pages!r} (choose {', '.join(PAGES)})")
-    if node is None:
-        return {"policy": "first-touch", "huge": pages}
-    if node not in topo.node_ids():
-        raise UserError(f"NUMA node {node} does not exist (nodes: "
-                        f"{', '.join(map(str, topo.node_ids()))})")
-    if topo.node(node).memoryless:
-        raise UserError(f"NUMA node {node} has no memory")
-    return {"policy": "bind", "nodes": [node], "huge": pages}
+def check_memory(topo: Topology, memory: MemorySpec) -> MemorySpec:
+    """The spec, if the chase can use it: first touch, or bound to one node with memory."""
+    if memory.policy not in ("first-touch", "bind"):
+        raise UserError(f"the latency buffer is placed by first touch or bound to one node, "
+                        f"not by {memory.policy}")
+    if memory.policy == "bind":
+        if len(memory.nodes) != 1:
+            raise UserError("the latency buffer is bound to one node (got nodes "
+                            f"{placement.format_cpulist(memory.nodes)}): give one, e.g. "
+                            "--membind 1")
+        (node,) = memory.nodes
+        if node not in topo.node_ids():
+            raise UserError(f"NUMA node {node} does not exist (nodes: "
+                            f"{placement.format_cpulist(topo.node_ids())})")
+        if topo.node(node).memoryless:
+            raise UserError(f"NUMA node {node} has no memory")
+    return memory
 
 
-def check_cpu(topo: Topology, cpu: int) -> None:
-    check_cpus(topo, [cpu])
+def live_host(topo: Topology) -> Host | None:
+    """The host whose free memory and hugetlb pool matter: this machine's when the topology
+    is, none for a replayed one (nothing is allocated for it)."""
+    return host("/") if topo.source in ("/", "") else None
 
 
-def _meminfo(key: str) -> int | None:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    parts = line.split()
-                    return int(parts[1]) * (1024 if len(parts) > 2 else 1)
-    except OSError:
-        return None
-    return None
+NO_PAGES = MemorySpec(pages="none")     # first touch on base pages: latency's default
 
 
-def check_fits(topo: Topology, nbytes: int, node: int | None, pages: str,
-               stride: int = STRIDE) -> None:
-    """UserError when the buffer (plus the permutation, 4 B a line) cannot fit."""
-    need = nbytes + nbytes // stride * 4
-    free = topo.node(node).free_bytes if node is not None else _meminfo("MemAvailable")
-    if free is not None and need > free:
-        where = f"node {node}" if node is not None else "this machine"
-        raise UserError(f"a {format_bytes(nbytes)} buffer does not fit in the "
-                        f"{format_bytes(free)} free on {where}")
-    if pages == "hugetlb":
-        hp_free, hp_size = _meminfo("HugePages_Free"), _meminfo("Hugepagesize")
-        if not hp_free or not hp_size or hp_free * hp_size < nbytes:
-            raise Unavailable("not enough hugetlb pages reserved for "
-                              f"{format_bytes(nbytes)} (see vm.nr_hugepages)")
+@dataclass(frozen=True)
+class LatencyParams:
+    """One latency measurement. The defaults live here and nowhere else; `checked(topo)`
+    validates every input once, when a case is built, and resolves the defaults (the CPU,
+    the working set, loads per sample, the loaders), so a case holds what will be measured.
+
+    idle:   the chaser alone on `cpu` over `bytes` placed by `memory`
+    loaded: the same chase while `load_cpus` read `load_bytes` each, in 1 KiB bursts
+            separated by an empty loop of `delay` iterations (MLC --loaded_latency)"""
+
+    kind: str = "idle"                      # idle | loaded
+    bytes: int | None = None                # working set; None: dram_size (4x the LLC)
+    mode: str = "tlb"                       # tlb | random
+    cpu: int | None = None                  # the chaser; None: the first usable CPU
+    memory: MemorySpec = NO_PAGES           # first touch or bound to one node; page kind
+    samples: int = 15
+    loads: int | None = None                # per sample; None: 1<<16 (loaded, or <= 64 MiB)
+    stride: int = STRIDE                    #   else 1<<18
+    window: int = WINDOW
+    seed: int = 1
+    clock: bool = True                      # measure the core clock for core cycles
+    delay: int = 0                          # loaded: the injected delay
+    load_cpus: tuple[int, ...] = ()         # loaded: empty: every usable CPU but the chaser
+    load_bytes: int | None = None           # loaded: per loader; None: dram_size / 4, >= 64 MiB
+
+    @property
+    def node(self) -> int | None:
+        """The node the buffer is bound to (None: first touch)."""
+        return self.memory.nodes[0] if self.memory.policy == "bind" else None
+
+    @property
+    def lines(self) -> int:
+        return (self.bytes or 0) // self.stride
+
+    @property
+    def need_bytes(self) -> int:
+        """What the measurement allocates: the buffer, its permutation (4 B a line) and the
+        loaders' buffers."""
+        b = (self.bytes or 0) + self.lines * 4
+        return b + (self.load_bytes or 0) * len(self.load_cpus) if self.kind == "loaded" else b
+
+    def checked(self, topo: Topology) -> LatencyParams:
+        """These parameters with every input checked against `topo` (UserError; Unavailable
+        when the hugetlb pool cannot hold the buffer) and the defaults resolved."""
+        if self.kind not in KINDS:
+            raise UserError(f"unknown latency kind {self.kind!r} (choose {', '.join(KINDS)})")
+        if self.mode not in MODES:
+            raise UserError(f"unknown chase mode {self.mode!r} (choose {', '.join(MODES)})")
+        check_stride(self.stride)
+        if self.samples < 1:
+            raise UserError(f"samples must be at least 1 (got {self.samples})")
+        if self.loads is not None and self.loads < 1:
+            raise UserError(f"loads per sample must be at least 1 (got {self.loads})")
+        cpu = topo.usable_cpus()[0] if self.cpu is None else self.cpu
+        placement.check_cpus(topo, [cpu])
+        memory = check_memory(topo, self.memory)
+        nbytes = dram_size(topo, cpu) if self.bytes is None else self.bytes
+        check_size(nbytes, self.stride)
+        p = replace(self, cpu=cpu, memory=memory, bytes=nbytes)
+        if self.kind == "loaded":
+            p = p._loaded(topo)
+        elif self.loads is None:   # cache-resident sizes: short samples are plenty
+            p = replace(p, loads=1 << 16 if nbytes <= 64 * MIB else 1 << 18)
+        h = live_host(topo)
+        if h is not None:
+            p.check_host(h)
+        return p
+
+    def _loaded(self, topo: Topology) -> LatencyParams:
+        cpu = self.cpu
+        if self.memory.pages != "none":
+            raise UserError("loaded latency runs on base pages (--pages none)")
+        if self.delay < 0:
+            raise UserError(f"delays must be >= 0 (got {self.delay})")
+        loaders = list(self.load_cpus) or [c for c in topo.usable_cpus() if c != cpu]
+        if not loaders:
+            raise UserError("loaded latency needs at least one CPU besides the chaser")
+        placement.check_cpus(topo, loaders)
+        if cpu in loaders:
+            raise UserError(f"CPU {cpu} cannot be both the chaser and a loader")
+        load_bytes = self.load_bytes or max(dram_size(topo, cpu) // 4, 64 * MIB)
+        return replace(self, load_cpus=tuple(loaders), load_bytes=load_bytes,
+                       loads=self.loads or 1 << 16)
+
+    def check_host(self, h: Host) -> None:
+        """UserError when the buffers do not fit in the free memory where they go;
+        Unavailable when hugetlb pages are asked for and the pool cannot hold the buffer."""
+        what = f"the latency buffer of {format_bytes(self.bytes or 0)}" + (
+            f" and {len(self.load_cpus)} loader buffer{'s' if len(self.load_cpus) != 1 else ''}"
+            f" of {format_bytes(self.load_bytes or 0)}" if self.kind == "loaded" else "")
+        h.check_fits(self.need_bytes, what, list(self.memory.nodes) or None)
+        if self.memory.pages == "hugetlb":
+            h.check_hugetlb(-(-(self.bytes or 0) // HUGE_2M) * HUGE_2M,
+                            f"the latency buffer of {format_bytes(self.bytes or 0)}")
+
+    def label(self) -> str:
+        """The case label: the stride is in it, as figures taken at another stride are not
+        the same case."""
+        if self.kind == "loaded":
+            n = len(self.load_cpus)
+            return f"loaded delay={self.delay} {n} loader{'s' if n != 1 else ''} " \
+                   f"stride {self.stride}"
+        return f"{self.mode} {format_bytes(self.bytes or 0)} stride {self.stride} " \
+               f"cpu{self.cpu}" + (f" node{self.node}" if self.node is not None else "")
 
 
 # -- measurements ---------------------------------------------------------------------------
@@ -174,7 +257,7 @@ def _ghz(cpu: int) -> float | None:
 def _huge_text(pages: str, frac: float) -> str:
     asked = {"none": "4K", "thp": "THP", "hugetlb": "hugetlb"}[pages]
     if frac < 0:
-        return f"{asked} (huge ?)"
+        return f"{asked} (huge share unknown)"
     return f"{asked} ({frac:.0%} huge)"
 
 
@@ -195,119 +278,104 @@ def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = T
     return m
 
 
-def chase(topo: Topology, nbytes: int, cpu: int | None = None, node: int | None = None,
-          mode: str = "tlb", pages: str = "none", samples: int = 15, loads: int | None = None,
-          window: int = WINDOW, seed: int = 1, clock: bool = True,
-          stride: int = STRIDE) -> BenchResult:
-    """Idle latency of one working set, chaser pinned on `cpu`, memory bound to `node`,
-    one pointer every `stride` bytes."""
-    if cpu is None:
-        cpu = topo.usable_cpus()[0]
-    check_cpu(topo, cpu)
-    check_stride(stride)
-    if mode not in MODES:
-        raise UserError(f"unknown chase mode {mode!r} (choose {', '.join(MODES)})")
-    check_size(nbytes, stride)
-    if samples < 1:
-        raise UserError("samples must be at least 1")
-    spec = memory_spec(topo, node, pages)
-    check_fits(topo, nbytes, node, pages, stride)
-    loads = loads or 1 << 18
+def run(topo: Topology, p: LatencyParams) -> BenchResult:
+    """Idle latency of checked parameters (LatencyParams.checked): the chaser pinned on
+    `p.cpu`, one pointer every `p.stride` bytes, memory placed by `p.memory`."""
+    nbytes, cpu, pages = p.bytes or 0, p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):
-        r = _core().lat_chase(nbytes, cpu, spec, mode, window, samples, loads, stride, seed)
+        r = _core().lat_chase(nbytes, cpu, p.memory.to_core(), p.mode, p.window, p.samples,
+                              p.loads, p.stride, p.seed)
     notes = []
     if pages != "none" and 0 <= r["huge_fraction"] < 0.5:
         notes.append(f"asked for {pages} but the kernel gave huge pages for only "
                      f"{r['huge_fraction']:.0%} of the buffer")
     if r["cycle_walked"]:
         notes.append(f"cycle walked in full: {r['cycle_walked']} lines, every line once")
-    metrics = latency_metrics(r["ns"], r["tsc"], cpu, clock, stride=stride)
-    # the stride is in the label: figures taken at another stride are not the same case
-    label = f"{mode} {format_bytes(nbytes)} stride {stride} cpu{cpu}" + (
-        f" node{node}" if node is not None else "")
     return BenchResult(
-        family=FAMILY, case=label,
-        params={"kind": "idle", "bytes": nbytes, "mode": mode, "pages": pages, "cpu": cpu,
-                "node": node, "samples": samples, "loads_per_sample": loads,
-                "window": window if mode == "tlb" else None, "stride": stride, "seed": seed},
-        metrics=metrics,
-        placement={"cpus": [cpu], "memory": spec, "pages_per_node": r["where"],
+        family=FAMILY, case=p.label(),
+        params={"kind": "idle", "bytes": nbytes, "mode": p.mode, "pages": pages, "cpu": cpu,
+                "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
+                "window": p.window if p.mode == "tlb" else None, "stride": p.stride,
+                "seed": p.seed},
+        metrics=latency_metrics(r["ns"], r["tsc"], cpu, p.clock, stride=p.stride),
+        placement={"cpus": [cpu], "memory": p.memory.to_dict(), "pages_per_node": r["where"],
                    "huge_fraction": r["huge_fraction"],
                    "pages": _huge_text(pages, r["huge_fraction"])},
         notes=notes)
 
 
-def summary(res: BenchResult) -> dict[str, float]:
-    """p5 / p50 / p95 / min of the latency samples (ns) and the median cycles."""
-    v = res.metrics["latency"].values
-    out = {"p5": percentile(v, 5), "p50": percentile(v, 50), "p95": percentile(v, 95),
-           "min": min(v), "tsc_cycles": res.metrics["tsc_cycles"].median}
-    if "core_cycles" in res.metrics:
-        out["core_cycles"] = res.metrics["core_cycles"].median
-    return out
-
-
-def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None = None,
-           node: int | None = None, delays: list[int] | None = None, nbytes: int | None = None,
-           load_bytes: int | None = None, mode: str = "tlb", samples: int = 5,
-           loads: int = 1 << 16, seed: int = 1, stride: int = STRIDE) -> list[BenchResult]:
-    """Loaded latency (MLC --loaded_latency): the chaser on `cpu` while `load_cpus` read
-    their own buffers in 1 KiB bursts separated by an injected delay loop; one result per
-    delay, with the chaser's latency samples and the loaders' read bandwidth. A point whose
-    latency is below a lower-bandwidth point's beyond noise carries a note (`inversions`)."""
-    usable = topo.usable_cpus()
-    if cpu is None:
-        cpu = usable[0]
-    check_cpu(topo, cpu)
-    if load_cpus is None:
-        load_cpus = [c for c in usable if c != cpu]
-    if not load_cpus:
-        raise UserError("loaded latency needs at least one CPU besides the chaser")
-    for c in load_cpus:
-        check_cpu(topo, c)
-    if cpu in load_cpus:
-        raise UserError(f"CPU {cpu} cannot be both the chaser and a loader")
-    if mode not in MODES:
-        raise UserError(f"unknown chase mode {mode!r} (choose {', '.join(MODES)})")
-    check_stride(stride)
-    delays = list(LOADED_DELAYS) if delays is None else delays
+def run_loaded(topo: Topology, p: LatencyParams,
+               delays: list[int] | tuple[int, ...] | None = None) -> list[BenchResult]:
+    """Loaded latency of checked parameters, one result per delay (`delays`, default
+    `p.delay` alone) from one C call: the chaser's latency samples and the loaders' read
+    bandwidth. A point whose latency is below a lower-bandwidth point's beyond noise
+    carries a note (`inversions`)."""
+    delays = [p.delay] if delays is None else list(delays)
     if any(d < 0 for d in delays):
         raise UserError("delays must be >= 0")
-    nbytes = nbytes or dram_size(topo, cpu)
-    check_size(nbytes, stride)
-    load_bytes = load_bytes or max(dram_size(topo, cpu) // 4, 64 * MIB)
-    spec = memory_spec(topo, node, "none")
-    check_fits(topo, nbytes + load_bytes * len(load_cpus), node, "none", stride)
+    cpu, load_cpus = p.cpu or 0, list(p.load_cpus)
     with core_errors("the buffers"):
-        r = _core().lat_loaded(nbytes, cpu, load_cpus, delays, spec, load_bytes, mode, WINDOW,
-                               samples, loads, seed, stride)
-    ghz = _ghz(cpu)
+        r = _core().lat_loaded(p.bytes, cpu, load_cpus, delays, p.memory.to_core(),
+                               p.load_bytes, p.mode, p.window, p.samples, p.loads, p.seed,
+                               p.stride)
+    ghz = _ghz(cpu) if p.clock else None
     out = []
-    for p in r["points"]:
-        bw = p["loader_gbs"]     # sum over loaders of bytes / own reading time
+    for pt in r["points"]:
+        bw = pt["loader_gbs"]     # sum over loaders of bytes / own reading time
         if not bw > 0:
-            raise MeasurementError(f"loaders read nothing at delay {p['delay']}")
-        metrics = latency_metrics(p["ns"], p["tsc"], cpu, clock=False, stride=stride)
+            raise MeasurementError(f"loaders read nothing at delay {pt['delay']}")
+        metrics = latency_metrics(pt["ns"], pt["tsc"], cpu, clock=False, stride=p.stride)
         if ghz:
             metrics["core_cycles"] = Metric("core_cycles", "cycles", False,
-                                            [v * ghz for v in p["ns"]],
+                                            [v * ghz for v in pt["ns"]],
                                             f"ns x measured core clock {ghz:.2f} GHz")
         metrics["bandwidth"] = Metric(
             "bandwidth", "GB/s", True, [bw],
             "read bandwidth of the loaders while the chaser ran (10^9 B/s, 64 B per line read)")
+        at = replace(p, delay=pt["delay"])
         out.append(BenchResult(
-            family=FAMILY,
-            case=f"loaded delay={p['delay']} {len(load_cpus)} loaders stride {stride}",
-            params={"kind": "loaded", "delay": p["delay"], "bytes": nbytes, "mode": mode,
-                    "cpu": cpu, "load_cpus": list(load_cpus), "load_bytes": load_bytes,
-                    "node": node, "samples": samples, "loads_per_sample": loads,
-                    "stride": stride},
+            family=FAMILY, case=at.label(),
+            params={"kind": "loaded", "delay": pt["delay"], "bytes": p.bytes, "mode": p.mode,
+                    "cpu": cpu, "load_cpus": load_cpus, "load_bytes": p.load_bytes,
+                    "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
+                    "stride": p.stride},
             metrics=metrics,
-            placement={"cpus": [cpu, *load_cpus], "memory": spec,
+            placement={"cpus": [cpu, *load_cpus], "memory": p.memory.to_dict(),
                        "pages_per_node": r["chase"]["where"]},
             notes=["delay = iterations of an empty loop after each 1 KiB read burst"]))
     for inv in inversions(out):
         inv.high.notes.append(inv.note())
+    return out
+
+
+def chase(topo: Topology, nbytes: int | None = None, cpu: int | None = None,
+          memory: MemorySpec = NO_PAGES, **kw: Any) -> BenchResult:
+    """Idle latency of one working set: LatencyParams(bytes=nbytes, cpu=cpu, memory=memory,
+    **kw), checked, then measured."""
+    return run(topo, LatencyParams(bytes=nbytes, cpu=cpu, memory=memory, **kw).checked(topo))
+
+
+def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None = None,
+           memory: MemorySpec | None = None, delays: list[int] | None = None,
+           nbytes: int | None = None, load_bytes: int | None = None,
+           **kw: Any) -> list[BenchResult]:
+    """Loaded latency for each of `delays` (default LOADED_DELAYS) in one C call."""
+    delays = list(LOADED_DELAYS) if delays is None else list(delays)
+    if any(d < 0 for d in delays):
+        raise UserError("delays must be >= 0")
+    p = LatencyParams(kind="loaded", bytes=nbytes, cpu=cpu, memory=memory or NO_PAGES,
+                      load_cpus=tuple(load_cpus or ()), load_bytes=load_bytes,
+                      **{"samples": 5, **kw}).checked(topo)
+    return run_loaded(topo, p, delays)
+
+
+def summary(res: BenchResult) -> dict[str, float]:
+    """p5 / p50 / p95 / min of the latency samples (ns) and the median cycles."""
+    m = res.metrics["latency"]
+    out = {"p5": m.percentile(5), "p50": m.percentile(50), "p95": m.percentile(95),
+           "min": m.min, "tsc_cycles": res.metrics["tsc_cycles"].median}
+    if "core_cycles" in res.metrics:
+        out["core_cycles"] = res.metrics["core_cycles"].median
     return out
 
 
@@ -321,14 +389,14 @@ def _bw(r: BenchResult) -> float:
 
 
 def _p50(r: BenchResult) -> float:
-    return percentile(r.metrics["latency"].values, 50)
+    return r.metrics["latency"].percentile(50)
 
 
 def point_noise(r: BenchResult) -> float:
     """Half the p5-p95 range of one point's latency samples: how far its p50 can move from
     sample to sample."""
-    v = r.metrics["latency"].values
-    return (percentile(v, 95) - percentile(v, 5)) / 2
+    m = r.metrics["latency"]
+    return (m.percentile(95) - m.percentile(5)) / 2
 
 
 @dataclass
@@ -421,7 +489,7 @@ def detect_levels(points: list[tuple[int, float]], topo: Topology, cpu: int,
         last_group = gi == len(groups) - 1
         if len(g) < 2 and not (last_group and caps and g[-1][0] > caps[-1][1]):
             continue          # a transition point, not a plateau
-        mid = g[len(g) // 2][0]
+        mid = statistics.median(s for s, _ in g)     # the plateau's typical working set
         name, expected = "DRAM", None
         llc = caps[-1][1] if caps else None
         if llc is None or g[-1][0] <= llc:   # a plateau reaching past the LLC is DRAM
@@ -470,42 +538,48 @@ class Latency:
     that breaks the curve's monotonicity gets its note when it is measured."""
 
     family = FAMILY
-    stage = "latency"     # its name in `numascope run`
+    # compared by default (numascope compare): ns per dependent load; a run's median of its samples is the p50
+    primary = ("latency",)
     title = "idle and loaded memory latency"
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile.name)
+        return suite_cases(topo, profile)
 
     def __init__(self) -> None:
         self._curves: dict[tuple, list[BenchResult]] = {}
 
-    def cases(self, topo: Topology, sweep: bool = False, sizes: list[int] | None = None,
-              cpu: int | None = None, node: int | None = None, mode: str = "tlb",
-              pages: str = "none", samples: int = 15, loads: int | None = None,
-              stride: int = STRIDE, **_: Any) -> list[Case]:
-        cpu = topo.usable_cpus()[0] if cpu is None else cpu
-        check_cpu(topo, cpu)
-        check_stride(stride)
+    def cases(self, topo: Topology, base: LatencyParams | None = None, *,
+              sizes: list[int] | None = None, sweep: bool = False,
+              modes: list[str] | None = None, delays: list[int] | None = None) -> list[Case]:
+        """Checked cases from `base`: idle, one per working set (`sizes`; the sweep's with
+        `sweep`; else base.bytes or the DRAM size) and mode (`modes`, default base.mode);
+        loaded, one per delay (`delays`, default base.delay)."""
+        base = base or LatencyParams()
+        if base.kind == "loaded":
+            ds = [base.delay] if delays is None else list(delays)
+            if not ds:
+                raise UserError("no delay given: at least one is needed")
+            return [Case(f"loaded delay={d}", replace(base, delay=d).checked(topo))
+                    for d in ds]
+        cpu = topo.usable_cpus()[0] if base.cpu is None else base.cpu
+        placement.check_cpus(topo, [cpu])
+        check_stride(base.stride)
         if sizes is None:
-            sizes = sweep_sizes(topo, cpu) if sweep else [dram_size(topo, cpu)]
-        modes = list(MODES) if mode == "both" else [mode]
-        base = {"kind": "idle", "cpu": cpu, "node": node, "pages": pages, "samples": samples,
-                "loads": loads, "stride": stride}
-        return [Case(f"{m} {format_bytes(s)}", {**base, "bytes": s, "mode": m})
-                for m in modes for s in sizes]
+            sizes = sweep_sizes(topo, cpu, stride=base.stride) if sweep else [base.bytes]
+        out = []
+        for m in modes or [base.mode]:
+            for s in sizes:
+                p = replace(base, cpu=cpu, bytes=s, mode=m).checked(topo)
+                out.append(Case(f"{m} {format_bytes(p.bytes or 0)}", p))
+        return out
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
-        p = dict(case.params)
-        if p.pop("kind", "idle") == "loaded":
-            res = loaded(topo, **p)
-            if len(res) != 1:
-                raise UserError("a loaded-latency case measures exactly one delay")
-            return self._on_curve(res[0])
-        loads = p.pop("loads", None)
-        if loads is None and p["bytes"] <= 64 * MIB:
-            loads = 1 << 16   # cache-resident sizes: short samples are plenty
-        return chase(topo, p.pop("bytes"), loads=loads, **p)
+        p = case.params
+        if p.kind == "loaded":
+            (res,) = run_loaded(topo, p)
+            return self._on_curve(res)
+        return run(topo, p)
 
     def _on_curve(self, r: BenchResult) -> BenchResult:
         curve = self._curves.setdefault(curve_key(r), [])
@@ -516,16 +590,17 @@ class Latency:
         return r
 
 
-def suite_cases(topo: Topology, profile: str) -> list[Case]:
-    """quick: one DRAM working set (TLB-friendly); full: both modes at DRAM size, the whole
-    sweep, and loaded latency when there is a second CPU."""
+def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
+    """Thinned (quick): one DRAM working set (TLB-friendly); dense (full): both modes at
+    DRAM size, the whole sweep, and loaded latency when there is a second CPU."""
     b = Latency()
     cpu = topo.usable_cpus()[0]
-    if profile == "quick":
-        return b.cases(topo, sizes=[quick_dram_size(topo, cpu)], samples=9, loads=1 << 17)
-    cases = b.cases(topo, mode="both")
+    if not profile.dense:
+        return b.cases(topo, LatencyParams(bytes=quick_dram_size(topo, cpu),
+                                           samples=profile.samples, loads=1 << 17))
+    cases = b.cases(topo, modes=list(MODES))
     cases += [Case(f"sweep {c.label}", c.params) for c in b.cases(topo, sweep=True)]
     if len(topo.usable_cpus()) > 1:
-        cases += [Case(f"loaded delay={d}", {"kind": "loaded", "cpu": cpu, "delays": [d]})
-                  for d in LOADED_DELAYS]
+        cases += b.cases(topo, LatencyParams(kind="loaded", samples=SUITE_LOADED_SAMPLES),
+                         delays=list(LOADED_DELAYS))
     return cases

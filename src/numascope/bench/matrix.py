@@ -11,17 +11,22 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from numascope.bench import latency as lat
 from numascope.bench.base import Case
 from numascope.errors import UserError
+from numascope.host import HUGE_2M
+from numascope.memspec import MemorySpec
 from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 from numascope.topology.tiers import DRAM, tier_names
+from numascope.units import format_bytes
 
 FAMILY = "matrix"
+METRICS = ("latency", "bandwidth")
 Executor = Callable[[list[int], int], dict[str, Metric]]
 
 
@@ -68,26 +73,122 @@ def bandwidth_available() -> bool:
     return hasattr(bandwidth, "measure")
 
 
-def default_executor(topo: Topology, what: tuple[str, ...] = ("latency", "bandwidth"),
-                     nbytes: int | None = None, samples: int = 9,
-                     mode: str = "tlb", stride: int = lat.STRIDE,
-                     bw_bytes: int | None = None) -> Executor:
-    """Latency: one chaser on the node's first CPU, buffer of `nbytes` bound to the target
-    node, one pointer per `stride` bytes (stated in the latency metric's note).
-    Read bandwidth: every CPU of the source node reading an array of `bw_bytes` (default:
-    numascope.bench.bandwidth's 4 x LLC) bound to the target node."""
+@dataclass(frozen=True)
+class MatrixParams:
+    """What a matrix measures. The defaults live here and nowhere else; `checked(topo)`
+    validates every input once, when the cases are built, and resolves the rows and
+    columns.
+
+    rows    CPU nodes: where the reader runs (None: every node with a usable CPU)
+    cols    memory nodes: where its memory is bound (None: every node with memory)
+    pages   page kind for both matrices; None: latency on base pages, bandwidth on THP
+            (the defaults of `lat` and `bw`)"""
+
+    what: tuple[str, ...] = METRICS
+    rows: tuple[int, ...] | None = None
+    cols: tuple[int, ...] | None = None
+    bytes: int | None = None               # latency buffer; None: 4x the LLC, >= 256 MiB
+    bw_bytes: int | None = None            # read-bandwidth array; None: bandwidth's default
+    mode: str = "tlb"
+    stride: int = lat.STRIDE
+    samples: int = 9
+    loads: int = 1 << 17
+    pages: str | None = None
+
+    @property
+    def lat_pages(self) -> str:
+        return self.pages or "none"
+
+    @property
+    def bw_pages(self) -> str:
+        return self.pages or "thp"
+
+    def pairs(self, topo: Topology) -> list[tuple[int, int]]:
+        return pairs(topo, None if self.rows is None else list(self.rows),
+                     None if self.cols is None else list(self.cols))
+
+    def latency(self, topo: Topology, cpu: int, node: int) -> lat.LatencyParams:
+        """The idle-latency parameters of one pair (checked)."""
+        return lat.LatencyParams(bytes=self.bytes or lat.dram_size(topo, cpu), cpu=cpu,
+                                 memory=MemorySpec("bind", (node,), self.lat_pages),
+                                 mode=self.mode, samples=self.samples, loads=self.loads,
+                                 clock=False, stride=self.stride).checked(topo)
+
+    def checked(self, topo: Topology) -> MatrixParams:
+        """These parameters with every input checked against `topo` (UserError; Unavailable
+        when the hugetlb pool cannot hold a buffer) and the rows and columns resolved."""
+        bad = [w for w in self.what if w not in METRICS]
+        if bad or not self.what:
+            raise UserError(f"unknown matrix {bad[0] if bad else ''!r} (choose "
+                            f"{', '.join(METRICS)})")
+        if self.mode not in lat.MODES:
+            raise UserError(f"unknown chase mode {self.mode!r} (choose "
+                            f"{', '.join(lat.MODES)})")
+        lat.check_stride(self.stride)
+        if self.samples < 1:
+            raise UserError(f"samples must be at least 1 (got {self.samples})")
+        if self.bw_bytes is not None and self.bw_bytes < 512:
+            raise UserError(f"read-bandwidth array of {self.bw_bytes} B is too small "
+                            "(at least 512 B)")
+        ps = self.pairs(topo)
+        p = replace(self, rows=tuple(dict.fromkeys(i for i, _ in ps)),
+                    cols=tuple(dict.fromkeys(j for _, j in ps)))
+        h = lat.live_host(topo)
+        for i in p.rows or ():
+            cpu = node_cpus(topo, i)[0]
+            for j in p.cols or ():
+                if "latency" in p.what:
+                    p.latency(topo, cpu, j)   # size, stride, fits and hugetlb, per node
+                if "bandwidth" in p.what and h is not None and p.bw_bytes is not None:
+                    what = f"the read-bandwidth array of {format_bytes(p.bw_bytes)}"
+                    h.check_fits(p.bw_bytes, what, [j])
+                    if p.bw_pages == "hugetlb":
+                        h.check_hugetlb(-(-p.bw_bytes // HUGE_2M) * HUGE_2M, what)
+        return p
+
+    def describe(self, topo: Topology) -> list[str]:
+        """What each pair measures, a short line per matrix."""
+        pages = {"none": "base pages", "thp": "THP", "hugetlb": "hugetlb pages"}
+        out = []
+        if "latency" in self.what:
+            cpu = node_cpus(topo, (self.rows or sources(topo))[0])[0]
+            size = self.bytes or lat.dram_size(topo, cpu)
+            out.append(f"latency: {self.mode} chase over {format_bytes(size)}, stride "
+                       f"{self.stride} B, {self.samples} sample{'s' if self.samples != 1 else ''}"
+                       f", {pages[self.lat_pages]}")
+        if "bandwidth" in self.what:
+            size = format_bytes(self.bw_bytes) if self.bw_bytes else "4x the LLC"
+            out.append(f"bandwidth: every CPU of the row's node reads {size}, "
+                       f"{pages[self.bw_pages]}")
+        return out
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One case of a matrix: the reader on CPU node `src`, memory on node `dst`."""
+    src: int
+    dst: int
+    params: MatrixParams
+
+
+def default_executor(topo: Topology, params: MatrixParams | None = None) -> Executor:
+    """Latency: one chaser on the node's first CPU, buffer of `params.bytes` bound to the
+    target node, one pointer per `params.stride` bytes (stated in the latency metric's
+    note). Read bandwidth: every CPU of the source node reading an array of
+    `params.bw_bytes` (default: numascope.bench.bandwidth's 4 x LLC) bound to the target
+    node."""
+    p = params or MatrixParams()
+
     def run(cpus: list[int], node: int) -> dict[str, Metric]:
         out: dict[str, Metric] = {}
-        if "latency" in what:
-            size = nbytes or lat.dram_size(topo, cpus[0])
-            r = lat.chase(topo, size, cpus[0], node, mode=mode, samples=samples,
-                          loads=1 << 17, clock=False, stride=stride)
+        if "latency" in p.what:
+            r = lat.run(topo, p.latency(topo, cpus[0], node))
             out["latency"] = r.metrics["latency"]
-        if "bandwidth" in what and bandwidth_available():
+        if "bandwidth" in p.what and bandwidth_available():
             from numascope.bench import bandwidth
             b = bandwidth.measure(topo, kernel="read", cpus=cpus,
-                                  memory={"policy": "bind", "nodes": [node]},
-                                  size_bytes=bw_bytes)
+                                  memory=MemorySpec("bind", (node,), p.bw_pages).to_core(),
+                                  size_bytes=p.bw_bytes)
             m = b.metrics.get("bandwidth") or next(
                 (m for m in b.metrics.values() if m.unit.startswith("GB")), None)
             if m is not None:
@@ -96,7 +197,8 @@ def default_executor(topo: Topology, what: tuple[str, ...] = ("latency", "bandwi
     return run
 
 
-def measure_pair(topo: Topology, src: int, dst: int, executor: Executor) -> BenchResult:
+def measure_pair(topo: Topology, src: int, dst: int, executor: Executor,
+                 pages: str = "none") -> BenchResult:
     cpus = node_cpus(topo, src)
     metrics = executor(cpus, dst)
     notes = []
@@ -107,7 +209,8 @@ def measure_pair(topo: Topology, src: int, dst: int, executor: Executor) -> Benc
         family=FAMILY, case=f"N{src}->N{dst}",
         params={"src": src, "dst": dst, "distance": topo.distance(src, dst),
                 "tier": tier_names(topo).get(dst), "dst_cpuless": topo.node(dst).cpuless},
-        metrics=metrics, placement={"cpus": cpus, "memory": {"policy": "bind", "nodes": [dst]}},
+        metrics=metrics,
+        placement={"cpus": cpus, "memory": MemorySpec("bind", (dst,), pages).to_dict()},
         notes=notes)
 
 
@@ -205,32 +308,37 @@ class Matrix:
     """One case per (source node, target node) pair."""
 
     family = FAMILY
-    stage = "matrix"     # its name in `numascope run`
+    # compared by default (numascope compare): a node pair measures two independent things: idle latency and read bandwidth
+    primary = ("latency", "bandwidth")
     title = "node-to-node bandwidth and latency matrices"
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile.name)
+        return suite_cases(topo, profile)
 
     def __init__(self, executor: Executor | None = None):
         self.executor = executor
+        self._executors: dict[MatrixParams, Executor] = {}
 
-    def cases(self, topo: Topology, src: list[int] | None = None, dst: list[int] | None = None,
-              **_: Any) -> list[Case]:
-        return [Case(f"N{i}->N{j}", {"src": i, "dst": j}) for i, j in pairs(topo, src, dst)]
+    def cases(self, topo: Topology, params: MatrixParams | None = None) -> list[Case]:
+        """One checked case per pair, rows (CPU nodes) first."""
+        p = (params or MatrixParams()).checked(topo)
+        return [Case(f"N{i}->N{j}", Pair(i, j, p)) for i, j in p.pairs(topo)]
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
-        ex = self.executor or default_executor(topo, nbytes=case.params.get("bytes"),
-                                               stride=case.params.get("stride", lat.STRIDE))
-        return measure_pair(topo, case.params["src"], case.params["dst"], ex)
+        pair: Pair = case.params
+        ex = self.executor or self._executors.setdefault(
+            pair.params, default_executor(topo, pair.params))
+        return measure_pair(topo, pair.src, pair.dst, ex, pair.params.lat_pages)
 
 
-def suite_cases(topo: Topology, profile: str) -> list[Case]:
-    """quick: the local pair of the first source node only; full: every pair."""
-    if profile == "quick":
-        s = sources(topo)[:1]
-        d = [n for n in s if n in targets(topo)] or targets(topo)[:1]
-        cpu = node_cpus(topo, s[0])[0] if s else 0
-        return [Case(c.label, {**c.params, "bytes": lat.quick_dram_size(topo, cpu)})
-                for c in Matrix().cases(topo, src=s, dst=d)]
-    return Matrix().cases(topo)
+def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
+    """Thinned (quick): the local pair of the first source node only, on a cheaper DRAM
+    working set; dense (full): every pair."""
+    if profile.dense:
+        return Matrix().cases(topo)
+    s = sources(topo)[:1]
+    d = [n for n in s if n in targets(topo)] or targets(topo)[:1]
+    cpu = node_cpus(topo, s[0])[0] if s else 0
+    return Matrix().cases(topo, MatrixParams(rows=tuple(s), cols=tuple(d),
+                                             bytes=lat.quick_dram_size(topo, cpu)))

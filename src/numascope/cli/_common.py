@@ -28,7 +28,8 @@ def add_json(p: argparse.ArgumentParser) -> None:
 def add_placement(p: argparse.ArgumentParser, *, cpus: str | None = "run on these CPUs",
                   cpunodebind: bool = True, membind: bool = True, interleave: bool = True,
                   weighted: bool = False, pages: str | None = "thp",
-                  threads: str | None = "number of threads") -> None:
+                  threads: str | None = "number of threads",
+                  threads_metavar: str = "N") -> None:
     """The placement flags a command supports, spelled the same everywhere:
     --cpus LIST (0-3,8-11 | S0 | N1 | L3:5 | all), --cpunodebind NODES, --membind NODES,
     --interleave NODES, [--weighted-interleave SPEC], --pages none|thp|hugetlb, --threads.
@@ -40,7 +41,8 @@ def add_placement(p: argparse.ArgumentParser, *, cpus: str | None = "run on thes
     if cpunodebind:
         g.add_argument("--cpunodebind", default=None, metavar="NODES",
                        help="run on the CPUs of these NUMA nodes (same as --cpus N0,N1)")
-    mem = g.add_mutually_exclusive_group()
+    # argparse (3.11) cannot print --help with an empty exclusive group
+    mem = g.add_mutually_exclusive_group() if membind or interleave or weighted else g
     if membind:
         mem.add_argument("--membind", default=None, metavar="NODES",
                          help="allocate memory on these NUMA nodes only (default: first touch)")
@@ -56,7 +58,7 @@ def add_placement(p: argparse.ArgumentParser, *, cpus: str | None = "run on thes
                        help=f"page kind: none (base pages), thp (transparent huge pages), "
                             f"hugetlb (the reserved pool); default {pages}")
     if threads:
-        g.add_argument("--threads", default=None, metavar="N", help=threads)
+        g.add_argument("--threads", default=None, metavar=threads_metavar, help=threads)
 
 
 def cpus_arg(args: argparse.Namespace, default: str = "all") -> str:
@@ -118,10 +120,10 @@ def check_output(path: str | None, flag: str, suffixes: tuple[str, ...] = ()) ->
     p = Path(path)
     if not str(path).strip():
         raise UserError(f"{flag} is empty: give a file name")
-    if suffixes and p.suffix.lower() not in suffixes:
-        raise UserError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
     if p.is_dir():
         raise UserError(f"{flag} {path} is a folder: give a file name")
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise UserError(f"{flag} {path}: the file must end in {' or '.join(suffixes)}")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise UserError(f"{flag} {path}: folder {parent} does not exist")

@@ -3,48 +3,39 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from numascope.cli._common import add_json, report_interrupted
+from numascope.cli._common import add_json, add_placement
 
 NAME = "bw"
 HELP = "memory bandwidth (STREAM kernels) on pinned threads: one placement, --scaling, " \
        "--per-domain"
 ORDER = 30
 
-KERNEL_CHOICES = "read,fill,copy,scale,add,triad,all"
-
 
 def register(p: argparse.ArgumentParser) -> None:
+    from numascope.cli._common import PAGE_KINDS
+    # the kernels and ISAs are the C core's (bw.c's table): checked when the cases are built
     p.add_argument("--kernel", default="triad", metavar="LIST",
-                   help=f"kernel(s), comma separated: {KERNEL_CHOICES} (default triad)")
-    p.add_argument("--cpus", default=None, metavar="LIST",
-                   help="run on these CPUs, e.g. 0-3,8-11 (default: all usable)")
-    p.add_argument("--domain", default=None, metavar="WHERE",
-                   help="run inside a domain: all, S<n> (package), N<n> (node), L3:<n>")
+                   help="kernel(s), comma separated, or all (default triad; e.g. read,copy; "
+                        "a name it does not know lists the kernels)")
+    add_placement(p, cpus="run on these CPUs (default: every usable one)", weighted=True,
+                  pages="thp",
+                  threads="number of threads (default: every CPU the policy gives; with "
+                          "--scaling the largest count swept)")
+    # the old spellings, kept for scripts: --domain WHERE (now --cpus), --huge KIND (--pages)
+    p.add_argument("--domain", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--huge", dest="pages", default=argparse.SUPPRESS, choices=PAGE_KINDS,
+                   help=argparse.SUPPRESS)
     p.add_argument("--policy", default="compact",
                    choices=["compact", "spread", "per-l3", "per-node"],
                    help="order in which CPUs are taken (default compact)")
-    p.add_argument("--threads", type=int, default=None,
-                   help="number of threads (default: every CPU the policy gives; with "
-                        "--scaling the largest count swept)")
-    mem = p.add_mutually_exclusive_group()
-    mem.add_argument("--membind", default=None, metavar="NODES",
-                     help="bind the arrays to these NUMA nodes (default: first touch)")
-    mem.add_argument("--interleave", default=None, metavar="NODES",
-                     help="interleave the arrays over these NUMA nodes")
-    mem.add_argument("--weighted-interleave", default=None, metavar="SPEC",
-                     help="N0:3,N1:1: pages in this ratio, placed by numascope; 0,1: the "
-                          "kernel's weighted interleave with the system weights (Linux >= 6.9)")
-    p.add_argument("--huge", default="thp", choices=["none", "thp", "hugetlb"],
-                   help="pages: none (4 KiB), thp (transparent huge pages, default), hugetlb")
     p.add_argument("--size", default=None, metavar="BYTES",
                    help="bytes per array, e.g. 512M, 2G, 1GiB, 3GB "
                         "(default: 4x the LLC of the CPUs used)")
     p.add_argument("--reps", type=int, default=10, help="timed repetitions (default 10)")
-    p.add_argument("--isa", default="auto", choices=["auto", "scalar", "avx2", "avx512"],
-                   help="kernel instruction set (auto: time the vector ISAs this CPU has and "
-                        "report the fastest)")
+    p.add_argument("--isa", default="auto", metavar="ISA",
+                   help="kernel instruction set: scalar, avx2, avx512, or auto (default: "
+                        "time the vector ISAs this CPU has and report the fastest)")
     p.add_argument("--nt", default="auto", choices=["auto", "on", "off"],
                    help="streaming stores: auto measures both and reports the faster")
     p.add_argument("--scaling", action="store_true",
@@ -63,135 +54,149 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def _kernels(text: str) -> list[str]:
-    from numascope.bench.bandwidth import KERNELS
+    from numascope.bench.bandwidth import KERNELS as kernels
     from numascope.errors import UserError
     names = [k.strip() for k in text.split(",") if k.strip()]
     if not names:
         raise UserError("--kernel needs at least one kernel")
     if "all" in names:
-        return list(KERNELS)
+        return list(kernels)
     for k in names:
-        if k not in KERNELS:
-            raise UserError(f"unknown kernel {k!r} (choose from {KERNEL_CHOICES})")
+        if k not in kernels:
+            raise UserError(f"unknown kernel {k!r} (choose from {','.join(kernels)},all)")
     return names
 
 
+def _figures(results):
+    from numascope.report.figures.bandwidth import figures
+    return figures(results)
+
+
 def main(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from numascope.bench.bandwidth import NUMA_BALANCING_NOTE, Bandwidth
-    from numascope.bench.base import Interrupted, run_cases
-    from numascope.bench.bw_sizes import parse_size
-    from numascope.console import err, out, print_json, warn
+    from numascope.bench.bandwidth import UNITS_NOTE, Bandwidth
+    from numascope.cli._common import check_output, cpus_arg, memory_arg, threads_arg
+    from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot, warn_notes
     from numascope.errors import UserError
-    from numascope.placement import parse_nodes
     from numascope.topology import read_topology
+    from numascope.units import parse_size
 
-    if args.cpus and args.domain:
-        raise UserError("give --cpus or --domain, not both")
-    for flag, v in (("--cpus", args.cpus), ("--domain", args.domain)):
-        if v is not None and not v.strip():
-            raise UserError(f"{flag} is empty: give a CPU list such as 0-3, or S0, N1, L3:5")
-    if args.threads is not None and args.threads < 1:
-        raise UserError(f"--threads must be at least 1 (got {args.threads})")
-    if args.reps < 1:
-        raise UserError(f"--reps must be at least 1 (got {args.reps})")
-    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
-        raise UserError(f"--plot {args.plot}: the file must end in .png or .svg")
+    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
     kernels = _kernels(args.kernel)
+    if args.domain is not None:         # the old spelling of --cpus
+        if args.cpus is not None:
+            raise UserError("give --cpus or --domain, not both")
+        if not args.domain.strip():
+            raise UserError("--domain is empty: give e.g. 0-3, S0, N1, L3:5 or all")
+        args.cpus = args.domain
+    where = cpus_arg(args)
+    threads = threads_arg(args)
+    size = parse_size(args.size) if args.size is not None else None
     topo = read_topology("/")
-    if args.tier_sweep is not None or args.ratios:
+    memory = memory_arg(args, topo)
+    if args.tier_sweep is not None or args.ratios is not None:
         from numascope.cli._tier_sweep import run_sweep
-        return run_sweep(args, topo, kernels)
-    memory = None
-    if args.membind:
-        memory = {"policy": "bind", "nodes": parse_nodes(topo, args.membind)}
-    elif args.interleave:
-        memory = {"policy": "interleave", "nodes": parse_nodes(topo, args.interleave)}
-    elif args.weighted_interleave:
-        from numascope.placement import parse_weighted
-        memory = parse_weighted(topo, args.weighted_interleave)
-    if args.huge != "thp":
-        memory = {**(memory or {"policy": "first-touch"}), "huge": args.huge}
-    size = parse_size(args.size) if args.size else None
-    where = args.cpus or args.domain or "all"
+        given = args.cpus is not None or args.cpunodebind is not None
+        return run_sweep(args, topo, kernels, where if given else None, threads, memory,
+                         size, plot)
 
     bench = Bandwidth()
     cases = bench.cases(topo, kernels=kernels, scaling=args.scaling, per_domain=args.per_domain,
-                        where=where, policy=args.policy, threads=args.threads, memory=memory,
+                        where=where, policy=args.policy, threads=threads, memory=memory,
                         size_bytes=size, reps=args.reps, isa=args.isa, nt=args.nt)
-    stopped: Interrupted | None = None
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  console=err, transient=True,
-                  disable=args.json or len(cases) < 2 or not err.is_terminal) as prog:
-        try:
-            results = run_cases(bench, topo, cases, progress=prog, description="bw")
-        except Interrupted as e:
-            results, stopped = e.results, e
-    for note in dict.fromkeys(n for r in results for n in r.notes
-                              if not n.startswith("auto:") and n != NUMA_BALANCING_NOTE):
-        warn(note)
+    outcome = measure(bench, topo, cases, label="bw", quiet=args.json)
+    warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
+    save_plot(plot, _figures, outcome.results)
+    return finish(args, NAME, outcome, render=_print, extra={"units": UNITS_NOTE})
 
-    if args.plot and results:
-        from numascope.report.figures import save_figures
-        from numascope.report.figures.bandwidth import figures
-        figs = figures(results)
-        if not figs:
-            err.print("nothing to plot (--scaling or --per-domain draws a plot)")
-        for path in save_figures(figs, args.plot):
-            err.print(f"plot written to {path}")
-    if args.json:
-        print_json({"results": [r.to_dict() for r in results], "units": "GB = 10^9 bytes"})
-    else:
-        _print(results, out)
-    if stopped:
-        return report_interrupted(stopped, len(results))
-    return 0
+
+# -- the table --------------------------------------------------------------------------------
+def _pages(r) -> str:
+    """Where the sampled pages are: "N0 100%", "N0 50% N1 50%"; "unknown" when not read."""
+    pages = r.placement.get("pages_per_node") or {}
+    total = sum(pages.values())
+    if not total:
+        return "unknown"
+    return " ".join(f"N{k} {100 * v / total:.0f}%" if int(k) >= 0 else
+                    f"absent {100 * v / total:.0f}%" for k, v in sorted(pages.items(),
+                                                                        key=lambda kv: int(kv[0])))
+
+
+PAGE_WORDS = {"none": "base pages", "thp": "", "hugetlb": "hugetlb pages"}
+
+
+def _memory(r) -> str:
+    """The memory placement in words, empty for first touch on transparent huge pages:
+    "bind N1", "interleave N0,N1; base pages", "first-touch; hugetlb pages"."""
+    from dataclasses import replace
+
+    from numascope.memspec import MemorySpec
+    mem = MemorySpec.from_dict(r.placement.get("memory"))    # old records: "huge"
+    words = [] if mem.first_touch else [replace(mem, pages="thp").describe()]
+    if PAGE_WORDS[mem.pages]:
+        words.append(PAGE_WORDS[mem.pages])
+    return "; ".join(words)
+
+
+def _placement(r, memory: bool) -> str:
+    """What a row is about besides its kernel and CPUs: the policies or domains that gave
+    those CPUs ("every policy" when all of them did), and (`memory`) the memory placement
+    when it is not the same for every row."""
+    from numascope.placement import POLICIES
+    p = r.params
+    names = p.get("domains") or p.get("policies") or [p.get("policy") or "cpus"]
+    what = "every policy" if len(names) > 1 and set(names) == set(POLICIES) else \
+        ", ".join(names)
+    mem = _memory(r) if memory else ""
+    return f"{what}; {mem}" if mem else what
 
 
 def _print(results, console) -> None:
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    from numascope.bench.bw_sizes import format_bytes
+    from numascope.units import format_bytes
 
     if not results:
         return
-    t = Table(title="Memory bandwidth, GB/s (GB = 10^9 B): best/median in STREAM bytes, "
-                    "DRAM = traffic incl. write-allocate", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False)
-    for col, just in (("kernel", "left"), ("placement", "left"), ("CPUs", "left"),
+    t = Table(title="Memory bandwidth, GB/s (GB = 10^9 B), STREAM bytes",
+              title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+              collapse_padding=True)
+    for col, just in (("kernel", "left"), ("CPUs", "left"), ("placement", "left"),
                       ("best", "right"), ("median", "right"), ("spread", "right"),
                       ("DRAM", "right"), ("pages", "left")):
-        t.add_column(col, justify=just, no_wrap=col in ("kernel", "CPUs"))
+        t.add_column(col, justify=just, overflow="fold",
+                     no_wrap=col in ("kernel", "best", "median", "spread", "DRAM"))
+    flagged = False
+    mems = {_memory(r) for r in results}
     for r in results:
         bw = r.metrics["bandwidth"]
         dram = r.metrics["dram_bandwidth"]
-        pages = r.placement.get("pages_per_node") or {}
-        total = sum(pages.values()) or 1
-        where = " ".join(f"N{k} {100 * v / total:.0f}%" if int(k) >= 0 else
-                         f"absent {100 * v / total:.0f}%" for k, v in sorted(pages.items()))
-        if not r.placement.get("ok", True):
-            where += " [red](!)[/red]"
         p = r.params
-        place = "/".join(p.get("domains") or p.get("policies") or [p.get("policy", "")])
-        mem = r.placement.get("memory") or {}
-        if mem.get("policy") == "weighted-interleave":
-            from numascope.placement import format_weighted
-            place += f" mem weighted {format_weighted(mem)}"
-        elif mem.get("policy", "first-touch") != "first-touch":
-            place += f" mem {mem['policy']}:{','.join(map(str, mem.get('nodes', [])))}"
         code = p["isa"] + ("-nt" if p.get("stores") == "streaming" else "")
-        t.add_row(f"{p['kernel']} {code}", place,
-                  f"{r.placement.get('cpulist', '')} ({p['threads']})",
-                  f"{bw.best:.1f}", f"{bw.median:.1f}", f"{100 * bw.spread:.1f}%",
-                  f"{dram.best:.1f}", where or "unknown")
+        pages = _pages(r)
+        if not r.placement.get("ok", True):
+            pages += " (!)"
+            flagged = True
+        t.add_row(Text(f"{p['kernel']} {code}"),
+                  Text(f"{r.placement.get('cpulist', '').replace(',', ', ')} "
+                       f"({p['threads']})"),
+                  Text(_placement(r, memory=len(mems) > 1)), f"{bw.best:.1f}", f"{bw.median:.1f}",
+                  f"{100 * bw.spread:.1f}%", f"{dram.best:.1f}", Text(pages))
     console.print(t)
+    if len(mems) == 1 and next(iter(mems)):
+        console.print(Text(f"memory: {next(iter(mems))}"))
+    console.print()
     p = results[0].params
     excluded = sum(len(r.params.get("excluded_reps") or []) for r in results)
-    dropped = (f"; {excluded} implausibly fast repetition(s) excluded (see the notes)"
-               if excluded else "")
-    console.print(f"best and median of {p['reps']} timed repetitions after {p['warmup']} "
-                  f"warm-up{dropped}; a repetition runs from the first thread's start to the "
-                  f"last thread's end; arrays of {format_bytes(p['array_bytes'])} each; "
-                  f"spread = (max - min) / median; -nt = streaming stores; CPUs (threads).")
+    dropped = (f"; {excluded} implausibly fast repetition{'s' if excluded != 1 else ''} "
+               "excluded (see the notes)" if excluded else "")
+    reps = p["reps"]
+    console.print(Text(
+        f"best and median of {reps} timed repetition{'s' if reps != 1 else ''} after "
+        f"{p['warmup']} warm-up{'s' if p['warmup'] != 1 else ''}{dropped}; a repetition runs "
+        "from the first thread's start to the last thread's end; arrays of "
+        f"{format_bytes(p['array_bytes'])} each; spread = (max - min) / median; DRAM = best "
+        "in bytes on the bus (write-allocate included); -nt = streaming stores; CPUs "
+        "(threads); pages = where sampled pages are" + ("; (!) = not where asked (see the warnings)."
+                                     if flagged else ".")))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json
+from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
-from numascope.console import out, print_json
+from numascope.console import out
 
 NAME = "compare"
 HELP = ("compare two runs or groups of runs (ids, KEY=VALUE tags such as nps=1, or "
@@ -18,7 +18,7 @@ ORDER = 83
 def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="A", help="baseline: run id, 'latest', KEY=VALUE, or id,id,…")
     p.add_argument("b", metavar="B", help="the other side, same forms")
-    p.add_argument("--family", action="append",
+    p.add_argument("--family", action="append", metavar="NAME",
                    help="only these families (repeatable); fewer metrics tested, more power")
     p.add_argument("--all-metrics", action="store_true",
                    help="every metric (variants, derived figures), not only each case's "
@@ -31,24 +31,46 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(p)
 
 
+def families_arg(names: list[str] | None, runs: list) -> list[str] | None:
+    """--family values as record family names (an old name such as "peaks" works too);
+    UserError naming the known ones for anything else."""
+    from numascope.errors import UserError
+    from numascope.families import by_name, families
+    if not names:
+        return None
+    stored = {res.family for r in runs for res in r.results}
+    known = sorted({c.family for c in families()} | stored)
+    chosen = []
+    for name in names:
+        cls = by_name(name.strip())
+        fam = cls.family if cls is not None else name.strip()
+        if fam not in known:
+            raise UserError(f"unknown family {name!r}; families: {', '.join(known)}")
+        chosen.append(fam)
+    return chosen
+
+
 def main(args: argparse.Namespace) -> int:
+    import math
+
     from numascope.analysis.compare import compare_runs
     from numascope.errors import UserError
     from numascope.report.terminal import print_comparison
     from numascope.results.store import Store
 
+    if not (math.isfinite(args.min_effect) and args.min_effect >= 0):
+        raise UserError(f"--min-effect must be a finite percentage >= 0 (got {args.min_effect:g})")
     with Store.open(args.store) as st:
         a, b = st.load([args.a]), st.load([args.b])
     if {r.run_id for r in a} & {r.run_id for r in b}:
         raise UserError("A and B select some of the same runs; pick disjoint groups")
-    if args.min_effect < 0:
-        raise UserError("--min-effect must be >= 0")
-    cmp = compare_runs(a, b, args.min_effect, all_metrics=args.all_metrics,
-                       families=args.family)
+    fams = families_arg(args.family, a + b)
+    cmp = compare_runs(a, b, args.min_effect, all_metrics=args.all_metrics, families=fams)
     if args.significant:
         cmp.diffs = [d for d in cmp.diffs if d.significant]
-    if args.json:
-        print_json(cmp.to_dict())
+    if args.json:   # results: one entry per metric compared; the rest describes the test
+        d = cmp.to_dict()
+        emit(NAME, d.pop("metrics"), **d)
     else:
         print_comparison(cmp, out)
     return 0

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from numascope.cli._common import add_json, report_interrupted
+from numascope.cli._common import add_json, add_placement
 
 NAME = "compress"
 HELP = ("compression vs the memory wall: plain sum vs Blosc2 decompress+sum per thread "
         "count, on synthetic data or your own file")
 ORDER = 70
+UNITS_NOTE = "GB = 10^9 bytes of uncompressed data"
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -33,8 +35,6 @@ def register(p: argparse.ArgumentParser) -> None:
     sw.add_argument("--codecs", metavar="LIST", help="blosclz,lz4,lz4hc,zstd,zlib")
     sw.add_argument("--clevels", metavar="LIST", help="e.g. 1,5,9")
     sw.add_argument("--filters", metavar="LIST", help="shuffle,bitshuffle,bytedelta,none")
-    sw.add_argument("--threads", metavar="LIST", help="thread counts (default 1,2,4,…,all)")
-    sw.add_argument("--where", default="all", help="CPUs: all, S0, N1, L3:5 or a CPU list")
     sw.add_argument("--policy", default="compact",
                     help="thread placement: compact, spread, per-l3, per-node")
     sw.add_argument("--chunk", metavar="BYTES", help="chunk size (default: half the L2)")
@@ -43,8 +43,18 @@ def register(p: argparse.ArgumentParser) -> None:
     sw.add_argument("--read", choices=["buffer", "fused"], default="buffer",
                     help="buffer: decompress each chunk, then sum it; fused: sum each block "
                          "in a Blosc2 postfilter as it is decompressed")
-    sw.add_argument("--reps", type=int, default=5, help="timed repetitions per case")
-    p.add_argument("--plot", metavar="FILE", help="save GB/s vs threads plot(s) to FILE")
+    sw.add_argument("--reps", type=int, default=None,
+                    help="timed repetitions per case (default 5)")
+    # The data is first-touched by the thread that owns each chunk (plain copy and
+    # compressed store): the C core takes no memory policy here, so no --membind,
+    # --interleave or --pages.
+    add_placement(p, cpus="run the threads on these CPUs (default: all)", membind=False,
+                  interleave=False, pages=None,
+                  threads="thread counts to sweep, e.g. 1,2,4 (default 1,2,4,...,all)",
+                  threads_metavar="LIST")
+    p.add_argument("--where", dest="cpus", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    p.add_argument("--plot", metavar="FILE", help="save GB/s vs threads plot(s) to FILE "
+                   "(.png or .svg)")
     add_json(p)
 
 
@@ -61,110 +71,182 @@ def _list(text: str | None, what: str, conv=str) -> list | None:
     return items
 
 
-def main(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from numascope.bench import compress as cz
-    from numascope.bench.base import Interrupted, run_cases
-    from numascope.bench.datasets import SYNTHETIC, load, parse_size
-    from numascope.console import err, out, print_json
+def _size(text: str | None, flag: str) -> int | None:
+    """A size flag in bytes (None when absent); the flag is named in the error."""
+    from numascope.bench.datasets import parse_size
     from numascope.errors import UserError
+    if text is None:
+        return None
+    try:
+        return parse_size(text)
+    except UserError as e:
+        raise UserError(f"{flag}: {e}") from None
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.bench import compress as cz
+    from numascope.bench.datasets import SYNTHETIC
+    from numascope.cli._common import check_output, cpus_arg, threads_arg
+    from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot
+    from numascope.errors import UserError
+    from numascope.profile import profile
+    from numascope.report.figures.compress import figures
     from numascope.topology import read_topology
 
-    topo = read_topology("/")
-    size = parse_size(args.size) if args.size else None
+    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
+    prof = profile(args.profile)
+    where = cpus_arg(args)
+    threads = threads_arg(args, many=True)
+    size = _size(args.size, "--size")
+    chunk = _size(args.chunk, "--chunk")
+    block = None if args.block is None else (0 if args.block.strip() == "0"
+                                            else _size(args.block, "--block"))
     if args.data and args.synthetic:
         raise UserError("give either --data or --synthetic, not both")
+    topo = read_topology("/")
     if args.data:
-        load(args.data, args.format, args.dtype, args.column, args.variable)  # fail early
-        specs = [cz.DataSpec("file", path=args.data, fmt=args.format, dtype=args.dtype,
-                             column=args.column, variable=args.variable, size=size)]
+        spec = cz.DataSpec("file", path=args.data, fmt=args.format, dtype=args.dtype,
+                           column=args.column, variable=args.variable, size=size)
+        spec.build()    # a file that cannot be read, sized or validated fails here, once
+        specs = [spec]
     else:
-        names = _list(args.synthetic or "smooth", "synthetic data set")
+        names = _list(args.synthetic or "smooth", "synthetic data set") or []
         if names == ["all"]:
             names = list(SYNTHETIC)
         for n in names:
             if n not in SYNTHETIC:
                 raise UserError(f"unknown synthetic data set {n!r} (choose from "
                                 f"{', '.join(SYNTHETIC)} or all)")
-        size = size or cz.default_size(topo, args.profile)
+        size = size or cz.default_size(topo, prof)
         specs = [cz.DataSpec(n, dtype=args.dtype, size=size) for n in names]
-    quick = args.profile == "quick" and not (args.codecs or args.clevels or args.filters)
-    threads = _list(args.threads, "thread count", int)
-    chunk = parse_size(args.chunk) if args.chunk else None
-    block = None if args.block is None else (0 if args.block.strip() == "0"
-                                            else parse_size(args.block))
+    quick = not prof.dense and not (args.codecs or args.clevels or args.filters)
+    reps = cz.DEFAULT_REPS if args.reps is None else args.reps
+    common: dict[str, Any] = {"threads": threads, "where": where, "policy": args.policy,
+                              "chunk_bytes": chunk, "reps": reps, "block_bytes": block,
+                              "read": args.read}
     bench = cz.Compress()
     if quick:
         cases = []
         for spec in specs:  # data-set-major, so each data set is built once
             for codec, lv, filt in cz.QUICK_COMBOS:
-                cases += bench.cases(topo, spec, [codec], [lv], [filt], threads, args.where,
-                                     args.policy, chunk, args.reps, block, args.read)
+                cases += bench.cases(topo, spec, [codec], [lv], [filt], **common)
     else:
         cases = bench.cases(topo, specs, _list(args.codecs, "codec") or cz.CODECS,
                             _list(args.clevels, "clevel", int) or cz.CLEVELS,
-                            _list(args.filters, "filter") or cz.FILTERS, threads, args.where,
-                            args.policy, chunk, args.reps, block, args.read)
-    stopped: Interrupted | None = None
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  console=err, transient=True, disable=args.json) as prog:
-        try:
-            results = run_cases(bench, topo, cases, progress=prog, description="compress")
-        except Interrupted as e:
-            results, stopped = e.results, e
-    summaries = cz.summarize(results)
-    if args.plot:
-        from numascope.report.figures import save_figures
-        from numascope.report.figures.compress import figures
-        figs = figures(results)
-        for f in save_figures(figs, args.plot):
-            err.print(f"plot written to {f}")
-    if args.json:
-        print_json({"results": [r.to_dict() for r in results],
-                    "summary": [s.to_dict() for s in summaries], "interrupted": stopped is not None})
-    else:
-        for s in summaries:
-            _print(s, out)
-    return report_interrupted(stopped, len(results)) if stopped else 0
+                            _list(args.filters, "filter") or cz.FILTERS, **common)
+    outcome = measure(bench, topo, cases, label=NAME, quiet=args.json)
+    save_plot(plot, figures, outcome.results)
+    summaries = cz.summarize(outcome.results)
+    return finish(args, NAME, outcome, render=_render, extra={
+        "summary": [s.to_dict() for s in summaries], "units": UNITS_NOTE})
+
+
+def _render(results, console) -> None:
+    from numascope.bench.compress import summarize
+    for s in summarize(results):
+        _print(s, console)
+
+
+# -- the table: thread columns spill into further tables rather than past the width ---------
+
+def _threads(n: int) -> str:
+    return f"{n} thread{'' if n == 1 else 's'}"
+
+
+def _width(widths: list[int]) -> int:
+    """A rich table's width with the default box: padding 1 each side and one rule a column."""
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _pack(fixed: list[int], rest: list[int], limit: int) -> int:
+    """How many of the `rest` columns fit beside the `fixed` ones (at least one)."""
+    n = 0
+    while n < len(rest) and _width(fixed + rest[:n + 1]) <= limit:
+        n += 1
+    return max(1, n)
 
 
 def _print(s, console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from numascope.bench.datasets import format_bytes
-    console.print(f"[bold]{s.dataset}[/bold]: {format_bytes(s.nbytes)} of {s.dtype}, "
-                  f"chunks of {format_bytes(s.chunk_bytes)}, {s.source}")
-    t = Table(show_header=True, header_style="bold")
-    t.add_column("codec-clevel-filter", no_wrap=True, min_width=19)
-    t.add_column("ratio", justify="right")
-    t.add_column("compress GB/s", justify="right")
+    head = (f"{s.dataset}: {format_bytes(s.nbytes)} of {s.dtype}, chunks of "
+            f"{format_bytes(s.chunk_bytes)}, {s.source}")
+    _say(console)(head, head=len(s.dataset), style="bold", indent=0)
+    top = max(s.threads)
+    rows = sorted(s.rows, key=lambda r: -r.gbs.get(top, 0.0))
+    label_head, ratio_head, comp_head = "codec-clevel-filter", "ratio", "compress GB/s"
+    labels = ["plain sum"] + [r.label for r in rows]
+    ratios = ["1.0"] + [f"{r.ratio:.2f}" for r in rows]
+    comps = ["-"] + [f"{r.compress_gbs:.2f}" for r in rows]
+    cells: dict[int, list[str]] = {}
     for th in s.threads:
-        t.add_column(f"{th}T GB/s (vs plain)", justify="right")
-    t.add_row("plain sum", "1.0", "-", *[f"{s.plain[th]:.2f}" for th in s.threads],
-              style="bold")
-    for r in sorted(s.rows, key=lambda r: -r.gbs.get(max(s.threads), 0.0)):
-        cells = []
-        for th in s.threads:
+        col = [f"{s.plain[th]:.2f}"]
+        for r in rows:
             if th in r.gbs:
                 mark = "[green]" if r.speedup[th] > 1 else ""
-                cells.append(f"{r.gbs[th]:.2f} ({mark}{r.speedup[th]:.2f}x"
-                             f"{'[/green]' if mark else ''})")
+                col.append(f"{r.gbs[th]:.2f} ({mark}{r.speedup[th]:.2f}x"
+                           f"{'[/green]' if mark else ''})")
             else:
-                cells.append("-")
-        t.add_row(r.label, f"{r.ratio:.2f}", f"{r.compress_gbs:.2f}", *cells)
-    console.print(t)
+                col.append("-")
+        cells[th] = col
+
+    def w(head: str, col: list[str]) -> int:
+        from rich.text import Text
+        return max(len(head), *(Text.from_markup(c).cell_len for c in col))
+
+    wl, wr, wc = w(label_head, labels), w(ratio_head, ratios), w(comp_head, comps)
+    wt = [w(_threads(th), cells[th]) for th in s.threads]
+    limit = max(60, console.width)
+    todo = list(range(len(s.threads)))
+    first = True
+    while todo:
+        fixed = [wl, wr, wc] if first else [wl]
+        n = _pack(fixed, [wt[i] for i in todo], limit)
+        part, todo = todo[:n], todo[n:]
+        t = Table(show_header=True, header_style="bold")
+        t.add_column(label_head, no_wrap=True, min_width=wl)
+        if first:
+            t.add_column(ratio_head, justify="right", no_wrap=True)
+            t.add_column(comp_head, justify="right", no_wrap=True)
+        for i in part:
+            t.add_column(_threads(s.threads[i]), justify="right", no_wrap=True)
+        for k, lab in enumerate(labels):
+            head = [escape(lab)] + ([ratios[k], comps[k]] if first else [])
+            t.add_row(*head, *[cells[s.threads[i]][k] for i in part],
+                      style="bold" if k == 0 else None)
+        console.print(t)
+        first = False
+    say = _say(console)
+    say("thread columns: decompress+sum GB/s (speed-up over the plain sum)")
     for th in s.threads:
         if th in s.best:
             name, gbs, sp = s.best[th]
-            console.print(f"  best at {th} thread(s): {name} {gbs:.2f} GB/s = {sp:.2f}x plain")
+            say(f"best at {_threads(th)}: {name} {gbs:.2f} GB/s = {sp:.2f}x plain")
     if s.crossover:
-        console.print(f"  [green]crossover: compressed beats plain from {s.crossover} "
-                      "thread(s)[/green]")
+        say(f"crossover: compressed beats plain from {_threads(s.crossover)}", style="green")
     else:
-        console.print(f"  no crossover: compressed does not beat plain up to "
-                      f"{max(s.threads)} thread(s) here")
+        say(f"no crossover: compressed does not beat plain up to {_threads(top)} here")
     for n in s.notes:
-        console.print(f"  [yellow]note:[/yellow] {n}")
-    console.print("  GB = 1e9 B of uncompressed data; medians of paired repetitions, "
-                  "timed in C; sums validated against a Kahan reference")
+        say(f"note: {n}", head=5, style="yellow")
+    say(f"{UNITS_NOTE}; medians of paired repetitions, timed in C; sums validated against a "
+        "Kahan reference")
+
+
+def _say(console):
+    """Print a line indented (by two), wrapped at the console's width with a hanging indent
+    (nothing from the data or the machine is read as markup); `head` characters styled."""
+    import textwrap
+
+    from rich.text import Text
+
+    def say(text: str, head: int = 0, style: str | None = None, indent: int = 2) -> None:
+        lines = textwrap.wrap(text, width=max(40, console.width) - 1,
+                              initial_indent=" " * indent, subsequent_indent=" " * (indent + 2),
+                              break_on_hyphens=False)
+        t = Text("\n".join(lines))
+        if style:
+            t.stylize(style, indent, indent + head if head else len(t))
+        console.print(t, soft_wrap=True)
+    return say

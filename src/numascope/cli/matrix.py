@@ -5,20 +5,34 @@ from __future__ import annotations
 import argparse
 import math
 
-from numascope.cli._common import add_json, add_sysfs_root, report_interrupted
+from numascope.cli._common import PAGE_KINDS, add_json, add_placement, add_sysfs_root
 
 NAME = "matrix"
 HELP = "NUMA latency and read-bandwidth matrices: CPUs of node i x memory of node j"
 ORDER = 42
 
+ROWS_HELP = ("rows: the nodes whose CPUs read, each in turn, e.g. 0-3 (default: every node "
+             "with a usable CPU)")
+COLS_HELP = ("columns: the nodes the memory is bound to, each in turn, e.g. 0,2 (default: "
+             "every node with memory)")
+
 
 def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--what", choices=["both", "latency", "bandwidth"], default="both",
                    help="which matrix to measure (default both)")
-    p.add_argument("--from", dest="src", default=None, metavar="NODES",
-                   help="source nodes (CPUs), e.g. 0-3 (default: every node with CPUs)")
-    p.add_argument("--to", dest="dst", default=None, metavar="NODES",
-                   help="target nodes (memory), e.g. 0,2 (default: every node with memory)")
+    add_placement(p, cpus=None, interleave=False, pages=None, threads=None)
+    for a in p._actions:          # the same flags; what they mean for a matrix
+        if a.dest == "cpunodebind":
+            a.help = ROWS_HELP
+        elif a.dest == "membind":
+            a.help = COLS_HELP
+    g = next(g for g in p._action_groups if g.title and g.title.startswith("placement"))
+    g.add_argument("--pages", default=None, choices=PAGE_KINDS,
+                   help="page kind for both matrices (default: base pages for latency, THP "
+                        "for bandwidth, as lat and bw)")
+    # the spellings before numactl's words, kept for scripts
+    p.add_argument("--from", dest="cpunodebind", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--to", dest="membind", default=None, help=argparse.SUPPRESS)
     p.add_argument("--size", default=None, metavar="BYTES",
                    help="latency buffer (default: 4x the LLC, >= 256 MiB)")
     p.add_argument("--bw-size", default=None, metavar="BYTES",
@@ -29,88 +43,111 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stride", type=int, default=256, metavar="BYTES",
                    help="latency chase: bytes between pointers, a power of two from 64 to "
                         "4096 (default 256: prefetch-proof)")
-    p.add_argument("--samples", type=int, default=9, help="latency samples per pair")
+    p.add_argument("--samples", type=int, default=9, metavar="N",
+                   help="latency samples per pair (default 9)")
     p.add_argument("--dry-run", action="store_true",
                    help="list the pairs that would be measured, measure nothing")
-    p.add_argument("--plot", default=None, metavar="FILE", help="save the heat maps to FILE")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="save the heat maps to FILE (.png or .svg)")
     add_sysfs_root(p)
     add_json(p)
 
 
-def main(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from numascope.bench import latency as lat
-    from numascope.bench import matrix as mx
-    from numascope.console import err, out, print_json
+def _nodes(topo, text: str | None, flag: str) -> tuple[int, ...] | None:
     from numascope.errors import UserError
     from numascope.placement import parse_nodes
-    from numascope.report.figures import save_figures
+    if text is None:
+        return None
+    if not text.strip():
+        raise UserError(f"{flag} is empty: give nodes such as 0,1 or N1 or all")
+    return tuple(parse_nodes(topo, text))
+
+
+def params(args: argparse.Namespace, topo):
+    """MatrixParams from the flags (checked when the cases are built)."""
+    from numascope.bench import latency as lat
+    from numascope.bench import matrix as mx
+    return mx.MatrixParams(
+        what=mx.METRICS if args.what == "both" else (args.what,),
+        rows=_nodes(topo, args.cpunodebind, "--cpunodebind"),
+        cols=_nodes(topo, args.membind, "--membind"),
+        bytes=lat.parse_size(args.size) if args.size else None,
+        bw_bytes=lat.parse_size(args.bw_size) if args.bw_size else None,
+        mode=args.mode, stride=lat.check_stride(args.stride, "--stride"),
+        samples=args.samples, pages=args.pages)
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.bench import matrix as mx
+    from numascope.cli._common import check_output, emit
+    from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot
+    from numascope.console import out
+    from numascope.errors import UserError
     from numascope.report.figures.matrix import figures
     from numascope.topology import read_topology
 
+    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)        # before measuring
     topo = read_topology(args.sysfs_root)
-    src = parse_nodes(topo, args.src) if args.src else None
-    dst = parse_nodes(topo, args.dst) if args.dst else None
-    pairs = mx.pairs(topo, src, dst)
-    if args.dry_run:
-        if args.json:
-            print_json({"pairs": pairs})
-        else:
-            out.print(f"{len(pairs)} pairs: " + ", ".join(f"N{i}->N{j}" for i, j in pairs))
-        return 0
-    if args.sysfs_root != "/":
+    bench = mx.Matrix()
+    p = params(args, topo)
+    if args.sysfs_root != "/" and not args.dry_run:
         raise UserError("--sysfs-root replays another machine: only --dry-run is possible")
-    if args.samples < 1:
-        raise UserError("--samples must be at least 1")
-    what = ("latency", "bandwidth") if args.what == "both" else (args.what,)
-    size = lat.parse_size(args.size) if args.size else None
-    lat.check_stride(args.stride)
-    if "latency" in what:
-        for _, j in pairs:
-            nbytes = size or lat.dram_size(topo, topo.usable_cpus()[0])
-            lat.check_size(nbytes, args.stride)
-            lat.check_fits(topo, nbytes, j, "none", args.stride)
-    bw_size = lat.parse_size(args.bw_size) if args.bw_size else None
-    ex = mx.default_executor(topo, what, size, args.samples, args.mode, stride=args.stride,
-                             bw_bytes=bw_size)
-    results: list = []   # pairs as they finish: what a stop signal leaves
-    stopped: KeyboardInterrupt | None = None
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  console=err, transient=True, disable=args.json) as prog:
-        task = prog.add_task("matrix", total=len(pairs))
-
-        def done(r):
-            results.append(r)
-            prog.update(task, description=f"matrix: {r.case}")
-            prog.advance(task)
-        try:
-            mx.run_matrix(topo, ex, src, dst, on_result=done)
-        except KeyboardInterrupt as e:
-            stopped = e
-    if stopped and not results and not args.json:
-        return report_interrupted(stopped, 0)
-    if args.plot and results:
-        for f in save_figures(figures(results), args.plot):
-            err.print(f"plot written to {f}")
-    ratios = {m: mx.ratios_by_distance(results, m) for m in what}
+    cases = bench.cases(topo, p)
+    checked = cases[0].params.params if cases else p
+    if args.dry_run:
+        pairs = [[c.params.src, c.params.dst] for c in cases]
+        if args.json:
+            emit("matrix", [], [], pairs=pairs, nodes=len(topo.nodes))
+        else:
+            _print_plan(topo, checked, len(pairs), out)
+        return 0
+    outcome = measure(bench, topo, cases, label="matrix", quiet=args.json)
+    results = outcome.results
+    ratios = {m: mx.ratios_by_distance(results, m) for m in checked.what}
     tiers = mx.tier_summary(results)
-    if args.json:
-        print_json({"results": [r.to_dict() for r in results], "ratios_by_distance": ratios,
-                    "tiers": tiers, "nodes": len(topo.nodes)})
-        return report_interrupted(stopped, len(results), "pair") if stopped else 0
-    if len(topo.nodes) == 1:
-        out.print("one NUMA node: the matrices are 1x1 (local only, no remote pair exists)")
-    _print(results, ratios, what, out)
-    _print_tiers(tiers, what, out)
-    if "bandwidth" in what and not mx.bandwidth_available():
-        out.print("read bandwidth not measured: numascope.bench.bandwidth is not available")
-    return report_interrupted(stopped, len(results), "pair") if stopped else 0
+    save_plot(plot, figures, results)
+
+    def render(results, console) -> None:
+        if not results:
+            return
+        if len(topo.nodes) == 1:
+            console.print("one NUMA node: the matrices are 1x1 (local only, no remote pair "
+                          "exists)")
+        _print(results, ratios, checked.what, console)
+        _print_tiers(tiers, checked.what, console)
+        if "bandwidth" in checked.what and not mx.bandwidth_available():
+            console.print("read bandwidth not measured: numascope.bench.bandwidth is not "
+                          "available")
+    return finish(args, "matrix", outcome, render, what="pair",
+                  extra={"ratios_by_distance": ratios, "tiers": tiers,
+                         "nodes": len(topo.nodes)})
+
+
+def _print_plan(topo, p, n: int, console) -> None:
+    """What --dry-run would measure, in a few lines whatever the node count."""
+    from numascope.placement import format_cpulist
+    rows, cols = list(p.rows or ()), list(p.cols or ())
+    console.print(f"{n} pair{'s' if n != 1 else ''}: {len(rows)} CPU "
+                  f"node{'s' if len(rows) != 1 else ''} x {len(cols)} memory "
+                  f"node{'s' if len(cols) != 1 else ''}, rows first", markup=False)
+    console.print(f"  rows, CPU nodes (--cpunodebind):   {format_cpulist(rows)}",
+                  markup=False)
+    console.print(f"  columns, memory nodes (--membind): {format_cpulist(cols)}",
+                  markup=False)
+    for line in p.describe(topo):
+        console.print(f"  {line}", markup=False)
+
+
+def _table(title: str, console):
+    """A table whose title is a line of its own (a narrow table would wrap it)."""
+    from rich import box
+    from rich.table import Table
+    console.print()
+    console.print(title, markup=False, style="italic")
+    return Table(box=box.SIMPLE_HEAD, pad_edge=False)
 
 
 def _print(results, ratios, what, console) -> None:
-    from rich.table import Table
-
     from numascope.bench import matrix as mx
 
     for metric in what:
@@ -118,7 +155,7 @@ def _print(results, ratios, what, console) -> None:
         src, dst, m = mx.table(results, metric)
         if all(math.isnan(v) for row in m for v in row):
             continue
-        t = Table(title=f"{metric} ({unit}): rows = CPU node, columns = memory node")
+        t = _table(f"{metric} ({unit}): rows = CPU node, columns = memory node", console)
         t.add_column("", justify="right")
         for j in dst:
             t.add_column(f"N{j}", justify="right")
@@ -126,33 +163,32 @@ def _print(results, ratios, what, console) -> None:
             t.add_row(f"N{i}", *["-" if math.isnan(v) else f"{v:.1f}" for v in row])
         console.print(t)
         if ratios.get(metric):
-            rt = Table(title=f"{metric}: remote/local by distance class")
+            rt = _table(f"{metric}: remote/local by distance class", console)
             for c in ("distance", "pairs", f"median {unit}", "ratio to local"):
                 rt.add_column(c, justify="right")
             for r in ratios[metric]:
-                rt.add_row(str(r["distance"]), str(r["pairs"]), f"{r['median']:.1f}",
-                           f"{r['ratio']:.2f}")
+                d = r["distance"]
+                rt.add_row("unknown" if d is None else str(d), str(r["pairs"]),
+                           f"{r['median']:.1f}", f"{r['ratio']:.2f}")
             console.print(rt)
 
 
 def _print_tiers(rows: list[dict], what: tuple[str, ...], console) -> None:
     """The tier summary, when a CPU-less memory tier was measured."""
-    from rich.table import Table
-
     from numascope.topology.tiers import DRAM
 
     if not any(r["tier"] != DRAM for r in rows):
         return
-    t = Table(title="memory tiers: nearest node of each tier from each CPU node, ratio to "
-                    "local DRAM")
-    for c in ("tier", "CPU node", "node", "dist"):
+    t = _table("memory tiers: nearest node of each tier from each CPU node, ratio to "
+               "local DRAM", console)
+    for c in ("tier", "from", "node", "dist"):
         t.add_column(c)
     for m in what:
-        unit = "ns" if m == "latency" else "GB/s"
-        t.add_column(f"{m} {unit}", justify="right")
+        t.add_column("ns" if m == "latency" else "GB/s", justify="right")
         t.add_column("x local", justify="right")
     for r in rows:
-        cells = [r["tier"], f"N{r['src']}", f"N{r['node']}", str(r["distance"] or "-")]
+        cells = [r["tier"], f"N{r['src']}", f"N{r['node']}",
+                 "unknown" if r["distance"] is None else str(r["distance"])]
         for m in what:
             v, q = r.get(m), r.get(f"{m}_ratio")
             cells += ["-" if v is None else f"{v:.1f}", "-" if q is None else f"{q:.2f}"]

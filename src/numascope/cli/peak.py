@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from numascope.cli._common import add_json, add_sysfs_root, report_interrupted
+from numascope.cli._common import add_json, add_sysfs_root
 
 NAME = "peak"
 HELP = "theoretical peaks vs measured: clock, FLOP/s (DGEMM, LU, HPL), DRAM, links"
@@ -44,198 +44,197 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(p)
 
 
-def main(args: argparse.Namespace) -> int:
-    from numascope import clock, peaks
-    from numascope.bench.compute import Compute
-    from numascope.console import err, print_json, warn
-    from numascope.errors import MeasurementError, Unavailable, UserError
-    from numascope.peaks import dram, links
-    from numascope.topology import read_topology
-
-    # Validate the user's descriptions before measuring anything.
-    if args.memory:
-        dram.parse_memory_spec(args.memory)
-    if args.links:
-        links.parse_links_spec(args.links)
-    if args.reps < 1:
-        raise UserError("--reps must be at least 1")
-    for flag, v in (("--dram-gbs", args.dram_gbs), ("--link-gbs", args.link_gbs),
-                    ("--clock", args.clock)):
-        if v is not None and not (v > 0 and math.isfinite(v)):
-            raise UserError(f"{flag} must be a positive, finite number (got {v})")
-    live = args.sysfs_root in ("/", "")
-    if not live and (args.hpl or not args.no_compute):
-        raise UserError("measurements need this machine: add --no-compute with --sysfs-root")
-    topo = read_topology(args.sysfs_root)
-
-    try:
-        clk = clock.measure(topo, reps=args.reps) if live and not args.clock else None
-    except KeyboardInterrupt as e:
-        return report_interrupted(e, 0)
-    given = {"all_busy_ghz": args.clock, "given": True} if args.clock else None
-    with _tree(args.sysfs_root) as root:
-        summary = peaks.summary(topo, args.memory, args.links, clock=clk or given, root=root)
-    if given:
-        summary["clock"] = None
-    measured: dict[str, Any] = {}
-    compute: list[dict[str, Any]] = []
-    problems: list[str] = []
-    stopped: KeyboardInterrupt | None = None
-    bench = Compute()
-    bench._clock = clk
-    if not args.no_compute:
-        cases = bench.cases(topo, dgemm=(args.size,), lu=(args.size,), reps=args.reps,
-                            hpl=args.hpl or args.hpl_big or args.hpl_n is not None,
-                            hpl_np=args.hpl_np, hpl_n=args.hpl_n, hpl_big=args.hpl_big,
-                            clock=False)
-        try:   # a stop signal keeps the cases that finished; no DRAM figure then
-            with err.status("measuring compute …"):
-                for case in cases:
-                    try:
-                        r = bench.measure(topo, case)
-                    except (Unavailable, MeasurementError) as e:
-                        problems.append(f"{case.label}: {e}")
-                        compute.append({"case": case.label, "error": str(e)})
-                        continue
-                    compute.append(r.to_dict())
-                    kind = case.params["kind"]
-                    if kind in ("lu", "hpl"):  # LINPACK-style solves are what the labs compare
-                        by = ("HPL (hpcc)" if kind == "hpl"
-                              else f"LU solve n={case.params['n']}")
-                        g = r.metric("gflops")
-                        measured.setdefault("gflops", []).append(
-                            (g.median, f"{by}: median of {len(g.values)} repetitions"))
-            measured.update(_dram_measured(topo, args.dram_gbs, problems))
-        except KeyboardInterrupt as e:
-            stopped = e
-    elif args.dram_gbs:
-        measured.update(dram_gbs=args.dram_gbs, dram_by="--dram-gbs")
-    if args.link_gbs:
-        measured.update(link_gbs=args.link_gbs, link_by="--link-gbs")
-    table = [r.to_dict() for r in peaks.efficiency_table(summary, measured)]
-
-    if args.json:
-        print_json({"peaks": summary, "compute": compute, "measured": measured,
-                    "efficiency": table, "problems": problems})
-    else:
-        _render(summary, compute, table)
-        for p in problems:
-            warn(p)
-    if stopped:
-        return report_interrupted(stopped, len(compute) + (clk is not None), "measurement")
-    return 0
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The figures the user states for the efficiency table, checked."""
+    from numascope.errors import UserError
+    given: dict[str, Any] = {}
+    for flag, v, key in (("--dram-gbs", args.dram_gbs, "dram"),
+                         ("--link-gbs", args.link_gbs, "link")):
+        if v is None:
+            continue
+        if not (math.isfinite(v) and v > 0):
+            raise UserError(f"{flag} must be a positive, finite bandwidth (got {v})")
+        given[f"{key}_gbs"], given[f"{key}_by"] = v, flag
+    return given
 
 
 @contextlib.contextmanager
-def _tree(sysfs_root: str) -> Iterator[str]:
-    """The directory holding sys/ and proc/ of a replayed machine (archives extracted)."""
+def machine(sysfs_root: str) -> Iterator[tuple[Any, Any]]:
+    """(topology, Tree) of this machine ("/") or a replayed one (a directory or an archive,
+    extracted for as long as the context lasts): cpuinfo and SMBIOS are read through the
+    same jailed Tree as the topology."""
+    from numascope.topology import read_topology
     from numascope.topology.archive import extracted, find_root, is_archive
-    p = Path(sysfs_root)
-    if sysfs_root in ("/", "") or not p.exists():
-        yield "/" if sysfs_root in ("/", "") else sysfs_root
-    elif is_archive(p):
+    from numascope.topology.files import Tree
+    from numascope.topology.reader import read_tree
+    p = Path(sysfs_root or "/")
+    if p.is_file() and is_archive(p):
         with extracted(p) as d:
-            yield str(d)
-    else:
-        yield str(find_root(p, sysfs_root))
+            tree = Tree(d, label=sysfs_root)
+            yield read_tree(tree, live=False), tree
+        return
+    topo = read_topology(p)        # every check: missing, not a dump, /sys itself …
+    live = p.resolve() == Path("/")
+    yield topo, Tree("/" if live else find_root(p, sysfs_root), label=None if live
+                     else sysfs_root)
 
 
-def _dram_measured(topo, given: float | None, problems: list[str]) -> dict[str, Any]:
-    if given:
-        return {"dram_gbs": given, "dram_by": "--dram-gbs"}
-    try:
-        from numascope.bench import bandwidth
-    except ImportError as e:
-        problems.append(f"DRAM not measured: bandwidth engine not available ({e})")
-        return {}
+def main(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from numascope.bench.compute import Compute, ComputeParams
+    from numascope.cli._runner import finish
+    from numascope.errors import UserError
+    from numascope.peaks import efficiency_table, measured_from
+
+    given = _given(args)
+    live = args.sysfs_root in ("/", "")
+    compute = not args.no_compute
+    params = ComputeParams(       # every flag checked here, before anything is measured
+        dgemm=(args.size,), lu=(args.size,), reps=args.reps, clock=live, clock_ghz=args.clock,
+        hpl=args.hpl, hpl_np=args.hpl_np, hpl_n=args.hpl_n, hpl_big=args.hpl_big,
+        memory=args.memory, links=args.links)
+    if not live and (compute or params.runs_hpl):
+        raise UserError("measurements need this machine: add --no-compute with --sysfs-root")
+    if not compute:
+        params = replace(params, dgemm=(), lu=(), hpl=False, hpl_big=False, hpl_n=None)
+    with machine(args.sysfs_root) as (topo, tree):
+        bench = Compute(params)
+        outcome, problems = _measure(bench, topo, quiet=args.json)
+        if compute and not outcome.stopped and "dram_gbs" not in given:
+            _measure_dram(topo, outcome, problems, quiet=args.json)
+        summary = bench.peaks(topo, root=tree)      # the one summary of this run
+    table = efficiency_table(summary, given, outcome.results)
+    extra = {"peaks": summary, "measured": measured_from(outcome.results, given),
+             "efficiency": [r.to_dict() for r in table],
+             "problems": [f"{label}: {msg}" for label, msg in problems]}
+    return finish(args, NAME, outcome, lambda rs, con: render(con, summary, rs, problems, table),
+                  what="measurement", extra=extra)
+
+
+def _measure(bench: Any, topo: Any, quiet: bool) -> tuple[Any, list[tuple[str, str]]]:
+    """Each case through the runner; a case that fails (hpcc missing, a failed check) is a
+    problem and the others still run; a stop signal ends the sweep with what finished."""
+    from numascope.cli._runner import Outcome, measure
+    from numascope.console import err
+    from numascope.errors import MeasurementError, Unavailable
+    out, problems = Outcome(), []
+    for case in bench.cases(topo, bench.params):
+        try:
+            with _status(err, f"measuring {case.label} …", quiet):
+                one = measure(bench, topo, [case], label="peak", quiet=quiet)
+        except (Unavailable, MeasurementError) as e:
+            problems.append((case.label, str(e).splitlines()[0]))
+            continue
+        out.results += one.results
+        if one.stopped:
+            out.stopped = one.stopped
+            break
+    return out, problems
+
+
+def _status(err: Any, text: str, quiet: bool) -> Any:
+    return contextlib.nullcontext() if quiet or not err.is_terminal else err.status(text)
+
+
+def _measure_dram(topo: Any, outcome: Any, problems: list[tuple[str, str]],
+                  quiet: bool) -> None:
+    """A STREAM triad on every core, for the DRAM row (its result joins the results)."""
     from numascope.console import err
     from numascope.errors import MeasurementError, Unavailable, UserError
     try:
-        with err.status("measuring STREAM triad, all cores …"):
-            r = bandwidth.measure(topo, kernel="triad")
+        from numascope.bench import bandwidth
+    except ImportError as e:
+        problems.append(("DRAM", f"not measured: bandwidth engine not available ({e})"))
+        return
+    try:
+        with _status(err, "measuring STREAM triad, all cores …", quiet):
+            outcome.results.append(bandwidth.measure(topo, kernel="triad"))
     except (MeasurementError, Unavailable, UserError) as e:
-        problems.append(f"DRAM not measured: {e}")
-        return {}
-    return dram_from_result(r)
+        problems.append(("DRAM", f"not measured: {str(e).splitlines()[0]}"))
+    except KeyboardInterrupt as e:
+        outcome.stopped = e
 
 
-def dram_from_result(r) -> dict[str, Any]:
-    """The measured DRAM figure for the efficiency table: the median of the repetitions
-    kept (implausibly fast ones are set aside by the measurement), never the best one."""
-    bw = r.metric("bandwidth")
-    excluded = len(r.params.get("excluded_reps") or [])
-    out = f", {excluded} implausible excluded" if excluded else ""
-    return {"dram_gbs": bw.median,
-            "dram_by": f"STREAM triad, {r.params.get('threads')} threads: median of "
-                       f"{len(bw.values)} repetitions{out}"}
-
+# -- the tables (80 columns) -----------------------------------------------------------------
 
 def _fmt(v: float | None, digits: int = 1) -> str:
     return "unknown" if v is None else f"{v:,.{digits}f}"
 
 
-def _render(summary: dict[str, Any], compute: list[dict[str, Any]],
-            table: list[dict[str, Any]]) -> None:
+def _val(v: float | None, unit: str) -> str:
+    return "unknown" if v is None else f"{_fmt(v)} {unit}"
+
+
+def _table(*cols: str, title: str | None = None) -> Any:
     from rich.table import Table
+    t = Table(title=title, title_justify="left")
+    for c in cols:
+        t.add_column(c, overflow="fold", justify="right" if c in NUMERIC else "left")
+    return t
 
-    from numascope.console import out
 
-    t = Table(title="Theoretical peaks", title_justify="left")
-    for c in ("resource", "peak", "unit", "formula / reason", "source"):
-        t.add_column(c)
-    for key, name in (("flops", "FP64 FLOP/s"), ("dram", "DRAM bandwidth"),
-                      ("links", "inter-socket links")):
+NUMERIC = ("peak", "measured", "efficiency", "alone", "all busy", "best", "median",
+           "% of peak", "CPU")
+PEAK_NAMES = (("flops", "FP64 FLOP/s"), ("dram", "DRAM bandwidth"),
+              ("links", "inter-socket links"))
+
+
+def render(con: Any, summary: dict[str, Any], results: list, problems: list[tuple[str, str]],
+           table: list) -> None:
+    from rich.markup import escape
+    from rich.text import Text
+    t = _table("resource", "peak", "formula (source), or why unknown", title="Theoretical peaks")
+    for key, name in PEAK_NAMES:
         p = summary[key]
-        t.add_row(name, _fmt(p["value"]), p["unit"],
-                  p["formula"] or f"[yellow]{p['reason']}[/yellow]", p.get("source") or "")
-    out.print(t)
-    for key in ("flops", "dram", "links"):
+        how = Text(p["formula"] + (f" ({p['source']})" if p.get("source") else "")) \
+            if p["formula"] else Text(p["reason"] or "unknown", style="yellow")
+        t.add_row(name, _val(p["value"], p["unit"]), how)
+    con.print(t)
+    for key, _ in PEAK_NAMES:
         for n in summary[key].get("notes", []):
-            out.print(f"  [dim]{key}: {n}[/dim]")
+            con.print(f"  {key}: {n}", style="dim", markup=False)
 
     c = summary.get("clock")
-    if c:
-        t = Table(title="Measured core clock (GHz)", title_justify="left")
-        for col in ("CPU", "alone", "all busy"):
-            t.add_column(col, justify="right")
+    if c and c.get("per_cpu"):
+        t = _table("CPU", "alone", "all busy", title="Measured core clock (GHz)")
         for cpu, v in c["per_cpu"].items():
-            t.add_row(str(cpu), "—" if v["single_ghz"] is None else _fmt(v["single_ghz"], 3),
-                      _fmt(v["all_busy_ghz"], 3))
-        out.print(t)
+            t.add_row(str(cpu), _fmt(v["single_ghz"], 3), _fmt(v["all_busy_ghz"], 3))
+        con.print(t)
         tsc = f"TSC {c['tsc_ghz']:.3f} GHz; " if c.get("tsc_ghz") else ""
-        out.print(f"  [dim]{tsc}{c['method']}[/dim]")
+        con.print(f"  {tsc}{c['method']}", style="dim", markup=False)
         for n in c.get("notes", []):
-            out.print(f"  [yellow]{n}[/yellow]")
+            con.print(f"  {n}", style="yellow", markup=False)
 
-    rows = [r for r in compute if "metrics" in r]
-    if rows or compute:
-        t = Table(title="Measured compute", title_justify="left")
-        for col in ("case", "GFLOP/s best", "median", "% of peak", "check"):
-            t.add_column(col)
+    rows = [r for r in results if r.family == "compute" and "gflops" in r.metrics]
+    failed = [(label, msg) for label, msg in problems if label != "DRAM"]
+    if rows or failed:
+        t = _table("case", "best", "median", "% of peak", "check",
+                   title="Measured compute (GFLOP/s)")
         notes: list[str] = []
-        for r in compute:
-            if "error" in r:
-                t.add_row(r["case"], "—", "—", "—", "[red]failed[/red]")
-                notes.append(f"{r['case']}: {r['error']}")
-                continue
-            m = r["metrics"]
-            pct = m.get("pct_of_peak", {}).get("best")
-            res = m.get("residual", {}).get("max")
-            t.add_row(r["case"], _fmt(m["gflops"]["best"]), _fmt(m["gflops"]["median"]),
-                      _fmt(pct), f"residual {res:.2g} < 16" if res is not None else "passed")
-            notes += [f"{r['case']}: {n}" for n in r["notes"] if n not in notes]
-        out.print(t)
+        for r in rows:
+            pct = r.metrics.get("pct_of_peak")
+            res = r.metrics.get("residual")
+            t.add_row(Text(r.case), _fmt(r.metrics["gflops"].best), _fmt(r.metrics["gflops"].median),
+                      _fmt(pct.best if pct else None),
+                      f"residual {res.max:.2g} < 16" if res else "passed")
+            notes += [f"{r.case}: {n}" for n in r.notes]
+        for label, _ in failed:
+            t.add_row(Text(label), "unknown", "unknown", "unknown", "failed")
+        con.print(t)
         for n in dict.fromkeys(notes):
-            out.print(f"  [dim]{n}[/dim]")
+            con.print(f"  {n}", style="dim", markup=False)
 
     if table:
-        t = Table(title="Efficiency (measured / theoretical)", title_justify="left")
-        for col in ("resource", "measured", "by", "peak", "unit", "efficiency", "note"):
-            t.add_column(col)
+        t = _table("resource", "measured", "peak", "efficiency", "by, or note",
+                   title="Efficiency (measured / theoretical)")
         for r in table:
-            pct = "—" if r["percent"] is None else f"{r['percent']:.1f} %"
-            note = "peak unknown (see above)" if r["note"].startswith("peak unknown") \
-                else r["note"]
-            t.add_row(r["what"], _fmt(r["measured"]), r["measured_by"], _fmt(r["peak"]),
-                      r["unit"], pct, note)
-        out.print(t)
+            pct = "unknown" if r.percent is None else f"{r.percent:.1f} %"
+            note = "peak unknown (see above)" if r.note.startswith("peak unknown") else r.note
+            by = "; ".join(x for x in (r.measured_by, note) if x)
+            t.add_row(r.what, _val(r.measured, r.unit), _val(r.peak, r.unit), pct,
+                      Text(by))
+        con.print(t)
+    from numascope.console import warn
+    for label, msg in problems:
+        warn(escape(f"{label}: {msg}"))

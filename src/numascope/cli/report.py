@@ -4,30 +4,48 @@ from __future__ import annotations
 
 import argparse
 
+from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
 from numascope.console import out
 
 NAME = "report"
 HELP = "write a self-contained HTML report of one or several stored runs"
 ORDER = 84
+SUFFIXES = (".html", ".htm")
 
 
 def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", nargs="*", metavar="RUN", default=["latest"],
                    help="run ids (or prefixes), KEY=VALUE tags, 'latest' (default)")
     p.add_argument("--output", "-o", metavar="FILE",
-                   help="default: ./numascope-report-<first run id>.html")
+                   help="an .html file; default: ./numascope-report-<first run id>.html")
     add_store(p)
+    add_json(p)
 
 
 def main(args: argparse.Namespace) -> int:
     from numascope.results.store import Store
 
+    check_report_path(args.output, "--output")   # before the store is read
     with Store.open(args.store) as st:
         runs = st.load(args.runs or ["latest"])
     path = write_html(runs, args.output)
-    out.print(f"report: {path}", markup=False)
+    if args.json:
+        emit(NAME, [{"path": str(path), "runs": [r.run_id for r in runs]}])
+    else:
+        out.print(f"report: {path}", markup=False)
     return 0
+
+
+def check_report_path(output: str | None, flag: str) -> None:
+    """UserError (exit 2) unless an HTML report can be written at `output` (or, when None,
+    at the default name in the current folder): called before anything is read or run."""
+    from numascope.cli._common import check_output
+    from numascope.errors import UserError
+    if output == "-":
+        raise UserError(f"{flag} -: the report is a file; give a name ending in .html")
+    check_output(output or "numascope-report.html", flag if output else
+                 "the report (in the current folder)", SUFFIXES)
 
 
 def write_html(runs, output: str | None):

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json
+from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
-from numascope.console import err, out, print_json
+from numascope.console import err, out
 
 NAME = "run"
 HELP = ("measure this machine: topology, peaks, bandwidth, latency, matrices, compression; "
         "store the run and write the HTML report")
 ORDER = 5
+_ENVELOPE_KEYS = ("schema_version", "command", "results", "errors")
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -21,70 +22,125 @@ def register(p: argparse.ArgumentParser) -> None:
     prof.add_argument("--full", dest="profile", action="store_const", const="full",
                       help="every sweep, more repetitions (much longer)")
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
-                   help="label the run, e.g. --tag nps=4 (repeatable); compare by tag later")
+                   help="label the run, e.g. --tag nps=4 (repeatable, each key once); "
+                        "select it later with nps=4")
     p.add_argument("--stage", action="append", metavar="NAME",
                    help="run only these stages (repeatable; see --list-stages)")
     p.add_argument("--list-stages", action="store_true", help="list the stages and exit")
-    p.add_argument("--report", metavar="FILE",
-                   help="HTML report path (default ./numascope-report-<run id>.html)")
-    p.add_argument("--no-report", action="store_true", help="do not write the HTML report")
+    p.add_argument("--io-dir", metavar="DIR",
+                   help="run the storage stage with fio on a file numascope creates (and "
+                        "removes) in DIR; without it the storage stage is skipped")
+    rep = p.add_mutually_exclusive_group()
+    rep.add_argument("--report", metavar="FILE",
+                     help="HTML report path (default ./numascope-report-<run id>.html)")
+    rep.add_argument("--no-report", action="store_true", help="do not write the HTML report")
     add_store(p)
     add_json(p)
 
 
 def main(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from numascope import signals, suite
-    from numascope.cli.report import write_html
-    from numascope.errors import UserError
-    from numascope.report.terminal import print_run
+    from numascope import suite
+    from numascope.profile import profile as get_profile
     from numascope.results.run import parse_tags
     from numascope.results.store import Store
 
     if args.list_stages:
-        for st in suite.all_stages():
-            out.print(f"{st.name:10} {st.title}", markup=False)
-        return 0
-    stages = suite.all_stages()
-    if args.stage:
-        known = {s.name for s in stages}
-        bad = [s for s in args.stage if s not in known]
-        if bad:
-            raise UserError(f"unknown stage {bad[0]!r}; stages: {', '.join(sorted(known))}")
-        stages = [s for s in stages if s.name in args.stage or s.bench is None]
+        return _list_stages(args, suite.all_stages())
+    stages = _with_io_dir(_stages(args.stage, suite.all_stages()), args.io_dir)
     tags = parse_tags(args.tag)
-    profile = args.profile or suite.DEFAULT_PROFILE
+    profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
+    if not args.no_report:   # a bad report path never costs a measurement
+        from numascope.cli.report import check_report_path
+        check_report_path(args.report, "--report")
     store = Store.open(args.store, write=True)   # refuse a bad store before measuring
     try:
-        topo = suite.load_topology()
-        rec, mon = suite.prepare(topo, profile, tags)
-        err.print(f"run {rec.run_id} ({profile}) → store {store.path}", markup=False)
-
-        def on_stage(name: str, status: str) -> None:
-            info = rec.stage(name)
-            why = f" — {info.reason}" if info.reason else ""
-            err.print(f"  {name}: {status} ({info.results} results, {info.seconds:.1f}s){why}",
-                      markup=False)
-
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err, transient=True) as progress:
-            rec = suite.run_suite(topo, rec, mon, store, stages, progress, on_stage)
+        rec = _measure(suite, store, stages, profile, tags)
     finally:
         store.close()
-    report = None
-    if not args.no_report:
-        report = write_html([rec], args.report)
+    return _finish(args, rec)
+
+
+def _list_stages(args: argparse.Namespace, stages: list) -> int:
     if args.json:
-        d = rec.to_dict()
-        d["report"] = str(report) if report else None
-        print_json(d)
+        emit(NAME, [{"name": s.name, "title": s.title} for s in stages])
+    else:
+        for st in stages:
+            out.print(f"{st.name:10} {st.title}", markup=False)
+    return 0
+
+
+def _stages(names: list[str] | None, stages: list) -> list:
+    """The stages --stage names (the topology stage always runs); UserError for others."""
+    from numascope.errors import UserError
+    if not names:
+        return stages
+    from numascope.families import ALIASES
+    names = [ALIASES.get(n, n) for n in names]
+    known = {s.name for s in stages}
+    bad = [s for s in names if s not in known]
+    if bad:
+        raise UserError(f"unknown stage {bad[0]!r}; stages: {', '.join(sorted(known))}")
+    return [s for s in stages if s.name in names or s.bench is None]
+
+
+def _with_io_dir(stages: list, io_dir: str | None) -> list:
+    """The storage stage given its directory (checked now, before anything is measured)."""
+    if io_dir is None:
+        return stages
+    from dataclasses import replace
+    from pathlib import Path
+
+    from numascope.errors import UserError
+    if not Path(io_dir).is_dir():
+        raise UserError(f"--io-dir {io_dir}: not a directory")
+    return [replace(s, options=(("io_dir", io_dir),)) if s.name == "storage" else s
+            for s in stages]
+
+
+def _measure(suite, store, stages: list, profile, tags: dict[str, str]):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from numascope.console import plural
+    topo = suite.load_topology()
+    rec, mon = suite.prepare(topo, profile, tags)
+    err.print(f"run {rec.run_id} ({profile.name}) → store {store.path}", markup=False)
+
+    def on_stage(name: str, status: str) -> None:
+        info = rec.stage(name)
+        why = f" — {info.reason}" if info.reason else ""
+        err.print(f"  {name}: {status} ({plural(info.results, 'result')}, "
+                  f"{info.seconds:.1f}s){why}", markup=False)
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True) as progress:
+        return suite.run_suite(topo, rec, mon, store, stages, progress, on_stage,
+                               profile=profile)
+
+
+def _finish(args: argparse.Namespace, rec) -> int:
+    from numascope import signals
+    from numascope.cli._common import error_entry
+    from numascope.cli.report import write_html
+    from numascope.report.terminal import print_run
+
+    report = None if args.no_report else write_html([rec], args.report)
+    interrupted = rec.status == "interrupted"
+    failed = [s for s in rec.stages if s.status == "failed"]
+    code = signals.exit_code() if interrupted else 3 if failed else 0
+    if args.json:
+        errors = [error_entry(KeyboardInterrupt())] if interrupted else []
+        errors += [{"kind": "validation" if s.reason.startswith("validation") else "internal",
+                    "message": f"stage {s.name}: {s.reason}", "exit_code": 3} for s in failed]
+        d = rec.to_dict(with_results=False)
+        d["record_schema_version"] = d.pop("schema_version")
+        extra = {k: v for k, v in d.items() if k not in _ENVELOPE_KEYS}
+        emit(NAME, [r.to_dict() for r in rec.results], errors, **extra,
+             report=str(report) if report else None)
     else:
         print_run(rec, out)
         if report:
             out.print(f"report: {report}", markup=False)
-    if rec.status == "interrupted":
+    if interrupted:
         err.print(f"interrupted ({signals.name(signals.signum_of(None))}): the finished "
                   "results are stored and reported", markup=False)
-        return signals.exit_code()
-    return 3 if any(s.status == "failed" for s in rec.stages) else 0
+    return code

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json
-from numascope.console import out, print_json
+from numascope.cli._common import add_json, emit
+from numascope.console import out
 
 NAME = "runs"
 HELP = "list stored runs (id, time, host, tags, memory mode, stages, status)"
@@ -29,17 +29,22 @@ def register(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from numascope.report.terminal import runs_table
     from numascope.results.run import parse_tags
-    from numascope.results.store import Store
+    from numascope.results.store import Store, default_path
 
     want = parse_tags(args.tag)
-    with Store.open(args.store) as st:
-        runs = [r for r in st.list_runs()
-                if all(r.tags.get(k) == v for k, v in want.items())]
-        path = st.path
+    path = default_path() if args.store is None else args.store
+    if args.store is None and not default_path().exists():
+        runs = []   # nothing measured yet on this account: an empty list, not an error
+    else:
+        with Store.open(args.store) as st:
+            runs = [r for r in st.list_runs()
+                    if all(r.tags.get(k) == v for k, v in want.items())]
+            path = st.path
     if args.json:
-        print_json([r.to_dict() for r in runs])
+        emit(NAME, [r.to_dict() for r in runs], store=str(path))
     elif not runs:
-        out.print(f"no runs in {path}")
+        which = " with tags " + " ".join(f"{k}={v}" for k, v in want.items()) if want else ""
+        out.print(f"no runs{which} in {path}", markup=False)
     else:
         out.print(runs_table(runs))
     return 0

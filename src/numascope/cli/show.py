@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json
+from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
-from numascope.console import out, print_json
+from numascope.console import out
 
 NAME = "show"
 HELP = "show one stored run: host, stages, noise, results (--json: the whole record)"
@@ -27,9 +27,11 @@ def main(args: argparse.Namespace) -> int:
 
     with Store.open(args.store) as st:
         recs = st.load([args.run])
-    if args.json:
-        print_json(recs[0].to_dict() if len(recs) == 1 else [r.to_dict() for r in recs])
+    if args.json:   # results: the selected run records, each whole
+        emit(NAME, [r.to_dict() for r in recs])
         return 0
-    for rec in recs:
+    for i, rec in enumerate(recs):
+        if i:
+            out.print()
         print_run(rec, out, args.all_metrics)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json, add_sysfs_root
+from numascope.cli._common import add_json, add_sysfs_root, check_output, emit
 from numascope.cli.runs import add_store
 
 NAME = "topo"
@@ -25,7 +25,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from numascope.console import out, print_json
+    from numascope.console import out
     from numascope.errors import UserError
     from numascope.topology import read_topology
     from numascope.topology.export import topology_to_dict
@@ -33,18 +33,23 @@ def main(args: argparse.Namespace) -> int:
 
     if args.from_run and not args.hwloc_xml:
         raise UserError("--from-run names the run --hwloc-xml exports: give --hwloc-xml FILE")
+    if not str(args.sysfs_root).strip():
+        raise UserError("--sysfs-root is empty: give a folder or a .tar.bz2 dump (/ for "
+                        "this machine)")
+    if args.hwloc_xml:   # a bad path is said before anything is read
+        check_output(args.hwloc_xml, "--hwloc-xml", (".xml",))
     topo = read_topology(args.sysfs_root)
     if args.hwloc_xml:
         return _hwloc_xml(args, topo)
-    if args.json:
-        print_json(topology_to_dict(topo))
+    if args.json:   # results: the topology document (its own schema_version inside)
+        emit(NAME, [topology_to_dict(topo)])
     else:
         render(topo, out)
     return 0
 
 
 def _hwloc_xml(args: argparse.Namespace, topo) -> int:
-    from numascope.console import out, print_json, warn
+    from numascope.console import out, plural, warn
     from numascope.errors import UserError
     from numascope.results.run import topology_digest
     from numascope.results.store import Store
@@ -63,17 +68,17 @@ def _hwloc_xml(args: argparse.Namespace, topo) -> int:
                         "from)")
     attrs, replaced = write_xml(topo, rec.results, args.hwloc_xml, args.sysfs_root)
     if args.json:
-        print_json({"xml": args.hwloc_xml, "run": rec.run_id,
-                    "memattrs": [a.__dict__ for a in attrs], "firmware_values_replaced":
-                    replaced,
-                    "units": {"Latency": "ns", "Bandwidth": "MiB/s (2^20 B/s)"}})
+        emit(NAME, [a.__dict__ for a in attrs], xml=args.hwloc_xml, run=rec.run_id,
+             firmware_values_replaced=replaced,
+             units={"Latency": "ns", "Bandwidth": "MiB/s (2^20 B/s)"})
         return 0
     pairs = {(a.initiator, a.target) for a in attrs}
-    out.print(f"wrote {args.hwloc_xml}: {len(attrs)} memory attributes ({len(pairs)} node "
-              f"pairs of run {rec.run_id}; Latency/ReadLatency in ns, Bandwidth/ReadBandwidth "
-              "in MiB/s)" + (f"; {replaced} firmware (HMAT) values of the measured nodes "
-                             "replaced" if replaced else ""))
-    out.print(f"read it with: lstopo --input {args.hwloc_xml} --memattrs")
+    out.print(f"wrote {args.hwloc_xml}: {plural(len(attrs), 'memory attribute')} "
+              f"({plural(len(pairs), 'node pair')} of run {rec.run_id}; Latency/ReadLatency "
+              "in ns, Bandwidth/ReadBandwidth in MiB/s)"
+              + (f"; {plural(replaced, 'firmware (HMAT) value')} of the measured nodes "
+                 "replaced" if replaced else ""), markup=False)
+    out.print(f"read it with: lstopo --input {args.hwloc_xml} --memattrs", markup=False)
     return 0
 
 

@@ -1,8 +1,12 @@
 """Theoretical peaks — FLOP/s, DRAM, inter-socket links — each with its formula, its source
 and, when it cannot be known here, the reason.
 
-    summary(topo, memory="12x DDR5-4800", links="xgmi:4x16@32") -> dict
+    summary(topo, memory="12x DDR5-4800", links="xgmi:4x16@32", clock=...) -> dict
+    run_summary(topo, results, clock_ghz=None)   # a run's: the one its peaks stage made
+    efficiency_table(summary, measured=None, results=None) -> [EfficiencyRow]
 
+The summary is computed once per run, from a clock it is given (it never measures one);
+everything else (the peak command, the run, the report) reads that one dict.
 Each entry is {"value": float | None, "unit", "formula", "source", "status", "reason",
 "notes"}; status is "known", "assumed" (rests on a stated assumption) or "unknown"."""
 
@@ -14,9 +18,10 @@ from typing import Any
 from numascope.errors import Unavailable
 from numascope.peaks import dram as _dram
 from numascope.peaks import links as _links
-from numascope.peaks.efficiency import EfficiencyRow, efficiency_table
+from numascope.peaks.efficiency import EfficiencyRow, efficiency_table, measured_from
 from numascope.peaks.flops import flops_peak_gflops, flops_per_cycle
 from numascope.peaks.smbios import read_slots
+from numascope.topology.files import Tree
 from numascope.topology.model import Topology
 
 __all__ = [
@@ -28,8 +33,10 @@ __all__ = [
     "efficiency_table",
     "flops_peak",
     "links_peak",
+    "measured_from",
     "peak_clock",
     "physical_cores",
+    "run_summary",
     "summary",
 ]
 
@@ -70,7 +77,7 @@ def physical_cores(topo: Topology, cpus: list[int] | None = None) -> int:
     return len(cores)
 
 
-def flops_peak(topo: Topology, ghz: float | None, root: str | Path = "/",
+def flops_peak(topo: Topology, ghz: float | None, root: str | Path | Tree = "/",
                ghz_source: str = CLOCK_ALL_BUSY) -> dict[str, Any]:
     """cores × FLOP/cycle × clock for FP64 (and FP32); `ghz_source` says what the clock is
     (CLOCK_ALL_BUSY, CLOCK_SINGLE…, CLOCK_GIVEN) and is shown in the formula."""
@@ -104,7 +111,7 @@ def flops_peak(topo: Topology, ghz: float | None, root: str | Path = "/",
 
 
 def dram_peak(topo: Topology | None, memory: str | None = None,
-              root: str | Path = "/") -> dict[str, Any]:
+              root: str | Path | Tree = "/") -> dict[str, Any]:
     """From --memory (per socket × sockets) when given, else SMBIOS type 17."""
     sockets = max(1, len(topo.packages)) if topo is not None else 1
     if memory:
@@ -134,16 +141,15 @@ def links_peak(topo: Topology | None, links: str | None) -> dict[str, Any]:
             "groups": [vars(g) for g in p.groups]}
 
 
-def summary(topo: Topology, memory: str | None = None, links: str | None = None,
-            clock: dict[str, Any] | None = None, root: str | Path = "/") -> dict[str, Any]:
-    """Every peak for this machine. `clock` is `numascope.clock.measure(...)` (or
+def summary(topo: Topology, memory: str | None = None, links: str | None = None, *,
+            clock: dict[str, Any] | None = None, root: str | Path | Tree = "/"
+            ) -> dict[str, Any]:
+    """Every peak for this machine, from the clock given: `numascope.clock.measure(...)`,
     {"all_busy_ghz": GHz, "given": True} for a stated clock, or {"single_ghz": GHz,
-    "labels": {"single_ghz": "measured, one CPU alone …"}} when only that is known); when
-    None it is measured here on the live machine (root "/") and left unknown for a replay.
-    The FLOP/s entry's "ghz_source" says which clock its peak used (see peak_clock)."""
-    if clock is None and str(root) == "/":
-        from numascope import clock as _clock
-        clock = _clock.measure(topo, reps=1)
+    "labels": {"single_ghz": "measured, one CPU alone …"}} when only that is known. Without
+    a clock the FLOP/s peak is unknown, with that reason: nothing is measured here. `root`
+    is "/" or the topology's Tree of a replayed machine (cpuinfo and SMBIOS are read from
+    it). The FLOP/s entry's "ghz_source" says which clock its peak used (see peak_clock)."""
     ghz, source = peak_clock(clock)
     return {
         "flops": flops_peak(topo, ghz, root, source),
@@ -151,3 +157,30 @@ def summary(topo: Topology, memory: str | None = None, links: str | None = None,
         "links": links_peak(topo, links),
         "clock": clock,
     }
+
+
+def clock_of(res: Any) -> dict[str, Any]:
+    """The clock a compute "clock" result measured, as `summary` takes it (medians over
+    every CPU and repetition, each labelled by what it is)."""
+    c: dict[str, Any] = {k: m.median for k, m in res.metrics.items()}
+    c["labels"] = {"single_ghz": f"{CLOCK_SINGLE}, median over CPUs",
+                   "all_busy_ghz": f"{CLOCK_ALL_BUSY}, median over CPUs"}
+    return c
+
+
+def run_summary(topo: Topology, results: list[Any], clock_ghz: float | None = None
+                ) -> dict[str, Any]:
+    """The peak summary of a run: the one its peaks stage computed with the clock it
+    measured (kept on the clock result), else one from that result's clock (older
+    records), else from the run monitor's single-CPU clock `clock_ghz` at run start; FLOP/s
+    unknown when there is no clock at all. Computed at most once per run."""
+    for res in results:
+        if res.family == "compute" and res.params.get("kind", res.case) == "clock":
+            stored = res.params.get("peaks")
+            if isinstance(stored, dict) and "flops" in stored:
+                return {**stored, "clock": stored.get("clock") or clock_of(res)}
+            return summary(topo, clock=clock_of(res))
+    if clock_ghz:
+        return summary(topo, clock={"single_ghz": clock_ghz, "labels": {
+            "single_ghz": f"{CLOCK_SINGLE} at run start (run monitor)"}})
+    return summary(topo)

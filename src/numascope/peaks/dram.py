@@ -30,8 +30,11 @@ class DramPeak:
     notes: list[str] = field(default_factory=list)
 
 
-_SPEC = re.compile(r"^\s*(\d+)\s*[x×*]\s*(?:((?:LP)?DDR\d|HBM\d?)\s*-?\s*)?(\d+)\s*(?:MT/?s)?\s*$",
-                   re.IGNORECASE)
+_SPEC = re.compile(r"^\s*(\d+)\s*[x×*]\s*(?:((?:LP)?DDR\d*X?|HBM\d*E?)\s*-?\s*)?(\d+)\s*"
+                   r"(?:MT/?s)?\s*$", re.IGNORECASE)
+# the memory generations a DRAM peak can be given for (SMBIOS names them the same way)
+KNOWN_TYPES = ("DDR", "DDR2", "DDR3", "DDR4", "DDR5", "LPDDR", "LPDDR2", "LPDDR3", "LPDDR4",
+               "LPDDR4X", "LPDDR5", "LPDDR5X", "HBM", "HBM2", "HBM2E", "HBM3", "HBM3E")
 
 
 def parse_memory_spec(spec: str) -> tuple[int, str | None, int]:
@@ -41,6 +44,9 @@ def parse_memory_spec(spec: str) -> tuple[int, str | None, int]:
         raise UserError(f"bad --memory {spec!r}: expected CHANNELSx[TYPE-]MTS per socket, "
                         "e.g. '12x DDR5-4800' or '8x3200'")
     ch, typ, mts = int(m.group(1)), m.group(2), int(m.group(3))
+    if typ and typ.upper() not in KNOWN_TYPES:
+        raise UserError(f"bad --memory {spec!r}: unknown memory type {typ} (known: DDR3, "
+                        "DDR4, DDR5, LPDDR4X, LPDDR5X, HBM2E, HBM3 …)")
     if ch == 0 or ch > 64:
         raise UserError(f"bad --memory {spec!r}: {ch} channels per socket is not plausible")
     if not 100 <= mts <= 20000:
@@ -52,8 +58,9 @@ def from_spec(spec: str, sockets: int) -> DramPeak:
     ch, typ, mts = parse_memory_spec(spec)
     sockets = max(1, sockets)
     gbs = dram_peak_gbs(ch, mts, sockets)
+    socks = f"{sockets} socket{'s' if sockets != 1 else ''}"
     return DramPeak(gbs, ch * sockets, mts, typ, "--memory",
-                    f"{sockets} socket(s) × {ch} channels × {mts} MT/s × 8 B = {gbs:g} GB/s")
+                    f"{socks} × {ch} channels × {mts} MT/s × 8 B = {gbs:g} GB/s")
 
 
 _BANK_CHANNEL = re.compile(r"^(.*?CHANNEL[\s_-]*[A-Z0-9]+)", re.IGNORECASE)
@@ -77,7 +84,8 @@ def from_slots(slots: list[DimmSlot], source: str) -> DramPeak:
     notes: list[str] = []
     pmem = [s for s in slots if s.populated and not s.volatile]
     if pmem:
-        notes.append(f"{len(pmem)} persistent-memory module(s) not counted")
+        notes.append(f"{len(pmem)} persistent-memory module{'s' if len(pmem) != 1 else ''} "
+                     "not counted")
     if not dimms:
         raise ValueError("no populated DRAM slot")
     speeds = [s.effective_mts for s in dimms if s.effective_mts]
@@ -105,7 +113,7 @@ def from_slots(slots: list[DimmSlot], source: str) -> DramPeak:
     types = sorted({s.type for s in dimms if s.type})
     empty = sum(1 for s in slots if not s.populated)
     if empty:
-        notes.append(f"{empty} empty slot(s) of {len(slots)}")
+        notes.append(f"{empty} empty slot{'s' if empty != 1 else ''} of {len(slots)}")
     gbs = dram_peak_gbs(channels, mts)
     return DramPeak(gbs, channels, mts, "/".join(types) or None, source,
                     f"{channels} populated channels × {mts} MT/s × 8 B = {gbs:g} GB/s", notes)

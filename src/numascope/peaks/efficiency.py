@@ -1,7 +1,12 @@
-"""The efficiency table the labs publish: measured / theoretical, one row per resource."""
+"""The efficiency table the labs publish: measured / theoretical, one row per resource.
+
+The one place that decides what counts as "measured" against a peak: `efficiency_table`
+takes the peak summary and the run's results (and figures the user gave), so `numascope
+peak`, the run summary and the HTML report show the same rows."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,13 +32,50 @@ class EfficiencyRow:
                 "note": self.note}
 
 
-def efficiency_table(peaks: dict[str, Any], measured: dict[str, Any]) -> list[EfficiencyRow]:
-    """Rows for every resource with a measurement or a peak.
+def _by(res: Any, m: Any) -> str:
+    n = len(m.values)
+    excluded = len(res.params.get("excluded_reps") or [])
+    out = f", {excluded} implausible excluded" if excluded else ""
+    return f"{res.case}: median of {n} repetition{'s' if n != 1 else ''}{out}"
 
-    `peaks` is `numascope.peaks.summary(...)`; `measured` may hold "dram_gbs" (+
-    "dram_by"), "gflops" (+ "gflops_by"), "link_gbs" (+ "link_by"). Any value may also be a
-    list of (value, measured_by) pairs: one row each (e.g. LU and HPL). A peak that is
-    unknown leaves the percentage empty, with the reason as the note."""
+
+def measured_from(results: Iterable[Any] = (), given: dict[str, Any] | None = None
+                  ) -> dict[str, Any]:
+    """The measured figures to set against the peaks: the highest median DRAM bandwidth of
+    any validated bandwidth result, every validated FLOP/s result (DGEMM, LU, HPL: one row
+    each), each saying it is a median and of how many repetitions; then what the user gave
+    (`given`: "dram_gbs", "link_gbs", "gflops" with their "…_by"), which wins."""
+    bw, fl = [], []
+    for res in results:
+        if not getattr(res, "validated", False):
+            continue
+        for m in res.metrics.values():
+            if res.family == "bandwidth" and m.name == "bandwidth" and m.unit == "GB/s":
+                bw.append((m.median, _by(res, m)))
+            elif res.family == "compute" and m.name == "gflops":
+                fl.append((m.median, _by(res, m)))
+    out: dict[str, Any] = {}
+    if bw:
+        out["dram_gbs"], out["dram_by"] = max(bw)
+    if fl:
+        out["gflops"] = fl
+    out.update({k: v for k, v in (given or {}).items() if v is not None})
+    return out
+
+
+def efficiency_table(peaks: dict[str, Any] | None, measured: dict[str, Any] | None = None,
+                     results: Iterable[Any] | None = None) -> list[EfficiencyRow]:
+    """Rows for every resource with a measurement or a peak — the one efficiency table.
+
+    `peaks` is `numascope.peaks.summary(...)` (a run's host["peaks"]); `results` the run's
+    BenchResults, read by `measured_from`; `measured` figures given directly, winning over
+    the results': "dram_gbs" (+ "dram_by"), "gflops" (+ "gflops_by"), "link_gbs" (+
+    "link_by"). Any value may also be a list of (value, measured_by) pairs: one row each
+    (e.g. LU and HPL). A peak that is unknown leaves the percentage empty, with the reason
+    as the note. No peaks (an old record, a failed summary): no rows."""
+    if not isinstance(peaks, dict) or "error" in peaks:
+        return []
+    measured = measured_from(results or (), measured)
     rows: list[EfficiencyRow] = []
     spec = [("DRAM bandwidth", "dram", "dram_gbs", "dram_by", "GB/s"),
             ("FP64 FLOP/s", "flops", "gflops", "gflops_by", "GFLOP/s"),
@@ -51,7 +93,8 @@ def efficiency_table(peaks: dict[str, Any], measured: dict[str, Any]) -> list[Ef
 
 def _row(what: str, value: float | None, by: str, p: dict[str, Any], unit: str
          ) -> EfficiencyRow:
-    note = "" if p.get("value") is not None else f"peak unknown: {p.get('reason', '?')}"
+    note = "" if p.get("value") is not None else \
+        f"peak unknown: {p.get('reason') or 'no reason given'}"
     if value is None:
         note = "not measured"
     row = EfficiencyRow(what, value, by if value is not None else "", p.get("value"), unit,

@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from numascope.host import Host
+from numascope.topology.files import Tree
+
 
 @dataclass(frozen=True)
 class Uarch:
@@ -94,24 +97,6 @@ class FlopsPerCycle:
     notes: list[str] = field(default_factory=list)
 
 
-def read_cpuinfo(root: str | Path = "/") -> dict[str, str]:
-    """The first processor block of /proc/cpuinfo under `root` (empty if unreadable)."""
-    try:
-        text = (Path(root) / "proc/cpuinfo").read_text()
-    except OSError:
-        return {}
-    info: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            if info.get("processor") is not None and ("flags" in info or "Features" in info):
-                break
-            continue
-        if ":" in line:
-            k, _, v = line.partition(":")
-            info.setdefault(k.strip(), v.strip())
-    return info
-
-
 def _int(v: str | None) -> int | None:
     if v is None:
         return None
@@ -171,12 +156,16 @@ def _flags(info: dict[str, str]) -> set[str]:
     return set((info.get("flags") or info.get("Features") or "").split())
 
 
-def flops_per_cycle(root: str | Path = "/", info: dict[str, str] | None = None) -> FlopsPerCycle:
-    """FLOP/cycle/core (FP64 and FP32) for the CPU described by /proc/cpuinfo under root."""
-    info = read_cpuinfo(root) if info is None else info
-    if not info:
-        return FlopsPerCycle(0, 0, None, "unknown",
-                             f"{Path(root) / 'proc/cpuinfo'} is unreadable")
+def flops_per_cycle(root: str | Path | Tree = "/", info: dict[str, str] | None = None
+                    ) -> FlopsPerCycle:
+    """FLOP/cycle/core (FP64 and FP32) for the CPU described by /proc/cpuinfo under root
+    (a path or the topology's Tree of a replayed machine), read through numascope.host."""
+    if info is None:
+        h = Host(root)
+        info = h.cpuinfo()
+        if not info:
+            return FlopsPerCycle(0, 0, None, "unknown",
+                                 f"{h.tree.where('proc/cpuinfo')} is unreadable")
     flags = _flags(info)
     u, ev = identify(info)
     notes: list[str] = []

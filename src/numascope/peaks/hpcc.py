@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.host import host
 
 THRESHOLD = 16.0
 SHORT_N = 4000        # the default: a few seconds with an optimized BLAS, ~10 s without
@@ -87,14 +88,17 @@ def size_n(available_bytes: int, fraction: float = 0.8, nb: int = 192) -> int:
     return max(nb, n - n % nb)
 
 
-def available_memory(root: str | Path = "/") -> int | None:
-    try:
-        for line in (Path(root) / "proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+MIN_N = 100
+
+
+def check_procs(procs: int) -> None:
+    if procs < 1:
+        raise UserError(f"--hpl-np must be at least 1 (got {procs})")
+
+
+def check_n(n: int) -> None:
+    if n < MIN_N:
+        raise UserError(f"--hpl-n {n}: HPL N is too small (at least {MIN_N})")
 
 
 def input_file(n: int, nb: int, p: int, q: int) -> str:
@@ -161,16 +165,16 @@ def run_hpl(procs: int = 1, n: int | None = None, nb: int = 192, big: bool = Fal
     N: given, or SHORT_N (a short run), or with big=True the largest that fits in 80 % of
     MemAvailable. Raises Unavailable (no hpcc/mpirun, timed out), MeasurementError (failed
     residual, no summary), UserError (bad sizes)."""
-    if procs < 1:
-        raise UserError("--hpl-np must be at least 1")
-    avail = available_memory(root)
+    check_procs(procs)
+    h = host(root)
+    avail = h.mem_available()
     if n is None:
         n = size_n(avail, 0.8, nb) if big and avail else SHORT_N
-    if n < 100:
-        raise UserError(f"HPL N={n} is too small (at least 100)")
-    if avail and 8 * n * n > 0.9 * avail:
-        raise UserError(f"HPL N={n} needs {8 * n * n / 2**30:.1f} GiB, more than 90 % of the "
-                        f"{avail / 2**30:.1f} GiB available")
+    check_n(n)
+    try:
+        h.check_fits(8 * n * n, f"HPL N={n}")
+    except UserError as e:    # the flag that sizes HPL is --hpl-n, not --size
+        raise UserError(str(e).replace("--size", "--hpl-n")) from None
     p, q = grid(procs)
     cmd = command(procs)
     with tempfile.TemporaryDirectory(prefix="numascope-hpcc-") as d:

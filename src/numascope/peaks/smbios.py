@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from numascope.errors import Unavailable
+from numascope.host import Host
+from numascope.topology.files import Tree
 
 # SMBIOS 3.x Memory Type byte (offset 0x12) → name
 MEMORY_TYPES = {
@@ -132,21 +134,31 @@ def parse_type17_raw(raw: bytes) -> DimmSlot:
     )
 
 
-def read_sysfs_entries(root: str | Path = "/") -> list[DimmSlot]:
-    """Type-17 structures from /sys/firmware/dmi/entries under root; raises Unavailable."""
-    base = Path(root) / "sys/firmware/dmi/entries"
-    if not base.is_dir():
-        raise Unavailable(f"{base} does not exist (no SMBIOS tables exported)")
+ENTRIES = "sys/firmware/dmi/entries"
+
+
+def read_sysfs_entries(root: str | Path | Tree = "/") -> list[DimmSlot]:
+    """Type-17 structures from /sys/firmware/dmi/entries under root (a path or the
+    topology's Tree: a replayed root's links never lead out of it); raises Unavailable."""
+    tree = Host(root).tree
+    where = tree.where(ENTRIES)
+    if not tree.exists(ENTRIES):
+        raise Unavailable(f"{where} does not exist (no SMBIOS tables exported)")
+    names = [n for n in tree.listdir(ENTRIES) if re.fullmatch(r"17-\d+", n)]
     slots = []
-    for d in sorted(base.glob("17-*"), key=lambda p: int(p.name.split("-")[1])):
+    for name in sorted(names, key=lambda n: int(n.split("-")[1])):
+        rel = f"{ENTRIES}/{name}/raw"
+        if not tree.exists(rel):
+            raise Unavailable(f"{tree.where(rel)} is missing or leads out of the root")
         try:
-            slots.append(parse_type17_raw((d / "raw").read_bytes()))
+            slots.append(parse_type17_raw(tree.path(rel).read_bytes()))
         except PermissionError:
-            raise Unavailable(f"no permission to read {d / 'raw'} (needs root)") from None
-        except (OSError, ValueError) as e:
-            raise Unavailable(f"cannot parse {d / 'raw'}: {e}") from None
+            raise Unavailable(f"no permission to read {tree.where(rel)} (needs root)") from None
+        except (OSError, ValueError):
+            raise Unavailable(f"cannot parse {tree.where(rel)}: not an SMBIOS type 17 "
+                              "structure") from None
     if not slots:
-        raise Unavailable(f"{base} holds no type-17 (memory device) entries")
+        raise Unavailable(f"{where} holds no type-17 (memory device) entries")
     return slots
 
 
@@ -169,15 +181,16 @@ def run_dmidecode() -> list[DimmSlot]:
     return slots
 
 
-def read_slots(root: str | Path = "/") -> tuple[list[DimmSlot], str]:
+def read_slots(root: str | Path | Tree = "/") -> tuple[list[DimmSlot], str]:
     """DIMM slots from sysfs under root (preferred: no tool needed), else dmidecode (only
     for the live machine). Returns (slots, source); raises Unavailable with every reason."""
     reasons = []
+    tree = Host(root).tree
     try:
-        return read_sysfs_entries(root), f"{Path(root) / 'sys/firmware/dmi/entries'}"
+        return read_sysfs_entries(tree), tree.where(ENTRIES)
     except Unavailable as e:
         reasons.append(str(e))
-    if str(root) == "/":
+    if tree.live:
         try:
             return run_dmidecode(), "dmidecode -t 17"
         except Unavailable as e:

@@ -2,11 +2,13 @@
 no fonts, no network) for one or several runs.
 
 Sections (element ids): runs, host, noise, topology, stages, figures, efficiency,
-compression, results, comparison (only with several runs). Every string from the machine or
-the user goes through html.escape; figures are images, so no text from them reaches the DOM.
+compression, results (collapsed: every metric of every result), comparison (only with
+several runs). Every string from the machine or the user goes through html.escape; figures
+are images, so no text from them reaches the DOM.
 
-Efficiency convention: a BenchResult states the theoretical peak of one of its metrics as
-params["peak"] = {metric_name: value} (same unit), or params["peak_<metric_name>"]."""
+Efficiency: one table, numascope.peaks.efficiency_table of the peak summary the run stored
+(host["peaks"], computed once per run from its measured clock) against the run's measured
+figures; the report never computes a peak itself."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import Any
 
 from numascope import __version__
 from numascope.analysis.compare import compare_runs
+from numascope.console import UNKNOWN, plural, show
 from numascope.report.topology_html import CSS as TOPO_CSS
 from numascope.report.topology_html import topology_html
 from numascope.results.record import BenchResult
@@ -49,11 +52,8 @@ def _e(v: Any) -> str:
 
 
 def _num(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return _e(v)
+    """A value as every table shows it (numascope.console.show), escaped."""
+    return _e(show(v, digits))
 
 
 def _table(head: list[str], rows: list[list[str]], num_cols: set[int] = frozenset()) -> str:
@@ -76,8 +76,9 @@ def _tags(tags: dict[str, str]) -> str:
 # -- sections -------------------------------------------------------------------------------
 
 def _runs_section(runs: list[RunRecord]) -> str:
-    rows = [[_e(r.run_id), _e(r.started), _e(r.host.get("hostname") or "?"), _tags(r.tags),
-             _e(r.profile), _e(r.host.get("memory_mode") or "?"), _status(r.status),
+    rows = [[_e(r.run_id), _e(r.started), _e(r.host.get("hostname") or UNKNOWN),
+             _tags(r.tags), _e(r.profile), _e(r.host.get("memory_mode") or UNKNOWN),
+             _status(r.status),
              str(len(r.results))] for r in runs]
     return _table(["run", "started (UTC)", "host", "tags", "profile", "memory mode", "status",
                    "results"], rows, {7})
@@ -113,7 +114,8 @@ def _topology_section(runs: list[RunRecord]) -> str:
         seen.add(digest)
         body = topology_html(r.topology)
         facts = r.host.get("facts") or {}
-        frows = [[_e(k), _e(f.get("value")), _e(f.get("status"))] for k, f in facts.items()]
+        frows = [[_e(k), _num(f.get("value")), _num(f.get("status"))]
+                 for k, f in facts.items()]
         parts.append(f"<h3>{_e(r.host.get('hostname') or r.run_id)} · "
                      f"{_e(r.host.get('cpu_model') or '')}</h3>"
                      + (body or '<p class="dim">no topology recorded</p>')
@@ -171,64 +173,37 @@ def _figures_section(runs: list[RunRecord]) -> str:
     return "".join(parts) or '<p class="dim">no plots for these results</p>'
 
 
-def peak_of(res: BenchResult, metric: str) -> float | None:
-    p = res.params.get("peak")
-    v = p.get(metric) if isinstance(p, dict) else res.params.get(f"peak_{metric}")
-    return float(v) if isinstance(v, (int, float)) and v > 0 else None
-
-
-def measured_for_peaks(run: RunRecord) -> dict[str, Any]:
-    """Best measured figures per resource, in the shape numascope.peaks.efficiency wants:
-    the highest median DRAM bandwidth of any bandwidth case, every FLOP/s result; each says
-    it is a median and of how many repetitions."""
-    bw = [(m.median, f"{res.case} (median of {len(m.values)} repetitions)")
-          for res in run.results if res.family == "bandwidth" and res.validated
-          for m in res.metrics.values() if m.name == "bandwidth" and m.unit == "GB/s"]
-    fl = [(m.median, f"{res.case} (median of {len(m.values)} repetitions)")
-          for res in run.results
-          if res.family == "compute" and res.validated
-          for m in res.metrics.values() if m.name == "gflops"]
-    out: dict[str, Any] = {}
-    if bw:
-        out["dram_gbs"], out["dram_by"] = max(bw)
-    if fl:
-        out["gflops"] = fl
-    return out
-
-
-def _peak_rows(run: RunRecord) -> list[list[str]]:
-    peaks = run.host.get("peaks")
-    if not isinstance(peaks, dict) or "error" in peaks:
-        return []
+def _peak_rows(run: RunRecord) -> tuple[list[list[str]], str]:
+    """The run's efficiency rows, or why there are none."""
+    from numascope import peaks as peaks_mod
+    summary = run.host.get("peaks")
+    if not isinstance(summary, dict):
+        return [], f"{run.run_id}: no peak summary stored with this run"
+    if "error" in summary:
+        return [], f"{run.run_id}: the peaks could not be computed ({summary['error']})"
     try:
-        from numascope.peaks.efficiency import efficiency_table
-        table = efficiency_table(peaks, measured_for_peaks(run))
-    except Exception:  # noqa: BLE001 — the generic rows below still show
-        return []
+        table = peaks_mod.efficiency_table(summary, results=run.results)
+    except Exception as e:  # noqa: BLE001 — shown in the report instead
+        return [], f"{run.run_id}: efficiency table failed: {type(e).__name__}: {e}"
     return [[_e(run.run_id), _e(row.what), _e(row.measured_by), _num(row.measured),
              _num(row.peak), _e(row.unit),
              "–" if row.percent is None else f"{row.percent:.1f}%", _e(row.note)]
-            for row in table]
+            for row in table], ""
 
 
 def _efficiency_section(runs: list[RunRecord]) -> str:
-    prow = [row for r in runs for row in _peak_rows(r)]
-    ptable = _table(["run", "resource", "measured by", "measured", "peak", "unit",
-                     "efficiency", "note"], prow, {3, 4, 6}) if prow else ""
-    rows = []
+    rows, why = [], []
     for r in runs:
-        for res in r.results:
-            for m in res.metrics.values():
-                peak = peak_of(res, m.name)
-                if peak:
-                    measured = f"{_num(m.median)} {_e(m.unit)} (median of {len(m.values)})"
-                    rows.append([_e(r.run_id), _e(res.family), _e(res.case), _e(m.name),
-                                 measured, f"{_num(peak)} {_e(m.unit)}",
-                                 f"{m.median / peak:.1%}"])
-    if not rows and not ptable:
-        return '<p class="dim">no theoretical peak known for these results</p>'
-    return ptable + (_table(["run", "family", "case", "metric", "measured (median)", "peak",
-                             "efficiency"], rows, {4, 5, 6}) if rows else "")
+        got, reason = _peak_rows(r)
+        rows += got
+        if reason:
+            why.append(f"<li>{_e(reason)}</li>")
+    if not rows:
+        return ('<p class="dim">no theoretical peak known for these results</p>'
+                + (f'<ul class="dim">{"".join(why)}</ul>' if why else ""))
+    return (_table(["run", "resource", "measured by", "measured", "peak", "unit",
+                    "efficiency", "note"], rows, {3, 4, 6})
+            + (f'<ul class="dim">{"".join(why)}</ul>' if why else ""))
 
 
 def _result_rows(run: RunRecord, results: list[BenchResult]) -> list[list[str]]:
@@ -276,7 +251,7 @@ def _compression_section(runs: list[RunRecord]) -> str:
                              if t in row.gbs else "–" for t in s.threads])
             best = "; ".join(f"{t}T: {_e(b[0])} {_num(b[1])} GB/s ({_num(b[2], 2)}×)"
                              for t, b in sorted(s.best.items()))
-            cross = (f"compressed beats plain from {s.crossover} thread(s) on"
+            cross = (f"compressed beats plain from {plural(s.crossover, 'thread')} on"
                      if s.crossover else "no crossover: compressed does not beat plain here")
             notes = "".join(f"<li>{_e(n)}</li>" for n in s.notes)
             parts.append(
@@ -293,13 +268,20 @@ def _compression_section(runs: list[RunRecord]) -> str:
 
 
 def _results_section(runs: list[RunRecord]) -> str:
+    """Every metric of every result, by family, collapsed (<details>): the tables above
+    summarise, this is the record."""
     fams = dict.fromkeys(x.family for r in runs for x in r.results)  # first-seen order
     parts = []
     for fam in fams:
         rows = [row for r in runs for row in _result_rows(
             r, [x for x in r.results if x.family == fam])]
         parts.append(f"<h3>{_e(fam)}</h3>" + _table(_RES_HEAD, rows, {3, 4, 5, 6, 7}))
-    return "".join(parts) or '<p class="dim">no results</p>'
+    if not parts:
+        return '<p class="dim">no results</p>'
+    n = sum(len(r.results) for r in runs)
+    return (f"<details><summary>{_e(plural(n, 'result'))} in "
+            f"{_e(plural(len(fams), 'family', 'families'))}, every metric and repetition "
+            f"count (click to open)</summary>{''.join(parts)}</details>")
 
 
 def _pct(v: float, sign: bool = False) -> str:
@@ -313,7 +295,7 @@ def _comparison_section(runs: list[RunRecord]) -> str:
     base, parts = runs[0], []
     for other in runs[1:]:
         cmp = compare_runs([base], [other])
-        conf = [[_e(k), _e(", ".join(map(str, va))), _e(", ".join(map(str, vb)))]
+        conf = [[_e(k), _num(va), _num(vb)]
                 for k, (va, vb) in cmp.config.items()]
         rows = [[_e(d.family), _e(d.case), _e(d.metric), f"{_num(d.median_a)} {_e(d.unit)}",
                  f"{_num(d.median_b)} {_e(d.unit)}", _pct(d.change_pct, sign=True),

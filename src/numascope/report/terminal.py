@@ -1,4 +1,7 @@
-"""Terminal rendering of runs, lists of runs and comparisons (rich tables).
+"""Terminal rendering of runs, lists of runs and comparisons (rich tables); rendering only
+(records are serialised by numascope.results). Every table fits 80 columns: long cells wrap,
+nothing is cut. Values are shown by numascope.console.show (None: "unknown", booleans
+yes/no).
 
 Every string from the machine or the user is passed through rich's escape(), so a tag like
 "[red]" or a device name with brackets prints as itself."""
@@ -14,6 +17,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from numascope.analysis.compare import Comparison
+from numascope.analysis.primary import primary_metrics
+from numascope.console import UNKNOWN, plural, show
 from numascope.results.run import RunRecord
 from numascope.results.store import RunSummary
 
@@ -23,11 +28,7 @@ _STATUS_STYLE = {"done": "green", "complete": "green", "skipped": "yellow",
 
 
 def fmt(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
+    return show(v, digits)
 
 
 def tags_text(tags: dict[str, str]) -> str:
@@ -38,20 +39,38 @@ def _st(status: str) -> str:
     return f"[{_STATUS_STYLE.get(status, 'white')}]{escape(status)}[/]"
 
 
+def _table(title: str | None = None, **kw: Any) -> Table:
+    """The house table: a rule under the head, one space between columns, no outer edge."""
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 padding=(0, 1, 0, 0), **kw)
+
+
 def runs_table(runs: list[RunSummary]) -> Table:
-    t = Table(title="stored runs", title_justify="left")
+    """One row per run. A host or memory mode shared by every run is named once in the
+    title instead of in a column, so the tags (what tells runs apart) get the room."""
+    hosts = {r.hostname or UNKNOWN for r in runs}
+    modes = {r.memory_mode or UNKNOWN for r in runs}
+    same = [f"host {h}" for h in hosts if len(hosts) == 1] + \
+        [f"memory mode {m}" for m in modes if len(modes) == 1]
+    t = _table(escape("stored runs" + (f" ({', '.join(same)})" if same else "")))
     t.add_column("run", no_wrap=True)
-    t.add_column("UTC", min_width=4)
-    for c in ("host", "tags", "mode"):
-        t.add_column(c, min_width=4)
-    t.add_column("stages")
-    t.add_column("res.", justify="right")
-    t.add_column("status")
+    t.add_column("UTC", no_wrap=True)
+    if len(hosts) > 1:
+        t.add_column("host", overflow="fold", min_width=4)
+    if len(modes) > 1:
+        t.add_column("mode", overflow="fold", min_width=4)
+    t.add_column("tags", overflow="fold", ratio=1, min_width=8)
+    t.add_column("stages", justify="right", no_wrap=True)
+    t.add_column("res.", justify="right", no_wrap=True)
+    t.add_column("status", no_wrap=True)
     for r in runs:
         done = sum(1 for s in r.stages if s.get("status") == "done")
-        t.add_row(escape(r.run_id), escape(r.started[5:16].replace("T", " ")),
-                  escape(r.hostname or "?"), escape(tags_text(r.tags)),
-                  escape(r.memory_mode or "?"), f"{done}/{len(r.stages)}",
+        cells = [escape(r.run_id), escape(r.started[5:16].replace("T", " "))]
+        if len(hosts) > 1:
+            cells.append(escape(r.hostname or UNKNOWN))
+        if len(modes) > 1:
+            cells.append(escape(r.memory_mode or UNKNOWN))
+        t.add_row(*cells, escape(tags_text(r.tags)), f"{done}/{len(r.stages)}",
                   str(r.results), _st(r.status))
     return t
 
@@ -59,18 +78,18 @@ def runs_table(runs: list[RunSummary]) -> Table:
 def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> None:
     h = rec.host
     head = Table.grid(padding=(0, 2))
-    head.add_column(style="bold")
-    head.add_column()
+    head.add_column(style="bold", no_wrap=True)
+    head.add_column(overflow="fold")
+    bios = " ".join(str(x) for x in (h.get("bios_vendor"), h.get("bios_version")) if x)
     rows = [("run", rec.run_id), ("status", rec.status), ("started", rec.started),
             ("finished", rec.finished), ("profile", rec.profile),
-            ("tags", tags_text(rec.tags)), ("host", h.get("hostname")),
+            ("tags", tags_text(rec.tags) or "none"), ("host", h.get("hostname")),
             ("cpu", h.get("cpu_model")), ("kernel", h.get("kernel")),
-            ("bios", " ".join(str(x) for x in (h.get("bios_vendor"), h.get("bios_version"))
-                              if x)),
+            ("bios", bios or None),
             ("memory mode", h.get("memory_mode")), ("smt", h.get("smt")),
             ("governor", h.get("governor")), ("thp", h.get("thp")),
             ("numa_balancing", h.get("numa_balancing")), ("clock GHz", h.get("clock_ghz")),
-            ("topology", (h.get("topology_digest") or "")[:16])]
+            ("topology", (h.get("topology_digest") or "")[:16] or None)]
     for k, v in rows:
         head.add_row(k, escape(fmt(v)))
     console.print(head)
@@ -81,9 +100,12 @@ def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> No
 
 
 def stages_table(rec: RunRecord) -> Table:
-    t = Table(title="stages", title_justify="left")
-    for c in ("stage", "status", "results", "seconds", "reason"):
-        t.add_column(c)
+    t = _table("stages")
+    t.add_column("stage", no_wrap=True)
+    t.add_column("status", no_wrap=True)
+    t.add_column("results", justify="right", no_wrap=True)
+    t.add_column("seconds", justify="right", no_wrap=True)
+    t.add_column("reason", overflow="fold", ratio=1)
     for s in rec.stages:
         t.add_row(escape(s.name), _st(s.status), str(s.results), f"{s.seconds:.1f}",
                   escape(s.reason))
@@ -91,26 +113,40 @@ def stages_table(rec: RunRecord) -> Table:
 
 
 def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
-    """Median, range and spread per result; only each result's first (primary) metric
-    unless all_metrics. The family is named once per group, so the table fits 80 columns."""
+    """Median, range and spread per result; only each case's primary metrics (the ones
+    compare tests, numascope.analysis.primary) unless all_metrics. The family is named once
+    per group and a case once per result, so the table fits 80 columns; a metric is named
+    when it is not the family's main one."""
+    from numascope.analysis.primary import family_primary
     title = "results (median of the repetitions" + \
-        (")" if all_metrics else "; primary metric, --all-metrics for every one)")
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        (")" if all_metrics else "; primary metrics, --all-metrics for every one)")
+    t = _table(title)
     t.add_column("family", no_wrap=True)
-    t.add_column("case · metric", ratio=1)
+    t.add_column("case · metric", ratio=1, overflow="fold")
     t.add_column("median", justify="right", no_wrap=True)
     t.add_column("min–max", justify="right", no_wrap=True)
     t.add_column("spread", justify="right", no_wrap=True)
     t.add_column("n", justify="right", no_wrap=True)
     last_family = None
     for r in rec.results:
-        metrics = list(r.metrics.values())
-        for m in metrics if all_metrics else metrics[:1]:
+        prim = primary_metrics(r.family, list(r.metrics))
+        main = (family_primary(r.family) or prim)[0]
+        shown = [m for m in r.metrics.values() if all_metrics or m.name in prim]
+        head = all_metrics and len(shown) > 1   # the case on a row of its own, then metrics
+        for i, m in enumerate(shown):
             family = "" if r.family == last_family else r.family
             if family and last_family is not None:
                 t.add_section()
             last_family = r.family
-            t.add_row(escape(family), f"{escape(r.case)} [dim]· {escape(m.name)}[/dim]",
+            if head and i == 0:
+                t.add_row(escape(family), escape(r.case))
+                family = ""
+            if head:
+                case = f"  [dim]·[/dim] {escape(m.name)}"
+            else:
+                case = escape(r.case) + (f" [dim]· {escape(m.name)}[/dim]"
+                                         if m.name != main else "")
+            t.add_row(escape(family), case,
                       f"{fmt(m.median)} {escape(m.unit)}", f"{fmt(m.min)}–{fmt(m.max)}",
                       "–" if not math.isfinite(m.spread) else f"{m.spread:.1%}",
                       str(len(m.values)))
@@ -182,7 +218,7 @@ def comparison_summary(cmp: Comparison) -> list[str]:
     words = ", ".join(f"{n} {_VERDICT_TEXT.get(k, k)}" for k, n in counts.items()) or "nothing"
     test = (f"{CORRECTION} over {cmp.tested}, family-wise error {ALPHA:.0%}" if cmp.tested
             else "no test")
-    lines = [f"verdict: {words} (of {sum(counts.values())} metrics; {test})"]
+    lines = [f"verdict: {words} (of {plural(sum(counts.values()), 'metric')}; {test})"]
     na, nb = len(cmp.a), len(cmp.b)
     if min(na, nb) < MIN_RUNS:
         lines.append(f"too few runs to claim a change ({na} vs {nb}): run each configuration "
@@ -192,13 +228,14 @@ def comparison_summary(cmp: Comparison) -> list[str]:
 
 
 def print_comparison(cmp: Comparison, console: Console) -> None:
-    console.print(f"A: {len(cmp.a)} run(s): {escape(', '.join(cmp.a))}")
-    console.print(f"B: {len(cmp.b)} run(s): {escape(', '.join(cmp.b))}")
+    console.print(f"A: {plural(len(cmp.a), 'run')}: {escape(', '.join(cmp.a))}")
+    console.print(f"B: {plural(len(cmp.b), 'run')}: {escape(', '.join(cmp.b))}")
     if cmp.config:
         console.print("what differs between A and B:")
-        t = Table()
-        for c in ("setting", "A", "B"):
-            t.add_column(c)
+        t = _table()
+        t.add_column("setting", overflow="fold")
+        for c in ("A", "B"):
+            t.add_column(c, overflow="fold", ratio=1)
         for k, (va, vb) in cmp.config.items():
             t.add_row(escape(k), escape(", ".join(fmt(v) for v in va)),
                       escape(", ".join(fmt(v) for v in vb)))
@@ -213,5 +250,5 @@ def print_comparison(cmp: Comparison, console: Console) -> None:
         console.print(escape(line))
     console.print(f"[dim]{escape(cmp.method)}[/dim]")
     if cmp.only_a or cmp.only_b:
-        console.print(f"[dim]{len(cmp.only_a)} metrics only in A, "
+        console.print(f"[dim]{plural(len(cmp.only_a), 'metric')} only in A, "
                       f"{len(cmp.only_b)} only in B[/dim]")

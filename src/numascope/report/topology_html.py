@@ -20,11 +20,11 @@ CSS = """
 
 
 def _gib(b: Any) -> str:
-    return f"{b / 2**30:.1f} GiB" if isinstance(b, (int, float)) and b else "? GiB"
+    return f"{b / 2**30:.1f} GiB" if isinstance(b, (int, float)) and b else "memory unknown"
 
 
 def _mib(b: Any) -> str:
-    return f"{b / 2**20:.0f} MiB" if isinstance(b, (int, float)) and b else "?"
+    return f"{b / 2**20:.0f} MiB" if isinstance(b, (int, float)) and b else "size unknown"
 
 
 def _cores_html(cores: list[dict], cpu_ids: set[int]) -> str:
@@ -81,7 +81,7 @@ def topology_html(topo: dict[str, Any]) -> str:
                 if set(nodes[nid].get("cpus", [])) <= pcpus:
                     drawn.add(nid)
         parts.append(f'<div class="pkg"><div class="lbl">Package {escape(str(p.get("id")))} '
-                     f'· {len(pcpus)} CPUs</div><div class="boxes">{"".join(inner)}</div></div>')
+                     f'· {len(pcpus)} CPU{"s" if len(pcpus) != 1 else ""}</div><div class="boxes">{"".join(inner)}</div></div>')
     for nid, n in nodes.items():   # CPU-less nodes (CXL, HBM) and nodes outside packages
         if nid not in drawn and not any(nid in p.get("nodes", [])
                                         for p in topo.get("packages", [])):

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from numascope.console import to_plain
 from numascope.errors import UserError
+from numascope.results.plain import to_plain
 from numascope.results.run import RunRecord
 
 FORMATS = ("json", "csv", "parquet")
+SUFFIXES = (".json", ".csv", ".parquet")
 
 COLUMNS = ["run_id", "started", "hostname", "tags", "memory_mode", "profile", "family", "case",
            "metric", "unit", "higher_is_better", "n", "median", "min", "max", "cv", "spread",
@@ -48,13 +50,21 @@ def to_dataframe(runs: list[RunRecord]) -> Any:
 
 
 def read_json(path: str | Path) -> list[RunRecord]:
-    """Records written by export_json (any older schema version is migrated)."""
+    """Records written by export_json, or the envelope of `export -o - --json` (any older
+    schema version is migrated)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise UserError(f"cannot read {path}: {e}") from None
-    items = data.get("runs", []) if isinstance(data, dict) else data
+    if isinstance(data, dict):
+        items = data.get("runs", data.get("results", []))
+    else:
+        items = data
     return [RunRecord.from_dict(d) for d in items]
+
+
+def _bool(v: str) -> bool:
+    return v.strip().lower() in ("true", "1", "yes")
 
 
 def read_csv(path: str | Path) -> list[dict[str, Any]]:
@@ -68,10 +78,51 @@ def read_csv(path: str | Path) -> list[dict[str, Any]]:
             for k in ("median", "min", "max", "cv", "spread"):
                 d[k] = float(d[k]) if d[k] not in ("", "nan") else float("nan")
             d["n"] = int(d["n"])
-            d["higher_is_better"] = d["higher_is_better"] == "True"
-            d["validated"] = d["validated"] == "True"
+            d["higher_is_better"] = _bool(d["higher_is_better"])
+            d["validated"] = _bool(d["validated"])
             out.append(d)
     return out
+
+
+def format_for(output: str, fmt: str | None = None) -> str:
+    """The export format: `fmt` when given, JSON for standard output ("-"), else from the
+    file's extension; UserError when the extension says nothing."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise UserError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        return fmt
+    if output == "-":
+        return "json"
+    suffix = Path(output).suffix.lower()
+    if suffix not in SUFFIXES:
+        what = f"extension {suffix!r}" if suffix else "no extension"
+        raise UserError(f"--output {output}: {what} names no format: end the file in "
+                        f"{', '.join(SUFFIXES)} or give --format")
+    return suffix[1:]
+
+
+def _write(runs: list[RunRecord], fmt: str, f: IO[str]) -> None:
+    """JSON (full records) or CSV (one row per metric; booleans as true/false) to `f`."""
+    if fmt == "json":
+        f.write(json.dumps({"runs": [to_plain(r.to_dict()) for r in runs]}, indent=1))
+        f.write("\n")
+        return
+    w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for row in rows(runs):
+        row = dict(row)
+        for k in ("tags", "values", "params"):
+            row[k] = json.dumps(row[k])
+        for k in ("higher_is_better", "validated"):
+            row[k] = "true" if row[k] else "false"
+        w.writerow(row)
+
+
+def write_stdout(runs: list[RunRecord], fmt: str) -> None:
+    """JSON or CSV on standard output (Parquet is binary: a file only)."""
+    if fmt == "parquet":
+        raise UserError("Parquet is binary: write it to a file (-o runs.parquet)")
+    _write(runs, fmt, sys.stdout)
 
 
 def export(runs: list[RunRecord], fmt: str, output: str | Path) -> Path:
@@ -79,23 +130,14 @@ def export(runs: list[RunRecord], fmt: str, output: str | Path) -> Path:
         raise UserError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     p = Path(output)
     if not p.parent.is_dir():
-        raise UserError(f"directory {p.parent} does not exist")
+        raise UserError(f"--output {p}: folder {p.parent} does not exist")
     tmp = p.with_name(f".{p.name}.tmp")
     try:
-        if fmt == "json":
-            tmp.write_text(json.dumps({"runs": [to_plain(r.to_dict()) for r in runs]},
-                                      indent=1))
-        elif fmt == "csv":
-            with open(tmp, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=COLUMNS)
-                w.writeheader()
-                for row in rows(runs):
-                    row = dict(row)
-                    for k in ("tags", "values", "params"):
-                        row[k] = json.dumps(row[k])
-                    w.writerow(row)
-        else:
+        if fmt == "parquet":
             _parquet(runs, tmp)
+        else:
+            with open(tmp, "w", newline="") as f:
+                _write(runs, fmt, f)
         tmp.replace(p)
     except OSError as e:
         raise UserError(f"cannot write {p}: {e.strerror}") from None

@@ -25,6 +25,21 @@ class Metric:
     def median(self) -> float:
         return statistics.median(self.values) if self.values else math.nan
 
+    def percentile(self, q: float) -> float:
+        """The q-th percentile (q from 0 to 100) of the samples, by linear interpolation
+        between the two nearest ranks (numpy's default, "linear"): with the samples sorted
+        as s[0..n-1], the rank is k = (n - 1) * q / 100 and the value
+        s[floor(k)] + (s[ceil(k)] - s[floor(k)]) * (k - floor(k)). percentile(50) is the
+        median (the mean of the two middle samples when n is even); NaN without samples."""
+        if not 0 <= q <= 100:
+            raise ValueError(f"percentile must be from 0 to 100 (got {q})")
+        if not self.values:
+            return math.nan
+        s = sorted(self.values)
+        k = (len(s) - 1) * q / 100.0
+        lo, hi = math.floor(k), math.ceil(k)
+        return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
     @property
     def min(self) -> float:
         return min(self.values) if self.values else math.nan

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from numascope import __version__, sysstate
-from numascope.console import to_plain
 from numascope.errors import UserError
+from numascope.results.plain import to_plain
 from numascope.results.record import SCHEMA_VERSION, BenchResult
 from numascope.topology.model import Topology
 
@@ -101,9 +101,9 @@ class RunRecord:
     def from_dict(cls, d: dict[str, Any]) -> RunRecord:
         d = migrate(d)
         return cls(
-            run_id=d["run_id"], started=d["started"], tool_version=d.get("tool_version", "?"),
+            run_id=d["run_id"], started=d["started"], tool_version=d.get("tool_version", "unknown"),
             finished=d.get("finished"), status=d.get("status", "complete"),
-            profile=d.get("profile", "?"), tags=dict(d.get("tags", {})),
+            profile=d.get("profile", "unknown"), tags=dict(d.get("tags", {})),
             host=dict(d.get("host", {})), noise=dict(d.get("noise", {})),
             topology=dict(d.get("topology", {})),
             stages=[StageInfo.from_dict(s) for s in d.get("stages", [])],
@@ -179,15 +179,35 @@ def migrate(d: dict[str, Any]) -> dict[str, Any]:
 # -- tags ----------------------------------------------------------------------------------
 
 def parse_tags(items: list[str] | None) -> dict[str, str]:
-    """["nps=4", "smt=off"] → {"nps": "4", "smt": "off"}; UserError on a malformed tag."""
+    """["nps=4", "smt=off"] → {"nps": "4", "smt": "off"}. A tag must stay selectable
+    (`compare nps=4 …`, `runs --tag`, selections split on "," and the first "="): UserError
+    for a missing key or value, a control character (newline, tab, escape …), a comma, and a
+    key given twice."""
     tags: dict[str, str] = {}
     for item in items or []:
+        shown = repr(item)
+        if any(_control(c) for c in item):
+            raise UserError(f"bad tag {shown}: control characters (newline, tab …) are not "
+                            "allowed")
         k, sep, v = item.partition("=")
-        k = k.strip()
+        k, v = k.strip(), v.strip()
         if not sep or not k:
-            raise UserError(f"bad tag {item!r}: expected KEY=VALUE, e.g. nps=4")
-        tags[k] = v.strip()
+            raise UserError(f"bad tag {shown}: expected KEY=VALUE, e.g. nps=4")
+        if not v:
+            raise UserError(f"bad tag {shown}: give a value after '=', e.g. {k}=4")
+        if "," in item:
+            raise UserError(f"bad tag {shown}: ',' separates tags in a selection; use another "
+                            "character")
+        if k in tags:
+            raise UserError(f"tag key {k!r} given twice ({k}={tags[k]}, {k}={v}); give each "
+                            "key once")
+        tags[k] = v
     return tags
+
+
+def _control(c: str) -> bool:
+    import unicodedata
+    return unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
 
 
 # -- host facts ----------------------------------------------------------------------------

@@ -8,7 +8,12 @@ Safety rules (a store is someone's measurement history):
   half-created file is never seen and two processes creating it at once both succeed;
 - writes are short transactions (BEGIN IMMEDIATE) in WAL mode with a busy timeout and
   retries, so two runs can write at once and readers see a consistent state meanwhile;
-- each BenchResult is committed as soon as it finishes, so an interrupted run keeps it.
+- each BenchResult is committed as soon as it finishes, so an interrupted run keeps it;
+- reading leaves no file behind (no -wal or -shm is made when no writer is at work) and
+  works where nothing can be written (a read-only disk, someone else's folder); writing
+  there is refused as "read-only" before anything is measured, never called "damaged";
+- a new store is made only in a folder that exists (the default location's folders are
+  made) and can be written; anything else is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from numascope.console import to_plain
 from numascope.errors import UserError
+from numascope.results.plain import to_plain
 from numascope.results.record import BenchResult
 from numascope.results.run import RunRecord, migrate
 
@@ -108,6 +113,32 @@ def _check_header(path: Path) -> None:
                         f"says {pages * page}); refusing to use it — restore a backup")
 
 
+def _not_writable(p: Path) -> str:
+    """Why the store at `p` cannot be written ("" when it can): the file itself, or its
+    folder, where SQLite keeps the -wal and -shm files beside it."""
+    if not os.access(p, os.W_OK):
+        return "no permission to write the file, or a read-only file system"
+    folder = p.parent if str(p.parent) else Path(".")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        wal, shm = Path(f"{p}-wal"), Path(f"{p}-shm")
+        if not (os.access(wal, os.W_OK) and os.access(shm, os.W_OK)):
+            return f"folder {folder} is read-only"
+    return ""
+
+
+def _ro_uri(p: Path) -> str:
+    """How to open `p` for reading only, leaving no file behind. With no -wal file beside
+    it no writer has the store open (a WAL writer keeps one), so it is opened immutable:
+    no -shm or -wal is made, and a store in a read-only folder reads as well. With one, a
+    writer may be at work: plain mode=ro, which reads its committed transactions."""
+    from urllib.parse import quote
+    uri = f"file:{quote(str(p.resolve()))}?mode=ro"
+    wal = Path(f"{p}-wal")
+    folder = p.parent if str(p.parent) else Path(".")
+    pending = wal.exists() and (wal.stat().st_size > 0 or os.access(folder, os.W_OK))
+    return uri if pending else uri + "&immutable=1"
+
+
 def _unsupported_fs(path: Path, e: Exception) -> UserError:
     """SQLite's WAL mode needs shared memory maps and locks that NFS, 9p and some FUSE file
     systems do not give: say so instead of calling the store damaged."""
@@ -131,6 +162,11 @@ class Store:
     # -- opening ---------------------------------------------------------------------------
     @classmethod
     def open(cls, path: str | Path | None = None, write: bool = False) -> Store:
+        """The store at `path` (default: default_path()). Reading needs only read access
+        (a store on a read-only disk or in someone else's folder reads fine); writing says
+        "read-only" when the file or its folder cannot be written, before anything runs.
+        A new store is created only for writing, in an existing, writable folder (the
+        default location's folders are made)."""
         p = Path(path).expanduser() if path else default_path()
         if p.is_dir():
             raise UserError(f"store {p} is a directory; pass a file path with --store")
@@ -138,16 +174,26 @@ class Store:
             if not write:
                 raise UserError(f"no store at {p} (nothing has been run yet; "
                                 "`numascope run` creates it, or pass --store)")
-            cls._create(p)
+            cls._create(p, make_folders=not path)
         cls._verify(p)
         if not write:
-            conn = cls._connect(f"file:{p}?mode=ro", uri=True)
-            return cls(p, conn, False)
+            return cls(p, cls._connect(_ro_uri(p), uri=True), False)
+        why = _not_writable(p)
+        if why:
+            raise UserError(f"store {p} is read-only ({why}): it can be read, not written; "
+                            "pass another --store to store a run")
         conn = cls._connect(str(p))
         try:
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN IMMEDIATE")   # can it really be written? (a read-only
+            conn.execute("ROLLBACK")          # mount, a file only root may write …)
         except sqlite3.Error as e:
+            if "locked" in str(e) or "busy" in str(e):   # another writer: writable, then
+                return cls(p, conn, True)
             conn.close()    # _verify read it as a numascope store: the file system refused
+            if "readonly" in str(e) or "read-only" in str(e):
+                raise UserError(f"store {p} is read-only ({e}): it can be read, not "
+                                "written; pass another --store to store a run") from None
             raise _unsupported_fs(p, e) from None
         return cls(p, conn, True)
 
@@ -159,13 +205,25 @@ class Store:
         return conn
 
     @classmethod
-    def _create(cls, p: Path) -> None:
-        try:
-            p.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise UserError(f"cannot create the store directory {p.parent}: {e.strerror}") \
-                from None
+    def _create(cls, p: Path, make_folders: bool = False) -> None:
+        parent = p.parent
+        if make_folders:
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise UserError(f"cannot create the store folder {parent}: {e.strerror}") \
+                    from None
+        if not parent.is_dir():
+            raise UserError(f"cannot create the store {p}: folder {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise UserError(f"cannot create the store {p}: folder {parent} is read-only "
+                            "(no permission to write there)")
         tmp = p.with_name(f".{p.name}.{os.getpid()}.{random.getrandbits(32):08x}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except OSError as e:
+            raise UserError(f"cannot create the store {p}: {e.strerror} (folder {parent})") \
+                from None
         try:
             conn = sqlite3.connect(str(tmp), isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -192,7 +250,7 @@ class Store:
     def _verify(cls, p: Path) -> None:
         _check_header(p)
         try:
-            conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=_BUSY_MS / 1000)
+            conn = sqlite3.connect(_ro_uri(p), uri=True, timeout=_BUSY_MS / 1000)
         except sqlite3.Error as e:
             raise _corrupt(p, e) from None
         try:
@@ -245,6 +303,9 @@ class Store:
                         self.conn.execute("ROLLBACK")
                     raise
             except sqlite3.OperationalError as e:
+                if "readonly" in str(e):
+                    raise UserError(f"store {self.path} is read-only ({e}); pass another "
+                                    "--store") from None
                 if "locked" not in str(e) and "busy" not in str(e):
                     raise _corrupt(self.path, e) from None
             except sqlite3.IntegrityError as e:

@@ -69,7 +69,10 @@ def extracted(archive: str | Path) -> Iterator[Path]:
 
 
 def _reason(e: BaseException) -> str:
-    text = str(e) or type(e).__name__
+    """One line, naming what is wrong with the archive, never quoting what is in it."""
+    text = " ".join((str(e) or type(e).__name__).split())
     if isinstance(e, EOFError) or "end-of-stream" in text or "unexpected end" in text:
         return f"truncated or corrupt: {text}"
+    if "could not be opened successfully" in text:   # tarfile tried every compression
+        return "not a tar archive, or a truncated or corrupt one"
     return text

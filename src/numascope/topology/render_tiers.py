@@ -11,7 +11,7 @@ from numascope.topology.tiers import cpu_nodes, kernel_tier_of, tiers
 
 def _bytes(n: int | None) -> str:
     if n is None:
-        return "?"
+        return "unknown"
     return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
 
 
@@ -25,10 +25,10 @@ def _hmat(acc: tuple[NodeAccess, ...]) -> str:
         acc[0].read_latency_ns == acc[1].read_latency_ns and \
         acc[0].read_bandwidth_mbs == acc[1].read_bandwidth_mbs
     for a in acc[:1] if same else acc:
-        who = ",".join(f"N{i}" for i in a.initiators) or "?"
-        lat = f"{a.read_latency_ns}ns" if a.read_latency_ns is not None else "?ns"
+        who = ",".join(f"N{i}" for i in a.initiators) or "unknown initiators"
+        lat = f"{a.read_latency_ns}ns" if a.read_latency_ns is not None else "latency unknown"
         bw = f"{a.read_bandwidth_mbs / 1000:.3g}GB/s" if a.read_bandwidth_mbs is not None \
-            else "?GB/s"
+            else "bandwidth unknown"
         parts.append(f"{'a0/1' if same else f'a{a.access}'} {who} {lat} {bw}")
     return "; ".join(parts)
 

@@ -34,8 +34,8 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
             ax.set_xscale("log", base=2)
         ax.set_xticks(s.threads)
         ax.set_xticklabels([str(t) for t in s.threads])
-        cross = (f"compressed wins from {s.crossover} threads" if s.crossover
-                 else "no crossover")
+        cross = (f"compressed wins from {s.crossover} "
+                 f"thread{'' if s.crossover == 1 else 's'}" if s.crossover else "no crossover")
         ax.set_title(f"Sum of {s.dataset} ({s.dtype}, {s.nbytes / 2**20:.0f} MiB): {cross}")
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)

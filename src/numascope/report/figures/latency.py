@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from numascope.bench.latency import curve_key, inversions, percentile
+from numascope.bench.latency import curve_key, inversions
 from numascope.results.record import BenchResult
 
 FAMILY = "latency"
@@ -47,6 +47,11 @@ def _stride(r: BenchResult) -> str:
     return f"{r.params.get('stride', r.params.get('line', 64))} B"
 
 
+def _loaders(r: BenchResult) -> str:
+    n = len(r.params.get("load_cpus") or [])
+    return f"{n} loader{'s' if n != 1 else ''}"
+
+
 def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     pts = [r for r in results if r.family == FAMILY and r.params.get("kind") == "loaded"]
     if not pts:
@@ -59,11 +64,11 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     for curve in curves.values():
         curve.sort(key=lambda r: r.metrics["bandwidth"].median)
         med = [r.metrics["latency"].median for r in curve]
-        lo = [m - percentile(r.metrics["latency"].values, 5) for m, r in zip(med, curve)]
-        hi = [percentile(r.metrics["latency"].values, 95) - m for m, r in zip(med, curve)]
+        lo = [m - r.metrics["latency"].percentile(5) for m, r in zip(med, curve)]
+        hi = [r.metrics["latency"].percentile(95) - m for m, r in zip(med, curve)]
         ax.errorbar([r.metrics["bandwidth"].median for r in curve], med, yerr=[lo, hi],
                     marker="o", capsize=3,
-                    label=f"{len(curve[0].params['load_cpus'])} loaders, stride {_stride(curve[0])}")
+                    label=f"{_loaders(curve[0])}, stride {_stride(curve[0])}")
         for r in curve:
             ax.annotate(str(r.params["delay"]), (r.metrics["bandwidth"].median,
                                                  r.metrics["latency"].median), fontsize=7)
@@ -73,7 +78,8 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
                     "x", color="red", ms=10, mew=2)
     if bad:
         ax.set_title("Loaded latency (labels: injected delay)\nWARNING: not monotone: "
-                     f"{bad} point(s) (red x) below a lower-bandwidth point beyond noise",
+                     f"{bad} point{'s' if bad != 1 else ''} (red x) below a lower-bandwidth "
+                     "point beyond noise",
                      color="red", fontsize=10)
     else:
         ax.set_title("Loaded latency (labels: injected delay)")

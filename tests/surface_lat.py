@@ -1,0 +1,63 @@
+"""Surface rows for `numascope lat` (see tests/surface.py)."""
+
+import os
+
+from surface import Bad
+
+from numascope.host import host
+
+_pool = host("/").hugetlb_pool()
+_TWO_CPUS = len(os.sched_getaffinity(0)) >= 2
+SMALL = ["--size", "256K", "--samples", "2", "--loads", "4096"]
+
+BAD = [
+    Bad(["lat", "--cpus", "99"], 2, "CPU 99 does not exist", "a CPU that is not there"),
+    Bad(["lat", "--cpus", "0,1"], 2, "the chaser runs on one CPU", "two CPUs for idle latency"),
+    Bad(["lat", "--cpus", "x"], 2, "bad placement 'x'", "not a CPU list"),
+    Bad(["lat", "--cpus", ""], 2, "--cpus is empty", "empty CPU list"),
+    Bad(["lat", "--cpu", "4096"], 2, "CPU 4096 does not exist", "old spelling still checked"),
+    Bad(["lat", "--membind", "5"], 2, "node 5 does not exist", "a node that is not there"),
+    Bad(["lat", "--membind", ""], 2, "--membind is empty", "empty node list"),
+    Bad(["lat", "--node", "9"], 2, "node 9 does not exist", "old spelling still checked"),
+    Bad(["lat", "--size", "100T"], 2, "but only", "a buffer larger than memory"),
+    Bad(["lat", "--size", "0"], 2, "must be larger than zero", "zero working set"),
+    Bad(["lat", "--size", "lots"], 2, "bad size", "not a size"),
+    Bad(["lat", "--size", "256", "--stride", "256"], 2, "too small", "one line only"),
+    Bad(["lat", "--stride", "3"], 2, "power of two from 64 to 4096", "odd stride"),
+    Bad(["lat", "--stride", "0"], 2, "power of two from 64 to 4096", "zero stride"),
+    Bad(["lat", "--samples", "0"], 2, "samples must be at least 1", "no samples"),
+    Bad(["lat", "--loads", "0"], 2, "loads per sample must be at least 1", "no loads"),
+    Bad(["lat", "--loaded", "--delays", "x"], 2, "--delays 'x'", "not a delay"),
+    Bad(["lat", "--loaded", "--delays=-5"], 2, "delays must be >= 0", "negative delay"),
+    Bad(["lat", "--mode", "nosuch"], 2, "invalid choice", "unknown chase mode"),
+    Bad(["lat", "--pages", "giant"], 2, "invalid choice", "unknown page kind"),
+    Bad(["lat", "--plot", "/nonexistent/a.png"], 2, "does not exist", "plot folder missing"),
+    Bad(["lat", "--plot", "a.txt"], 2, "must end in .png or .svg", "plot not an image"),
+    Bad(["lat", "--plot", ""], 2, "--plot is empty", "plot to no file"),
+    Bad(["lat", "--sweep", "--min", "1M", "--max", "64K"], 2, "sweep range", "--min > --max"),
+    Bad(["lat", "--sweep", "--per-octave", "0"], 2, "--per-octave must be at least 1",
+        "no sweep points"),
+]
+if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool, as here
+    BAD.append(Bad(["lat", "--pages", "hugetlb", "--size", "64M"], 4, "hugetlb pages",
+                   "hugetlb pool cannot hold the buffer"))
+if _TWO_CPUS:
+    BAD.append(Bad(["lat", "--loaded", "--cpus", "0", "--load-cpus", "0"], 2,
+                   "both the chaser and a loader", "chaser among the loaders"))
+
+JSON = [
+    ["lat", *SMALL],
+    ["lat", "--cpus", "0", "--membind", "0", "--mode", "both", *SMALL],
+    ["lat", "--sweep", "--min", "4K", "--max", "64K", "--per-octave", "1", "--samples", "2",
+     "--loads", "1024"],
+]
+WIDE = [
+    ["lat", "--mode", "both", "--pages", "thp", *SMALL],
+    ["lat", "--sweep", "--min", "4K", "--max", "1M", "--per-octave", "1", "--samples", "2",
+     "--loads", "1024"],
+]
+if _TWO_CPUS:
+    LOADED = ["lat", "--loaded", "--delays", "0,1000", "--size", "1M", "--samples", "2",
+              "--loads", "1024"]
+    JSON.append(LOADED)
+    WIDE.append(LOADED)

@@ -1,0 +1,41 @@
+"""Surface rows for `numascope run` (see tests/surface.py). Every bad input here is refused
+before anything is measured or stored."""
+
+from surface import Bad
+
+S = ["--store", "{store}"]
+
+BAD = [
+    Bad(["run", "--stage", "nosuch", *S], 2, "unknown stage 'nosuch'", "unknown stage"),
+    Bad(["run", "--tag", "a", *S], 2, "expected KEY=VALUE", "tag without '='"),
+    Bad(["run", "--tag", "=x", *S], 2, "expected KEY=VALUE", "tag without a key"),
+    Bad(["run", "--tag", " =x", *S], 2, "expected KEY=VALUE", "whitespace-only key"),
+    Bad(["run", "--tag", "a= ", *S], 2, "give a value", "whitespace-only value"),
+    Bad(["run", "--tag", "a=1", "--tag", "a=2", *S], 2, "given twice", "repeated key"),
+    Bad(["run", "--tag", "a=b\nc", *S], 2, "control characters", "newline in a tag"),
+    Bad(["run", "--tag", "a\tb=c", *S], 2, "control characters", "tab in a key"),
+    Bad(["run", "--tag", "a=1,b=2", *S], 2, "',' separates tags", "comma in a tag"),
+    Bad(["run", "--tag", "a,b=1", *S], 2, "',' separates tags", "comma in a key"),
+    Bad(["run", "--report", "/nonexistent/r.html", *S], 2, "folder /nonexistent does not "
+        "exist", "report in a missing folder"),
+    Bad(["run", "--report", "{tmp}/r.txt", *S], 2, "must end in .html",
+        "report that is not HTML"),
+    Bad(["run", "--report", "-", *S], 2, "the report is a file", "report to stdout"),
+    Bad(["run", "--report", "{tmp}/r.html", "--no-report", *S], 2, "not allowed with",
+        "--report and --no-report"),
+    Bad(["run", "--quick", "--full", *S], 2, "not allowed with", "two profiles"),
+    Bad(["run", "--stage", "topology", "--no-report", "--store", "/proc/x.db"], 2,
+        "cannot create the store /proc/x.db", "store where no file can be made"),
+    Bad(["run", "--stage", "topology", "--no-report", "--store", "/nonexistent/x.db"], 2,
+        "folder /nonexistent does not exist", "store in a missing folder"),
+    Bad(["run", "--stage", "topology", "--no-report", "--store", "{tmp}"], 2,
+        "is a directory", "store that is a folder"),
+]
+
+JSON = [
+    ["run", "--list-stages"],
+]
+
+WIDE = [
+    ["run", "--list-stages"],
+]
