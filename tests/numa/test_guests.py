@@ -154,6 +154,15 @@ def assert_one_line_error(step: StepResult, says: str) -> None:
 
 # -- topology -----------------------------------------------------------------------------------
 
+def topo_json(step: StepResult) -> dict:
+    """The topology document of `topo --json`: the envelope's one result (a bare document
+    before the envelope)."""
+    doc = ok(step).json()
+    if "schema_version" in doc and "results" in doc and "nodes" not in doc:
+        [doc] = doc["results"]
+    return doc
+
+
 def assert_topology(shape: Shape, topo: dict) -> None:
     nodes = {n["id"]: n for n in topo["nodes"]}
     assert sorted(nodes) == list(range(len(shape.node_mib)))
@@ -173,19 +182,19 @@ def assert_topology(shape: Shape, topo: dict) -> None:
 
 
 def test_topology_two_sockets(two_sockets):
-    topo = ok(two_sockets.step("topo")).json()
+    topo = topo_json(two_sockets.step("topo"))
     assert_topology(TWO_SOCKETS, topo)
     assert {p["id"]: p["nodes"] for p in topo["packages"]} == {0: [0, 1], 1: [2, 3]}
     assert topo["facts"]["nodes_per_socket"]["value"] == 2
 
 
 def test_topology_cpuless(cpuless):
-    topo = ok(cpuless.step("topo")).json()
+    topo = topo_json(cpuless.step("topo"))
     assert_topology(CPULESS, topo)
 
 
 def test_topology_round_robin(round_robin):
-    topo = ok(round_robin.step("topo")).json()
+    topo = topo_json(round_robin.step("topo"))
     assert_topology(ROUND_ROBIN, topo)
     assert topo["facts"]["core_numbering"]["value"] == "round-robin across nodes"
 
@@ -266,7 +275,7 @@ def test_weighted_guest_system_weights(cpuless_weighted):
     after = read_weights(run.workdir / "weights-after")
     assert before == {0: 1, 1: 1}, f"the kernel's default weights: {before}"
     assert after == SYSTEM_WEIGHTS, (run.workdir / "setup.log").read_text()
-    wi = ok(run.step("topo")).json()["memory_tiers"]["weighted_interleave"]
+    wi = topo_json(run.step("topo"))["memory_tiers"]["weighted_interleave"]
     assert wi["available"] is True
     assert {int(k): v for k, v in wi["weights"].items()} == SYSTEM_WEIGHTS
 
