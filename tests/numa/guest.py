@@ -1,6 +1,7 @@
 """Boot a QEMU guest with a given NUMA layout and run numascope commands inside it.
 
-The guest is the Debian kernel from /boot booted by virtme-ng (`vng`) over the host's root
+The guest is a Debian kernel from /boot (the distribution's, < 6.9, unless a guest asks for a
+newer one: WEIGHTED_KERNEL) booted by virtme-ng (`vng`) over the host's root
 file system (9p, read-only), so the work tree, its .venv and the C core built on the host
 are visible inside. QEMU runs without KVM (TCG: software emulation): its speeds mean
 nothing, but the kernel's NUMA nodes, distances, CPU-less nodes, memory policies and page
@@ -11,6 +12,7 @@ back through a shared read-write directory.
                   distances={(0, 1): 12, (2, 3): 12}, default_distance=32)
     run = boot(shape, [Step("topo", ["topo", "--json"])], workdir)
     run.step("topo").rc, run.step("topo").json(), run.step("topo").events
+    boot(shape, steps, workdir, kernel=newer_kernel(), setup="echo 3 > /sys/...")
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ class StepResult:
 @dataclass
 class GuestRun:
     shape: Shape
+    kernel: str               # the guest kernel's release, e.g. 6.1.0-56-amd64
     boot_seconds: float       # guest uptime when its script started
     total_seconds: float      # host wall clock, vng start to exit
     steps: dict[str, StepResult]
@@ -108,17 +111,54 @@ class GuestRun:
         return self.steps[name]
 
 
-def find_kernel() -> tuple[Path, str] | None:
-    """The newest /boot/vmlinuz-* whose modules include 9p (virtme-ng's root file system)."""
+WEIGHTED_KERNEL = (6, 9)     # MPOL_WEIGHTED_INTERLEAVE and mempolicy/weighted_interleave/
+
+
+def kernel_version(release: str) -> tuple[int, int]:
+    """"6.12.117+deb12-amd64" -> (6, 12)."""
+    parts = [int("".join(ch for ch in p if ch.isdigit()) or 0)
+             for p in release.replace("-", ".").replace("+", ".").split(".")[:2]]
+    return (parts + [0, 0])[0], (parts + [0, 0])[1]
+
+
+def find_kernel(at_least: tuple[int, int] | None = None,
+                below: tuple[int, int] | None = None) -> tuple[Path, str] | None:
+    """The newest /boot/vmlinuz-* whose modules include 9p (virtme-ng's root file system),
+    its version within [at_least, below) when given."""
     found = []
     for img in Path("/boot").glob("vmlinuz-*"):
         ver = img.name[len("vmlinuz-"):]
         fs9p = Path("/lib/modules") / ver / "kernel" / "fs" / "9p"
+        v = kernel_version(ver)
+        if (at_least and v < at_least) or (below and v >= below):
+            continue
         if img.is_file() and os.access(img, os.R_OK) and fs9p.is_dir():
             found.append((img, ver))
     return max(found, key=lambda iv: [int(x) if x.isdigit() else 0
-                                      for x in iv[1].replace("-", ".").split(".")],
+                                      for x in iv[1].replace("-", ".").replace("+", ".")
+                                      .split(".")],
                default=None)
+
+
+def default_kernel() -> tuple[Path, str] | None:
+    """The kernel most guests boot: the newest one older than WEIGHTED_KERNEL (the
+    distribution's own, on which the tests were written; its lack of weighted interleave is
+    itself checked), else the newest there is."""
+    return find_kernel(below=WEIGHTED_KERNEL) or find_kernel()
+
+
+def newer_kernel() -> tuple[Path, str] | None:
+    """A kernel with MPOL_WEIGHTED_INTERLEAVE (>= 6.9), for the guests that check it."""
+    return find_kernel(at_least=WEIGHTED_KERNEL)
+
+
+def missing_newer() -> str | None:
+    """Why a guest with a kernel >= 6.9 cannot boot here (None when it can)."""
+    if newer_kernel() is None:
+        return ("no /boot/vmlinuz-* >= 6.9 with its modules (Debian bookworm: "
+                "scripts/install-system-deps.sh --vm installs linux-image-6.12.*-amd64 from "
+                "bookworm-backports; it could not here, or was not run)")
+    return None
 
 
 def _vng() -> str | None:
@@ -135,7 +175,7 @@ def missing() -> str | None:
     if not shutil.which("busybox"):
         return "busybox not found (Debian: busybox-static; virtme-ng builds its initramfs " \
                "with it)"
-    if find_kernel() is None:
+    if default_kernel() is None:
         return "no /boot/vmlinuz-* with its modules in /lib/modules (Debian: linux-image-amd64)"
     if not shutil.which("gcc"):
         return "gcc not found (the placement witness is compiled for the guest)"
@@ -180,22 +220,26 @@ def core_path() -> str:
 
 
 def boot(shape: Shape, steps: list[Step], workdir: Path, timeout: float = 600,
-         collect: tuple[str, ...] = ()) -> GuestRun:
+         collect: tuple[str, ...] = (), kernel: tuple[Path, str] | None = None,
+         setup: str = "") -> GuestRun:
     """Boot `shape`, run `steps` in one numascope process inside, return what they did.
     Files named in `collect` (paths inside the guest) are copied into `workdir` at the end.
+    `kernel` is a (vmlinuz, release) pair (default_kernel() when None); `setup` is shell
+    run as root in the guest, in `workdir`, before numascope (its output: setup.log).
     Raises RuntimeError (with the console's tail) when the guest produced no result."""
     reason = missing()
     if reason:
         raise RuntimeError(reason)
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    kernel, _ = find_kernel()  # type: ignore[misc]
+    kernel, release = kernel or default_kernel()  # type: ignore[misc]
     job = {"src": str(REPO / "src"), "core": core_path(),
            "witness": str(build_witness(workdir)),
            "steps": [{"name": s.name, "argv": s.argv} for s in steps],
            "collect": list(collect)}
     (workdir / "job.json").write_text(json.dumps(job))
     script = workdir / "guest.sh"
+    setup_lines = f"(\n{setup}\n) > {workdir}/setup.log 2>&1\n" if setup else ""
     script.write_text(f"""#!/bin/bash
 cut -d' ' -f1 /proc/uptime > {workdir}/uptime
 echo 0 > /proc/sys/kernel/numa_balancing 2>/dev/null  # no page migration behind our back
@@ -204,7 +248,7 @@ cd {workdir}
 export PYTHONDONTWRITEBYTECODE=1 HOME={workdir} NUMASCOPE_STORE={GUEST_LOCAL}/runs.db \\
        NUMA_WITNESS_LOG={workdir}/witness.log MPLCONFIGDIR={matplotlib_cache(workdir)} \\
        MPLBACKEND=Agg
-LD_PRELOAD={workdir}/witness.so {sys.executable} {HERE / 'guest_driver.py'} \\
+{setup_lines}LD_PRELOAD={workdir}/witness.so {sys.executable} {HERE / 'guest_driver.py'} \\
     {workdir}/job.json > {workdir}/driver.log 2>&1
 echo $? > {workdir}/driver.rc
 """)
@@ -236,5 +280,5 @@ echo $? > {workdir}/driver.rc
     data = json.loads(result.read_text())
     uptime = workdir / "uptime"
     boot_s = float(uptime.read_text()) if uptime.exists() else data["uptime_at_start"]
-    return GuestRun(shape, boot_s, total,
+    return GuestRun(shape, release, boot_s, total,
                     {s["name"]: StepResult(**s) for s in data["steps"]}, workdir)

@@ -24,6 +24,24 @@ TWO_SOCKETS = Shape("2s4n", sockets=2, cpu_nodes=(0, 1, 2, 3), node_mib=(256,) *
 CPULESS = Shape("cpuless", sockets=1, cpu_nodes=(0, 0), node_mib=(512, 256),
                 default_distance=24)
 
+# (b') the same shape on a kernel >= 6.9 (guest.newer_kernel()): the kernel's own weighted
+# interleave, with system weights written in the guest's sysfs before numascope starts
+CPULESS_WEIGHTED = Shape("cpuless-wi", sockets=1, cpu_nodes=(0, 0), node_mib=(512, 256),
+                         default_distance=24)
+SYSTEM_WEIGHTS = {0: 3, 1: 1}       # non-default (the kernel's default is 1 per node)
+WI_DIR = "/sys/kernel/mm/mempolicy/weighted_interleave"
+WEIGHTED_BYTES = 64 << 20           # each of triad's three arrays
+SYS_RATIOS = ("1:0", "1:1", "sys")  # "sys": the kernel's policy with SYSTEM_WEIGHTS
+
+
+def weights_setup() -> str:
+    """Guest shell (root, in the work dir): the system weights before, the new ones set,
+    and after, each as lines "nodeN W" in weights-before / weights-after."""
+    show = f"for f in {WI_DIR}/node*; do echo \"${{f##*/}} $(cat $f)\"; done"
+    set_ = "; ".join(f"echo {w} > {WI_DIR}/node{n}" for n, w in SYSTEM_WEIGHTS.items())
+    return f"{show} > weights-before\n{set_}\n{show} > weights-after"
+
+
 # (c) four nodes on one package (NPS4-like, SLIT 10/11/12) with CPUs numbered round-robin
 # over the nodes: CPU i on node i % 4
 ROUND_ROBIN = Shape("rr4n", sockets=1, cpu_nodes=(0, 1, 2, 3, 0, 1, 2, 3),
@@ -37,7 +55,7 @@ ERRORS_TWO_SOCKETS = [
     ("err-lat-cpu-absent", ["lat", "--cpu", "9", "--size", "4M"], "CPU 9"),
     ("err-matrix-from-absent", ["matrix", "--from", "5"], "5"),
     ("err-bind-too-big", ["bw", "--kernel", "read", "--membind", "1", "--size", "300M"],
-     "is free on node(s) 1;"),
+     "is free on node 1"),
 ]
 ERRORS_ROUND_ROBIN = [   # the driver's working directory is the 9p-shared one
     ("err-store-on-9p", ["run", "--stage", "topology", "--store", "on-9p.db", "--no-report"],
@@ -81,9 +99,22 @@ def steps_cpuless() -> list[Step]:
         # MPOL_WEIGHTED_INTERLEAVE), in the order given
         Step("bw-tier-sweep", ["bw", "--kernel", "read", "--tier-sweep", "0,1", "--ratios",
                                ",".join(TIER_RATIOS), *BW]),
+        # no MPOL_WEIGHTED_INTERLEAVE in this kernel (< 6.9): exit 4, one line
+        Step("bw-weighted-sys-absent", ["bw", "--weighted-interleave", "0,1", *BW]),
         Step("matrix", MATRIX),
         Step("lat-cpuless", ["lat", "--node", "1", "--size", "4M", "--samples", "3", "--json"]),
         *[Step(name, argv) for name, argv, _ in ERRORS_CPULESS],
+    ]
+
+
+def steps_cpuless_weighted() -> list[Step]:
+    return [
+        Step("topo", ["topo", "--json"]),
+        Step("bw-weighted-sys", ["bw", "--weighted-interleave", "0,1", "--json", "--size",
+                                 f"{WEIGHTED_BYTES >> 20}M", "--reps", "2", "--kernel",
+                                 "triad"]),
+        Step("bw-tier-sweep-sys", ["bw", "--kernel", "read", "--tier-sweep", "0,1",
+                                   "--ratios", ",".join(SYS_RATIOS), *BW]),
     ]
 
 

@@ -15,10 +15,21 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from guest import GuestRun, Shape, StepResult, boot, missing
+from guest import (
+    WEIGHTED_KERNEL,
+    GuestRun,
+    Shape,
+    StepResult,
+    boot,
+    kernel_version,
+    missing,
+    missing_newer,
+    newer_kernel,
+)
 from shapes import (
     COMPRESS_SIZE,
     CPULESS,
+    CPULESS_WEIGHTED,
     ERRORS_CPULESS,
     ERRORS_ROUND_ROBIN,
     ERRORS_TWO_SOCKETS,
@@ -26,24 +37,31 @@ from shapes import (
     MATRIX_BW_BYTES,
     ROUND_ROBIN,
     RUN_FILES,
+    SYS_RATIOS,
+    SYSTEM_WEIGHTS,
     TIER_RATIOS,
     TWO_SOCKETS,
+    WEIGHTED_BYTES,
     steps_cpuless,
+    steps_cpuless_weighted,
     steps_round_robin,
     steps_two_sockets,
+    weights_setup,
 )
 
 _WHY = missing()
 pytestmark = [pytest.mark.numa,
               pytest.mark.skipif(_WHY is not None, reason=f"multi-node guests: {_WHY}")]
 
-MPOL_DEFAULT, MPOL_BIND, MPOL_INTERLEAVE = 0, 2, 3
+MPOL_DEFAULT, MPOL_BIND, MPOL_INTERLEAVE, MPOL_WEIGHTED_INTERLEAVE = 0, 2, 3, 6
 MIB = 1 << 20
+GRANULE = 2 * MIB      # a huge page: the unit both the kernel and numascope interleave by
 
 
-def _boot(tmp_path_factory, shape: Shape, steps, collect: tuple[str, ...] = ()) -> GuestRun:
-    run = boot(shape, steps, tmp_path_factory.mktemp(shape.name), collect=collect)
-    print(f"\nguest {shape.name}: boot {run.boot_seconds:.0f} s, total {run.total_seconds:.0f} s; "
+def _boot(tmp_path_factory, shape: Shape, steps, collect: tuple[str, ...] = (),
+          **kw) -> GuestRun:
+    run = boot(shape, steps, tmp_path_factory.mktemp(shape.name), collect=collect, **kw)
+    print(f"\nguest {shape.name} ({run.kernel}): boot {run.boot_seconds:.0f} s, total {run.total_seconds:.0f} s; "
           + ", ".join(f"{s.name} {s.seconds:.1f} s" for s in run.steps.values()))
     return run
 
@@ -56,6 +74,16 @@ def two_sockets(tmp_path_factory) -> GuestRun:
 @pytest.fixture(scope="module")
 def cpuless(tmp_path_factory) -> GuestRun:
     return _boot(tmp_path_factory, CPULESS, steps_cpuless())
+
+
+@pytest.fixture(scope="module")
+def cpuless_weighted(tmp_path_factory) -> GuestRun:
+    """The CPU-less shape on a kernel >= 6.9, system weights set to SYSTEM_WEIGHTS first."""
+    why = missing_newer()
+    if why:
+        pytest.skip(f"kernel weighted interleave: {why}")
+    return _boot(tmp_path_factory, CPULESS_WEIGHTED, steps_cpuless_weighted(),
+                 kernel=newer_kernel(), setup=weights_setup())
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +154,15 @@ def assert_one_line_error(step: StepResult, says: str) -> None:
 
 # -- topology -----------------------------------------------------------------------------------
 
+def topo_json(step: StepResult) -> dict:
+    """The topology document of `topo --json`: the envelope's one result (a bare document
+    before the envelope)."""
+    doc = ok(step).json()
+    if "schema_version" in doc and "results" in doc and "nodes" not in doc:
+        [doc] = doc["results"]
+    return doc
+
+
 def assert_topology(shape: Shape, topo: dict) -> None:
     nodes = {n["id"]: n for n in topo["nodes"]}
     assert sorted(nodes) == list(range(len(shape.node_mib)))
@@ -145,19 +182,19 @@ def assert_topology(shape: Shape, topo: dict) -> None:
 
 
 def test_topology_two_sockets(two_sockets):
-    topo = ok(two_sockets.step("topo")).json()
+    topo = topo_json(two_sockets.step("topo"))
     assert_topology(TWO_SOCKETS, topo)
     assert {p["id"]: p["nodes"] for p in topo["packages"]} == {0: [0, 1], 1: [2, 3]}
     assert topo["facts"]["nodes_per_socket"]["value"] == 2
 
 
 def test_topology_cpuless(cpuless):
-    topo = ok(cpuless.step("topo")).json()
+    topo = topo_json(cpuless.step("topo"))
     assert_topology(CPULESS, topo)
 
 
 def test_topology_round_robin(round_robin):
-    topo = ok(round_robin.step("topo")).json()
+    topo = topo_json(round_robin.step("topo"))
     assert_topology(ROUND_ROBIN, topo)
     assert topo["facts"]["core_numbering"]["value"] == "round-robin across nodes"
 
@@ -209,6 +246,91 @@ def test_tier_sweep_places_each_ratio(cpuless):
         share = counts.get(0, 0) / sum(counts.values())
         assert abs(share - a / (a + t)) <= 0.125 + 1e-9, (ratio, counts)
         assert team_nodes(CPULESS, b) == {0}
+
+
+def assert_share(buf: dict, node: int, share: float) -> None:
+    """`node` holds `share` of the buffer's pages, within one granule (move_pages)."""
+    counts = placed(buf)
+    total = sum(counts.values())
+    slack = GRANULE // buf["page"]
+    assert abs(counts.get(node, 0) - share * total) <= slack, \
+        f"N{node}: {counts.get(node, 0)} of {total} pages, expected {share:.3f} " \
+        f"+- {slack} ({counts})"
+
+
+# -- the kernel's weighted interleave (a guest kernel >= 6.9) ---------------------------------
+
+def read_weights(path: Path) -> dict[int, int]:
+    """"node0 3" lines -> {0: 3}."""
+    return {int(name[len("node"):]): int(w)
+            for name, w in (line.split() for line in path.read_text().splitlines())}
+
+
+def test_weighted_guest_system_weights(cpuless_weighted):
+    """The guest kernel has mempolicy/weighted_interleave: its default weights (1 per node)
+    were read, the non-default ones written; numascope topo reports what was written."""
+    run = cpuless_weighted
+    assert kernel_version(run.kernel) >= WEIGHTED_KERNEL, run.kernel
+    before = read_weights(run.workdir / "weights-before")
+    after = read_weights(run.workdir / "weights-after")
+    assert before == {0: 1, 1: 1}, f"the kernel's default weights: {before}"
+    assert after == SYSTEM_WEIGHTS, (run.workdir / "setup.log").read_text()
+    wi = topo_json(run.step("topo"))["memory_tiers"]["weighted_interleave"]
+    assert wi["available"] is True
+    assert {int(k): v for k, v in wi["weights"].items()} == SYSTEM_WEIGHTS
+
+
+def test_kernel_weighted_interleave_places_by_system_weights(cpuless_weighted):
+    """bw --weighted-interleave 0,1 (no ratio: the kernel's MPOL_WEIGHTED_INTERLEAVE with the
+    system weights 3:1): get_mempolicy says mode 6 over nodes 0,1, and move_pages finds 3/4
+    of every array's pages on node 0, within one 2 MiB granule."""
+    step = ok(cpuless_weighted.step("bw-weighted-sys"))
+    results = step.json()["results"]
+    [mem] = [r["placement"]["memory"] for r in results]     # what numascope recorded
+    assert (mem["policy"], mem["nodes"]) == ("weighted-interleave", [0, 1]), mem
+    assert mem.get("system_weights") == [SYSTEM_WEIGHTS[0], SYSTEM_WEIGHTS[1]], mem
+    bufs = step.buffers()
+    assert len(bufs) == 3                       # triad: a, b, c
+    w0 = SYSTEM_WEIGHTS[0] / sum(SYSTEM_WEIGHTS.values())
+    for b in bufs:
+        assert_policy(b, MPOL_WEIGHTED_INTERLEAVE, [0, 1])
+        assert_all_on(b, {0, 1}, WEIGHTED_BYTES)
+        assert_share(b, 0, w0)
+        assert team_nodes(CPULESS_WEIGHTED, b) == {0}
+
+
+def test_tier_sweep_with_the_kernel_weights(cpuless_weighted):
+    """bw --tier-sweep --ratios 1:0,1:1,sys: "sys" is the kernel's policy (mode 6) and lands
+    3:1 by the system weights; 1:0 is bound to the DRAM node; 1:1 (placed by numascope) is
+    half and half."""
+    step = ok(cpuless_weighted.step("bw-tier-sweep-sys"))
+    assert [r["ratio"] for r in step.json()["tier_sweep"]] == list(SYS_RATIOS)
+    bufs = step.buffers()
+    assert len(bufs) == len(SYS_RATIOS)         # read: one array per ratio
+    for b, ratio in zip(bufs, SYS_RATIOS):
+        assert_all_on(b, {0, 1}, 16 * MIB)
+        assert team_nodes(CPULESS_WEIGHTED, b) == {0}
+        if ratio == "sys":
+            assert_policy(b, MPOL_WEIGHTED_INTERLEAVE, [0, 1])
+            assert_share(b, 0, SYSTEM_WEIGHTS[0] / sum(SYSTEM_WEIGHTS.values()))
+        elif ratio == "1:0":
+            assert_policy(b, MPOL_BIND, [0])
+            assert set(placed(b)) == {0}
+        else:
+            assert_share(b, 0, 0.5)
+
+
+def test_weighted_interleave_absent_on_older_kernel(cpuless):
+    """On the distribution's kernel (< 6.9) the kernel's weighted interleave is refused before
+    any memory is placed: exit 4 (cannot run here), one line."""
+    if kernel_version(cpuless.kernel) >= WEIGHTED_KERNEL:
+        pytest.skip(f"the default guest kernel {cpuless.kernel} has weighted interleave")
+    step = cpuless.step("bw-weighted-sys-absent")
+    lines = step.stderr.strip().splitlines()
+    assert step.rc == 4, f"exit {step.rc}: {step.stderr!r}"
+    assert len(lines) == 1 and "weighted interleave" in lines[0], step.stderr
+    assert step.json()["results"] == []
+    assert not step.buffers()
 
 
 def test_c2c_line_homed_on_every_node(two_sockets):
