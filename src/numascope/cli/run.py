@@ -18,7 +18,7 @@ _ENVELOPE_KEYS = ("schema_version", "command", "results", "errors")
 def register(p: argparse.ArgumentParser) -> None:
     prof = p.add_mutually_exclusive_group()
     prof.add_argument("--quick", dest="profile", action="store_const", const="quick",
-                      help="about a minute on a small machine (the default)")
+                      help="under a minute on a small machine (the default)")
     prof.add_argument("--full", dest="profile", action="store_const", const="full",
                       help="every sweep, more repetitions (much longer)")
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
