@@ -232,6 +232,14 @@ def test_scaling_with_two_folders_through_the_command(tmp_path, capsys):
         two["metrics"]["iops_t0"]["median"] + two["metrics"]["iops_t1"]["median"], rel=1e-6)
     assert [r["drives"] for r in doc["scaling_rows"]] == [1, 2]
     assert doc["fio_version"].startswith("fio-")
+    # the same results in a stored run's HTML report: the storage figure is drawn there
+    from test_store_helpers import make_run
+
+    from numascope.report.html import write_report
+    from numascope.results.record import BenchResult
+    rec = make_run(results=[BenchResult.from_dict(r) for r in doc["results"]])
+    html = write_report([rec], tmp_path / "r.html").read_text()
+    assert "Storage drive scaling" in html and "data:image/png;base64" in html
     assert _ours(a) == [] and _ours(b) == []
 
 

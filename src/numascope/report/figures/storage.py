@@ -1,5 +1,5 @@
-"""Plots of `numascope io` (placement study, drive scaling). Belongs with the other figure
-modules (report/figures/storage.py) once the report shows storage results."""
+"""Plots of the storage family (`numascope io`, the `storage` stage of `numascope run`):
+IOPS and p99 by placement relative to the drive's node, and drive scaling."""
 
 from __future__ import annotations
 
