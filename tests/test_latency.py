@@ -74,12 +74,19 @@ def test_sweep_finds_l1_l2_and_dram(topo):
     if 3 * l1 >= l2:
         pytest.skip("L2 is not clearly larger than L1 here")
     sizes = [l1 // 4, l1 // 2, 2 * l1, 3 * l1, dram]
-    pts = []
-    for s in sizes:
-        r = lat.chase(topo, s, cpu, samples=3, loads=1 << 15, clock=False)
-        pts.append((s, r.metrics["latency"].median))
-    names = [lv.name for lv in lat.detect_levels(pts, topo, cpu)]
-    assert "L1" in names and "L2" in names and "DRAM" in names, (pts, names)
+    # a shared 2-core machine can preempt a whole sweep point: up to three sweeps, each
+    # point the median of 7 samples; a detector that is wrong fails all three
+    tried = []
+    for _ in range(3):
+        pts = []
+        for s in sizes:
+            r = lat.chase(topo, s, cpu, samples=7, loads=1 << 16, clock=False)
+            pts.append((s, r.metrics["latency"].median))
+        names = [lv.name for lv in lat.detect_levels(pts, topo, cpu)]
+        if "L1" in names and "L2" in names and "DRAM" in names:
+            return
+        tried.append((pts, names))
+    pytest.fail(f"levels not found in three sweeps: {tried}")
 
 
 def test_detect_levels_on_synthetic_curve(topo):
