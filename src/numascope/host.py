@@ -103,6 +103,13 @@ def host(root: str | Path = "/") -> Host:
     return _host(str(root))
 
 
+def live_host(topo) -> Host | None:
+    """The host whose free memory and hugetlb pool matter for `topo`: this machine's when
+    the topology is this machine's, none for a replayed or hand-built one (nothing is
+    allocated for it)."""
+    return host("/") if topo.source in ("/", "") else None
+
+
 def meminfo_field(text: str | None, key: str) -> int | None:
     """`key` from meminfo text ("MemFree:  123 kB" or "Node 0 MemFree:  123 kB")."""
     if not text:

@@ -44,7 +44,7 @@ from numascope.bench.bw_outliers import MIN_REPS, RULE, screen
 from numascope.bench.bw_placement import check_placement
 from numascope.bench.bw_sizes import LLC_FACTOR, default_array_bytes, format_bytes
 from numascope.errors import MeasurementError, UserError
-from numascope.host import HUGE_2M, Host, host
+from numascope.host import HUGE_2M, Host, live_host
 from numascope.memspec import MemorySpec
 from numascope.profile import Profile
 from numascope.profile import profile as _profile
@@ -87,11 +87,6 @@ def auto_isas() -> list[str]:
     vec = [i for i in avail if i != "scalar"]
     return vec or avail
 
-
-def _host_of(topo: Topology) -> Host | None:
-    """The host whose free memory and hugetlb pool matter: this machine when the topology
-    is this machine's; none for a replayed or hand-built one (nothing is run on it)."""
-    return host("/") if topo.source in ("/", "") else None
 
 
 # -- the parameters of one measurement -------------------------------------------------------
@@ -144,7 +139,7 @@ class BandwidthParams:
             raise UserError(f"array size {size} B is too small (at least "
                             f"{MIN_ARRAY_BYTES} B)")
         p = replace(self, cpus=tuple(cpus), memory=memory, size_bytes=size)
-        h = _host_of(topo)
+        h = live_host(topo)
         if h is not None:
             if self.size_bytes is not None:     # the default size is checked when measured
                 p.check_fits(h)
@@ -270,7 +265,7 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
         notes.append(f"arrays of {format_bytes(p.array_bytes)} are smaller than {LLC_FACTOR} "
                      f"× the LLC of these CPUs ({format_bytes(llc)}): caches inflate the "
                      "result")
-    h = _host_of(topo)
+    h = live_host(topo)
     if h is not None:       # free memory changes during a sweep: asked again before each
         p.check_fits(h)
         p.check_pages(h)

@@ -26,7 +26,7 @@ from typing import Any
 from numascope import placement
 from numascope.bench.base import Case, core_errors
 from numascope.errors import MeasurementError, UserError
-from numascope.host import HUGE_2M, Host, host
+from numascope.host import HUGE_2M, Host, live_host
 from numascope.memspec import MemorySpec
 from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
@@ -126,11 +126,6 @@ def check_memory(topo: Topology, memory: MemorySpec) -> MemorySpec:
             raise UserError(f"NUMA node {node} has no memory")
     return memory
 
-
-def live_host(topo: Topology) -> Host | None:
-    """The host whose free memory and hugetlb pool matter: this machine's when the topology
-    is, none for a replayed one (nothing is allocated for it)."""
-    return host("/") if topo.source in ("/", "") else None
 
 
 NO_PAGES = MemorySpec(pages="none")     # first touch on base pages: latency's default

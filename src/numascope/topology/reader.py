@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from numascope.errors import UserError
+from numascope.host import cpuinfo_first, meminfo_field
 from numascope.topology.archive import extracted, find_root, is_archive
 from numascope.topology.cgroup import Allowed, replayed_allowed
 from numascope.topology.files import Tree
@@ -224,23 +225,12 @@ def _allowed(tree: Tree, live: bool) -> Allowed:
                    "os.sched_getaffinity(0) and /proc/self/status Mems_allowed_list")
 
 
-def _meminfo_kb(text: str | None, key: str) -> int | None:
-    for line in (text or "").splitlines():
-        f = line.replace(":", " ").split()
-        # node meminfo: "Node 0 MemTotal: 123 kB"; proc/meminfo: "MemTotal: 123 kB"
-        if key in f:
-            i = f.index(key)
-            if i + 1 < len(f) and f[i + 1].isdigit():
-                return int(f[i + 1]) * 1024
-    return None
-
-
 def _nodes(tree: Tree, node_ids: list[int], node_cpus: dict[int, list[int]],
            pkg: dict[int, int | None], allowed: Allowed, cpu_ids: list[int]) -> list[Node]:
     if not node_ids:
         mi = tree.read("proc/meminfo")
-        return [Node(id=0, cpus=tuple(cpu_ids), memory_bytes=_meminfo_kb(mi, "MemTotal"),
-                     free_bytes=_meminfo_kb(mi, "MemFree"),
+        return [Node(id=0, cpus=tuple(cpu_ids), memory_bytes=meminfo_field(mi, "MemTotal"),
+                     free_bytes=meminfo_field(mi, "MemFree"),
                      packages=tuple(sorted({p for p in pkg.values() if p is not None})))]
     nodes = []
     for n in node_ids:
@@ -255,8 +245,8 @@ def _nodes(tree: Tree, node_ids: list[int], node_cpus: dict[int, list[int]],
             if len(vals) == len(node_ids):
                 dist = {m: int(v) for m, v in zip(node_ids, vals)}
         nodes.append(Node(
-            id=n, cpus=tuple(node_cpus[n]), memory_bytes=_meminfo_kb(mi, "MemTotal"),
-            free_bytes=_meminfo_kb(mi, "MemFree"), distances=dist,
+            id=n, cpus=tuple(node_cpus[n]), memory_bytes=meminfo_field(mi, "MemTotal"),
+            free_bytes=meminfo_field(mi, "MemFree"), distances=dist,
             packages=tuple(sorted({pkg[c] for c in node_cpus[n]
                                    if c in pkg and pkg[c] is not None})),
             allowed=allowed.mems is None or n in allowed.mems))
@@ -264,15 +254,7 @@ def _nodes(tree: Tree, node_ids: list[int], node_cpus: dict[int, list[int]],
 
 
 def _cpuinfo(tree: Tree, topo: Topology) -> None:
-    text = tree.read("proc/cpuinfo") or ""
-    first: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            if first:
-                break
-            continue
-        k, _, v = line.partition(":")
-        first.setdefault(k.strip(), v.strip())
+    first = cpuinfo_first(tree.read("proc/cpuinfo") or "")
     topo.cpu_model = first.get("model name") or first.get("cpu") or None
     topo.cpu_vendor = first.get("vendor_id")
     fam, mod = first.get("cpu family"), first.get("model")
