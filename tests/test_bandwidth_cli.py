@@ -82,7 +82,7 @@ def test_hugetlb_without_pool_is_unavailable_before_measuring(monkeypatch, capsy
         "MemAvailable: 8388608 kB\nHugePages_Free: 0\nHugepagesize: 2048 kB\n")
     fake = hostmod.Host(tmp_path)
     from numascope.bench import bandwidth
-    monkeypatch.setattr(bandwidth, "host", lambda root="/": fake)
+    monkeypatch.setattr(bandwidth, "live_host", lambda topo: fake)
     _no_measuring(monkeypatch)
     assert main(["bw", "--pages", "hugetlb", "--size", "8M", "--reps", "1"]) == 4
     assert "pool has 0 B free" in capsys.readouterr().err
