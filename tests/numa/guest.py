@@ -219,6 +219,20 @@ def core_path() -> str:
     return str(Path(_core.__file__).resolve())
 
 
+def _run_vng(cmd: list[str], env: dict, workdir: Path, timeout: float) -> int:
+    """One boot; its console (kernel log and our script's stray output) in console.log."""
+    with open(workdir / "console.log", "wb") as console:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
+                                stderr=subprocess.STDOUT, env=env, cwd=workdir,
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=max(timeout, 1))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode
+
+
 def boot(shape: Shape, steps: list[Step], workdir: Path, timeout: float = 600,
          collect: tuple[str, ...] = (), kernel: tuple[Path, str] | None = None,
          setup: str = "") -> GuestRun:
@@ -252,31 +266,32 @@ export PYTHONDONTWRITEBYTECODE=1 HOME={workdir} NUMASCOPE_STORE={GUEST_LOCAL}/ru
     {workdir}/job.json > {workdir}/driver.log 2>&1
 echo $? > {workdir}/driver.rc
 """)
-    cmd = [_vng(), "--run", str(kernel), "--disable-kvm", "--force-9p",
+    cmd = [_vng(), "--run", str(kernel), "--disable-kvm", "--force-9p", "--verbose",
            "--cpus", str(shape.cpus), "--memory", f"{sum(shape.node_mib)}M",
            "--rwdir", str(workdir), "--append",
            f"modprobe.blacklist={SLOW_MODULES} module_blacklist={SLOW_MODULES}", "--qemu-opts", " ".join(shape.qemu_opts()),
            "--exec", f"bash {script}"]
     env = {**os.environ, "PATH": f"{Path(cmd[0]).parent}{os.pathsep}{os.environ['PATH']}"}
     t0 = time.monotonic()
-    with open(workdir / "console.log", "wb") as console:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
-                                stderr=subprocess.STDOUT, env=env, cwd=workdir,
-                                start_new_session=True)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    total = time.monotonic() - t0
     result = workdir / "result.json"
+    # A guest that dies before our script starts (no uptime file: vng exits 255, e.g. a
+    # kernel that never came up under TCG on a loaded host) is the emulator's failure,
+    # not numascope's: boot it once more. Once the script ran, nothing is retried.
+    for attempt in (1, 2):
+        rc = _run_vng(cmd, env, workdir, timeout - (time.monotonic() - t0))
+        if result.exists() or (workdir / "uptime").exists() or attempt == 2:
+            break
+        (workdir / "console.log").rename(workdir / "console-boot1.log")
+        print(f"guest {shape.name}: the kernel never reached our script (vng exit {rc}); "
+              f"booting once more (first console: {workdir / 'console-boot1.log'})")
+    total = time.monotonic() - t0
     if not result.exists():
         tail = (workdir / "console.log").read_text(errors="replace")[-3000:]
         driver = workdir / "driver.log"
         if driver.exists():
             tail += "\n--- driver.log ---\n" + driver.read_text(errors="replace")[-3000:]
         raise RuntimeError(f"guest {shape.name} gave no result after {total:.0f} s "
-                           f"(vng exit {proc.returncode}):\n{tail}")
+                           f"(vng exit {rc}):\n{tail}")
     data = json.loads(result.read_text())
     uptime = workdir / "uptime"
     boot_s = float(uptime.read_text()) if uptime.exists() else data["uptime_at_start"]
