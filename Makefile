@@ -8,12 +8,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.numascope-installed
 ARGS   ?=
 
-.PHONY: run test test-numa lint bench deps vm-deps clean
+.PHONY: run test test-numa lint bench deps vm-deps test-deps clean
 
 run: $(STAMP)
 	$(BIN)/numascope run $(ARGS)
 
-test: $(STAMP) vm-deps
+test: $(STAMP) test-deps
 	$(BIN)/python -m pytest -q $(ARGS)
 
 # The multi-node tests alone: numascope inside QEMU guests with several NUMA nodes.
@@ -32,6 +32,10 @@ deps:
 # QEMU, a kernel image and busybox for tests/numa (optional: those tests skip without them)
 vm-deps:
 	bash scripts/install-system-deps.sh --vm
+
+# everything the tests start: the guests' packages and a single-host Slurm
+test-deps:
+	bash scripts/install-system-deps.sh --vm --slurm
 
 # meson-python rebuilds the C core on import after a source change, which needs the
 # build tools inside the venv: hence --no-build-isolation.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages numascope builds with and cross-checks against, when missing.
 # Required: a C compiler, pkg-config, Python headers and venv. Optional (their tests and
-# stages skip cleanly without them): hwloc, likwid, hpcc, fio, chromium, dmidecode, numactl.
+# stages skip cleanly without them): hwloc, likwid, hpcc, fio, chromium, dmidecode, numactl,
+# Open MPI with its compiler wrapper (numascope net builds its MPI programs with mpicc).
 #
 #   install-system-deps.sh          what `make run` needs
 #   install-system-deps.sh --vm     also what the multi-node tests (tests/numa) boot: QEMU,
@@ -12,19 +13,32 @@
 #                                   >= 6.9 (MPOL_WEIGHTED_INTERLEAVE), from bookworm-backports
 #                                   (see newer_guest_kernel below); without it only the tests
 #                                   that need it skip.
+#   install-system-deps.sh --slurm  also Slurm and munge, for the tests that start a
+#                                   single-host Slurm (slurmctld + slurmd) and srun through it
+#                                   (options combine: --vm --slurm)
 set -euo pipefail
 
-vm=""
-[ "${1:-}" = "--vm" ] && vm=1
+vm="" slurm=""
+for a in "$@"; do
+  case "$a" in
+    --vm) vm=1 ;;
+    --slurm) slurm=1 ;;
+    *) echo "install-system-deps.sh: unknown option $a" >&2; exit 2 ;;
+  esac
+done
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 required=(gcc pkg-config)
 # libopenblas0-pthread: Debian's hpcc links libblas.so.3 through alternatives; without an
 # optimized BLAS behind it, its HPL measures the reference BLAS, not the machine.
-optional=(hwloc likwid hpcc libopenblas0-pthread fio chromium dmidecode numactl)
+optional=(hwloc likwid hpcc libopenblas0-pthread fio chromium dmidecode numactl
+          openmpi-bin libopenmpi-dev)
 if [ -n "$vm" ]; then
   optional+=(qemu-system-x86 linux-image-amd64 busybox-static)
+fi
+if [ -n "$slurm" ]; then
+  optional+=(slurm-wlm munge)
 fi
 
 python_ok() {  # headers for the extension, and a working venv module
