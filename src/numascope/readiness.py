@@ -159,12 +159,15 @@ def check_hugepages(t: Tree) -> Check:
     size = f"{page >> 20} MiB" if page < 1 << 30 else f"{page >> 30} GiB"
     value = ", ".join(f"N{n} {per_node[n]}" + _free(shown, n) for n in nodes) + \
         f" x {size}"
-    fix = ("echo 512 > /sys/devices/system/node/node{N}/hugepages/"
+    fix = (f"cd /sys/devices/system/node && echo 512 > node{{N}}/hugepages/"
            f"hugepages-{page >> 10}kB/nr_hugepages")
     total = sum(per_node.values())
     if total == 0:
-        return Check("hugepages", title, "info", "none reserved (" + value + ")", effect,
-                     fix.replace("{N}", "0") + "  (for each node)")
+        return Check("hugepages", title, "info",
+                     f"none reserved on {len(nodes)} node{'s' if len(nodes) != 1 else ''} "
+                     f"({size} pages)", effect,
+                     f"cd /sys/devices/system/node && for n in node*; do echo 512 > "
+                     f"$n/hugepages/hugepages-{page >> 10}kB/nr_hugepages; done")
     empty = [n for n, v in per_node.items() if v == 0]
     mems = sysstate.node_memtotal(t)
     empty = [n for n in empty if mems.get(n, 1) > 0]   # a memoryless node cannot hold any
@@ -240,8 +243,8 @@ def check_cgroup(t: Tree, live: bool) -> Check:
     if missing:
         return Check("cgroup_cpus", title, "warn",
                      f"{value}; not allowed: {_lst(missing)} ({how})", effect,
-                     "srun --exclusive … (Slurm), or run outside the cpuset: "
-                     f"systemd-run --scope -p AllowedCPUs={_lst(online)} numascope …")
+                     f"systemd-run --scope -p AllowedCPUs={_lst(online)} numascope run "
+                     "(in Slurm: srun --exclusive numascope run)")
     return Check("cgroup_cpus", title, "ok", value, effect, "")
 
 
@@ -260,7 +263,8 @@ def check_vm(t: Tree) -> Check:
     title = "virtual machine"
     effect = ("in a guest, vCPUs and guest nodes need not map to host cores and nodes, "
               "and the hypervisor may steal time: topology-based figures describe the "
-              "guest, not the hardware")
+              "guest, not the hardware; pin vCPUs and guest memory on the host (or measure on "
+              "bare metal)")
     dmi = " ".join(x for x in (vendor, product) if x)
     hit = [v for v in VM_VENDORS if v in dmi.lower()]
     seen = []
@@ -270,8 +274,8 @@ def check_vm(t: Tree) -> Check:
         seen.append(f"DMI {dmi!r}")
     if seen:
         return Check("vm", title, "warn", "yes: " + ", ".join(seen), effect,
-                     "on the host: virsh vcpupin DOMAIN VCPU CPU; "
-                     "virsh numatune DOMAIN --nodeset NODES (or measure on bare metal)")
+                     "virsh vcpupin DOMAIN VCPU HOSTCPU; "
+                     "virsh numatune DOMAIN --nodeset NODES")
     if not flags and not dmi:
         return Check("vm", title, "unknown", "no cpuinfo flags and no DMI in this root",
                      effect, "")
@@ -302,14 +306,14 @@ def check_busy(t: Tree, live: bool, seconds: float = BUSY_WINDOW_S) -> Check:
 
 _CMDLINE = {   # parameter → (status, effect)
     "numa": ("warn", "numa=off hides every node but one: there is no NUMA to measure"),
-    "numa=fake": ("warn", "numa=fake= splits memory into emulated nodes with no real "
-                          "locality: local and remote figures are the same hardware"),
-    "mem": ("warn", "mem= limits the memory the kernel uses: nodes above the limit look "
-                    "empty or small"),
-    "isolcpus": ("info", "isolated CPUs take no ordinary tasks: numascope's pinned "
-                         "threads still run there, nothing else disturbs them"),
-    "nohz_full": ("info", "nohz_full CPUs skip the timer tick while running one task: "
-                          "fewer interruptions on them"),
+    "numa=fake": ("warn", ("numa=fake= splits memory into emulated nodes with no real "
+                          "locality: local and remote figures are the same hardware")),
+    "mem": ("warn", ("mem= limits the memory the kernel uses: nodes above the limit look "
+                    "empty or small")),
+    "isolcpus": ("info", ("isolated CPUs take no ordinary tasks: numascope's pinned "
+                         "threads still run there, nothing else disturbs them")),
+    "nohz_full": ("info", ("nohz_full CPUs skip the timer tick while running one task: "
+                          "fewer interruptions on them")),
 }
 
 

@@ -101,8 +101,8 @@ def _host_section(runs: list[RunRecord]) -> str:
         if not isinstance(checks, list):
             continue
         crows = [[_e(c.get("title") or c.get("id")),
-                  f'<span class="{cls.get(c.get("status"), "")}">'
-                  f'{_e(c.get("status"))}</span>',
+                  (f'<span class="{cls.get(c.get("status"), "")}">'
+                  f'{_e(c.get("status"))}</span>'),
                   _e(c.get("value", "")), _e(c.get("effect", "")),
                   f'<code>{_e(c["fix"])}</code>' if c.get("fix") else ""]
                  for c in checks if isinstance(c, dict)]
