@@ -133,7 +133,8 @@ def rule_readiness(runs: list[RunRecord]) -> list[Advice]:
         if not found:
             continue
         names = ", ".join(f"{f['check']} ({f['value']})" for f in found)
-        fixes = [f["fix"] for f in found if f["fix"]]
+        # a process id from then means nothing now: no kill line for an old busy check
+        fixes = [f["fix"] for f in found if f["fix"] and f["check"] != "busy"]
         out.append(Advice(
             "readiness", f"run {rec.run_id}: {len(found)} condition"
             f"{'s' if len(found) != 1 else ''} distorted its numbers",

@@ -285,7 +285,7 @@ def check_vm(t: Tree) -> Check:
 def check_busy(t: Tree, live: bool, seconds: float = BUSY_WINDOW_S) -> Check:
     title = "other busy processes"
     effect = ("another process on the measured CPUs takes cycles, cache and memory "
-              "bandwidth: figures read low and vary")
+              "bandwidth: figures read low and vary (kill -CONT PID resumes a stopped one)")
     if not live:
         return Check("busy", title, "unknown", "not sampled on a replayed root", effect, "")
     busy = sysstate.busy_processes(seconds, t, exclude={os.getpid()})
@@ -298,7 +298,7 @@ def check_busy(t: Tree, live: bool, seconds: float = BUSY_WINDOW_S) -> Check:
         return Check("busy", title, "warn",
                      f"{len(heavy)} using >= {BUSY_CPU_SHARE:.0%} of a CPU over "
                      f"{seconds:g} s: {top}", effect,
-                     f"kill -STOP {p.pid} (resume: kill -CONT {p.pid}), or wait for it")
+                     f"kill -STOP {p.pid}")
     return Check("busy", title, "ok",
                  f"none above {BUSY_CPU_SHARE:.0%} of a CPU over {seconds:g} s"
                  + (f" (top: {top})" if top else ""), effect, "")
