@@ -65,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
     for i, sec in enumerate(done):
         if i:
             out.print()
-        RENDER[sec["section"]](sec)
+        RENDER[sec["section"]](sec, args)
     return 0
 
 
@@ -80,8 +80,7 @@ def _readiness(args: argparse.Namespace) -> dict[str, Any]:
             "live": live, "changes_nothing": True,
             "counts": {s: sum(c.status == s for c in checks)
                        for s in ("warn", "info", "ok", "unknown")},
-            "items": [c.to_dict() for c in checks],
-            "all_checks": bool(args.all_checks)}
+            "items": [c.to_dict() for c in checks]}
 
 
 def _advice(args: argparse.Namespace) -> dict[str, Any]:
@@ -145,20 +144,20 @@ def _command(label: str, cmd: str, indent: int) -> None:
         out.print(x, markup=False, highlight=False, soft_wrap=True)
 
 
-def _render_readiness(sec: dict[str, Any]) -> None:
+def _render_readiness(sec: dict[str, Any], args: argparse.Namespace) -> None:
     c = sec["counts"]
     _say(f"readiness of {sec['source']}: {c['warn']} warn, {c['info']} info, {c['ok']} ok, "
          f"{c['unknown']} unknown (numascope changes none of these itself)")
     for ch in sec["items"]:
         _say(f"{ch['title']}: {ch['value']}", 10, f"  {ch['status']:<8}")
-        if ch["status"] in ("warn", "info") or sec.get("all_checks"):
+        if ch["status"] in ("warn", "info") or args.all_checks:
             if ch["effect"]:
                 _say("effect: " + ch["effect"], 12, " " * 10)
             if ch["fix"]:
                 _command("change: ", ch["fix"], 10)
 
 
-def _render_advice(sec: dict[str, Any]) -> None:
+def _render_advice(sec: dict[str, Any], args: argparse.Namespace) -> None:
     runs = sec["runs"]
     if runs:
         _say(f"advice from {len(runs)} run{'s' if len(runs) != 1 else ''}: "
