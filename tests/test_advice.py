@@ -297,3 +297,16 @@ def test_advise_command_reads_the_store(real, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "vda is fastest from node 0" in text and "rule storage_node" in text
     assert max(len(x) for x in text.splitlines()) <= 80
+
+
+def test_advise_without_stored_runs_says_so(tmp_path, capsys, monkeypatch):
+    from numascope.cli import main
+    from numascope.results.store import Store
+    monkeypatch.setenv("NUMASCOPE_STORE", str(tmp_path / "none.db"))
+    assert main(["advise", "--section", "advice", "--json"]) == 0
+    (sec,) = json.loads(capsys.readouterr().out)["results"]
+    assert sec["items"] == [] and "none.db does not exist" in sec["note"]
+    assert not (tmp_path / "none.db").exists()         # reading never creates a store
+    Store.open(tmp_path / "empty.db", write=True).close()
+    assert main(["advise", "--section", "advice", "--store", str(tmp_path / "empty.db")]) == 0
+    assert "no runs stored in" in capsys.readouterr().out
