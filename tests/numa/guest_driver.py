@@ -12,6 +12,7 @@ loader would run ninja at every start, and the guest's view of the tree is read-
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import importlib.util
 import json
 import os
@@ -88,12 +89,17 @@ def main() -> int:
     import numascope.cli  # noqa: F401 - import once, before the clock of the first step
     witness = ctypes.CDLL(job["witness"]) if job.get("witness") else None
     results = []
+    # a step that hangs leaves its Python stacks behind (every 90 s, all threads)
+    stacks = open(outdir / "stacks.log", "w")
     for i, step in enumerate(job["steps"]):
         name = step["name"]
         if witness:
             witness.witness_mark(name.encode())
         t0 = time.monotonic()
+        print(f"--- step {name}", file=stacks, flush=True)
+        faulthandler.dump_traceback_later(90, repeat=True, file=stacks)
         rc = run_step(step["argv"], outdir / f"{i}.out", outdir / f"{i}.err")
+        faulthandler.cancel_dump_traceback_later()
         results.append({"name": name, "argv": step["argv"], "rc": rc,
                         "seconds": time.monotonic() - t0,
                         "stdout": (outdir / f"{i}.out").read_text(errors="replace"),
