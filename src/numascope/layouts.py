@@ -16,6 +16,7 @@ usable CPUs (online, inside this process's cgroup/affinity set) are ever handed 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -188,8 +189,8 @@ def device_node(topo: Topology, near: str) -> int:
     kinds = {"gpu": "gpu", "nvme": "nvme", "nic": "nic", "hca": "infiniband", "ib": "infiniband"}
     found = []
     for d in topo.devices:
-        names = {t.strip(",;()").lower() for t in d.name.split()} | {d.address.lower(),
-                                                                     d.address.lower()[5:]}
+        names = {t.lower() for t in re.split(r"[\s,;()]+", d.name) if t} | \
+            {d.address.lower(), d.address.lower()[5:]}
         names |= {n[:-2] for n in names if n.startswith("nvme") and n[-2:-1] == "n"}
         if want in names:
             found.append(d)
@@ -202,8 +203,9 @@ def device_node(topo: Topology, near: str) -> int:
                     found.append(same[i])
                 break
     if not found:
-        have = ", ".join(sorted({d.name.split()[0] for d in topo.devices
-                                 if d.kind != "other" and d.name}))[:120] or "none"
+        have = ", ".join(sorted({re.split(r"[\s,;]+", d.name)[0] for d in topo.devices
+                                 if d.kind not in ("other", "storage") and d.name}))[:120] \
+            or "none"
         raise UserError(f"--near {near}: no such device (this machine shows: {have})")
     d = found[0]
     if d.numa_node is None:
@@ -320,7 +322,7 @@ def layout(topo: Topology, ranks: int | None = None, threads: int | None = None,
                      "share one core's execution units")
     slots = []
     for i, k in pairs:
-        key, gc = groups[i]
+        gc = groups[i][1]
         pus = [c for core in gc for c in core.cpus]
         for j in range(k):
             if use_smt:     # hardware threads, core by core: Open MPI's --use-hwthread-cpus
@@ -330,7 +332,7 @@ def layout(topo: Topology, ranks: int | None = None, threads: int | None = None,
                 slots.append(_slot(topo, len(slots), gc[j * threads:(j + 1) * threads],
                                    threads, False, used.index(i)))
     regular = (len(set(counts)) == 1 and counts[0] > 0 and len(pairs) == g
-               and used == list(range(g)) and len(set(c for _, c in pairs)) == 1
+               and used == list(range(g)) and len({c for _, c in pairs}) == 1
                and where == "all")
     return Layout(unit=unit, ranks=r, threads=threads, slots=tuple(slots),
                   per_unit=tuple(k for _, k in pairs),
@@ -395,6 +397,10 @@ def _choose_unit(cores: list[_Core], r: int, threads: int | None, smt: bool | No
     for unit in cands[1:]:                    # one domain holds them all
         if len(_group(cores, unit)) == 1 and fits(unit, r):
             return unit
+    for unit in cands[1:]:                    # as even as it gets: some hold one more
+        g = len(_group(cores, unit))
+        if g > 1 and r > g and fits(unit, -(-r // g)):
+            return unit
     return "socket" if threads else "core"
 
 
@@ -405,6 +411,7 @@ def _spread(topo: Topology, cores: list[_Core], threads: int | None, smt: bool |
     device's node first with --near; all cores when threads is None."""
     n = len(cores)
     t = threads or n
+    whole = cores
     if near_node is not None:
         local = [c for c in cores if c.cpus[0].node == near_node]
         if local and t <= len(local):
@@ -444,10 +451,30 @@ def _spread(topo: Topology, cores: list[_Core], threads: int | None, smt: bool |
         rr.extend(c[i] for c in cols if i < len(c))
     slot = Slot(**{**slot.__dict__, "threads": tuple(rr[:t])})
     used = [groups[gi][0] for gi in range(len(groups)) if taken[gi]]
-    one = len(used) == 1 and len(cores) == len(groups[0][1])
+    # one domain, the machine's first, from its first core: what ppr:1:<domain> maps
+    first = _group(whole, unit)[0][1]
+    one = (len(used) == 1 and where == "all" and bool(taken[0])
+           and [c.pos for c in taken[0]] == [c.pos for c in first[:len(taken[0])]])
     return Layout(unit="machine", ranks=1, threads=t, slots=(slot,), per_unit=(1,),
                   groups=tuple(used), smt=use_smt, smt_width=width, regular=one,
                   near=near, near_node=near_node, within=where, notes=tuple(notes))
+
+
+NAMED = ("per-core", "per-l3", "per-node", "per-socket")
+
+
+def named(topo: Topology, name: str) -> Layout:
+    """The whole machine by a layout name: per-l3 (one rank per L3 domain, threads on its
+    cores), per-node, per-socket, per-core (one single-threaded rank per core)."""
+    unit = {"per-core": "core", "per-l3": "l3", "per-node": "node",
+            "per-socket": "socket"}.get(name.strip().lower())
+    if unit is None:
+        raise UserError(f"unknown layout {name!r} (choose from {', '.join(NAMED)})")
+    cores = logical_cores(topo)
+    if unit == "l3" and any(c.cpus[0].l3 is None for c in cores):
+        raise UserError(f"layout {name}: this machine reports no L3 cache (try per-node)")
+    return layout(topo, ranks=len(_group(cores, unit)), unit=unit,
+                  threads=1 if unit == "core" else None)
 
 
 def check(topo: Topology, lay: Layout) -> list[str]:

@@ -169,11 +169,11 @@ def for_job(topo: Topology, ranks: int | None = None, threads: int | None = None
 
 def from_layout(topo: Topology, lay: Layout, program: str = PROGRAM) -> Recipe:
     prog = shlex.split(program) or [PROGRAM]
-    argv, files = openmpi_argv(lay, prog)
+    argv, files = openmpi_argv(lay, prog, topo=topo)
     ompi = Launch("Open MPI", tuple(argv),
                   tuple(tuple(c) for c in expand_openmpi(argv, topo, lay.ranks, files)),
-                  files=files, note="" if lay.regular else
-                  "irregular layout: a rankfile (write it next to the job)")
+                  files=files, note="" if not files else
+                  "no --map-by yields this layout: a rankfile (write it next to the job)")
     sargv = srun_argv(topo, lay, prog)
     slurm = Launch("Slurm", tuple(sargv),
                    tuple(tuple(c) for c in expand_srun(sargv, topo, lay.ranks)))
@@ -222,25 +222,36 @@ def places_text(cpus: tuple[int, ...]) -> str:
 
 
 def openmpi_argv(lay: Layout, prog: list[str] | None = None, mpirun: str = "mpirun",
-                 rankfile: str = RANKFILE) -> tuple[list[str], dict[str, str]]:
-    """Open MPI 4.1: ppr mapping for a regular layout, a physical rankfile otherwise."""
+                 rankfile: str = RANKFILE, topo: Topology | None = None
+                 ) -> tuple[list[str], dict[str, str]]:
+    """Open MPI 4.1: `--map-by ppr:N:<domain>:pe=T` when that mapping yields the layout
+    (checked by expanding it on `topo`; without `topo`, when the layout is regular), a
+    physical rankfile otherwise."""
     argv = [mpirun, "-np", str(lay.ranks)]
+    env = [x for k, v in omp_env(lay).items() for x in ("-x", f"{k}={v}")]
+    prog = list(prog or [PROGRAM])
     files: dict[str, str] = {}
     unit = lay.unit
-    if unit == "machine" and lay.regular:
+    if unit == "machine":
         unit = "l3" if lay.slots[0].l3 is not None else "node"
-    if lay.regular and unit in OMPI_RESOURCE:
+    if unit in OMPI_RESOURCE and lay.within == "all":
         pe = lay.threads if lay.smt else lay.cores_per_rank
-        argv += ["--map-by", f"ppr:{lay.ppr}:{OMPI_RESOURCE[unit]}:pe={pe}"]
-        argv += ["--use-hwthread-cpus", "--bind-to", "hwthread"] if lay.smt \
+        ppr = argv + ["--map-by", f"ppr:{max(lay.per_unit)}:{OMPI_RESOURCE[unit]}:pe={pe}"]
+        ppr += ["--use-hwthread-cpus", "--bind-to", "hwthread"] if lay.smt \
             else ["--bind-to", "core"]
-    else:
-        files[rankfile] = "".join(f"rank {s.rank}=localhost slot={format_list(list(s.cpus))}\n"
-                                  for s in lay.slots)
-        argv += ["--rankfile", rankfile, "--mca", "rmaps_rank_file_physical", "1"]
-    for k, v in omp_env(lay).items():
-        argv += ["-x", f"{k}={v}"]
-    return argv + list(prog or [PROGRAM]), files
+        if topo is None and lay.regular:
+            return ppr + env + prog, files
+        if topo is not None:
+            try:
+                got = expand_openmpi(ppr, topo, lay.ranks)
+            except UserError:
+                got = None
+            if got == [sorted(s.cpus) for s in lay.slots]:
+                return ppr + env + prog, files
+    files[rankfile] = "".join(f"rank {s.rank}=localhost slot={format_list(list(s.cpus))}\n"
+                              for s in lay.slots)
+    argv += ["--rankfile", rankfile, "--mca", "rmaps_rank_file_physical", "1"]
+    return argv + env + prog, files
 
 
 def _consecutive(topo: Topology, lay: Layout) -> bool:
