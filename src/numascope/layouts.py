@@ -312,8 +312,7 @@ def layout(topo: Topology, ranks: int | None = None, threads: int | None = None,
     for i, k in pairs:
         have = len(groups[i][1])
         if k * threads > have:
-            if smt is False or width == 1 or \
-                    k * threads > sum(len(c.cpus) for c in groups[i][1]):
+            if smt is False or k * threads > sum(len(c.cpus) for c in groups[i][1]):
                 raise UserError(f"{_need(k, threads)} per {UNIT_NAMES[unit]} needs "
                                 f"{k * threads} CPUs in each; {_fits(groups, unit)}")
             use_smt = True
