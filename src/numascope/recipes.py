@@ -130,10 +130,10 @@ class Recipe:
                 out += _wrap(argv, width, prefix=f"rank {r}: " if lay.ranks > 1 else "")
             if len(la.per_rank) > 2:
                 out.append(f"  ({len(la.per_rank) - 2} more ranks in --json)")
-        out.append("CPU sets (rank: CPUs, node, L3):")
+        out.append("CPU sets (rank: node, L3, CPUs):")
         for s in lay.slots[:8]:
-            out.append(f"  {s.rank:>4}: {format_list(list(s.cpus)):<20} node "
-                       f"{_ids(s.nodes):<6} L3 {_ids(s.l3s)}")
+            head = f"  {s.rank:>4}: node {_ids(s.nodes):<5} L3 {_ids(s.l3s):<5} CPUs "
+            out += _wrap_list(format_list(list(s.cpus)), width, head)
         if len(lay.slots) > 8:
             out.append(f"  ({len(lay.slots) - 8} more ranks in --json)")
         return out
@@ -143,9 +143,27 @@ def _ids(ids: tuple[int, ...]) -> str:
     return format_list(list(ids)) or "-"
 
 
+def _wrap_list(text: str, width: int, head: str) -> list[str]:
+    """A CPU list after `head`, broken after commas to fit `width`."""
+    lines, cur = [], head
+    for part in text.split(","):
+        piece = part if cur.endswith((" ", ",")) else "," + part
+        if len(cur) + len(piece) > width and cur.strip() and not cur.endswith(" "):
+            lines.append(cur + ",")
+            cur, piece = " " * len(head), part
+        cur += piece
+    return lines + [cur]
+
+
 def _wrap(argv: tuple[str, ...], width: int, prefix: str = "") -> list[str]:
     """A command over several lines with shell continuations, each within `width`."""
-    words = [shlex.quote(a) for a in argv]
+    quoted = [shlex.quote(a) for a in argv]
+    words, i = [], 0
+    while i < len(quoted):          # an option stays on the line of its value(s)
+        n = {"--mca": 3, "-x": 2, "-np": 2, "-n": 2, "-c": 2, "--map-by": 2, "--bind-to": 2,
+             "--rankfile": 2, "-C": 2}.get(argv[i], 1)
+        words.append(" ".join(quoted[i:i + n]))
+        i += n
     lines, cur = [], "  " + prefix
     for w in words:
         if len(cur) + len(w) + 3 > width and cur.strip() and cur.strip() != prefix.strip():
