@@ -148,7 +148,7 @@ def _wrap_list(text: str, width: int, head: str) -> list[str]:
     lines, cur = [], head
     for part in text.split(","):
         piece = part if cur.endswith((" ", ",")) else "," + part
-        if len(cur) + len(piece) > width and cur.strip() and not cur.endswith(" "):
+        if len(cur) + len(piece) + 1 > width and cur.strip() and not cur.endswith(" "):
             lines.append(cur + ",")
             cur, piece = " " * len(head), part
         cur += piece
