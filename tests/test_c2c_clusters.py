@@ -129,3 +129,62 @@ def test_analyse_reports_cpus_the_topology_places_elsewhere(tmp_path):
     assert not got["agree"]
     assert all(not t["agree"] and t["differing"] > 0 for t in got["topology"])
     assert any(a in p for t in got["topology"] for p in t["split"] + t["joined"])
+
+
+def test_dies_of_one_l3_each_agree_with_the_l3_level():
+    """A replayed Xeon with 2 dies per package (hwloc's fakecpuid1f fixture, die_id in
+    sysfs), each die one L3: the die grouping is the L3 grouping, and it agrees."""
+    from conftest import hwloc_fixture
+
+    from numascope.bench.c2c import relation
+    from numascope.topology import read_topology
+    topo = read_topology(hwloc_fixture("fakecpuid1f-64intel64-2p4d2n2c2t"))
+    dies = {(c.package, c.die) for c in topo.cpus if c.online}
+    assert len(dies) == 2 * len({c.package for c in topo.cpus if c.online}), dies
+    cpus = topo.usable_cpus()
+    groups = cc.topology_groups(topo, cpus)
+    assert groups["die"] == groups["l3"] != groups["package"]
+    m = [[math.nan if a == b else LEVELS[relation(topo, a, b)] for b in cpus] for a in cpus]
+    got = cc.analyse(topo, cpus, m)
+    assert got["agree"], got["topology"]
+    assert {t["kind"] for t in got["topology"]} == {"smt", "l3", "die", "package"}
+
+
+def _two_dies_of_two_l3s(tmp_path):
+    """2 packages x 2 dies x 2 L3 x 2 cores: die_id written into the synthetic tree."""
+    from synth_sysfs import machine
+
+    from numascope.topology import read_topology
+    root = machine(tmp_path, sockets=2, l3_per_socket=4, cores_per_l3=2, smt=1)
+    topo = read_topology(str(root))
+    for c in topo.cpus:
+        first = min(d.index for d in topo.l3s if d.package == c.package)
+        (root / f"sys/devices/system/cpu/cpu{c.id}/topology/die_id").write_text(
+            f"{(c.l3 - first) // 2}\n")
+    return read_topology(str(root))
+
+
+def test_a_die_of_several_l3s_is_its_own_level(tmp_path):
+    from numascope.bench.c2c import relation
+    topo = _two_dies_of_two_l3s(tmp_path)
+    cpus = topo.usable_cpus()
+    rels = {relation(topo, a, b) for a in cpus for b in cpus if a < b}
+    assert rels == {"l3", "die", "package", "remote"}, rels
+    groups = cc.topology_groups(topo, cpus)
+    assert len(groups["die"]) == 4 and len(groups["l3"]) == 8
+    lv = {"smt": 10.0, "l3": 30.0, "die": 50.0, "package": 90.0, "remote": 180.0}
+    m = [[math.nan if a == b else lv[relation(topo, a, b)] for b in cpus] for a in cpus]
+    got = cc.analyse(topo, cpus, m)
+    assert got["agree"], got["topology"]
+    assert [x["matches"] for x in got["levels"]] == [["l3"], ["die"], ["package"], []]
+    # a machine whose dies do not show in latency: the die grouping disagrees, said so
+    flat = [[math.nan if a == b else lv["package" if r == "die" else r]
+             for b in cpus for r in [relation(topo, a, b)]] for a in cpus]
+    got = cc.analyse(topo, cpus, flat)
+    die = next(t for t in got["topology"] if t["kind"] == "die")
+    assert not die["agree"] and die["differing"] > 0
+
+
+def test_one_die_per_package_is_no_grouping(tmp_path):
+    topo = _synth(tmp_path)
+    assert "die" not in cc.topology_groups(topo, topo.usable_cpus())

@@ -26,7 +26,7 @@ from numascope.topology.model import Topology
 FAMILY = "c2c"
 MAX_PAIRS = 256               # beyond this many pairs, sample
 QUICK_PAIRS = 16              # the quick profile's sample
-RELATIONS = ("smt", "l3", "package", "remote")
+RELATIONS = ("smt", "l3", "die", "package", "remote")
 
 
 @dataclass(frozen=True)
@@ -55,13 +55,17 @@ def _core():
 
 
 def relation(topo: Topology, a: int, b: int) -> str:
-    """How two CPUs are related: SMT siblings, same L3, same package, or other package."""
+    """How two CPUs are related: SMT siblings, same L3, same die (only where a package has
+    several dies), same package, or other package."""
     ca, cb = topo.cpu(a), topo.cpu(b)
     if ca.core is not None and ca.core == cb.core:
         return "smt"
     if ca.l3 is not None and ca.l3 == cb.l3:
         return "l3"
     if ca.package is not None and ca.package == cb.package:
+        if ca.die is not None and ca.die == cb.die and len(
+                {c.die for c in topo.cpus if c.package == ca.package and c.online}) > 1:
+            return "die"
         return "package"
     return "remote"
 

@@ -1,10 +1,10 @@
 """CPU clusters from measured core-to-core latencies, compared with the topology.
 
-The pairs' latencies fall into levels (SMT siblings, shared L3, same die or package, other
-package): sorted, a value more than `tol` above the first value of the current level opens
+The pairs' latencies fall into levels (SMT siblings, shared L3, same die, same package,
+other package): sorted, a value more than `tol` above the first value of the current level opens
 the next level. At each level, clusters merge (complete linkage) while every measured pair
 across them is within that level's largest latency. Each level's partition is then set
-against the topology's groupings (SMT core, L3 domain, package): equal, or the pairs that
+against the topology's groupings (SMT core, L3 domain, die, package): equal, or the pairs that
 differ."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from numascope.topology.model import Topology
 
 TOLERANCE = 0.25              # a level spans latencies up to 25 % above its smallest
-KINDS = ("smt", "l3", "package")
+KINDS = ("smt", "l3", "die", "package")
 MAX_LISTED = 8                # differing pairs listed per grouping
 
 
@@ -79,16 +79,21 @@ def cluster(cpus: list[int], m: list[list[float]], tol: float = TOLERANCE) -> li
 
 
 def topology_groups(topo: Topology, cpus: list[int]) -> dict[str, list[list[int]]]:
-    """SMT cores, L3 domains and packages restricted to `cpus` (a CPU with the attribute
-    unknown is its own group)."""
-    attr = {"smt": "core", "l3": "l3", "package": "package"}
+    """SMT cores, L3 domains, dies and packages restricted to `cpus` (a CPU with the
+    attribute unknown is its own group). A die is (package, die_id); the grouping is left
+    out when the kernel reports no die_id, or one die per package (then it is the package)."""
+    keys = {"smt": lambda c: c.core, "l3": lambda c: c.l3,
+            "die": lambda c: None if c.die is None or c.package is None else (c.package, c.die),
+            "package": lambda c: c.package}
     out: dict[str, list[list[int]]] = {}
-    for kind, a in attr.items():
+    for kind, key_of in keys.items():
         g: dict[Any, list[int]] = {}
         for c in cpus:
-            key = getattr(topo.cpu(c), a)
+            key = key_of(topo.cpu(c))
             g.setdefault(("cpu", c) if key is None else key, []).append(c)
         out[kind] = sorted(sorted(x) for x in g.values())
+    if out["die"] == out["package"] or all(topo.cpu(c).die is None for c in cpus):
+        del out["die"]
     return out
 
 

@@ -142,7 +142,7 @@ def print_by_home(results: list, seen: list, con: Any) -> None:
 
 
 def print_clusters(cl: dict, con: Any) -> None:
-    """Measured latency levels and whether they match SMT cores / L3 domains / packages."""
+    """Measured latency levels and whether they match SMT cores / L3 domains / dies / packages."""
     from numascope.placement import format_cpulist
     if "skipped" in cl:
         con.print(f"Clusters from latency: skipped, {cl['skipped']}", markup=False)

@@ -91,8 +91,28 @@ _HOST_KEYS = ("hostname", "system", "cpu_model", "microcode", "kernel", "bios_ve
 
 
 def _host_section(runs: list[RunRecord]) -> str:
+    """The host facts side by side, then each run's readiness checks (host["readiness"]:
+    what was seen, its effect on the measurements, the command that changes it)."""
     rows = [[_e(k)] + [_num(r.host.get(k)) for r in runs] for k in _HOST_KEYS]
-    return _table(["fact"] + [r.run_id for r in runs], rows)
+    html = _table(["fact"] + [r.run_id for r in runs], rows)
+    cls = {"ok": "ok", "warn": "warn", "info": "", "unknown": "dim"}
+    for r in runs:
+        checks = r.host.get("readiness")
+        if not isinstance(checks, list):
+            continue
+        crows = [[_e(c.get("title") or c.get("id")),
+                  (f'<span class="{cls.get(c.get("status"), "")}">'
+                  f'{_e(c.get("status"))}</span>'),
+                  _e(c.get("value", "")), _e(c.get("effect", "")),
+                  f'<code>{_e(c["fix"])}</code>' if c.get("fix") else ""]
+                 for c in checks if isinstance(c, dict)]
+        warn = sum(1 for c in checks if isinstance(c, dict) and c.get("status") == "warn")
+        html += (f"<h3>Readiness · {_e(r.run_id)} · {plural(warn, 'warning')}</h3>"
+                 '<p class="dim">as seen when the run started; numascope changes none of '
+                 "these itself</p>"
+                 + _table(["check", "status", "seen", "effect on measurements",
+                           "command to change it"], crows))
+    return html
 
 
 def _noise_section(runs: list[RunRecord]) -> str:

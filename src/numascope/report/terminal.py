@@ -90,6 +90,12 @@ def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> No
             ("governor", h.get("governor")), ("thp", h.get("thp")),
             ("numa_balancing", h.get("numa_balancing")), ("clock GHz", h.get("clock_ghz")),
             ("topology", (h.get("topology_digest") or "")[:16] or None)]
+    checks = h.get("readiness")
+    if isinstance(checks, list):
+        warn = [str(c.get("id")) for c in checks
+                if isinstance(c, dict) and c.get("status") == "warn"]
+        rows.append(("readiness", f"{len(warn)} of {len(checks)} checks warn"
+                     + (f": {', '.join(warn)}" if warn else "")))
     for k, v in rows:
         head.add_row(k, escape(fmt(v)))
     console.print(head)

@@ -256,7 +256,10 @@ def memory_mode(topo: Topology) -> str | None:
 
 def host_facts(topo: Topology, root: str | Path = "/",
                clock_ghz: float | None = None) -> dict[str, Any]:
-    """What identifies the hardware, firmware, OS and their settings for this run."""
+    """What identifies the hardware, firmware, OS and their settings for this run;
+    "readiness" holds every readiness check (numascope.readiness: id, title, status, value,
+    effect, fix) as seen when the run started."""
+    from numascope.readiness import run_checks
     r = Path(root)
     smt_ctl = _read(r, "sys/devices/system/cpu/smt/control")
     smt_active = any(c.smt > 0 for c in topo.cpus)
@@ -284,6 +287,7 @@ def host_facts(topo: Topology, root: str | Path = "/",
         "numa_balancing": sysstate.numa_balancing(root),
         "clock_ghz": clock_ghz,
         "topology_digest": topology_digest(topo),
+        "readiness": [c.to_dict() for c in run_checks(root, topo)],
     }
 
 

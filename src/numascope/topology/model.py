@@ -21,6 +21,7 @@ class Cpu:
     smt: int                  # 0 for the first thread of its core, 1 for its sibling …
     online: bool = True
     allowed: bool = True      # in this process's affinity mask / cgroup cpuset
+    die: int | None = None    # die_id within its package (Linux >= 5.2), None when unreported
 
     @property
     def usable(self) -> bool:

@@ -51,12 +51,15 @@ def read_tree(tree: Tree, *, live: bool, infer: bool = True, devices: bool = Tru
 
     pkg: dict[int, int | None] = {}
     core_id: dict[int, int | None] = {}
+    die: dict[int, int | None] = {}
     siblings: dict[int, list[int]] = {}
     for c in cpu_ids:
         t = f"{CPU_DIR}/cpu{c}/topology"
         p = tree.read_int(f"{t}/physical_package_id")
         pkg[c] = p if p is not None and p >= 0 else None
         core_id[c] = tree.read_int(f"{t}/core_id")
+        d = tree.read_int(f"{t}/die_id")
+        die[c] = d if d is not None and d >= 0 else None
         sib = tree.read_cpus(t, "thread_siblings")
         siblings[c] = sib if sib else [c]
 
@@ -111,7 +114,8 @@ def read_tree(tree: Tree, *, live: bool, infer: bool = True, devices: bool = Tru
             id=c, package=pkg.get(c) if online[c] else None, node=cpu_node.get(c),
             l3=cpu_l3.get(c), core=core.index if core else None,
             smt=core.cpus.index(c) if core else 0, online=online[c],
-            allowed=allowed_cpus is None or c in allowed_cpus))
+            allowed=allowed_cpus is None or c in allowed_cpus,
+            die=die.get(c) if online[c] else None))
 
     l3s = []
     for i, k in enumerate(l3_caches):

@@ -1,0 +1,188 @@
+"""`numascope advise`: is this machine ready to be measured, and what do the stored
+measurements advise — each piece of advice with its evidence and the exact command.
+
+Sections (SECTIONS, in order; --section picks some): readiness (the checks of
+numascope.readiness on this machine or a replayed --sysfs-root), advice (the rules of
+numascope.advice on the selected stored runs). Other sections (placement recipes) join the
+list; --json gives one envelope whose results are the sections, each
+{"section": NAME, …, "items": [...]}."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from typing import Any
+
+from numascope.cli._common import add_json, add_sysfs_root, emit
+from numascope.cli.runs import add_store
+from numascope.console import out
+
+NAME = "advise"
+HELP = ("readiness checks of this machine (governor, NUMA balancing, THP, SMT, …) with the "
+        "commands that change them, and advice from stored runs with its evidence")
+ORDER = 84
+SECTIONS = ("readiness", "advice")
+
+
+def register(p: argparse.ArgumentParser) -> None:
+    from numascope.advice import RULES
+    p.add_argument("runs", nargs="*", metavar="RUN",
+                   help="stored runs to advise from: run id (or unique prefix), 'latest', "
+                        "KEY=VALUE tags, or id,id,… (default: latest)")
+    p.add_argument("--section", action="append", choices=SECTIONS, metavar="NAME",
+                   help=f"only these sections (repeatable): {', '.join(SECTIONS)}")
+    p.add_argument("--rule", action="append", choices=list(RULES), metavar="NAME",
+                   help=f"only these advice rules (repeatable): {', '.join(RULES)}")
+    p.add_argument("--all-checks", action="store_true",
+                   help="show the effect of every readiness check, not only of those that "
+                        "warn or inform")
+    add_sysfs_root(p)
+    add_store(p)
+    add_json(p)
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.errors import UserError
+    sections = list(dict.fromkeys(args.section or SECTIONS))
+    if not str(args.sysfs_root).strip():
+        raise UserError("--sysfs-root is empty: give a folder or a .tar.bz2 dump "
+                        "(/ for this machine)")
+    if args.runs and "advice" not in sections:
+        raise UserError("runs were given but --section leaves out advice; add "
+                        "--section advice")
+    if args.rule and "advice" not in sections:
+        raise UserError("--rule chooses advice rules; add --section advice")
+    done: list[dict[str, Any]] = []
+    # the store first: a bad selection is reported before any machine is read
+    if "advice" in sections:
+        done.append(_advice(args))
+    if "readiness" in sections:
+        done.insert(0, _readiness(args))
+    done.sort(key=lambda s: SECTIONS.index(s["section"]))
+    if args.json:
+        emit(NAME, done)
+        return 0
+    for i, sec in enumerate(done):
+        if i:
+            out.print()
+        RENDER[sec["section"]](sec, args)
+    return 0
+
+
+def _readiness(args: argparse.Namespace) -> dict[str, Any]:
+    from numascope.cli.peak import machine
+    from numascope.readiness import run_checks
+    root = str(args.sysfs_root)
+    with machine(root) as (topo, tree):
+        live = tree.live
+        checks = run_checks(tree, topo, live=live)
+    return {"section": "readiness", "source": "this machine" if live else root,
+            "live": live, "changes_nothing": True,
+            "counts": {s: sum(c.status == s for c in checks)
+                       for s in ("warn", "info", "ok", "unknown")},
+            "items": [c.to_dict() for c in checks]}
+
+
+def _advice(args: argparse.Namespace) -> dict[str, Any]:
+    from numascope.advice import advise
+    from numascope.results.store import Store, default_path
+    specs = args.runs or ["latest"]
+    sec: dict[str, Any] = {"section": "advice", "runs": [], "rules": args.rule or None,
+                           "note": "", "items": []}
+    path = default_path() if args.store is None else args.store
+    if not args.runs and args.store is None and not default_path().exists():
+        sec["note"] = f"no runs stored ({path} does not exist): run `numascope run` first"
+        return sec
+    with Store.open(args.store) as st:
+        if not args.runs and not st.list_runs():
+            sec["note"] = f"no runs stored in {st.path}"
+            return sec
+        runs = st.load(specs)
+    sec["runs"] = [r.run_id for r in runs]
+    items = advise(runs, args.rule)
+    sec["items"] = [a.to_dict() for a in items]
+    if not items:
+        sec["note"] = ("no advice: no rule found an effect in these runs (every rule "
+                       "needs a measurement that shows one)")
+    return sec
+
+
+# -- text -----------------------------------------------------------------------------------
+
+def _width() -> int:
+    return max(40, min(out.width or 80, 80))
+
+
+def _say(text: str, indent: int = 0, first: str | None = None) -> None:
+    pad = " " * indent
+    for line in textwrap.wrap(text, _width(), initial_indent=first if first is not None
+                              else pad, subsequent_indent=pad, break_on_hyphens=False,
+                              break_long_words=True) or [pad]:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _command(label: str, cmd: str, indent: int) -> None:
+    """A command, never cut inside a word: split only after shell separators ("; ",
+    "&& ", "do "), so each printed line pastes as a valid continuation."""
+    parts, cur = [], ""
+    for tok in cmd.split(" "):
+        cur = f"{cur} {tok}" if cur else tok
+        if tok in (";", "&&", "do", "||") or tok.endswith(";"):
+            parts.append(cur)
+            cur = ""
+    if cur:
+        parts.append(cur)
+    lines, line = [], " " * indent + label
+    for part in parts:
+        if len(line) + len(part) + 1 > _width() and line.strip() != label.strip():
+            lines.append(line)
+            line = " " * (indent + 2) + part
+        else:
+            line = f"{line}{'' if line.endswith(label) else ' '}{part}"
+    lines.append(line)
+    for x in lines:
+        out.print(x, markup=False, highlight=False, soft_wrap=True)
+
+
+def _render_readiness(sec: dict[str, Any], args: argparse.Namespace) -> None:
+    c = sec["counts"]
+    _say(f"readiness of {sec['source']}: {c['warn']} warn, {c['info']} info, {c['ok']} ok, "
+         f"{c['unknown']} unknown (numascope changes none of these itself)")
+    for ch in sec["items"]:
+        _say(f"{ch['title']}: {ch['value']}", 10, f"  {ch['status']:<8}")
+        if ch["status"] in ("warn", "info") or args.all_checks:
+            if ch["effect"]:
+                _say("effect: " + ch["effect"], 12, " " * 10)
+            if ch["fix"]:
+                _command("change: ", ch["fix"], 10)
+
+
+def _render_advice(sec: dict[str, Any], args: argparse.Namespace) -> None:
+    runs = sec["runs"]
+    if runs:
+        _say(f"advice from {len(runs)} run{'s' if len(runs) != 1 else ''}: "
+             + ", ".join(runs))
+    if sec["note"]:
+        _say(sec["note"], 2, "  " if runs else "")
+    for i, a in enumerate(sec["items"], 1):
+        _say(a["title"], 6, f"  {i:>2}. ")
+        _say(a["detail"], 6)
+        if a["command"]:
+            _command("command: ", a["command"], 6)
+        _say(f"rule {a['rule']}; evidence: " + "; ".join(_evidence(e) for e in a["evidence"]),
+             8, " " * 6)
+
+
+def _evidence(e: dict[str, Any]) -> str:
+    if "case" in e:
+        med = e.get("median")
+        return (f"{e['run_id']} {e['case']} {e['metric']} median {med:.4g} {e['unit']} "
+                f"(n={e['n']})" if isinstance(med, (int, float)) else
+                f"{e['run_id']} {e['case']} {e['metric']}")
+    if "check" in e:
+        return f"{e['run_id']} {e['check']}={e['value']}"
+    return f"{e.get('run_id', '')} " + ", ".join(f"{k} {v}" for k, v in e.items()
+                                                 if k != "run_id")
+
+
+RENDER = {"readiness": _render_readiness, "advice": _render_advice}

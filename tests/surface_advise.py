@@ -1,0 +1,48 @@
+"""Surface rows for `numascope advise` (see tests/surface.py)."""
+
+from conftest import HWLOC_FIXTURES
+from surface import Bad
+
+DUMP = HWLOC_FIXTURES / "48amd64-4d2n6c-sparse.tar.bz2"
+S = ["--store", "{store}"]
+R = ["--section", "readiness"]     # rows about the machine: no store is read
+
+BAD = [
+    Bad(["advise", "nosuch", *S], 2, "no run matches 'nosuch'", "unknown run id"),
+    Bad(["advise", "nps=9", *S], 2, "no stored run has tags 'nps=9'", "tag no run has"),
+    Bad(["advise", ",", *S], 2, "empty run selection", "a selection of nothing"),
+    Bad(["advise", "--store", "{tmp}"], 2, "is a directory", "a folder as the store"),
+    Bad(["advise", "--store", "{tmp}/none.db"], 2, "no store at", "a store that is not there"),
+    Bad(["advise", "latest", "--store", "{tmp}/none.db"], 2, "no store at",
+        "a run from a store that is not there"),
+    Bad(["advise", "--sysfs-root", "/nonexistent", *R], 2, "no such file or directory",
+        "missing root"),
+    Bad(["advise", "--sysfs-root", "{tmp}", *R], 2, "no sys/ directory found",
+        "empty folder as the root"),
+    Bad(["advise", "--sysfs-root", "", *R], 2, "--sysfs-root is empty", "empty root"),
+    Bad(["advise", "--sysfs-root", "/dev/null", *R], 2, "not a directory or a tar archive",
+        "a device as the root"),
+    Bad(["advise", "--sysfs-root", "{store}", *R], 2, "not a directory or a tar archive",
+        "the store as the root"),
+    Bad(["advise", "--section", "recipes", *S], 2, "invalid choice", "unknown section"),
+    Bad(["advise", "--rule", "nosuch", *S], 2, "invalid choice", "unknown rule"),
+    Bad(["advise", "latest", *R, *S], 2, "runs were given but --section leaves out advice",
+        "runs without the advice section"),
+    Bad(["advise", "--rule", "remote_memory", *R, *S], 2, "--rule chooses advice rules",
+        "a rule without the advice section"),
+    Bad(["advise", "nosuch", "--sysfs-root", "/nonexistent", *S], 2,
+        "no run matches 'nosuch'", "the store is checked first"),
+]
+
+JSON = [
+    ["advise", *S],
+    ["advise", "latest", "--section", "advice", "--rule", "readiness", *S],
+    ["advise", *R, "--all-checks"],
+    *([["advise", "--sysfs-root", str(DUMP), *R]] if DUMP.exists() else []),
+]
+
+WIDE = [
+    ["advise", *S],
+    ["advise", *R, "--all-checks"],
+    *([["advise", "--sysfs-root", str(DUMP), "--all-checks", *S]] if DUMP.exists() else []),
+]
