@@ -29,6 +29,7 @@ from numascope.recipes import (
     parse_report_bindings,
     places_text,
     report_cpus,
+    section,
 )
 from numascope.topology import read_topology
 from numascope.topology.lists import parse_list
@@ -205,6 +206,10 @@ def test_job_args_and_recipe():
     assert job_recipe(p.parse_args(["--threads", "3"]), topo).layout.ranks == 1
     with pytest.raises(SystemExit):
         p.parse_args(["--unit", "rack"])
+    sec = section(r)
+    assert sec["section"] == "recipe" and [i["tool"] for i in sec["items"]] == \
+        ["Open MPI", "Slurm", "OpenMP", "numactl", "taskset"]
+    json.dumps(sec)
 
 
 # -- Open MPI itself ----------------------------------------------------------------------------

@@ -595,6 +595,18 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
                    help="the domain each rank stays inside (default: what the shape implies)")
 
 
+def section(recipe: Recipe) -> dict[str, Any]:
+    """The recipe as a `numascope advise --json` section ({"section": "recipe", …,
+    "items": [...]}, one item per launcher)."""
+    lay = recipe.layout
+    return {"section": "recipe", "source": recipe.source, "layout": lay.describe(),
+            "shape": {"ranks": lay.ranks, "threads": lay.threads, "unit": lay.unit,
+                      "near": lay.near, "near_node": lay.near_node},
+            "notes": list(lay.notes),
+            "items": [{"tool": la.tool, **la.to_dict()} for la in recipe.launches],
+            "slots": [s.to_dict() for s in lay.slots]}
+
+
 def job_recipe(args: argparse.Namespace, topo: Topology) -> Recipe | None:
     """The recipe the job flags ask for; None when none of --ranks/--threads/--near/--unit
     was given."""
