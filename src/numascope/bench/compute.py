@@ -65,6 +65,8 @@ class ComputeParams:
     hpl_np: int | None = None             # MPI processes (None: physical cores)
     hpl_n: int | None = None              # HPL problem size (None: short run, or sized)
     hpl_big: bool = False                 # N from 80 % of available memory
+    hpl_layouts: tuple[str, ...] = ()     # rank layouts (per-l3, per-node, per-core, …):
+    #                                       one HPL run each under its generated mpirun line
     memory: str | None = None             # '12x DDR5-4800' per socket (None: SMBIOS)
     links: str | None = None              # 'xgmi:4x16@32' (None: unknown)
 
@@ -82,6 +84,16 @@ class ComputeParams:
             hpcc.check_procs(self.hpl_np)
         if self.hpl_n is not None:
             hpcc.check_n(self.hpl_n)
+        if self.hpl_layouts:
+            from numascope.layouts import NAMED
+            for name in self.hpl_layouts:
+                if name not in NAMED:
+                    raise UserError(f"--layout {name}: unknown layout (choose from "
+                                    f"{', '.join(NAMED)})")
+            if len(set(self.hpl_layouts)) != len(self.hpl_layouts):
+                raise UserError("--layout names a layout twice")
+            if self.hpl_np is not None:
+                raise UserError("--hpl-np and --layout both set the HPL processes: give one")
         if self.memory is not None:
             dram.parse_memory_spec(self.memory)
         if self.links is not None:
@@ -89,7 +101,7 @@ class ComputeParams:
 
     @property
     def runs_hpl(self) -> bool:
-        return self.hpl or self.hpl_big or self.hpl_n is not None
+        return self.hpl or self.hpl_big or self.hpl_n is not None or bool(self.hpl_layouts)
 
 
 def run_dgemm(n: int, reps: int = 3, seed: int = 1) -> dict[str, Any]:
@@ -173,7 +185,14 @@ class Compute:
             if p.clock and p.clock_ghz is None else []
         out += [Case(f"dgemm n={n}", {"kind": "dgemm", "n": n, "reps": p.reps}) for n in p.dgemm]
         out += [Case(f"lu n={n}", {"kind": "lu", "n": n, "reps": p.reps}) for n in p.lu]
-        if p.runs_hpl:
+        if p.runs_hpl and p.hpl_layouts:
+            from numascope.layouts import named
+            for name in p.hpl_layouts:
+                lay = named(topo, name)      # a layout that does not fit: UserError now
+                out.append(Case(f"hpl {name} np={lay.ranks}",
+                                {"kind": "hpl", "np": lay.ranks, "layout": name,
+                                 "threads": lay.threads, "n": p.hpl_n, "big": p.hpl_big}))
+        elif p.runs_hpl:
             procs = p.hpl_np or _physical_cores(topo)
             out.append(Case(f"hpl np={procs}", {"kind": "hpl", "np": procs, "n": p.hpl_n,
                                                  "big": p.hpl_big}))
@@ -264,7 +283,12 @@ class Compute:
 
     def _measure_hpl(self, topo: Topology, case: Case) -> BenchResult:
         procs = int(case.params["np"])
-        res = hpcc.run_hpl(procs, n=case.params.get("n"), big=bool(case.params.get("big")))
+        lay = None
+        if case.params.get("layout"):
+            from numascope.layouts import named
+            lay = named(topo, case.params["layout"])
+        res = hpcc.run_hpl(procs, n=case.params.get("n"), big=bool(case.params.get("big")),
+                           layout=lay, topo=topo)
         lib = blas.linked_blas("hpcc")
         peak = self.peaks(topo)["flops"]
         notes = [f"hpcc BLAS: {lib.get('resolved') or 'unknown'} ({lib.get('kind')})"]
@@ -273,14 +297,30 @@ class Compute:
             notes.append(w)
         params = dict(case.params, **res.to_dict(), peak_gflops=peak["value"],
                       flop_formula="(2/3)N³ + 2N²")
+        if lay is not None:
+            from numascope.topology.lists import format_list
+            params["placement"] = {"unit": lay.unit, "ranks": lay.ranks,
+                                   "threads": lay.threads, "smt": lay.smt,
+                                   "cpus": [format_list(list(s.cpus)) for s in lay.slots],
+                                   "nodes": [list(s.nodes) for s in lay.slots]}
+            notes.append(f"launcher: {res.launcher}")
+            if res.bound is not None:
+                want = [sorted(s.cpus) for s in lay.slots]
+                params["bindings_agree"] = res.bound == want
+                if res.bound != want:
+                    notes.append("Open MPI bound the ranks elsewhere than the layout: "
+                                 + "; ".join(format_list(b) for b in res.bound))
         metrics = {"gflops": Metric("gflops", "GFLOP/s", True, [res.gflops], "HPL_Tflops × 1000"),
                    "residual": Metric("residual", "", False, [res.residual],
                                       "HPL scaled residual, must be < 16")}
         if peak["value"]:
             metrics["pct_of_peak"] = Metric("pct_of_peak", "%", True,
                                             [100 * res.gflops / peak["value"]], peak["formula"])
-        return BenchResult(self.family, case.label, params, metrics,
-                           {"procs": procs, "grid": [res.p, res.q]}, notes=notes)
+        where = {"procs": procs, "grid": [res.p, res.q]}
+        if lay is not None:
+            where["cpus"] = sorted(lay.cpus())
+            where["threads_per_rank"] = lay.threads
+        return BenchResult(self.family, case.label, params, metrics, where, notes=notes)
 
 
 def _physical_cores(topo: Topology) -> int:

@@ -28,6 +28,11 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hpl-n", type=int, metavar="N", help="HPL problem size")
     p.add_argument("--hpl-np", type=int, metavar="P",
                    help="MPI processes for HPL (default: physical cores; 1 = no mpirun)")
+    p.add_argument("--layout", action="append", metavar="LAYOUT", dest="hpl_layout",
+                   help="HPL under mpirun with ranks per-l3 (threads inside), per-node, "
+                        "per-socket or per-core; repeat or comma-list for one run each "
+                        "(implies --hpl)")
+    p.add_argument("--hpl-layout", action="append", dest="hpl_layout", help=argparse.SUPPRESS)
     p.add_argument("--size", type=int, default=2048, metavar="N",
                    help="matrix size for DGEMM and LU (default 2048)")
     p.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
@@ -42,6 +47,18 @@ def register(p: argparse.ArgumentParser) -> None:
                         "(e.g. a spec-sheet base clock, or a replayed machine)")
     add_sysfs_root(p)
     add_json(p)
+
+
+def _layouts(values: list[str] | None) -> tuple[str, ...]:
+    """--layout per-l3 --layout per-node,per-core → ("per-l3", "per-node", "per-core")."""
+    from numascope.errors import UserError
+    out: list[str] = []
+    for v in values or []:
+        parts = [x.strip().lower() for x in v.split(",")]
+        if not all(parts):
+            raise UserError(f"--layout {v!r}: empty layout name (e.g. per-l3,per-node)")
+        out += parts
+    return tuple(out)
 
 
 def _given(args: argparse.Namespace) -> dict[str, Any]:
@@ -93,11 +110,12 @@ def main(args: argparse.Namespace) -> int:
     params = ComputeParams(       # every flag checked here, before anything is measured
         dgemm=(args.size,), lu=(args.size,), reps=args.reps, clock=live, clock_ghz=args.clock,
         hpl=args.hpl, hpl_np=args.hpl_np, hpl_n=args.hpl_n, hpl_big=args.hpl_big,
-        memory=args.memory, links=args.links)
+        hpl_layouts=_layouts(args.hpl_layout), memory=args.memory, links=args.links)
     if not live and (compute or params.runs_hpl):
         raise UserError("measurements need this machine: add --no-compute with --sysfs-root")
     if not compute:
-        params = replace(params, dgemm=(), lu=(), hpl=False, hpl_big=False, hpl_n=None)
+        params = replace(params, dgemm=(), lu=(), hpl=False, hpl_big=False, hpl_n=None,
+                         hpl_layouts=())
     with machine(args.sysfs_root) as (topo, tree):
         bench = Compute(params)
         outcome, problems = _measure(bench, topo, quiet=args.json)

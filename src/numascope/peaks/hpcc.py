@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -50,10 +51,14 @@ class HplResult:
     residual: float           # scaled residual, HPL's definition
     passed: bool
     summary: dict[str, str] = field(repr=False, default_factory=dict)
+    launcher: str = ""        # the exact command line hpcc ran under
+    bound: list[list[int]] | None = field(default=None, repr=False)  # --report-bindings
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(vars(self))
         d.pop("summary")
+        if d["bound"] is None:
+            d.pop("bound")
         return d
 
 
@@ -158,13 +163,43 @@ def command(procs: int) -> list[str]:
     return cmd + ["-np", str(procs), exe]
 
 
+BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "BLIS_NUM_THREADS")
+
+
+def layout_command(lay: Any, topo: Any = None) -> tuple[list[str], dict[str, str]]:
+    """hpcc under mpirun with a layout's generated Open MPI line (numascope.recipes): ranks
+    bound as the layout says, BLAS/OpenMP threads inside each rank, --report-bindings so
+    the run shows where the ranks really went. Returns (argv, files to write: a rankfile
+    for an irregular layout). Unavailable when hpcc or mpirun is missing."""
+    from numascope.recipes import openmpi_argv
+    exe = shutil.which("hpcc")
+    if not exe:
+        raise Unavailable("hpcc is not installed (Debian/Ubuntu: apt install hpcc)")
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        raise Unavailable("mpirun is not installed (needed for hpcc with a rank layout)")
+    argv, files = openmpi_argv(lay, [exe], mpirun=mpirun, topo=topo)
+    head = [mpirun] + (["--allow-run-as-root"] if os.geteuid() == 0 else []) + \
+        ["--report-bindings"]
+    blas = [x for k in BLAS_THREADS[1:] for x in ("-x", f"{k}={lay.threads}")]
+    prog = argv.index(exe)
+    return head + argv[1:prog] + blas + argv[prog:], files
+
+
 def run_hpl(procs: int = 1, n: int | None = None, nb: int = 192, big: bool = False,
-            timeout: float = 3600, root: str | Path = "/") -> HplResult:
+            timeout: float = 3600, root: str | Path = "/", layout: Any = None,
+            topo: Any = None) -> HplResult:
     """Run hpcc in a temporary directory and return its checked HPL result.
 
     N: given, or SHORT_N (a short run), or with big=True the largest that fits in 80 % of
-    MemAvailable. Raises Unavailable (no hpcc/mpirun, timed out), MeasurementError (failed
-    residual, no summary), UserError (bad sizes)."""
+    MemAvailable. With a `layout` (numascope.layouts.Layout) the processes are its ranks,
+    launched by its generated mpirun line (layout_command); `topo` turns the
+    --report-bindings output into CPU ids (HplResult.bound). Raises Unavailable (no
+    hpcc/mpirun, timed out), MeasurementError (failed residual, no summary), UserError (bad
+    sizes)."""
+    if layout is not None:
+        procs = layout.ranks
     check_procs(procs)
     h = host(root)
     avail = h.mem_available()
@@ -176,9 +211,15 @@ def run_hpl(procs: int = 1, n: int | None = None, nb: int = 192, big: bool = Fal
     except UserError as e:    # the flag that sizes HPL is --hpl-n, not --size
         raise UserError(str(e).replace("--size", "--hpl-n")) from None
     p, q = grid(procs)
-    cmd = command(procs)
+    files: dict[str, str] = {}
+    if layout is not None:
+        cmd, files = layout_command(layout, topo)
+    else:
+        cmd = command(procs)
     with tempfile.TemporaryDirectory(prefix="numascope-hpcc-") as d:
         Path(d, "hpccinf.txt").write_text(input_file(n, nb, p, q))
+        for name, text in files.items():
+            Path(d, name).write_text(text)
         t0 = time.monotonic()
         try:
             proc = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=timeout,
@@ -192,6 +233,11 @@ def run_hpl(procs: int = 1, n: int | None = None, nb: int = 192, big: bool = Fal
                                    f"{tail[0]}")
         res = hpl_from_summary(parse_summary(out.read_text()))
         res.summary["wall_seconds"] = f"{time.monotonic() - t0:.3f}"
+        res.launcher = shlex.join(cmd)
+        if layout is not None and topo is not None:
+            from numascope.recipes import parse_report_bindings, report_cpus
+            seen = report_cpus(parse_report_bindings(f"{proc.stdout}\n{proc.stderr}"), topo)
+            res.bound = [seen[r] for r in sorted(seen)] if seen else None
     if not res.passed:
         raise MeasurementError(f"HPL residual check failed: scaled residual {res.residual:.3g} "
                                f"(must be < {THRESHOLD:g})")
