@@ -6,6 +6,8 @@ from surface import Bad
 DUMP = HWLOC_FIXTURES / "48amd64-4d2n6c-sparse.tar.bz2"
 S = ["--store", "{store}"]
 R = ["--section", "readiness"]     # rows about the machine: no store is read
+P = ["--section", "recipe"]        # the placement recipe for a job shape
+EIGHT = HWLOC_FIXTURES / "16amd64-8n2c.tar.bz2"
 
 BAD = [
     Bad(["advise", "nosuch", *S], 2, "no run matches 'nosuch'", "unknown run id"),
@@ -32,6 +34,12 @@ BAD = [
         "a rule without the advice section"),
     Bad(["advise", "nosuch", "--sysfs-root", "/nonexistent", *S], 2,
         "no run matches 'nosuch'", "the store is checked first"),
+    Bad(["advise", *P], 2, "the recipe section needs a job shape", "recipe without a shape"),
+    Bad(["advise", *P, "--ranks", "0"], 2, "ranks", "zero ranks"),
+    Bad(["advise", *P, "--ranks", "4096"], 2, "4096", "more ranks than CPUs"),
+    Bad(["advise", *P, "--ranks", "2", "--threads", "-1"], 2, "threads", "negative threads"),
+    Bad(["advise", *P, "--near", "nosuch0"], 2, "no such device", "a device not there"),
+    Bad(["advise", *P, "--unit", "die"], 2, "invalid choice", "an unknown unit"),
 ]
 
 JSON = [
@@ -39,10 +47,15 @@ JSON = [
     ["advise", "latest", "--section", "advice", "--rule", "readiness", *S],
     ["advise", *R, "--all-checks"],
     *([["advise", "--sysfs-root", str(DUMP), *R]] if DUMP.exists() else []),
+    ["advise", *P, "--ranks", "2"],
+    *([["advise", "--sysfs-root", str(EIGHT), "--ranks", "8", "--threads", "2", *S]]
+      if EIGHT.exists() else []),
 ]
 
 WIDE = [
     ["advise", *S],
     ["advise", *R, "--all-checks"],
     *([["advise", "--sysfs-root", str(DUMP), "--all-checks", *S]] if DUMP.exists() else []),
+    *([["advise", "--sysfs-root", str(EIGHT), "--ranks", "8", "--threads", "2", *P]]
+      if EIGHT.exists() else []),
 ]

@@ -90,7 +90,7 @@ def main() -> int:
     witness = ctypes.CDLL(job["witness"]) if job.get("witness") else None
     results = []
     # a step that hangs leaves its Python stacks behind (every 90 s, all threads)
-    stacks = open(outdir / "stacks.log", "w")
+    stacks = open(outdir / "stacks.log", "w")  # noqa: SIM115 - open for the whole job
     for i, step in enumerate(job["steps"]):
         name = step["name"]
         if witness:

@@ -3,8 +3,9 @@ measurements advise — each piece of advice with its evidence and the exact com
 
 Sections (SECTIONS, in order; --section picks some): readiness (the checks of
 numascope.readiness on this machine or a replayed --sysfs-root), advice (the rules of
-numascope.advice on the selected stored runs). Other sections (placement recipes) join the
-list; --json gives one envelope whose results are the sections, each
+numascope.advice on the selected stored runs), and recipe when a job shape is given
+(--ranks/--threads/--near/--unit: numascope.recipes' launcher lines, each with the CPU sets
+it yields, on this machine or the replayed one); --json gives one envelope whose results are the sections, each
 {"section": NAME, …, "items": [...]}."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ NAME = "advise"
 HELP = ("readiness checks of this machine (governor, NUMA balancing, THP, SMT, …) with the "
         "commands that change them, and advice from stored runs with its evidence")
 ORDER = 84
-SECTIONS = ("readiness", "advice")
+SECTIONS = ("readiness", "recipe", "advice")
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -39,11 +40,18 @@ def register(p: argparse.ArgumentParser) -> None:
     add_sysfs_root(p)
     add_store(p)
     add_json(p)
+    from numascope.recipes import add_job_args
+    add_job_args(p)
 
 
 def main(args: argparse.Namespace) -> int:
     from numascope.errors import UserError
-    sections = list(dict.fromkeys(args.section or SECTIONS))
+    shape = any(getattr(args, k, None) is not None for k in ("ranks", "threads", "near", "unit"))
+    sections = list(dict.fromkeys(args.section or
+                                  [s for s in SECTIONS if s != "recipe" or shape]))
+    if "recipe" in sections and not shape:
+        raise UserError("the recipe section needs a job shape: --ranks R, --threads T, "
+                        "--near DEVICE or --unit")
     if not str(args.sysfs_root).strip():
         raise UserError("--sysfs-root is empty: give a folder or a .tar.bz2 dump "
                         "(/ for this machine)")
@@ -56,6 +64,8 @@ def main(args: argparse.Namespace) -> int:
     # the store first: a bad selection is reported before any machine is read
     if "advice" in sections:
         done.append(_advice(args))
+    if "recipe" in sections:
+        done.insert(0, _recipe(args))
     if "readiness" in sections:
         done.insert(0, _readiness(args))
     done.sort(key=lambda s: SECTIONS.index(s["section"]))
@@ -81,6 +91,20 @@ def _readiness(args: argparse.Namespace) -> dict[str, Any]:
             "counts": {s: sum(c.status == s for c in checks)
                        for s in ("warn", "info", "ok", "unknown")},
             "items": [c.to_dict() for c in checks]}
+
+
+def _recipe(args: argparse.Namespace) -> dict[str, Any]:
+    from numascope.cli.peak import machine
+    from numascope.recipes import job_recipe, section
+    with machine(str(args.sysfs_root)) as (topo, _tree):
+        recipe = job_recipe(args, topo)
+    args.recipe_lines = recipe.lines()   # the text rendering needs the Recipe, not the JSON
+    return section(recipe)
+
+
+def _render_recipe(sec: dict[str, Any], args: argparse.Namespace) -> None:
+    for line in args.recipe_lines:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _advice(args: argparse.Namespace) -> dict[str, Any]:
@@ -185,4 +209,5 @@ def _evidence(e: dict[str, Any]) -> str:
                                                  if k != "run_id")
 
 
-RENDER = {"readiness": _render_readiness, "advice": _render_advice}
+RENDER = {"readiness": _render_readiness, "recipe": _render_recipe,
+          "advice": _render_advice}
