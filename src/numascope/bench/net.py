@@ -181,6 +181,23 @@ def pair_ranks(topo: Topology, place: dict[str, Any], pairs: int) -> tuple[list[
     return send + recv, shared
 
 
+def given_case(topo: Topology, p: NetParams, a: int, b: int) -> Case:
+    """Rank 0 on CPU a, rank 1 on CPU b (--cpus A,B), buffers on each CPU's node."""
+    if a == b:
+        raise UserError(f"--cpus {a},{b}: two different CPUs")
+    ca, cb = topo.cpu(a), topo.cpu(b)
+    d = topo.distance(ca.node, cb.node) if ca.node is not None and cb.node is not None \
+        else None
+    pl = {"path": "given", "cpu_a": a, "cpu_b": b, "node_a": ca.node, "node_b": cb.node,
+          "distance": d}
+    ranks = [L.Rank((a,), _mem(topo, ca.node)), L.Rank((b,), _mem(topo, cb.node))]
+    multi, shared = pair_ranks(topo, pl, p.pairs) if p.pairs else ([], False)
+    return Case(_label(pl), {"mode": "path", **pl, "net": p.to_dict(),
+                             "ranks": [asdict(r) for r in ranks],
+                             "multi_ranks": [asdict(r) for r in multi],
+                             "shared_cpus": shared, "hosts": []})
+
+
 # -- the family -------------------------------------------------------------------------------
 
 def _label(place: dict[str, Any]) -> str:
