@@ -129,14 +129,16 @@ def paths(topo: Topology) -> tuple[list[dict[str, Any]], list[str]]:
     others = [c for c in others if c.id != a.id]
     rules = {
         "same L3": lambda c: a.l3 is not None and c.l3 == a.l3,
-        "same node": lambda c: c.node == a.node and (a.l3 is None or c.l3 != a.l3),
+        "same node": lambda c: (c.node == a.node and c.package == a.package
+                                and (a.l3 is None or c.l3 != a.l3)),
         "other node": lambda c: c.node != a.node and c.package == a.package,
-        "other socket": lambda c: c.package != a.package and c.node != a.node,
+        "other socket": lambda c: c.package != a.package,
     }
     why = {
         "same L3": "no L3 shared by two cores here" if a.l3 is not None else
                    "no L3 reported: no same-L3 path",
-        "same node": "one L3 per node: no same-node, other-L3 path",
+        "same node": ("one L3 per node: no same-node, other-L3 path" if a.l3 is not None
+                      else "one core per node: no same-node path"),
         "other node": ("one node: no remote path here" if len(topo.nodes) < 2 else
                        "one node per socket: no other-node path inside a socket"),
         "other socket": "one socket: no other-socket path here",
