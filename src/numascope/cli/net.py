@@ -29,9 +29,10 @@ def register(p: argparse.ArgumentParser) -> None:
     m.add_argument("--pairs", type=int, default=0, metavar="N",
                    help="add the multi-pair test: N pairs at once, bandwidth and message "
                         "rate")
-    m.add_argument("--iters", type=int, default=None, metavar="N",
-                   help="timed iterations per size (default 10000 ping-pongs, 100 windows; "
-                        "--quick 1000 and 20; a tenth / a fifth above 8 KiB)")
+    m.add_argument("--iters", default=None, metavar="N[,M]",
+                   help="timed iterations per size: N ping-pongs, M windows (N for both "
+                        "when M is left out; default 10000,100, --quick 1000,20; a tenth / "
+                        "a fifth above 8 KiB)")
     m.add_argument("--window", type=int, default=64, metavar="N",
                    help="sends in flight per window (default 64)")
     m.add_argument("--reps", type=int, default=1, metavar="N",
@@ -93,14 +94,15 @@ def _pair(text: str, flag: str) -> list[str]:
 def params_from(args: argparse.Namespace):
     from numascope.bench.net import NetParams
     from numascope.errors import UserError
-    if args.iters is not None and args.iters < 1:
-        raise UserError(f"--iters must be at least 1 (got {args.iters})")
     if not math.isfinite(args.timeout):
         raise UserError(f"--timeout {args.timeout}: a number of seconds")
     tests = tuple(dict.fromkeys(x.strip() for x in args.tests.split(",")))
     lat, bw = (1000, 20) if args.quick else (10000, 100)
     if args.iters is not None:
-        lat = bw = args.iters
+        its = _ints(str(args.iters), "--iters")
+        if len(its) > 2 or min(its) < 1:
+            raise UserError(f"--iters {args.iters}: one or two counts of at least 1")
+        lat, bw = its[0], its[-1]
     return NetParams(sizes=_sizes(args.sizes, args.quick), lat_iters=lat, bw_iters=bw,
                      window=args.window, pairs=args.pairs, reps=args.reps,
                      timeout=args.timeout, engine=args.engine, tests=tests)
