@@ -55,7 +55,8 @@ class NetParams:
             raise UserError("--sizes: at least one message size")
         bad = [s for s in self.sizes if not isinstance(s, int) or s < 1 or s > MAX_SIZE]
         if bad:
-            raise UserError(f"--sizes: {bad[0]} is not a message size from 1 B to 64 MiB")
+            b = _size(bad[0]) if isinstance(bad[0], int) and bad[0] > 0 else bad[0]
+            raise UserError(f"--sizes: {b} is not a message size from 1 B to 64 MiB")
         if len(self.sizes) > 60:
             raise UserError("--sizes: at most 60 sizes")
         for name, v in (("--iters", self.lat_iters), ("--iters", self.bw_iters),
