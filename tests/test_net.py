@@ -30,7 +30,7 @@ SIZES = "1,8,4096"
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 90):
-    return subprocess.run([*PY, "net", *args], capture_output=True, text=True,
+    return subprocess.run([*PY, "net", *args], capture_output=True, text=True, check=False,
                           timeout=timeout, env=env, cwd=REPO)
 
 

@@ -242,7 +242,7 @@ class Interconnect:
                                 + "; ".join(self.absent) + ")")
         out = []
         for pl in places:
-            ranks, shared = pair_ranks(topo, pl, 1)
+            ranks, _ = pair_ranks(topo, pl, 1)
             multi, mshared = pair_ranks(topo, pl, p.pairs) if p.pairs else ([], False)
             out.append(Case(_label(pl), {
                 "mode": "path", **pl, "net": p.to_dict(),

@@ -80,7 +80,7 @@ def _sizes(text: str | None, quick: bool) -> tuple[int, ...]:
     parts = [x.strip() for x in text.split(",")]
     if not all(parts):
         raise UserError(f"--sizes {text!r}: an empty entry")
-    return tuple(sorted(set(parse_size(x) for x in parts)))
+    return tuple(sorted({parse_size(x) for x in parts}))
 
 
 def _pair(text: str, flag: str) -> list[str]:
@@ -144,7 +144,7 @@ def main(args: argparse.Namespace) -> int:
         cases = bench.cases(topo, params=p, hosts=hosts, peer_nodes=peer_nodes, only=only)
         if not cases:
             raise UserError("no path to measure: " + "; ".join(bench.absent))
-    mpirun, mpicc = launch.mpi_tools()            # exit 4, one line, before anything runs
+    mpirun, _ = launch.mpi_tools()            # exit 4, one line, before anything runs
     version = launch.mpi_version(mpirun)
     outcome = measure(bench, topo, cases, label="net", quiet=args.json)
     if not args.json:

@@ -105,7 +105,7 @@ def osu_tools(tests: list[str]) -> dict[str, str] | None:
 def mpi_version(mpirun: str) -> str:
     try:
         out = subprocess.run([mpirun, "--version"], capture_output=True, text=True,
-                             timeout=30).stdout
+                             timeout=30, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     return out.splitlines()[0].strip() if out.strip() else "unknown"
@@ -120,7 +120,7 @@ def build(mpicc: str, source: Path = SOURCE) -> Path:
     """The built program (compiled now if this source + compiler wrapper is new)."""
     try:
         show = subprocess.run([mpicc, "-showme"], capture_output=True, text=True,
-                              timeout=60).stdout
+                              timeout=60, check=False).stdout
     except (OSError, subprocess.TimeoutExpired) as e:
         raise Unavailable(f"{mpicc} -showme failed: {e}") from None
     src = source.read_bytes()
@@ -136,7 +136,7 @@ def build(mpicc: str, source: Path = SOURCE) -> Path:
     tmp = d / f".pt2pt.{os.getpid()}.{uuid.uuid4().hex[:8]}"
     cmd = [mpicc, "-O2", "-std=gnu11", "-o", str(tmp), str(source)]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise Unavailable(f"building {source.name} failed: {e}") from None
     if r.returncode != 0:
@@ -241,7 +241,7 @@ class Launched:
 
 _DEAD = (re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]"),
          re.compile(r"process rank (\d+) with PID"),
-         re.compile(r"^rank (\d+):", re.M))
+         re.compile(r"^rank (\d+):", re.MULTILINE))
 
 
 def failed_rank(text: str) -> int | None:
