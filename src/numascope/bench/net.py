@@ -262,6 +262,8 @@ class Interconnect:
             ca = next(c.id for c in _usable(topo) if c.node == na)
             for nb in theirs:
                 cb = [c.id for c in _usable(topo) if c.node == nb]
+                if hosts[0] == hosts[1] and len(cb) > 1:   # one host named twice
+                    cb = [c for c in cb if c != ca]
                 ranks = [L.Rank((ca,), _mem(topo, na)),
                          L.Rank(tuple(cb[:1]), nb if cb else None)]
                 out.append(Case(f"{hosts[0]} N{na} - {hosts[1]} N{nb}", {

@@ -208,6 +208,13 @@ def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo) 
         con.print(tb)
         if pt["best"]:
             con.print(escape(pt["best"]))
+        hca = [h for h in net.hca_table(topo) if h["device"]]
+        if not hca:
+            con.print(escape(f"no InfiniBand HCA or NIC with a known NUMA node on "
+                             f"{hosts[0]}: no HCA distance"))
+        for h in hca:
+            con.print(escape(f"node {h['node']}: nearest {h['kind']} {h['device']} on node "
+                             f"{h['hca_node']}, distance {h['distance']}"))
         return
     tb = Table(title="by path (lat: smallest size; bw: largest)",
                box=box.SIMPLE_HEAD, pad_edge=False)

@@ -184,23 +184,36 @@ def launcher_flags(nranks: int, hosts: tuple[str, ...], per_host: int) -> list[s
         ncpu = len(os.sched_getaffinity(0))
     except OSError:
         ncpu = os.cpu_count() or 1
-    if (per_host if hosts else nranks) > ncpu:
+    # the same host named twice (a rehearsal of --hosts on one machine): Open MPI counts
+    # its slots once, so the second app context needs --oversubscribe
+    same = bool(hosts) and hosts[0] == hosts[1]
+    if same or (per_host if hosts else nranks) > ncpu:
         flags.append("--oversubscribe")
-    if hosts:
-        flags += ["-H", ",".join(f"{h}:{per_host}" for h in hosts),
-                  "--map-by", f"ppr:{per_host}:node"]
     return flags + ["--bind-to", "none"]
+
+
+def _contexts(plan: Plan, args: list[str]) -> list[str]:
+    """One app context per host (ranks [0, pairs) on the first, the rest on the second):
+    `-np P -H A prog … : -np P -H B prog …`, which also holds when A and B are one host."""
+    out: list[str] = []
+    for i, h in enumerate(plan.hosts):
+        out += ([":"] if i else []) + ["-np", str(plan.pairs), "-H", f"{h}:{plan.pairs}",
+                                       *args]
+    return out
 
 
 def command(mpirun: str, exe: str, plan: Plan) -> list[str]:
     """The numascope program's launcher line."""
     n = len(plan.ranks)
-    return [mpirun, *launcher_flags(n, plan.hosts, plan.pairs), "-np", str(n), exe,
-            "--test", plan.test, "--sizes", ",".join(map(str, plan.sizes)),
+    args = [exe, "--test", plan.test, "--sizes", ",".join(map(str, plan.sizes)),
             "--iters", str(plan.iters), "--warmup", str(plan.warmup),
             "--large", str(LARGE), "--large-iters", str(plan.large_iters),
             "--large-warmup", str(plan.large_warmup), "--window", str(plan.window),
             "--pairs", str(plan.pairs), "--bind", bind_text(list(plan.ranks))]
+    flags = launcher_flags(n, plan.hosts, plan.pairs)
+    if plan.hosts:
+        return [mpirun, *flags, *_contexts(plan, args)]
+    return [mpirun, *flags, "-np", str(n), *args]
 
 
 def osu_command(mpirun: str, osu: str, plan: Plan, numactl: str | None) -> list[str]:
