@@ -334,3 +334,38 @@ def test_params_and_sizes():
                 {"tests": ("xx",)}, {"timeout": float("nan")}, {"engine": "mpich"}):
         with pytest.raises(UserError):
             net.NetParams(**bad)
+
+
+def test_report_heat_map_by_node_pair():
+    from numascope.report.figures import net as fig
+    cases = [Case(f"a N{a} - b N{b}", {"mode": "peer", "node_a": a, "node_b": b,
+                                        "hosts": ["a", "b"], "path": "between hosts"})
+             for a in (0, 1) for b in (0, 1, 2)]
+    res = [_fake(c, 1.0, 1000.0 * (1 + c.params["node_a"]) + c.params["node_b"])
+           for c in cases]
+    res[0].metrics["bw_1048576"] = Metric("bw_1048576", "MB/s", True, [1000.0])
+    rows, cols, m = fig.node_pair_matrix(res)
+    assert rows == [0, 1] and cols == [0, 1, 2]
+    assert m[1][2] == 2002.0 and m[0][0] == 1000.0
+    figs = fig.figures(res)
+    assert [t for t, _ in figs] == ["Interconnect bandwidth by node pair",
+                                    "Interconnect latency and bandwidth by message size"]
+    ax = figs[0][1].axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["N0", "N1"]
+    assert "1 MiB" in ax.get_title()
+    assert fig.figures([]) == []
+
+
+def test_suite_stage_without_mpi_is_skipped_with_the_reason(monkeypatch, tmp_path):
+    from numascope.errors import Unavailable
+    from numascope.profile import QUICK
+    from numascope.suite import all_stages
+    st = next(s for s in all_stages() if s.name == "interconnect")
+    topo = read_topology(hwloc_fixture("8em64t-2s2ca2c"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(Unavailable, match="MPI is not installed"):
+        st.load(topo, QUICK)
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    _, cases = st.load(topo, QUICK)
+    assert [c.params["path"] for c in cases] == ["same node", "other socket"]
+    assert cases[0].params["net"]["sizes"] == list(net.QUICK_SIZES)

@@ -81,7 +81,10 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
             ax.set_xlabel("message size (B)")
             ax.set_ylabel(what)
             ax.grid(True, alpha=0.3)
-        ax1.legend(fontsize=7)
+        for ax in (ax1, ax2):
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+                break
         ax1.set_title("MPI latency by size", fontsize=10)
         ax2.set_title("MPI bandwidth by size", fontsize=10)
         fig.tight_layout()
