@@ -34,8 +34,12 @@ BAD = [
     Bad(N + ["--peer-nodes", "0"], 2, "--peer-nodes goes with --hosts", "peer nodes alone"),
     Bad(N + ["--engine", "mpich"], 2, "invalid choice", "unknown engine"),
     Bad(N + ["--plot", "{tmp}/x.pdf"], 2, "must end in .png or .svg", "plot format"),
-    Bad(N + ["--quick"], 2, "launches mpirun itself", "run under mpirun",
-        env={"OMPI_COMM_WORLD_SIZE": "2"}),
+    Bad(N + ["--quick"], 2, "needs exactly 2 ranks", "under mpirun -np 3",
+        env={"OMPI_COMM_WORLD_SIZE": "3", "OMPI_COMM_WORLD_RANK": "0"}),
+    Bad(N + ["--hosts", "a,b"], 2, "leave out --hosts", "--hosts under the user's mpirun",
+        env={"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0"}),
+    Bad(N + ["--reps", "2"], 2, "one launch, lat and bw only", "--reps under srun",
+        env={"SLURM_STEP_NUM_TASKS": "2", "PMIX_RANK": "0"}),
     Bad(N + CHEAP, 4, "MPI is not installed", "mpirun missing", env={"PATH": "/nonexistent"}),
 ]
 

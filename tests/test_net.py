@@ -112,6 +112,30 @@ def test_two_hosts_rehearsed_on_this_one():
         assert res["metrics"]["latency"]["median"] > 0
 
 
+@needs_mpi
+def test_under_the_users_own_mpirun_rank_0_prints_the_node_pair_table():
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    cmd = ["mpirun", *root, "--oversubscribe", "--bind-to", "none", "-np", "2", *PY, "net",
+           "--json", "--sizes", "8,4096", "--iters", "20"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=90, check=False,
+                       cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)            # one envelope: the other rank printed nothing
+    topo = read_topology("/")
+    nodes = [n for n in topo.node_ids() if any(c.node == n and c.usable for c in topo.cpus)]
+    assert len(d["peer"]["rows"]) == len(d["results"]) == len(nodes) ** 2
+    res = d["results"][0]
+    assert res["params"]["mode"] == "peer" and "--sweep" in res["params"]["commands"]["sweep"]
+    seen = res["params"]["ranks_seen"]
+    assert seen[0]["cpu"] != seen[1]["cpu"] or len(topo.usable_cpus()) == 1
+    assert all(res["metrics"][f"{t}_{s}"]["median"] > 0 for t in ("lat", "bw")
+               for s in (8, 4096))
+    assert any("rehearsal" in n for n in res["notes"])
+    bad = subprocess.run(["mpirun", *root, "--oversubscribe", "-np", "3", *PY, "net"],
+                         capture_output=True, text=True, timeout=90, check=False, cwd=REPO)
+    assert bad.returncode != 0 and "needs exactly 2 ranks" in bad.stderr
+
+
 def test_check_rejects_short_bytes_and_a_wrong_cpu():
     plan = net.NetParams(sizes=(8,)).plan("bw", [L.Rank((0,), 0), L.Rank((1,), 0)])
     rank = {"type": "rank", "rank": 0, "cpu": 0, "send_node": 0, "recv_node": 0}
@@ -369,3 +393,12 @@ def test_suite_stage_without_mpi_is_skipped_with_the_reason(monkeypatch, tmp_pat
     _, cases = st.load(topo, QUICK)
     assert [c.params["path"] for c in cases] == ["same node", "other socket"]
     assert cases[0].params["net"]["sizes"] == list(net.QUICK_SIZES)
+
+
+def test_mpi_world_from_the_launchers_environment():
+    assert L.mpi_world({}) is None
+    assert L.mpi_world({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (1, 2)
+    assert L.mpi_world({"PMIX_RANK": "0", "SLURM_STEP_NUM_TASKS": "2"}) == (0, 2)
+    assert L.mpi_world({"PMI_RANK": "1", "PMI_SIZE": "2"}) == (1, 2)
+    # an sbatch script is not a rank
+    assert L.mpi_world({"SLURM_PROCID": "0", "SLURM_NTASKS": "2"}) is None

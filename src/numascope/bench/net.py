@@ -358,6 +358,64 @@ class Interconnect:
         return res
 
 
+def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
+                   ) -> list[BenchResult]:
+    """numascope started as one of 2 ranks by the user's own mpirun / srun (one per host):
+    the program runs as this rank's child, once, moving both ranks through every node of
+    their hosts. Rank 0 returns a result per (its node, the peer's node); the other rank
+    measures and returns []."""
+    rank, size = world
+    if size != 2:
+        raise UserError(f"under mpirun/srun, numascope net needs exactly 2 ranks, one per "
+                        f"host (this job has {size})")
+    if p.reps != 1 or p.pairs or p.engine == "osu":
+        raise UserError("under your own mpirun/srun: one launch, lat and bw only (leave out "
+                        "--reps, --pairs and --engine osu)")
+    _, mpicc = L.mpi_tools()
+    exe = L.build(mpicc)
+    cmd = L.sweep_command(str(exe), tuple(sorted(set(p.sizes))), p.lat_iters, p.bw_iters,
+                          p.window)
+    run = L.run_child(cmd, p.timeout, f"rank {rank}")
+    if rank != 0:
+        return []
+    got = L.check_sweep(run, tuple(sorted(set(p.sizes))), "node sweep")
+    ha, hb = got["hosts"][0]["host"], got["hosts"][1]["host"]
+    out = []
+    for (a, b), st in sorted(got["steps"].items()):
+        ranks = sorted(st["ranks"], key=lambda d: d["rank"])
+        params = {"mode": "peer", "path": "between hosts", "cpu_a": ranks[0]["cpu"],
+                  "cpu_b": ranks[1]["cpu"], "node_a": a, "node_b": b, "distance": None,
+                  "net": p.to_dict(), "hosts": [ha, hb], "ranks": [], "multi_ranks": [],
+                  "shared_cpus": False, "hca": hca_distance(topo, a),
+                  "engine": "numascope", "mpi": "the user's launcher",
+                  "launcher": "the user's mpirun/srun (2 ranks)",
+                  "commands": {"sweep": shlex.join(cmd)}, "ranks_seen": ranks,
+                  "tests": ["bw", "lat"]}
+        m: dict[str, Metric] = {}
+        lat = {sz: st["lat"][sz]["usec"] for sz in st["lat"]}
+        bw = {sz: st["bw"][sz]["mbps"] for sz in st["bw"]}
+        small, big = min(lat), max(bw)
+        m["latency"] = Metric("latency", "us", False, [lat[small]],
+                              f"{small} B, half the round trip")
+        m["bandwidth"] = Metric("bandwidth", "MB/s", True, [bw[big]],
+                                f"{_size(big)}, window of {p.window}, 10^6 B/s")
+        for t, by in (("lat", lat), ("bw", bw)):
+            for sz, v in sorted(by.items()):
+                m[f"{t}_{sz}"] = Metric(f"{t}_{sz}", UNIT[t], t != "lat", [v],
+                                        f"{WHAT[t]}, {_size(sz)}")
+        notes = []
+        if ha == hb:
+            notes.append(f"both ranks on {ha}: a rehearsal through shared memory, not the "
+                         "network")
+        res = BenchResult(FAMILY, f"{ha} N{a} - {hb} N{b}", params, m,
+                          {"cpus": [ranks[0]["cpu"], ranks[1]["cpu"]], "memory": [a, b],
+                           "where": [f"rank 0: {ha} CPU {ranks[0]['cpu']}",
+                                     f"rank 1: {hb} CPU {ranks[1]['cpu']}"]}, notes)
+        check_measured(res)
+        out.append(res)
+    return out
+
+
 def check_measured(r: BenchResult) -> None:
     for k, mt in r.metrics.items():
         if not mt.values or not all(math.isfinite(v) and v > 0 for v in mt.values):

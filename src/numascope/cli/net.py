@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 
 from numascope.cli._common import add_json
 
@@ -117,11 +116,11 @@ def main(args: argparse.Namespace) -> int:
     from numascope.placement import check_cpus
     from numascope.topology import read_topology
 
-    if os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE"):
-        raise UserError("numascope net launches mpirun itself: run it once, outside mpirun/"
-                        "srun (--hosts A,B for two hosts)")
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)
     p = params_from(args)
+    world = launch.mpi_world()
+    if world is not None:
+        return _under_launcher(args, p, world, plot)
     topo = read_topology("/")
     hosts = tuple(_pair(args.hosts, "--hosts")) if args.hosts else ()
     if args.peer_nodes is not None and not hosts:
@@ -158,6 +157,33 @@ def main(args: argparse.Namespace) -> int:
              "hca": net.hca_table(topo)}
     return finish(args, NAME, outcome, lambda rs, con: render(rs, con, bench.absent, hosts,
                                                                topo), extra=extra)
+
+
+def _under_launcher(args: argparse.Namespace, p, world: tuple[int, int], plot) -> int:
+    """Started by the user's `mpirun -np 2 -H a,b numascope net` / `srun -N2 -n2 …`: rank 0
+    prints the node-pair table (or the envelope); the other rank prints nothing."""
+    from numascope.bench import net
+    from numascope.cli._runner import Outcome, finish, save_plot, warn_notes
+    from numascope.errors import UserError
+    from numascope.topology import read_topology
+    if args.hosts or args.cpus or args.path or args.peer_nodes is not None:
+        raise UserError("under your own mpirun/srun the ranks' hosts are yours: leave out "
+                        "--hosts, --cpus, --path and --peer-nodes")
+    topo = read_topology("/")
+    results = net.under_launcher(topo, p, world)
+    if world[0] != 0:
+        return 0
+    if not args.json:
+        warn_notes(results)
+    if plot is not None:
+        from numascope.report.figures.net import figures
+        save_plot(plot, figures, results)
+    hosts = tuple(results[0].params["hosts"]) if results else ("A", "B")
+    extra = {"mpi": "the user's launcher", "absent": [], "paths": [],
+             "peer": net.peer_table(results), "hca": net.hca_table(topo),
+             "launched_by": "user"}
+    return finish(args, NAME, Outcome(results=results),
+                  lambda rs, con: render(rs, con, [], hosts, topo), extra=extra)
 
 
 def _ints(text: str, flag: str) -> list[int]:

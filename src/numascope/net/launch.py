@@ -433,3 +433,104 @@ def check_osu(plan: Plan, table: dict[int, tuple[float, float | None]], what: st
             row["msg_rate"] = second
         out[s] = row
     return out
+
+
+# -- under the user's own launcher ------------------------------------------------------------
+
+# a rank of mpirun (Open MPI), of srun --mpi=pmix / pmi2 (PMIx / PMI rank; the step's task
+# count). Not SLURM_PROCID / SLURM_NTASKS alone: a batch script has them without being a rank.
+_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK")
+_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS")
+
+
+def mpi_world(env: dict[str, str] | None = None) -> tuple[int, int] | None:
+    """(rank, size) when this process is a rank of the user's mpirun / srun, else None."""
+    e = os.environ if env is None else env
+    rank = next((e[v] for v in _RANK_VARS if e.get(v, "").isdigit()), None)
+    size = next((e[v] for v in _SIZE_VARS if e.get(v, "").isdigit()), None)
+    if rank is None or size is None:
+        return None
+    return int(rank), int(size)
+
+
+def sweep_command(exe: str, sizes: tuple[int, ...], lat_iters: int, bw_iters: int,
+                  window: int) -> list[str]:
+    """The program's line when the user's launcher started us: one launch, the node sweep
+    inside it (each rank can join the job once). The lat and bw iteration counts differ in
+    the other modes; here one count serves both: the larger of bw's, the smaller of lat's."""
+    it = max(1, min(lat_iters, max(bw_iters, lat_iters // 10)))
+    large = max(1, it // 5)
+    return [exe, "--sweep", "1", "--tests", "lat,bw", "--sizes", ",".join(map(str, sizes)),
+            "--iters", str(it), "--warmup", str(max(1, it // 10)), "--large", str(LARGE),
+            "--large-iters", str(large), "--large-warmup", str(max(1, large // 10)),
+            "--window", str(window)]
+
+
+def run_child(cmd: list[str], timeout: float, what: str) -> Launched:
+    """The program as a child of this rank (it joins the user's MPI job through the
+    environment the launcher gave us); killed at the timeout."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True)
+    except OSError as ex:
+        raise Unavailable(f"cannot start {cmd[0]}: {ex}") from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise MeasurementError(f"{what}: timed out after {timeout:g} s; the program was "
+                               "killed") from None
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    if proc.returncode != 0:
+        rank = failed_rank(err)
+        last = next((ln.strip() for ln in err.splitlines()[::-1] if ln.strip()), "")
+        who = f"rank {rank} failed" if rank is not None else "the program failed"
+        raise MeasurementError(f"{what}: {who} (exit {proc.returncode}"
+                               + (f": {last[:120]}" if last else "") + ")")
+    lines = [json.loads(x) for x in _json_lines(out)]
+    return Launched(cmd, lines, out, err, time.monotonic() - t0)
+
+
+def check_sweep(run: Launched, sizes: tuple[int, ...], what: str) -> dict[str, Any]:
+    """The sweep's lines validated: {"hosts": [host line of rank 0, of rank 1],
+    "steps": {(node_a, node_b): {"ranks": [...], "lat": {size: line}, "bw": {...}}}}."""
+    hosts = sorted((d for d in run.lines if d.get("type") == "host"), key=lambda d: d["rank"])
+    if len(hosts) != 2:
+        raise MeasurementError(f"{what}: the program did not say where its 2 ranks run")
+    steps: dict[tuple[int, int], dict[str, Any]] = {}
+    for d in run.lines:
+        if "node_a" not in d:
+            continue
+        st = steps.setdefault((d["node_a"], d["node_b"]), {"ranks": [], "lat": {}, "bw": {}})
+        if d["type"] == "rank":
+            st["ranks"].append(d)
+        elif d["type"] == "result":
+            st[d["test"]][d["size"]] = d
+    want = [(a, b) for a in hosts[0]["nodes"] for b in hosts[1]["nodes"]]
+    if sorted(steps) != sorted(want):
+        raise MeasurementError(f"{what}: {len(steps)} of {len(want)} node pairs reported")
+    for (a, b), st in steps.items():
+        w = f"{what} N{a}-N{b}"
+        for d in st["ranks"]:
+            if str(d["cpu"]) != d["bind_cpus"]:
+                raise MeasurementError(f"{w}: rank {d['rank']} ran on CPU {d['cpu']}, bound "
+                                       f"to {d['bind_cpus']}")
+        for t in ("lat", "bw"):
+            for s in sizes:
+                r = st[t].get(s)
+                if r is None:
+                    raise MeasurementError(f"{w}: no {t} result for {s} B")
+                v = r[VALUE[t]]
+                if not (math.isfinite(v) and v > 0):
+                    raise MeasurementError(f"{w}: {t} {s} B gave {v!r}")
+                if r["bytes"] != r["expect"] or r["bad"]:
+                    raise MeasurementError(f"{w}: {t} {s} B: {r['bytes']:.0f} of "
+                                           f"{r['expect']:.0f} bytes, {r['bad']} corrupted")
+    if not any(d.get("type") == "done" for d in run.lines):
+        raise MeasurementError(f"{what}: the program did not finish")
+    return {"hosts": hosts, "steps": steps}

@@ -17,6 +17,11 @@
  *    "bytes":..,"expect":..,"bad":0}
  *   {"type":"done"}
  *
+ * --sweep 1 (two ranks started by the user's own mpirun/srun, one per host): each rank reads
+ * its host's nodes with CPUs (sysfs), and for every (rank 0's node, rank 1's node) both bind
+ * to the first allowed CPU of their node with memory on it, allocate and touch new buffers,
+ * and run --tests (lat,bw) over the sizes; lines carry "node_a" and "node_b".
+ *
  * Fault injection for numascope's own tests: NUMASCOPE_NET_DIE_RANK=R makes rank R exit(7)
  * after MPI_Init; NUMASCOPE_NET_HANG_RANK=R makes it sleep forever.
  */
@@ -40,6 +45,7 @@
 #define ACK 18
 
 static int rank, world;
+static int step_a = -1, step_b = -1;     /* --sweep: the node pair being measured */
 
 static void die(const char *msg) {
     fprintf(stderr, "rank %d: %s\n", rank, msg);
@@ -109,7 +115,9 @@ static int parse_sizes(const char *s, long *out) {
 static void result(const char *test, long size, int iters, int window, int pairs, double usec,
                    double mbps, double rate, double bytes, double expect, long bad) {
     if (rank != 0) return;
-    printf("{\"type\":\"result\",\"test\":\"%s\",\"size\":%ld,\"iters\":%d,\"window\":%d,"
+    if (step_a >= 0) printf("{\"node_a\":%d,\"node_b\":%d,", step_a, step_b);
+    else printf("{");
+    printf("\"type\":\"result\",\"test\":\"%s\",\"size\":%ld,\"iters\":%d,\"window\":%d,"
            "\"pairs\":%d,\"usec\":%.6f,\"mbps\":%.6f,\"msg_rate\":%.3f,\"bytes\":%.0f,"
            "\"expect\":%.0f,\"bad\":%ld}\n",
            test, size, iters, window, pairs, usec, mbps, rate, bytes, expect, bad);
@@ -208,13 +216,152 @@ static void run_bw(const char *test, long size, int iters, int warm, int window,
     free(st);
 }
 
+/* nodes with CPUs on this host, and the first CPU of each allowed to this process */
+#define MAXNODES 64
+static int host_nodes(int *nodes, int *cpus, int which) {
+    cpu_set_t allowed;
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    int n = 0;
+    for (int node = 0; node < 1024 && n < MAXNODES; node++) {
+        char path[96], buf[4096];
+        snprintf(path, sizeof path, "/sys/devices/system/node/node%d/cpulist", node);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = 0;
+        int first = -1, second = -1;   /* the first and second allowed CPUs of the node */
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ",\n", &save); tok && second < 0;
+             tok = strtok_r(NULL, ",\n", &save)) {
+            int a, b;
+            if (sscanf(tok, "%d-%d", &a, &b) != 2) {
+                if (sscanf(tok, "%d", &a) != 1) continue;
+                b = a;
+            }
+            for (int c = a; c <= b && second < 0; c++)
+                if (c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) {
+                    if (first < 0) first = c;
+                    else second = c;
+                }
+        }
+        if (which == 1 && second >= 0) first = second;
+        if (first >= 0) {
+            nodes[n] = node;
+            cpus[n++] = first;
+        }
+    }
+    if (n == 0) {           /* no NUMA in sysfs: one node 0, the first allowed CPU */
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &allowed)) { nodes[0] = 0; cpus[0] = c; return 1; }
+    }
+    return n;
+}
+
+static void bind_to(int cpu, int node) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity failed");
+    unsigned long mask[16] = {0};
+    mask[node / 64] = 1UL << (node % 64);
+    if (syscall(SYS_set_mempolicy, MPOL_BIND_, mask, 16 * 64 + 1) != 0)
+        die("set_mempolicy failed");
+}
+
+static void rank_line(const char *host, const char *cpus_text, int node, unsigned char *s,
+                      unsigned char *r);
+
+static int run_sweep(const char *tests, long *sizes, int nsizes, int iters, int warm,
+                     int large_iters, int large_warm, long large, int window) {
+    int nodes[MAXNODES], cpus[MAXNODES], n, all_n[2], all_nodes[2][MAXNODES];
+    int all_cpus[2][MAXNODES];
+    char host[HOSTLEN];
+    gethostname(host, sizeof host);
+    host[HOSTLEN - 1] = 0;
+    if (world != 2) die("--sweep needs exactly 2 ranks");
+    char hosts[2][HOSTLEN];
+    MPI_Allgather(host, HOSTLEN, MPI_CHAR, hosts, HOSTLEN, MPI_CHAR, MPI_COMM_WORLD);
+    /* both ranks on one host (a rehearsal): rank 1 takes each node's second CPU */
+    n = host_nodes(nodes, cpus, rank == 1 && !strcmp(hosts[0], hosts[1]));
+    MPI_Allgather(&n, 1, MPI_INT, all_n, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(nodes, MAXNODES, MPI_INT, all_nodes, MAXNODES, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(cpus, MAXNODES, MPI_INT, all_cpus, MAXNODES, MPI_INT, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int r = 0; r < 2; r++) {
+            printf("{\"type\":\"host\",\"rank\":%d,\"host\":\"%s\",\"nodes\":[", r, hosts[r]);
+            for (int i = 0; i < all_n[r]; i++) printf("%s%d", i ? "," : "", all_nodes[r][i]);
+            printf("],\"cpus\":[");
+            for (int i = 0; i < all_n[r]; i++) printf("%s%d", i ? "," : "", all_cpus[r][i]);
+            printf("]}\n");
+        }
+        fflush(stdout);
+    }
+    long maxsize = 0;
+    for (int i = 0; i < nsizes; i++) if (sizes[i] > maxsize) maxsize = sizes[i];
+    for (int a = 0; a < all_n[0]; a++) {
+        for (int b = 0; b < all_n[1]; b++) {
+            int mine = rank == 0 ? a : b;
+            step_a = all_nodes[0][a];
+            step_b = all_nodes[1][b];
+            bind_to(cpus[mine], nodes[mine]);
+            size_t bytes = (size_t)maxsize * window;
+            unsigned char *s = alloc_touch(bytes, rank == 0 ? 0xA0 : 0xB1);
+            unsigned char *r = alloc_touch(bytes, 0);
+            char cpus_text[32];
+            snprintf(cpus_text, sizeof cpus_text, "%d", cpus[mine]);
+            rank_line(host, cpus_text, nodes[mine], s, r);
+            for (int i = 0; i < nsizes; i++) {
+                int big = sizes[i] > large;
+                int it = big && large_iters > 0 ? large_iters : iters;
+                int wu = big && large_warm >= 0 ? large_warm : warm;
+                if (strstr(tests, "lat")) run_lat(sizes[i], it, wu, s, r);
+                if (strstr(tests, "bw")) run_bw("bw", sizes[i], it, wu, window, 1, 0, s, r);
+            }
+            free(s);
+            free(r);
+        }
+    }
+    if (rank == 0) {
+        printf("{\"type\":\"done\",\"cpu_end\":[]}\n");
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return 0;
+}
+
 static int getenv_rank(const char *name) {
     const char *v = getenv(name);
     return v && *v ? atoi(v) : -1;
 }
 
+/* where each rank really is: gathered, printed by rank 0 */
+static void rank_line(const char *host, const char *cpus_text, int node, unsigned char *s,
+                      unsigned char *r) {
+    char line[768];
+    int mode = -1;
+    unsigned long mask[16] = {0};
+    syscall(SYS_get_mempolicy, &mode, mask, 16 * 64 + 1, NULL, 0);
+    char step[64] = "";
+    if (step_a >= 0) snprintf(step, sizeof step, "\"node_a\":%d,\"node_b\":%d,", step_a, step_b);
+    snprintf(line, sizeof line,
+             "{%s\"type\":\"rank\",\"rank\":%d,\"host\":\"%s\",\"pid\":%d,\"cpu\":%d,"
+             "\"bind_cpus\":\"%s\",\"bind_node\":%d,\"policy\":%d,\"policy_mask\":%lu,"
+             "\"send_node\":%d,\"recv_node\":%d}",
+             step, rank, host, (int)getpid(), sched_getcpu(), cpus_text, node, mode, mask[0],
+             buf_node(s), buf_node(r));
+    char *all = rank == 0 ? malloc(sizeof line * world) : NULL;
+    MPI_Gather(line, sizeof line, MPI_CHAR, all, sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int i = 0; i < world; i++) printf("%s\n", all + (size_t)i * sizeof line);
+        fflush(stdout);
+        free(all);
+    }
+}
+
 int main(int argc, char **argv) {
-    const char *test = "lat", *sizes_s = "1", *bind = NULL;
+    const char *test = "lat", *sizes_s = "1", *bind = NULL, *tests = "lat,bw";
+    int sweep = 0;
     int iters = 100, warm = 10, window = 64, pairs = 1, large_iters = -1, large_warm = -1;
     long large = 8192;
     for (int i = 1; i < argc; i++) {
@@ -230,6 +377,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--window")) window = atoi(v);
         else if (!strcmp(a, "--pairs")) pairs = atoi(v);
         else if (!strcmp(a, "--bind")) bind = v;
+        else if (!strcmp(a, "--sweep")) sweep = atoi(v);
+        else if (!strcmp(a, "--tests")) tests = v;
         else continue;
         i++;
     }
@@ -269,6 +418,10 @@ int main(int argc, char **argv) {
 
     long sizes[MAXSIZES];
     int nsizes = parse_sizes(sizes_s, sizes);
+    for (int i = 0; i < nsizes; i++)
+        if (sizes[i] < 1 || sizes[i] > (1L << 26)) die("bad message size");
+    if (sweep) return run_sweep(tests, sizes, nsizes, iters, warm, large_iters, large_warm,
+                                large, window);
     int mbw = !strcmp(test, "mbw"), bidir = !strcmp(test, "bibw");
     if (!mbw) pairs = 1;
     if (iters < 1 || warm < 0 || window < 1 || pairs < 1 || nsizes < 1) die("bad arguments");
@@ -286,26 +439,10 @@ int main(int argc, char **argv) {
     if (!strcmp(test, "lat") && rank == 0) memset(s, 0xA0, bytes);
     if (bidir) memset(s, rank == 0 ? 0xA0 : 0xB1, bytes);
 
-    /* where each rank really is: gathered, printed by rank 0 */
-    char line[768], host[HOSTLEN];
+    char host[HOSTLEN];
     gethostname(host, sizeof host);
     host[HOSTLEN - 1] = 0;
-    int mode = -1;
-    unsigned long mask[16] = {0};
-    syscall(SYS_get_mempolicy, &mode, mask, 16 * 64 + 1, NULL, 0);
-    snprintf(line, sizeof line,
-             "{\"type\":\"rank\",\"rank\":%d,\"host\":\"%s\",\"pid\":%d,\"cpu\":%d,"
-             "\"bind_cpus\":\"%s\",\"bind_node\":%d,\"policy\":%d,\"policy_mask\":%lu,"
-             "\"send_node\":%d,\"recv_node\":%d}",
-             rank, host, (int)getpid(), sched_getcpu(), cpus_text, node, mode, mask[0],
-             buf_node(s), buf_node(r));
-    char *all = rank == 0 ? malloc(sizeof line * world) : NULL;
-    MPI_Gather(line, sizeof line, MPI_CHAR, all, sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        for (int i = 0; i < world; i++) printf("%s\n", all + (size_t)i * sizeof line);
-        fflush(stdout);
-        free(all);
-    }
+    rank_line(host, cpus_text, node, s, r);
     for (int i = 0; i < nsizes; i++) {
         int big = sizes[i] > large;
         int it = big && large_iters > 0 ? large_iters : iters;
