@@ -16,6 +16,8 @@ BAD = [
     Bad(N + ["--iters", "0"], 2, "one or two counts of at least 1", "zero iterations"),
     Bad(N + ["--iters", "1,2,3"], 2, "one or two counts", "three iteration counts"),
     Bad(N + ["--iters", "many"], 2, "expected numbers such as", "iterations not a number"),
+    Bad(N + ["--sizes", "64M", "--window", "1024"], 2, "use smaller --sizes or --window",
+        "buffers larger than the memory"),
     Bad(N + ["--window", "0"], 2, "--window must be from 1 to 1024", "empty window"),
     Bad(N + ["--reps", "0"], 2, "--reps must be at least 1", "no repetitions"),
     Bad(N + ["--pairs", "-1"], 2, "--pairs must be from 1 to 256", "negative pairs"),

@@ -201,6 +201,31 @@ def given_case(topo: Topology, p: NetParams, a: int, b: int) -> Case:
                              "shared_cpus": shared, "hosts": []})
 
 
+def buffer_bytes(p: NetParams) -> int:
+    """What one rank allocates: a send and a receive buffer of a window of the largest
+    message (a ping-pong needs one message each)."""
+    return 2 * p.window * max(p.sizes)
+
+
+def check_memory(p: NetParams, places: list[dict[str, Any]], root: str | None) -> None:
+    """UserError (before anything runs) when the ranks' buffers would not fit in what is
+    free on their nodes."""
+    if root is None or not places:
+        return
+    from numascope.host import HEADROOM, host
+    from numascope.units import format_bytes
+    ranks = 2 * max(1, p.pairs)
+    for pl in places:
+        nodes = sorted({n for n in (pl["node_a"], pl["node_b"]) if n is not None})
+        need = ranks * buffer_bytes(p)
+        free, where = host(root).free_for(nodes)
+        if free is not None and need > HEADROOM * free:
+            raise UserError(f"{ranks} ranks with a window of {p.window} x "
+                            f"{_size(max(p.sizes))} need {format_bytes(need)} but only "
+                            f"{format_bytes(free)} is free {where}: use smaller --sizes or "
+                            "--window")
+
+
 # -- the family -------------------------------------------------------------------------------
 
 def _label(place: dict[str, Any]) -> str:
@@ -215,8 +240,9 @@ class Interconnect:
     # compared by default: small-message latency and large-message bandwidth
     primary = ("latency", "bandwidth")
 
-    def __init__(self, *, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *, env: dict[str, str] | None = None, root: str = "/") -> None:
         self.env = env          # the launches' environment (tests inject faults here)
+        self.root = root        # where meminfo is read (None: not checked, replayed trees)
         self.absent: list[str] = []
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
@@ -240,6 +266,7 @@ class Interconnect:
             if not places:
                 raise UserError(f"no {' or '.join(only)} path on this machine ("
                                 + "; ".join(self.absent) + ")")
+        check_memory(p, places, self.root)
         out = []
         for pl in places:
             ranks, _ = pair_ranks(topo, pl, 1)
