@@ -393,6 +393,9 @@ def test_suite_stage_without_mpi_is_skipped_with_the_reason(monkeypatch, tmp_pat
     _, cases = st.load(topo, QUICK)
     assert [c.params["path"] for c in cases] == ["same node", "other socket"]
     assert cases[0].params["net"]["sizes"] == list(net.QUICK_SIZES)
+    from numascope.profile import FULL
+    _, cases = st.load(topo, FULL)
+    assert cases[0].params["net"]["pairs"] == 4 and len(cases[0].params["multi_ranks"]) == 8
 
 
 def test_mpi_world_from_the_launchers_environment():

@@ -103,11 +103,13 @@ class NetParams:
                       hosts=hosts)
 
 
-def profile_params(profile: Profile) -> NetParams:
-    """quick: 8 sizes to 1 MiB, 1000/20 iterations; full: 1 B … 4 MiB, OSU's 10000/100."""
+def profile_params(profile: Profile, ncpus: int = 2) -> NetParams:
+    """quick: 8 sizes to 1 MiB, 1000/20 iterations; full: 1 B … 4 MiB, OSU's 10000/100, and
+    the multi-pair test with up to 4 pairs when there are CPUs for them."""
     if profile.dense:
+        pairs = min(4, ncpus // 2) if ncpus >= 4 else 0
         return NetParams(sizes=FULL_SIZES, lat_iters=10000, bw_iters=100,
-                         reps=min(profile.reps, 3))
+                         reps=min(profile.reps, 3), pairs=pairs)
     return NetParams(sizes=QUICK_SIZES, lat_iters=1000, bw_iters=20, reps=1)
 
 
@@ -249,7 +251,10 @@ class Interconnect:
         """Every intra-node path with the profile's sizes; Unavailable without MPI (the
         stage is skipped with that reason)."""
         L.mpi_tools()
-        return self.cases(topo, params=profile_params(profile))
+        cases = self.cases(topo, params=profile_params(profile, len(topo.usable_cpus())))
+        if not cases:
+            raise Unavailable("; ".join(self.absent))
+        return cases
 
     def cases(self, topo: Topology, *, params: NetParams | None = None,
               hosts: tuple[str, ...] = (), peer_nodes: list[int] | None = None,
