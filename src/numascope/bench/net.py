@@ -186,7 +186,8 @@ def pair_ranks(topo: Topology, place: dict[str, Any], pairs: int) -> tuple[list[
     return send + recv, shared
 
 
-def given_case(topo: Topology, p: NetParams, a: int, b: int) -> Case:
+def given_case(topo: Topology, p: NetParams, a: int, b: int, root: str | None = "/"
+               ) -> Case:
     """Rank 0 on CPU a, rank 1 on CPU b (--cpus A,B), buffers on each CPU's node."""
     if a == b:
         raise UserError(f"--cpus {a},{b}: two different CPUs")
@@ -195,6 +196,7 @@ def given_case(topo: Topology, p: NetParams, a: int, b: int) -> Case:
         else None
     pl = {"path": "given", "cpu_a": a, "cpu_b": b, "node_a": ca.node, "node_b": cb.node,
           "distance": d}
+    check_memory(p, [pl], root)
     ranks = [L.Rank((a,), _mem(topo, ca.node)), L.Rank((b,), _mem(topo, cb.node))]
     multi, shared = pair_ranks(topo, pl, p.pairs) if p.pairs else ([], False)
     return Case(_label(pl), {"mode": "path", **pl, "net": p.to_dict(),
@@ -296,8 +298,9 @@ class Interconnect:
                 cb = [c.id for c in _usable(topo) if c.node == nb]
                 if hosts[0] == hosts[1] and len(cb) > 1:   # one host named twice
                     cb = [c for c in cb if c != ca]
-                ranks = [L.Rank((ca,), _mem(topo, na)),
-                         L.Rank(tuple(cb[:1]), nb if cb else None)]
+                # B's node nb may have no CPU in this host's numbering (--peer-nodes): its
+                # memory is still bound there, its CPU left to the scheduler
+                ranks = [L.Rank((ca,), _mem(topo, na)), L.Rank(tuple(cb[:1]), nb)]
                 out.append(Case(f"{hosts[0]} N{na} - {hosts[1]} N{nb}", {
                     "mode": "peer", "path": "between hosts", "cpu_a": ca,
                     "cpu_b": cb[0] if cb else None, "node_a": na, "node_b": nb,

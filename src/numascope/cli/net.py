@@ -132,7 +132,7 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("give --cpus or --path, not both")
     peer_nodes = None
     if args.peer_nodes is not None:
-        peer_nodes = [int(x) for x in _ints(args.peer_nodes, "--peer-nodes")]
+        peer_nodes = list(dict.fromkeys(_ints(args.peer_nodes, "--peer-nodes")))
     bench = net.Interconnect()
     if args.cpus:
         a, b = (_ints(x, "--cpus")[0] for x in _pair(args.cpus, "--cpus"))
