@@ -40,6 +40,9 @@ def main() -> None:
     ap.add_argument("--iters", default="10000,100", help="ping-pongs,windows per size")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-osu", action="store_true")
+    ap.add_argument("--pages", default="thp", choices=["thp", "none"],
+                    help="both sides' buffers: transparent huge pages (numpy's madvise, "
+                         "numascope --pages thp, glibc's tunable for OSU) or base pages")
     a = ap.parse_args()
     topo = read_topology("/")
     if a.cpus:
@@ -60,13 +63,16 @@ def main() -> None:
 
     ns_cmd = [sys.executable, "-m", "numascope", "net", "--json", "--engine", "numascope",
               "--cpus", f"{ca},{cb}", "--sizes", sizes, "--tests", "lat,bw",
-              "--iters", f"{lat_it},{bw_it}"]
+              "--iters", f"{lat_it},{bw_it}", "--pages", a.pages]
+    thp = "1" if a.pages == "thp" else "0"
+    env_x = ["-x", f"NUMPY_MADVISE_HUGEPAGE={thp}"]   # numpy madvises large arrays itself
 
     def ctx(cpu, node, prog):
         return ["-np", "1", numactl, f"--physcpubind={cpu}", f"--membind={node}", *prog]
     py = [sys.executable, str(PEER), "--sizes", sizes, "--lat-iters", str(lat_it),
           "--bw-iters", str(bw_it)]
-    peer_cmd = [mpirun, *root, "--bind-to", "none", *ctx(ca, na, py), ":", *ctx(cb, nb, py)]
+    peer_cmd = [mpirun, *root, "--bind-to", "none", *env_x, *ctx(ca, na, py), ":",
+                *ctx(cb, nb, py)]
     osu = {} if a.no_osu else {t: shutil.which(p) for t, p in
                                 (("lat", "osu_latency"), ("bw", "osu_bw"))}
     osu = {t: p for t, p in osu.items() if p}
@@ -74,11 +80,13 @@ def main() -> None:
     for t, p in osu.items():
         size = small if t == "lat" else large
         prog = [p, "-m", f"{size}:{size}", "-i", str(lat_it if t == "lat" else bw_it)]
-        osu_cmds[t] = [mpirun, *root, "--bind-to", "none", *ctx(ca, na, prog), ":",
+        tun = ["-x", "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"] if a.pages == "thp" else []
+        osu_cmds[t] = [mpirun, *root, "--bind-to", "none", *tun, *ctx(ca, na, prog), ":",
                        *ctx(cb, nb, prog)]
 
     print(f"CPUs {ca} (node {na}) and {cb} (node {nb}); sizes {small} B and {large} B; "
-          f"{lat_it} ping-pongs, {bw_it} windows of 64 per size; {a.reps} reps")
+          f"{lat_it} ping-pongs, {bw_it} windows of 64 per size; {a.reps} reps; "
+          f"pages {a.pages}")
     print("numascope:", shlex.join(ns_cmd))
     print("mpi4py:   ", shlex.join(peer_cmd))
     for t, c in osu_cmds.items():
@@ -89,7 +97,11 @@ def main() -> None:
         m = doc["results"][0]["metrics"]
         got["numascope"].setdefault("lat", []).append(m[f"lat_{small}"]["median"])
         got["numascope"].setdefault("bw", []).append(m[f"bw_{large}"]["median"])
+        ns_huge = doc["results"][0]["params"]["pages_seen"]["bw"]
         lines = [json.loads(x) for x in run(peer_cmd).splitlines() if x.startswith("{")]
+        py_huge = next((d for d in lines if d.get("type") == "ranks"), {}).get("ranks", [])
+        got.setdefault("huge", {}).setdefault("numascope", []).append(ns_huge)
+        got["huge"].setdefault("mpi4py", []).append([d["anon_huge_kb"] for d in py_huge])
         for d in lines:
             if d.get("test") == "lat" and d["size"] == small:
                 got["mpi4py"].setdefault("lat", []).append(d["usec"])
@@ -99,6 +111,9 @@ def main() -> None:
             from numascope.net.launch import parse_osu
             size = small if t == "lat" else large
             got["osu"].setdefault(t, []).append(parse_osu(run(c))[size][0])
+    huge = got.pop("huge")
+    print(f"THP in the ranks (AnonHugePages kB, per rep): numascope {huge['numascope']}, "
+          f"mpi4py {huge['mpi4py']}")
     med = {k: {t: statistics.median(v) for t, v in d.items()} for k, d in got.items()}
     print(f"\n{'':10} {'lat us':>10} {'bw MB/s':>10}   (medians; all reps below)")
     for k, d in med.items():

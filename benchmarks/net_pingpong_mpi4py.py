@@ -32,10 +32,11 @@ def main() -> None:
     sizes = [int(x) for x in a.sizes.split(",")]
     big = max(sizes)
     sbuf = np.full(big * a.window, 0xA0 if rank == 0 else 0xB1, dtype=np.uint8)  # touched
-    rbuf = np.zeros(big * a.window, dtype=np.uint8)
+    rbuf = np.empty(big * a.window, dtype=np.uint8)
+    rbuf.fill(0)                                     # first touch by this (bound) rank
     ack = np.zeros(4, dtype=np.uint8)
-    where = comm.gather({"rank": rank, "cpu": os.sched_getaffinity(0) and _cpu(),
-                         "pid": os.getpid()}, root=0)
+    where = comm.gather({"rank": rank, "cpu": _cpu(), "pid": os.getpid(),
+                         "anon_huge_kb": _anon_huge_kb()}, root=0)
     if rank == 0:
         print(json.dumps({"type": "ranks", "ranks": where}), flush=True)
     for size in sizes:
@@ -82,6 +83,15 @@ def main() -> None:
         if rank == 0:
             print(json.dumps({"test": "bw", "size": size,
                               "mbps": size * a.window * it / t / 1e6}), flush=True)
+
+
+def _anon_huge_kb() -> int:
+    """This process's anonymous memory in transparent huge pages (kB)."""
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("AnonHugePages:"):
+                return int(line.split()[1])
+    return -1
 
 
 def _cpu() -> int:

@@ -35,6 +35,7 @@ BAD = [
         "hosts with CPUs"),
     Bad(N + ["--peer-nodes", "0"], 2, "--peer-nodes goes with --hosts", "peer nodes alone"),
     Bad(N + ["--engine", "mpich"], 2, "invalid choice", "unknown engine"),
+    Bad(N + ["--pages", "hugetlb"], 2, "invalid choice", "hugetlb pages not offered"),
     Bad(N + ["--plot", "{tmp}/x.pdf"], 2, "must end in .png or .svg", "plot format"),
     Bad(N + ["--quick"], 2, "needs exactly 2 ranks", "under mpirun -np 3",
         env={"OMPI_COMM_WORLD_SIZE": "3", "OMPI_COMM_WORLD_RANK": "0"}),

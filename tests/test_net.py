@@ -82,10 +82,13 @@ def test_ranks_ran_where_the_launcher_line_put_them(doc):
     p = res["params"]
     lat = p["commands"]["lat"].split()
     assert "--bind-to" in lat and lat[lat.index("--bind-to") + 1] == "none"
+    assert lat[lat.index("--thp") + 1] == "1" and p["net"]["pages"] == "thp"   # the default
     bound = L.ranks_of_command([x.strip("'") for x in lat])
     assert [r.cpus for r in bound] == [(0,), (1,)]
     seen = {d["rank"]: d for d in p["ranks_seen"]}
     assert seen[0]["cpu"] == 0 and seen[1]["cpu"] == 1
+    assert seen[0]["thp"] == 1 and seen[0]["anon_huge_kb"] >= 0
+    assert set(p["pages_seen"]) == {"lat", "bw", "bibw", "mbw"} and len(p["pages_seen"]["mbw"]) == 4
     node = read_topology("/").cpu(0).node
     if node is not None:
         assert seen[0]["send_node"] == node and seen[0]["policy"] == 2   # MPOL_BIND

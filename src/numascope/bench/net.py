@@ -49,6 +49,7 @@ class NetParams:
     timeout: float = 300.0         # seconds per launch
     engine: str = "auto"           # auto | numascope | osu
     tests: tuple[str, ...] = ("lat", "bw", "bibw")   # mbw joins when pairs > 0
+    pages: str = "thp"             # thp: buffers madvise(MADV_HUGEPAGE); none: base pages
 
     def __post_init__(self) -> None:
         if not self.sizes:
@@ -74,6 +75,8 @@ class NetParams:
         if bad or not self.tests:
             raise UserError(f"--tests {','.join(self.tests)}: choose from lat, bw, bibw "
                             "(--pairs N adds the multi-pair test)")
+        if self.pages not in ("thp", "none"):
+            raise UserError(f"--pages {self.pages!r}: thp or none")
         if self.engine not in ("auto", "numascope", "osu"):
             raise UserError(f"--engine {self.engine!r}: auto, numascope or osu")
 
@@ -92,6 +95,7 @@ class NetParams:
         d = dict(d)
         d["sizes"] = tuple(d["sizes"])
         d["tests"] = tuple(d.get("tests", ("lat", "bw", "bibw")))
+        d.setdefault("pages", "thp")
         return cls(**d)
 
     def plan(self, test: str, ranks: list[L.Rank], hosts: tuple[str, ...] = ()) -> L.Plan:
@@ -100,7 +104,7 @@ class NetParams:
         return L.Plan(test, tuple(sorted(set(self.sizes))), it, max(1, it // 10), large,
                       max(1, large // 10), window=1 if test == "lat" else self.window,
                       pairs=self.pairs if test == "mbw" else 1, ranks=tuple(ranks),
-                      hosts=hosts)
+                      hosts=hosts, thp=self.pages == "thp")
 
 
 def profile_params(profile: Profile, ncpus: int = 2) -> NetParams:
@@ -325,7 +329,7 @@ class Interconnect:
         notes: list[str] = []
         values: dict[str, dict[int, list[float]]] = {}
         rates: dict[int, list[float]] = {}
-        commands, where = {}, []
+        commands, where, huge = {}, [], {}
         for t in tests:
             key = "multi_ranks" if t == "mbw" else "ranks"
             ranks = [L.Rank(tuple(r["cpus"]), r["node"]) for r in cp[key]]
@@ -342,8 +346,9 @@ class Interconnect:
                     got = L.check(plan, run, what)
                     rows = got["results"]
                     notes += got["notes"]
-                    if t == "lat":
+                    if t == "lat" or not where:
                         where = got["ranks"]
+                    huge[t] = [d.get("anon_huge_kb") for d in got["ranks"]]
                 for s in plan.sizes:
                     values.setdefault(t, {}).setdefault(s, []).append(
                         float(rows[s][L.VALUE[t]]))
@@ -354,8 +359,10 @@ class Interconnect:
             notes.append("numactl is missing: the OSU ranks ran unbound")
         if cp.get("shared_cpus"):
             notes.append(f"{p.pairs} pairs on too few CPUs: some ranks share a CPU")
-        return self._result(case, p, values, rates, commands, where, notes,
-                            "osu" if osu else "numascope", L.mpi_version(mpirun))
+        res = self._result(case, p, values, rates, commands, where, notes,
+                           "osu" if osu else "numascope", L.mpi_version(mpirun))
+        res.params["pages_seen"] = huge     # test -> AnonHugePages kB per rank (last launch)
+        return res
 
     def _result(self, case, p, values, rates, commands, where, notes, engine, version
                 ) -> BenchResult:
@@ -409,7 +416,7 @@ def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
     _, mpicc = L.mpi_tools()
     exe = L.build(mpicc)
     cmd = L.sweep_command(str(exe), tuple(sorted(set(p.sizes))), p.lat_iters, p.bw_iters,
-                          p.window)
+                          p.window, p.pages == "thp")
     run = L.run_child(cmd, p.timeout, f"rank {rank}")
     if rank != 0:
         return []

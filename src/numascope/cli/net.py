@@ -37,6 +37,9 @@ def register(p: argparse.ArgumentParser) -> None:
     m.add_argument("--reps", type=int, default=1, metavar="N",
                    help="launches per test (default 1)")
     m.add_argument("--quick", action="store_true", help="fewer sizes and iterations")
+    m.add_argument("--pages", default="thp", choices=["none", "thp"],
+                   help="page kind of the ranks' buffers: none (base pages), thp "
+                        "(transparent huge pages); default thp")
     w = p.add_argument_group("where the ranks run")
     w.add_argument("--path", action="append", default=[], choices=sorted(PATH_FLAGS),
                    help="only this intra-node path (repeatable; default every one present)")
@@ -104,7 +107,8 @@ def params_from(args: argparse.Namespace):
         lat, bw = its[0], its[-1]
     return NetParams(sizes=_sizes(args.sizes, args.quick), lat_iters=lat, bw_iters=bw,
                      window=args.window, pairs=args.pairs, reps=args.reps,
-                     timeout=args.timeout, engine=args.engine, tests=tests)
+                     timeout=args.timeout, engine=args.engine, tests=tests,
+                     pages=args.pages)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -164,6 +164,7 @@ class Plan:
     ranks: tuple[Rank, ...] = ()
     hosts: tuple[str, ...] = ()       # two hosts: ranks [0, pairs) on the first, the rest on
                                       # the second; empty: this host only
+    thp: bool = True                  # buffers madvise(MADV_HUGEPAGE) (else MADV_NOHUGEPAGE)
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
@@ -209,7 +210,8 @@ def command(mpirun: str, exe: str, plan: Plan) -> list[str]:
             "--iters", str(plan.iters), "--warmup", str(plan.warmup),
             "--large", str(LARGE), "--large-iters", str(plan.large_iters),
             "--large-warmup", str(plan.large_warmup), "--window", str(plan.window),
-            "--pairs", str(plan.pairs), "--bind", bind_text(list(plan.ranks))]
+            "--pairs", str(plan.pairs), "--thp", str(int(plan.thp)),
+            "--bind", bind_text(list(plan.ranks))]
     flags = launcher_flags(n, plan.hosts, plan.pairs)
     if plan.hosts:
         return [mpirun, *flags, *_contexts(plan, args)]
@@ -224,6 +226,8 @@ def osu_command(mpirun: str, osu: str, plan: Plan, numactl: str | None) -> list[
     if plan.test != "lat":
         args += ["-W", str(plan.window)]
     cmd = [mpirun, *launcher_flags(n, (), plan.pairs)]
+    if plan.thp:      # OSU allocates with malloc: glibc's tunable madvises its mmap chunks
+        cmd += ["-x", "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"]
     for i, r in enumerate(plan.ranks):
         if i:
             cmd.append(":")
@@ -368,7 +372,11 @@ def check(plan: Plan, run: Launched, what: str) -> dict[str, Any]:
     if len(ranks) != len(plan.ranks):
         raise MeasurementError(f"{what}: {len(ranks)} of {len(plan.ranks)} ranks reported")
     notes = []
+    big = max(plan.sizes) * plan.window >= (2 << 20)
     for d, want in zip(ranks, plan.ranks):
+        if plan.thp and big and d.get("anon_huge_kb") == 0:
+            notes.append(f"rank {d['rank']}: transparent huge pages were asked for but none "
+                         "were given (see /sys/kernel/mm/transparent_hugepage/enabled)")
         if want.cpus and d["cpu"] not in want.cpus:
             raise MeasurementError(f"{what}: rank {d['rank']} ran on CPU {d['cpu']}, bound "
                                    f"to {format_cpulist(want.cpus)}")
@@ -454,7 +462,7 @@ def mpi_world(env: dict[str, str] | None = None) -> tuple[int, int] | None:
 
 
 def sweep_command(exe: str, sizes: tuple[int, ...], lat_iters: int, bw_iters: int,
-                  window: int) -> list[str]:
+                  window: int, thp: bool = True) -> list[str]:
     """The program's line when the user's launcher started us: one launch, the node sweep
     inside it (each rank can join the job once). The lat and bw iteration counts differ in
     the other modes; here one count serves both: the larger of bw's, the smaller of lat's."""
@@ -463,7 +471,7 @@ def sweep_command(exe: str, sizes: tuple[int, ...], lat_iters: int, bw_iters: in
     return [exe, "--sweep", "1", "--tests", "lat,bw", "--sizes", ",".join(map(str, sizes)),
             "--iters", str(it), "--warmup", str(max(1, it // 10)), "--large", str(LARGE),
             "--large-iters", str(large), "--large-warmup", str(max(1, large // 10)),
-            "--window", str(window)]
+            "--window", str(window), "--thp", str(int(thp))]
 
 
 def run_child(cmd: list[str], timeout: float, what: str) -> Launched:

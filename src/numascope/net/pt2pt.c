@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@
 
 static int rank, world;
 static int step_a = -1, step_b = -1;     /* --sweep: the node pair being measured */
+static int thp = 0;                      /* --thp 1: madvise(MADV_HUGEPAGE) the buffers */
 
 static void die(const char *msg) {
     fprintf(stderr, "rank %d: %s\n", rank, msg);
@@ -96,9 +98,24 @@ static int buf_node(void *addr) {
 
 static void *alloc_touch(size_t bytes, unsigned char fill) {
     void *p = NULL;
-    if (posix_memalign(&p, 4096, bytes ? bytes : 1) != 0) die("cannot allocate buffers");
+    size_t align = thp && bytes >= (2u << 20) ? (2u << 20) : 4096;
+    if (posix_memalign(&p, align, bytes ? bytes : 1) != 0) die("cannot allocate buffers");
+    if (thp) madvise(p, bytes, MADV_HUGEPAGE);   /* before the first touch */
+    else madvise(p, bytes, MADV_NOHUGEPAGE);     /* base pages even with THP "always" */
     memset(p, fill, bytes);       /* first touch by the bound rank */
     return p;
+}
+
+/* this process's anonymous memory in transparent huge pages (kB), -1 when unreadable */
+static long anon_huge_kb(void) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long kb = -1;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) break;
+    fclose(f);
+    return kb;
 }
 
 static int parse_sizes(const char *s, long *out) {
@@ -347,9 +364,9 @@ static void rank_line(const char *host, const char *cpus_text, int node, unsigne
     snprintf(line, sizeof line,
              "{%s\"type\":\"rank\",\"rank\":%d,\"host\":\"%s\",\"pid\":%d,\"cpu\":%d,"
              "\"bind_cpus\":\"%s\",\"bind_node\":%d,\"policy\":%d,\"policy_mask\":%lu,"
-             "\"send_node\":%d,\"recv_node\":%d}",
+             "\"send_node\":%d,\"recv_node\":%d,\"thp\":%d,\"anon_huge_kb\":%ld}",
              step, rank, host, (int)getpid(), sched_getcpu(), cpus_text, node, mode, mask[0],
-             buf_node(s), buf_node(r));
+             buf_node(s), buf_node(r), thp, anon_huge_kb());
     char *all = rank == 0 ? malloc(sizeof line * world) : NULL;
     MPI_Gather(line, sizeof line, MPI_CHAR, all, sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0) {
@@ -378,6 +395,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--pairs")) pairs = atoi(v);
         else if (!strcmp(a, "--bind")) bind = v;
         else if (!strcmp(a, "--sweep")) sweep = atoi(v);
+        else if (!strcmp(a, "--thp")) thp = atoi(v);
         else if (!strcmp(a, "--tests")) tests = v;
         else continue;
         i++;
