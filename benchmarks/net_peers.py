@@ -17,10 +17,12 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PEER = HERE / "net_pingpong_mpi4py.py"
+CPEER = HERE / "net_pingpong.c"
 
 
 def run(cmd: list[str]) -> str:
@@ -73,6 +75,14 @@ def main() -> None:
           "--bw-iters", str(bw_it)]
     peer_cmd = [mpirun, *root, "--bind-to", "none", *env_x, *ctx(ca, na, py), ":",
                 *ctx(cb, nb, py)]
+    build = Path(tempfile.mkdtemp(prefix="net_peers."))
+    cexe = build / "net_pingpong"
+    run([shutil.which("mpicc") or "mpicc", "-O2", "-o", str(cexe), str(CPEER)])
+    c_lat_it = lat_it if small <= 8192 else max(1, lat_it // 10)   # numascope's rule
+    c_bw_it = bw_it if large <= 8192 else max(1, bw_it // 5)
+    cprog = [str(cexe), str(small), str(large), str(c_lat_it), str(c_bw_it),
+             "1" if a.pages == "thp" else "0"]
+    c_cmd = [mpirun, *root, "--bind-to", "none", *ctx(ca, na, cprog), ":", *ctx(cb, nb, cprog)]
     osu = {} if a.no_osu else {t: shutil.which(p) for t, p in
                                 (("lat", "osu_latency"), ("bw", "osu_bw"))}
     osu = {t: p for t, p in osu.items() if p}
@@ -89,9 +99,11 @@ def main() -> None:
           f"pages {a.pages}")
     print("numascope:", shlex.join(ns_cmd))
     print("mpi4py:   ", shlex.join(peer_cmd))
+    print("C peer:   ", shlex.join(c_cmd))
     for t, c in osu_cmds.items():
         print(f"osu {t}:   ", shlex.join(c))
-    got: dict[str, dict[str, list[float]]] = {"numascope": {}, "mpi4py": {}, "osu": {}}
+    got: dict[str, dict[str, list[float]]] = {"numascope": {}, "mpi4py": {}, "C peer": {},
+                                              "osu": {}}
     for _ in range(a.reps):
         doc = json.loads(run(ns_cmd))
         m = doc["results"][0]["metrics"]
@@ -107,6 +119,9 @@ def main() -> None:
                 got["mpi4py"].setdefault("lat", []).append(d["usec"])
             if d.get("test") == "bw" and d["size"] == large:
                 got["mpi4py"].setdefault("bw", []).append(d["mbps"])
+        for ln in run(c_cmd).splitlines():
+            t, _, v = ln.split()
+            got["C peer"].setdefault(t, []).append(float(v))
         for t, c in osu_cmds.items():
             from numascope.net.launch import parse_osu
             size = small if t == "lat" else large
@@ -120,13 +135,20 @@ def main() -> None:
         if d:
             print(f"{k:10} {d.get('lat', float('nan')):10.3f} {d.get('bw', float('nan')):10.1f}"
                   f"   lat {got[k].get('lat')} bw {[round(x) for x in got[k].get('bw', [])]}")
-    for peer in ("mpi4py", "osu"):
+    for peer in ("mpi4py", "C peer", "osu"):
         if med[peer]:
             r_lat = med["numascope"]["lat"] / med[peer]["lat"] if "lat" in med[peer] else None
             r_bw = med["numascope"]["bw"] / med[peer]["bw"] if "bw" in med[peer] else None
             ok = all(r is None or 0.9 <= r <= 1.1 for r in (r_lat, r_bw))
             print(f"numascope / {peer}: latency {r_lat and f'{r_lat:.3f}'}, bandwidth "
                   f"{r_bw and f'{r_bw:.3f}'}  ({'within' if ok else 'outside'} ±10 %)")
+            # best of the reps (least disturbed: lowest latency, highest bandwidth)
+            b_lat = min(got["numascope"]["lat"]) / min(got[peer]["lat"]) \
+                if "lat" in got[peer] else None
+            b_bw = max(got["numascope"]["bw"]) / max(got[peer]["bw"]) \
+                if "bw" in got[peer] else None
+            print(f"  best vs best: latency {b_lat and f'{b_lat:.3f}'}, bandwidth "
+                  f"{b_bw and f'{b_bw:.3f}'}")
 
 
 if __name__ == "__main__":
