@@ -21,7 +21,8 @@ def families() -> list[type]:
     from numascope.bench.io import Storage
     from numascope.bench.latency import Latency
     from numascope.bench.matrix import Matrix
-    return [Compute, Bandwidth, Latency, Matrix, C2C, Compress, Storage, *_extra]
+    from numascope.bench.net import Interconnect
+    return [Compute, Bandwidth, Latency, Matrix, C2C, Compress, Storage, Interconnect, *_extra]
 
 
 def register(cls: type) -> type:

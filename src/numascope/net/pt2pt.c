@@ -1,0 +1,487 @@
+/* numascope net: MPI point-to-point latency, bandwidth and message rate, the OSU method.
+ *
+ *   lat   ping-pong between ranks 0 and 1, half the round trip (us)
+ *   bw    rank 0 sends a window of W MPI_Isend, rank 1 posts W MPI_Irecv, then a 4-byte ack
+ *   bibw  both ranks send and receive a window at once
+ *   mbw   N pairs (rank i sends to rank i+N) of bw windows at once: total bandwidth and
+ *         message rate
+ *
+ * Each rank binds itself before allocating: --bind "CPUS@NODE;CPUS@NODE;..." (one entry per
+ * rank, CPUS a list such as 0-3,8, NODE a memory node or -1 for none), sched_setaffinity and
+ * set_mempolicy(MPOL_BIND), then touches its buffers first. Warm-up iterations, then timed
+ * iterations per message size. Receivers count the bytes they got (MPI_Get_count) and check
+ * the payload's pattern. Everything is printed by rank 0 as JSON lines:
+ *
+ *   {"type":"rank","rank":0,"host":"h","cpu":3,"cpus":"0-3","node":0,"buf_node":0,...}
+ *   {"type":"result","test":"bw","size":8,"iters":100,"window":64,"usec":..,"mbps":..,
+ *    "bytes":..,"expect":..,"bad":0}
+ *   {"type":"done"}
+ *
+ * --sweep 1 (two ranks started by the user's own mpirun/srun, one per host): each rank reads
+ * its host's nodes with CPUs (sysfs), and for every (rank 0's node, rank 1's node) both bind
+ * to the first allowed CPU of their node with memory on it, allocate and touch new buffers,
+ * and run --tests (lat,bw) over the sizes; lines carry "node_a" and "node_b".
+ *
+ * Fault injection for numascope's own tests: NUMASCOPE_NET_DIE_RANK=R makes rank R exit(7)
+ * after MPI_Init; NUMASCOPE_NET_HANG_RANK=R makes it sleep forever.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MPOL_BIND_ 2
+#define MPOL_F_NODE_ (1 << 0)
+#define MPOL_F_ADDR_ (1 << 1)
+#define MAXSIZES 64
+#define HOSTLEN 64
+#define TAG 17
+#define ACK 18
+
+static int rank, world;
+static int step_a = -1, step_b = -1;     /* --sweep: the node pair being measured */
+static int thp = 0;                      /* --thp 1: madvise(MADV_HUGEPAGE) the buffers */
+
+static void die(const char *msg) {
+    fprintf(stderr, "rank %d: %s\n", rank, msg);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    exit(3);
+}
+
+/* one entry of --bind for this rank: "0-3,8@1" */
+static int parse_bind(const char *spec, int r, cpu_set_t *set, int *node, char *cpus_out) {
+    const char *p = spec;
+    for (int i = 0; i < r; i++) {
+        p = strchr(p, ';');
+        if (!p) return -1;
+        p++;
+    }
+    char entry[512];
+    size_t n = strcspn(p, ";");
+    if (n == 0 || n >= sizeof entry) return -1;
+    memcpy(entry, p, n);
+    entry[n] = 0;
+    char *at = strchr(entry, '@');
+    if (!at) return -1;
+    *at = 0;
+    *node = atoi(at + 1);
+    snprintf(cpus_out, 256, "%.255s", entry);
+    CPU_ZERO(set);
+    if (strcmp(entry, "-") == 0) return 0;     /* unbound */
+    char *save = NULL;
+    for (char *tok = strtok_r(entry, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int a, b;
+        if (sscanf(tok, "%d-%d", &a, &b) == 2) {
+            for (int c = a; c <= b; c++) CPU_SET(c, set);
+        } else if (sscanf(tok, "%d", &a) == 1) {
+            CPU_SET(a, set);
+        } else {
+            return -1;
+        }
+    }
+    return CPU_COUNT(set) ? 1 : -1;
+}
+
+static int buf_node(void *addr) {
+    int node = -1;
+    if (syscall(SYS_get_mempolicy, &node, NULL, 0, addr, MPOL_F_NODE_ | MPOL_F_ADDR_) != 0)
+        return -1;
+    return node;
+}
+
+static void *alloc_touch(size_t bytes, unsigned char fill) {
+    void *p = NULL;
+    size_t align = thp && bytes >= (2u << 20) ? (2u << 20) : 4096;
+    if (posix_memalign(&p, align, bytes ? bytes : 1) != 0) die("cannot allocate buffers");
+    if (thp) madvise(p, bytes, MADV_HUGEPAGE);   /* before the first touch */
+    else madvise(p, bytes, MADV_NOHUGEPAGE);     /* base pages even with THP "always" */
+    memset(p, fill, bytes);       /* first touch by the bound rank */
+    return p;
+}
+
+/* this process's anonymous memory in transparent huge pages (kB), -1 when unreadable */
+static long anon_huge_kb(void) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long kb = -1;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) break;
+    fclose(f);
+    return kb;
+}
+
+static int parse_sizes(const char *s, long *out) {
+    int n = 0;
+    char *copy = strdup(s), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && n < MAXSIZES;
+         tok = strtok_r(NULL, ",", &save)) {
+        out[n++] = atol(tok);
+    }
+    free(copy);
+    return n;
+}
+
+static void result(const char *test, long size, int iters, int window, int pairs, double usec,
+                   double mbps, double rate, double bytes, double expect, long bad) {
+    if (rank != 0) return;
+    if (step_a >= 0) printf("{\"node_a\":%d,\"node_b\":%d,", step_a, step_b);
+    else printf("{");
+    printf("\"type\":\"result\",\"test\":\"%s\",\"size\":%ld,\"iters\":%d,\"window\":%d,"
+           "\"pairs\":%d,\"usec\":%.6f,\"mbps\":%.6f,\"msg_rate\":%.3f,\"bytes\":%.0f,"
+           "\"expect\":%.0f,\"bad\":%ld}\n",
+           test, size, iters, window, pairs, usec, mbps, rate, bytes, expect, bad);
+    fflush(stdout);
+}
+
+/* count received bytes and check the first and last byte of each received message */
+static long check_recv(MPI_Status *st, int n, unsigned char *buf, long size, int stride,
+                       unsigned char want, double *bytes) {
+    long bad = 0;
+    for (int i = 0; i < n; i++) {
+        int count = 0;
+        MPI_Get_count(&st[i], MPI_BYTE, &count);
+        *bytes += count;
+        if (size > 0) {
+            unsigned char *m = buf + (size_t)i * stride;
+            if (m[0] != want || m[size - 1] != want) bad++;
+        }
+    }
+    return bad;
+}
+
+static void run_lat(long size, int iters, int warm, unsigned char *s, unsigned char *r) {
+    double t0 = 0, bytes = 0;
+    long bad = 0;
+    MPI_Status st;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank < 2) {
+        int peer = 1 - rank;
+        for (int i = 0; i < warm + iters; i++) {
+            if (i == warm) t0 = MPI_Wtime();
+            if (rank == 0) {
+                MPI_Send(s, (int)size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
+                MPI_Recv(r, (int)size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &st);
+            } else {
+                MPI_Recv(r, (int)size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &st);
+                MPI_Send(s, (int)size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
+            }
+            if (i >= warm) bad += check_recv(&st, 1, r, size, 0, rank == 0 ? 0xB1 : 0xA0,
+                                             &bytes);
+        }
+    }
+    double t = MPI_Wtime() - t0, all_bytes = 0;
+    long all_bad = 0;
+    MPI_Reduce(&bytes, &all_bytes, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    double usec = t * 1e6 / (2.0 * iters);
+    result("lat", size, iters, 1, 1, usec, size / usec, 1e6 / usec, all_bytes,
+           2.0 * size * iters, all_bad);
+}
+
+/* bw / bibw / mbw: sender ranks [0,pairs), receivers [pairs, 2*pairs); bidir: both send */
+static void run_bw(const char *test, long size, int iters, int warm, int window, int pairs,
+                   int bidir, unsigned char *s, unsigned char *r) {
+    MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * window);
+    MPI_Status *st = malloc(sizeof(MPI_Status) * 2 * window);
+    double bytes = 0, t0 = 0, t = 0;
+    long bad = 0;
+    int active = rank < 2 * pairs;
+    int sender = rank < pairs;
+    int peer = sender ? rank + pairs : rank - pairs;
+    unsigned char want = sender ? 0xB1 : 0xA0;
+    char ack[4];
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (active) {
+        for (int i = 0; i < warm + iters; i++) {
+            if (i == warm) t0 = MPI_Wtime();
+            int nreq = 0, nrecv = 0;
+            if (!sender || bidir)
+                for (int w = 0; w < window; w++, nrecv++)
+                    MPI_Irecv(r + (size_t)w * size, (int)size, MPI_BYTE, peer, TAG,
+                              MPI_COMM_WORLD, &req[nreq++]);
+            if (sender || bidir)
+                for (int w = 0; w < window; w++)
+                    MPI_Isend(s + (size_t)w * size, (int)size, MPI_BYTE, peer, TAG,
+                              MPI_COMM_WORLD, &req[nreq++]);
+            MPI_Waitall(nreq, req, st);
+            if (i >= warm && nrecv) bad += check_recv(st, nrecv, r, size, (int)size, want,
+                                                      &bytes);
+            if (sender) MPI_Recv(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else MPI_Send(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD);
+        }
+        t = MPI_Wtime() - t0;
+    }
+    double tmax = 0, all_bytes = 0;
+    long all_bad = 0;
+    MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&bytes, &all_bytes, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    double expect = (double)size * window * iters * pairs * (bidir ? 2 : 1);
+    double msgs = (double)window * iters * pairs * (bidir ? 2 : 1);
+    /* MB/s = 10^6 B/s, bytes moved by all pairs (both ways for bibw) over the slowest rank */
+    result(test, size, iters, window, pairs, tmax * 1e6 / iters, expect / tmax / 1e6,
+           msgs / tmax, all_bytes, expect, all_bad);
+    free(req);
+    free(st);
+}
+
+/* nodes with CPUs on this host, and the first CPU of each allowed to this process */
+#define MAXNODES 64
+static int host_nodes(int *nodes, int *cpus, int which) {
+    cpu_set_t allowed;
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    int n = 0;
+    for (int node = 0; node < 1024 && n < MAXNODES; node++) {
+        char path[96], buf[4096];
+        snprintf(path, sizeof path, "/sys/devices/system/node/node%d/cpulist", node);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = 0;
+        int first = -1, second = -1;   /* the first and second allowed CPUs of the node */
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ",\n", &save); tok && second < 0;
+             tok = strtok_r(NULL, ",\n", &save)) {
+            int a, b;
+            if (sscanf(tok, "%d-%d", &a, &b) != 2) {
+                if (sscanf(tok, "%d", &a) != 1) continue;
+                b = a;
+            }
+            for (int c = a; c <= b && second < 0; c++)
+                if (c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) {
+                    if (first < 0) first = c;
+                    else second = c;
+                }
+        }
+        if (which == 1 && second >= 0) first = second;
+        if (first >= 0) {
+            nodes[n] = node;
+            cpus[n++] = first;
+        }
+    }
+    if (n == 0) {           /* no NUMA in sysfs: one node 0, the first allowed CPU */
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &allowed)) { nodes[0] = 0; cpus[0] = c; return 1; }
+    }
+    return n;
+}
+
+static void bind_to(int cpu, int node) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity failed");
+    unsigned long mask[16] = {0};
+    mask[node / 64] = 1UL << (node % 64);
+    if (syscall(SYS_set_mempolicy, MPOL_BIND_, mask, 16 * 64 + 1) != 0)
+        die("set_mempolicy failed");
+}
+
+static void rank_line(const char *host, const char *cpus_text, int node, unsigned char *s,
+                      unsigned char *r);
+
+static int run_sweep(const char *tests, long *sizes, int nsizes, int iters, int warm,
+                     int large_iters, int large_warm, long large, int window) {
+    int nodes[MAXNODES], cpus[MAXNODES], n, all_n[2], all_nodes[2][MAXNODES];
+    int all_cpus[2][MAXNODES];
+    char host[HOSTLEN];
+    gethostname(host, sizeof host);
+    host[HOSTLEN - 1] = 0;
+    if (world != 2) die("--sweep needs exactly 2 ranks");
+    char hosts[2][HOSTLEN];
+    MPI_Allgather(host, HOSTLEN, MPI_CHAR, hosts, HOSTLEN, MPI_CHAR, MPI_COMM_WORLD);
+    /* both ranks on one host (a rehearsal): rank 1 takes each node's second CPU */
+    n = host_nodes(nodes, cpus, rank == 1 && !strcmp(hosts[0], hosts[1]));
+    MPI_Allgather(&n, 1, MPI_INT, all_n, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(nodes, MAXNODES, MPI_INT, all_nodes, MAXNODES, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(cpus, MAXNODES, MPI_INT, all_cpus, MAXNODES, MPI_INT, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int r = 0; r < 2; r++) {
+            printf("{\"type\":\"host\",\"rank\":%d,\"host\":\"%s\",\"nodes\":[", r, hosts[r]);
+            for (int i = 0; i < all_n[r]; i++) printf("%s%d", i ? "," : "", all_nodes[r][i]);
+            printf("],\"cpus\":[");
+            for (int i = 0; i < all_n[r]; i++) printf("%s%d", i ? "," : "", all_cpus[r][i]);
+            printf("]}\n");
+        }
+        fflush(stdout);
+    }
+    long maxsize = 0;
+    for (int i = 0; i < nsizes; i++) if (sizes[i] > maxsize) maxsize = sizes[i];
+    for (int a = 0; a < all_n[0]; a++) {
+        for (int b = 0; b < all_n[1]; b++) {
+            int mine = rank == 0 ? a : b;
+            step_a = all_nodes[0][a];
+            step_b = all_nodes[1][b];
+            bind_to(cpus[mine], nodes[mine]);
+            size_t bytes = (size_t)maxsize * window;
+            unsigned char *s = alloc_touch(bytes, rank == 0 ? 0xA0 : 0xB1);
+            unsigned char *r = alloc_touch(bytes, 0);
+            char cpus_text[32];
+            snprintf(cpus_text, sizeof cpus_text, "%d", cpus[mine]);
+            rank_line(host, cpus_text, nodes[mine], s, r);
+            for (int i = 0; i < nsizes; i++) {
+                int big = sizes[i] > large;
+                int it = big && large_iters > 0 ? large_iters : iters;
+                int wu = big && large_warm >= 0 ? large_warm : warm;
+                if (strstr(tests, "lat")) run_lat(sizes[i], it, wu, s, r);
+                if (strstr(tests, "bw")) run_bw("bw", sizes[i], it, wu, window, 1, 0, s, r);
+            }
+            free(s);
+            free(r);
+        }
+    }
+    if (rank == 0) {
+        printf("{\"type\":\"done\",\"cpu_end\":[]}\n");
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return 0;
+}
+
+static int getenv_rank(const char *name) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : -1;
+}
+
+/* where each rank really is: gathered, printed by rank 0 */
+static void rank_line(const char *host, const char *cpus_text, int node, unsigned char *s,
+                      unsigned char *r) {
+    char line[768];
+    int mode = -1;
+    unsigned long mask[16] = {0};
+    syscall(SYS_get_mempolicy, &mode, mask, 16 * 64 + 1, NULL, 0);
+    char step[64] = "";
+    if (step_a >= 0) snprintf(step, sizeof step, "\"node_a\":%d,\"node_b\":%d,", step_a, step_b);
+    snprintf(line, sizeof line,
+             "{%s\"type\":\"rank\",\"rank\":%d,\"host\":\"%s\",\"pid\":%d,\"cpu\":%d,"
+             "\"bind_cpus\":\"%s\",\"bind_node\":%d,\"policy\":%d,\"policy_mask\":%lu,"
+             "\"send_node\":%d,\"recv_node\":%d,\"thp\":%d,\"anon_huge_kb\":%ld}",
+             step, rank, host, (int)getpid(), sched_getcpu(), cpus_text, node, mode, mask[0],
+             buf_node(s), buf_node(r), thp, anon_huge_kb());
+    char *all = rank == 0 ? malloc(sizeof line * world) : NULL;
+    MPI_Gather(line, sizeof line, MPI_CHAR, all, sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int i = 0; i < world; i++) printf("%s\n", all + (size_t)i * sizeof line);
+        fflush(stdout);
+        free(all);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *test = "lat", *sizes_s = "1", *bind = NULL, *tests = "lat,bw";
+    int sweep = 0;
+    int iters = 100, warm = 10, window = 64, pairs = 1, large_iters = -1, large_warm = -1;
+    long large = 8192;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) break;
+        if (!strcmp(a, "--test")) test = v;
+        else if (!strcmp(a, "--sizes")) sizes_s = v;
+        else if (!strcmp(a, "--iters")) iters = atoi(v);
+        else if (!strcmp(a, "--warmup")) warm = atoi(v);
+        else if (!strcmp(a, "--large-iters")) large_iters = atoi(v);
+        else if (!strcmp(a, "--large-warmup")) large_warm = atoi(v);
+        else if (!strcmp(a, "--large")) large = atol(v);
+        else if (!strcmp(a, "--window")) window = atoi(v);
+        else if (!strcmp(a, "--pairs")) pairs = atoi(v);
+        else if (!strcmp(a, "--bind")) bind = v;
+        else if (!strcmp(a, "--sweep")) sweep = atoi(v);
+        else if (!strcmp(a, "--thp")) thp = atoi(v);
+        else if (!strcmp(a, "--tests")) tests = v;
+        else continue;
+        i++;
+    }
+    /* bind before MPI_Init so the library's own allocations follow the policy too */
+    cpu_set_t set;
+    int node = -1, bound = 0;
+    char cpus_text[256] = "-";
+    int pre_rank = getenv_rank("OMPI_COMM_WORLD_RANK");
+    if (pre_rank < 0) pre_rank = getenv_rank("PMI_RANK");
+    if (bind && pre_rank >= 0) {
+        bound = parse_bind(bind, pre_rank, &set, &node, cpus_text);
+        if (bound < 0) {
+            fprintf(stderr, "rank %d: bad --bind entry\n", pre_rank);
+            return 2;
+        }
+        if (bound && sched_setaffinity(0, sizeof set, &set) != 0) {
+            fprintf(stderr, "rank %d: sched_setaffinity(%s): %s\n", pre_rank, cpus_text,
+                    strerror(errno));
+            return 3;
+        }
+        if (node >= 0) {
+            unsigned long mask[16] = {0};
+            if (node >= 16 * 64) return 2;
+            mask[node / 64] = 1UL << (node % 64);
+            if (syscall(SYS_set_mempolicy, MPOL_BIND_, mask, 16 * 64 + 1) != 0) {
+                fprintf(stderr, "rank %d: set_mempolicy(bind %d): %s\n", pre_rank, node,
+                        strerror(errno));
+                return 3;
+            }
+        }
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (getenv_rank("NUMASCOPE_NET_DIE_RANK") == rank) exit(7);
+    if (getenv_rank("NUMASCOPE_NET_HANG_RANK") == rank) for (;;) pause();
+
+    long sizes[MAXSIZES];
+    int nsizes = parse_sizes(sizes_s, sizes);
+    for (int i = 0; i < nsizes; i++)
+        if (sizes[i] < 1 || sizes[i] > (1L << 26)) die("bad message size");
+    if (sweep) return run_sweep(tests, sizes, nsizes, iters, warm, large_iters, large_warm,
+                                large, window);
+    int mbw = !strcmp(test, "mbw"), bidir = !strcmp(test, "bibw");
+    if (!mbw) pairs = 1;
+    if (iters < 1 || warm < 0 || window < 1 || pairs < 1 || nsizes < 1) die("bad arguments");
+    if (world < 2 * pairs) die("too few ranks for the pairs asked");
+    long maxsize = 0;
+    for (int i = 0; i < nsizes; i++) {
+        if (sizes[i] < 0 || sizes[i] > (1L << 30)) die("bad message size");
+        if (sizes[i] > maxsize) maxsize = sizes[i];
+    }
+    int nbuf = !strcmp(test, "lat") ? 1 : window;
+    size_t bytes = (size_t)maxsize * nbuf;
+    unsigned char *s = alloc_touch(bytes, rank < pairs ? 0xA0 : 0xB1);
+    unsigned char *r = alloc_touch(bytes, 0);
+    if (!strcmp(test, "lat") && rank == 1) memset(s, 0xB1, bytes);
+    if (!strcmp(test, "lat") && rank == 0) memset(s, 0xA0, bytes);
+    if (bidir) memset(s, rank == 0 ? 0xA0 : 0xB1, bytes);
+
+    char host[HOSTLEN];
+    gethostname(host, sizeof host);
+    host[HOSTLEN - 1] = 0;
+    rank_line(host, cpus_text, node, s, r);
+    for (int i = 0; i < nsizes; i++) {
+        int big = sizes[i] > large;
+        int it = big && large_iters > 0 ? large_iters : iters;
+        int wu = big && large_warm >= 0 ? large_warm : warm;
+        if (!strcmp(test, "lat")) run_lat(sizes[i], it, wu, s, r);
+        else if (!strcmp(test, "bw") || bidir || mbw)
+            run_bw(test, sizes[i], it, wu, window, pairs, bidir, s, r);
+        else die("unknown --test");
+    }
+    /* where the CPU is at the end too (a rank the scheduler moved would show here) */
+    int cpu_end = sched_getcpu(), *ends = rank == 0 ? malloc(sizeof(int) * world) : NULL;
+    MPI_Gather(&cpu_end, 1, MPI_INT, ends, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("{\"type\":\"done\",\"cpu_end\":[");
+        for (int i = 0; i < world; i++) printf("%s%d", i ? "," : "", ends[i]);
+        printf("]}\n");
+        fflush(stdout);
+        free(ends);
+    }
+    free(s);
+    free(r);
+    MPI_Finalize();
+    return 0;
+}

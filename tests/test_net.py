@@ -1,0 +1,410 @@
+"""numascope net: the MPI program built with mpicc and run under mpirun -np 2 here, the
+bindings it is launched with, a rank that dies or hangs, MPI missing, and the two-host
+table (HCA distance, best node) on replayed topologies."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, hwloc_fixture
+
+from numascope.bench import net
+from numascope.bench.base import Case
+from numascope.errors import MeasurementError, UserError
+from numascope.net import launch as L
+from numascope.results.record import BenchResult, Metric
+from numascope.topology import read_topology
+
+MPI = shutil.which("mpirun") and shutil.which("mpicc")
+needs_mpi = pytest.mark.skipif(not MPI, reason="Open MPI (mpirun, mpicc) not installed")
+PY = [sys.executable, "-m", "numascope"]
+SIZES = "1,8,4096"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 90):
+    return subprocess.run([*PY, "net", *args], capture_output=True, text=True, check=False,
+                          timeout=timeout, env=env, cwd=REPO)
+
+
+def leftovers(var: str) -> list[int]:
+    """Processes of ours still carrying `var` in their environment (ranks left behind)."""
+    pids = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit() and int(p.name) != os.getpid():
+            try:
+                env = (p / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(e.startswith(var.encode() + b"=") for e in env):
+                pids.append(int(p.name))
+    return pids
+
+
+# -- a real run here --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def doc():
+    if not MPI:
+        pytest.skip("Open MPI (mpirun, mpicc) not installed")
+    r = cli("--json", "--cpus", "0,1", "--sizes", SIZES, "--iters", "20", "--pairs", "2",
+            "--engine", "numascope")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@needs_mpi
+def test_runs_under_mpirun_positive_finite_per_size(doc):
+    assert doc["command"] == "net" and doc["errors"] == []
+    [res] = doc["results"]
+    assert res["family"] == "interconnect" and res["params"]["engine"] == "numascope"
+    m = res["metrics"]
+    for test in ("lat", "bw", "bibw", "mbw"):
+        for size in (1, 8, 4096):
+            vals = m[f"{test}_{size}"]["values"]
+            assert len(vals) == 1 and all(math.isfinite(v) and v > 0 for v in vals), test
+    assert m["latency"]["unit"] == "us" and m["bandwidth"]["unit"] == "MB/s"
+    assert m["latency"]["values"] == m["lat_1"]["values"]
+    assert m["bandwidth"]["values"] == m["bw_4096"]["values"]
+    assert m["msg_rate"]["values"][0] > 0
+
+
+@needs_mpi
+def test_ranks_ran_where_the_launcher_line_put_them(doc):
+    [res] = doc["results"]
+    p = res["params"]
+    lat = p["commands"]["lat"].split()
+    assert "--bind-to" in lat and lat[lat.index("--bind-to") + 1] == "none"
+    assert lat[lat.index("--thp") + 1] == "1" and p["net"]["pages"] == "thp"   # the default
+    bound = L.ranks_of_command([x.strip("'") for x in lat])
+    assert [r.cpus for r in bound] == [(0,), (1,)]
+    seen = {d["rank"]: d for d in p["ranks_seen"]}
+    assert seen[0]["cpu"] == 0 and seen[1]["cpu"] == 1
+    assert seen[0]["thp"] == 1 and seen[0]["anon_huge_kb"] >= 0
+    assert set(p["pages_seen"]) == {"lat", "bw", "bibw", "mbw"} and len(p["pages_seen"]["mbw"]) == 4
+    node = read_topology("/").cpu(0).node
+    if node is not None:
+        assert seen[0]["send_node"] == node and seen[0]["policy"] == 2   # MPOL_BIND
+    mbw = L.ranks_of_command([x.strip("'") for x in p["commands"]["mbw"].split()])
+    assert len(mbw) == 4 and "-np 4" in p["commands"]["mbw"]
+
+
+@needs_mpi
+def test_two_hosts_rehearsed_on_this_one():
+    r = cli("--json", "--hosts", "localhost,localhost", "--sizes", "8", "--iters", "20",
+            "--tests", "lat,bw", "--engine", "numascope")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    topo = read_topology("/")
+    nodes = [n for n in topo.node_ids() if any(c.node == n and c.usable for c in topo.cpus)]
+    assert len(d["results"]) == len(d["peer"]["rows"]) == len(nodes) ** 2
+    assert d["peer"]["best_node"] in nodes and d["peer"]["best"].startswith("best node")
+    for res in d["results"]:
+        cmd = res["params"]["commands"]["lat"]
+        assert cmd.count("-H localhost:1") == 2 and " : " in cmd
+        seen = {x["rank"]: x for x in res["params"]["ranks_seen"]}
+        for i, node in enumerate((res["params"]["node_a"], res["params"]["node_b"])):
+            assert seen[i]["bind_node"] == node and topo.cpu(seen[i]["cpu"]).node == node
+        assert res["metrics"]["latency"]["median"] > 0
+
+
+@needs_mpi
+def test_under_the_users_own_mpirun_rank_0_prints_the_node_pair_table():
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    cmd = ["mpirun", *root, "--oversubscribe", "--bind-to", "none", "-np", "2", *PY, "net",
+           "--json", "--sizes", "8,4096", "--iters", "20"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=90, check=False,
+                       cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)            # one envelope: the other rank printed nothing
+    topo = read_topology("/")
+    nodes = [n for n in topo.node_ids() if any(c.node == n and c.usable for c in topo.cpus)]
+    assert len(d["peer"]["rows"]) == len(d["results"]) == len(nodes) ** 2
+    res = d["results"][0]
+    assert res["params"]["mode"] == "peer" and "--sweep" in res["params"]["commands"]["sweep"]
+    seen = res["params"]["ranks_seen"]
+    assert seen[0]["cpu"] != seen[1]["cpu"] or len(topo.usable_cpus()) == 1
+    assert all(res["metrics"][f"{t}_{s}"]["median"] > 0 for t in ("lat", "bw")
+               for s in (8, 4096))
+    assert any("rehearsal" in n for n in res["notes"])
+    bad = subprocess.run(["mpirun", *root, "--oversubscribe", "-np", "3", *PY, "net"],
+                         capture_output=True, text=True, timeout=90, check=False, cwd=REPO)
+    assert bad.returncode != 0 and "needs exactly 2 ranks" in bad.stderr
+
+
+def test_check_rejects_short_bytes_and_a_wrong_cpu():
+    plan = net.NetParams(sizes=(8,)).plan("bw", [L.Rank((0,), 0), L.Rank((1,), 0)])
+    rank = {"type": "rank", "rank": 0, "cpu": 0, "send_node": 0, "recv_node": 0}
+    good = {"type": "result", "size": 8, "mbps": 5.0, "bytes": 512, "expect": 512, "bad": 0}
+    done = {"type": "done", "cpu_end": [0, 1]}
+
+    def run(*lines):
+        return L.Launched([], list(lines), "", "", 0.1)
+    L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done), "t")
+    with pytest.raises(MeasurementError, match="511 bytes received"):
+        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, {**good, "bytes": 511}, done),
+                "t")
+    with pytest.raises(MeasurementError, match="rank 1 ran on CPU 0"):
+        L.check(plan, run(rank, {**rank, "rank": 1}, good, done), "t")
+    with pytest.raises(MeasurementError, match="not a positive number"):
+        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, {**good, "mbps": float("inf")},
+                          done), "t")
+    with pytest.raises(MeasurementError, match="corrupted"):
+        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, {**good, "bad": 2}, done), "t")
+
+
+@needs_mpi
+def test_a_rank_that_dies_fails_the_run_without_hanging():
+    env = {**os.environ, "NUMASCOPE_NET_DIE_RANK": "1"}
+    t0 = time.monotonic()
+    r = cli("--json", "--cpus", "0,1", "--sizes", "8", "--iters", "5", "--tests", "lat",
+            "--timeout", "60", env=env)
+    assert r.returncode == 3, r.stderr
+    d = json.loads(r.stdout)
+    assert d["results"] == [] and d["errors"][0]["kind"] == "validation"
+    assert "rank 1 failed" in d["errors"][0]["message"]
+    assert time.monotonic() - t0 < 60
+    assert leftovers("NUMASCOPE_NET_DIE_RANK") == []
+
+
+@needs_mpi
+def test_a_rank_that_hangs_is_killed_at_the_timeout():
+    env = {**os.environ, "NUMASCOPE_NET_HANG_RANK": "1"}
+    r = cli("--cpus", "0,1", "--sizes", "8", "--iters", "5", "--tests", "lat",
+            "--timeout", "3", env=env)
+    assert r.returncode == 3
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "timed out after 3 s" in lines[0] and "Traceback" not in r.stderr
+    assert leftovers("NUMASCOPE_NET_HANG_RANK") == []
+
+
+def test_mpi_missing_is_exit_4_with_one_line(tmp_path):
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for f in Path("/usr/bin").iterdir():
+        if not f.name.startswith(("mpi", "orte", "ompi")):
+            (bin_ / f.name).symlink_to(f)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{bin_}"}
+    r = cli("--quick", env=env)
+    assert r.returncode == 4
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "MPI is not installed" in lines[0] and "mpirun" in lines[0]
+
+
+@needs_mpi
+def test_build_is_cached_by_source_and_wrapper(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    src = tmp_path / "pt2pt.c"
+    src.write_text(L.SOURCE.read_text())
+    exe = L.build(shutil.which("mpicc"), src)
+    assert exe.is_file() and os.access(exe, os.X_OK)
+    assert exe.parent.parent == tmp_path / "numascope" / "net"
+    assert L.build(shutil.which("mpicc"), src) == exe                 # cached
+    src.write_text(L.SOURCE.read_text() + "\n/* changed */\n")
+    assert L.build(shutil.which("mpicc"), src) != exe                 # rebuilt
+    assert not [p for p in exe.parent.iterdir() if p.name.startswith(".pt2pt")]
+
+
+# -- bindings on replayed and synthetic topologies --------------------------------------------
+
+def _check_paths(topo):
+    places, absent = net.paths(topo)
+    kinds = {p["path"] for p in places}
+    for pl in places:
+        a, b = topo.cpu(pl["cpu_a"]), topo.cpu(pl["cpu_b"])
+        assert a.core != b.core
+        if pl["path"] == "same L3":
+            assert a.l3 is not None and a.l3 == b.l3
+        elif pl["path"] == "same node":
+            assert a.node == b.node and a.package == b.package
+            assert a.l3 is None or a.l3 != b.l3
+        elif pl["path"] == "other node":
+            assert a.node != b.node and a.package == b.package
+        else:
+            assert a.package != b.package
+        assert pl["distance"] == topo.distance(a.node, b.node)
+        ranks, _ = net.pair_ranks(topo, pl, 1)
+        p = net.NetParams(sizes=(8,))
+        for test in ("lat", "bw"):
+            plan = p.plan(test, ranks)
+            for cmd in (L.command("mpirun", "pt2pt", plan),
+                        L.osu_command("mpirun", "osu_bw", plan, "/usr/bin/numactl")):
+                back = L.ranks_of_command(cmd)
+                assert [r.cpus for r in back] == [(a.id,), (b.id,)], cmd
+                assert [r.node for r in back] == [a.node, b.node]
+        multi, shared = net.pair_ranks(topo, pl, 2)
+        send, recv = multi[:2], multi[2:]
+        assert send[0].cpus == (a.id,) and recv[0].cpus == (b.id,)
+        if not shared:
+            ids = [r.cpus[0] for r in multi]
+            assert len(set(ids)) == 4
+            assert all(topo.cpu(r.cpus[0]).node == a.node for r in send)
+            assert all(topo.cpu(r.cpus[0]).node == b.node for r in recv)
+    return kinds, absent
+
+
+@pytest.mark.parametrize("name, want", [
+    ("8em64t-2s2ca2c", {"same node", "other socket"}),
+    ("16amd64-8n2c", {"same node", "other socket"}),
+    ("16em64t-4s2c2t", {"same L3", "other socket"}),
+])
+def test_bindings_expand_back_on_replayed_topologies(name, want):
+    topo = read_topology(hwloc_fixture(name))
+    kinds, absent = _check_paths(topo)
+    assert want <= kinds
+    assert len(kinds) + len(absent) == 4
+
+
+def test_bindings_on_a_synthetic_two_socket_tree(tmp_path):
+    from synth_sysfs import machine
+    topo = read_topology(machine(tmp_path, sockets=2, l3_per_socket=2, cores_per_l3=2,
+                                 smt=2, nodes_per_socket=2))
+    kinds, absent = _check_paths(topo)
+    assert kinds == {"same L3", "other node", "other socket"}
+    assert absent == ["same node: one L3 per node: no same-node, other-L3 path"]
+    topo = read_topology(machine(tmp_path / "b", sockets=1, l3_per_socket=2, cores_per_l3=2,
+                                 smt=1, nodes_per_socket=1))
+    kinds, absent = _check_paths(topo)
+    assert kinds == {"same L3", "same node"}
+    assert "other node: one node: no remote path here" in absent
+
+
+# -- two hosts: the HCA table and the best node -----------------------------------------------
+
+def _fake(case: Case, lat: float, bw: float) -> BenchResult:
+    return BenchResult("interconnect", case.label, dict(case.params),
+                       {"latency": Metric("latency", "us", False, [lat]),
+                        "bandwidth": Metric("bandwidth", "MB/s", True, [bw])})
+
+
+def test_hca_distance_table_and_best_node_on_a_replayed_topology():
+    # the only PCI fixture read here (reading one costs seconds): bindings checked on it too
+    topo = read_topology(hwloc_fixture("40intel64-2g2n4c+pci"))
+    kinds, absent = _check_paths(topo)
+    assert kinds == {"same L3", "other socket"} and len(absent) == 2
+    rows = {r["node"]: r for r in net.hca_table(topo)}
+    assert set(rows) == set(topo.node_ids())
+    assert all(r["hca_node"] == 2 and "qib0" in r["device"] for r in rows.values())
+    assert rows[2]["distance"] == topo.distance(2, 2) == 10
+    assert all(rows[n]["distance"] == topo.distance(n, 2) > 10 for n in rows if n != 2)
+    cases = net.Interconnect().cases(topo, hosts=("a", "b"))
+    n = len(topo.node_ids())
+    assert len(cases) == n * n
+    for c in cases:
+        ranks = [L.Rank(tuple(r["cpus"]), r["node"]) for r in c.params["ranks"]]
+        plan = net.NetParams(sizes=(8,)).plan("lat", ranks, ("a", "b"))
+        cmd = L.command("mpirun", "pt2pt", plan)
+        assert [cmd[i + 1] for i, x in enumerate(cmd) if x == "-H"] == ["a:1", "b:1"]
+        back = L.ranks_of_command(cmd)
+        assert topo.cpu(back[0].cpus[0]).node == c.params["node_a"] == back[0].node
+        assert back[1].node == c.params["node_b"]
+    # bandwidth falls with the distance to the HCA: node 2 is best
+    res = [_fake(c, 1.0 + topo.distance(c.params["node_a"], 2) / 10,
+                 10000 / topo.distance(c.params["node_a"], 2)) for c in cases]
+    t = net.peer_table(res)
+    assert t["best_node"] == 2 and len(t["rows"]) == n * n
+    assert "best node for MPI traffic: 2" in t["best"] and "HCA/NIC is on node 2" in t["best"]
+    assert {r["node"]: r["hca_distance"] for r in t["nodes"]} == \
+        {m: topo.distance(m, 2) for m in topo.node_ids()}
+
+
+def test_hca_unknown_and_peer_flags():
+    topo = read_topology(hwloc_fixture("8em64t-2s2ca2c"))
+    assert all(r["distance"] is None for r in net.hca_table(topo))
+    with pytest.raises(UserError, match="two host names"):
+        net.Interconnect().cases(topo, hosts=("a",))
+    with pytest.raises(UserError, match="--pairs"):
+        net.Interconnect().cases(topo, params=net.NetParams(pairs=2), hosts=("a", "b"))
+
+
+# -- OSU output and parameters ----------------------------------------------------------------
+
+OSU_BW = """# OSU MPI Bandwidth Test v7.3
+# Size      Bandwidth (MB/s)
+# Datatype: MPI_CHAR.
+1                       3.10
+8                      25.00
+4096                 2900.55
+"""
+
+
+def test_osu_output_is_parsed_and_checked():
+    t = L.parse_osu(OSU_BW)
+    assert t == {1: (3.10, None), 8: (25.0, None), 4096: (2900.55, None)}
+    plan = net.NetParams(sizes=(1, 8, 4096)).plan("bw", [L.Rank((0,), 0), L.Rank((1,), 0)])
+    rows = L.check_osu(plan, t, "t")
+    assert rows[4096]["mbps"] == 2900.55
+    mr = L.parse_osu("# Size MB/s Messages/s\n8  12.5  1562500.0\n")
+    assert mr == {8: (12.5, 1562500.0)}
+    with pytest.raises(MeasurementError, match="no row for 16 B"):
+        L.check_osu(net.NetParams(sizes=(16,)).plan("bw", plan.ranks), t, "t")
+
+
+def test_params_and_sizes():
+    from numascope.cli.net import _sizes
+    assert _sizes("1:4M", False) == net.FULL_SIZES and len(net.FULL_SIZES) == 23
+    assert _sizes("8,1K,8", False) == (8, 1024)
+    assert _sizes(None, True) == net.QUICK_SIZES
+    p = net.NetParams(sizes=(1, 65536), lat_iters=100, bw_iters=50)
+    lat, bw = p.plan("lat", [L.Rank((0,), 0)] * 2), p.plan("bw", [L.Rank((0,), 0)] * 2)
+    assert (lat.iters, lat.large_iters, lat.window) == (100, 10, 1)
+    assert (bw.iters, bw.large_iters, bw.window) == (50, 10, 64)
+    assert net.NetParams.from_dict(p.to_dict()) == p
+    for bad in ({"sizes": ()}, {"sizes": (0,)}, {"lat_iters": 0}, {"window": 0},
+                {"tests": ("xx",)}, {"timeout": float("nan")}, {"engine": "mpich"}):
+        with pytest.raises(UserError):
+            net.NetParams(**bad)
+
+
+def test_report_heat_map_by_node_pair():
+    from numascope.report.figures import net as fig
+    cases = [Case(f"a N{a} - b N{b}", {"mode": "peer", "node_a": a, "node_b": b,
+                                        "hosts": ["a", "b"], "path": "between hosts"})
+             for a in (0, 1) for b in (0, 1, 2)]
+    res = [_fake(c, 1.0, 1000.0 * (1 + c.params["node_a"]) + c.params["node_b"])
+           for c in cases]
+    res[0].metrics["bw_1048576"] = Metric("bw_1048576", "MB/s", True, [1000.0])
+    rows, cols, m = fig.node_pair_matrix(res)
+    assert rows == [0, 1] and cols == [0, 1, 2]
+    assert m[1][2] == 2002.0 and m[0][0] == 1000.0
+    figs = fig.figures(res)
+    assert [t for t, _ in figs] == ["Interconnect bandwidth by node pair",
+                                    "Interconnect latency and bandwidth by message size"]
+    ax = figs[0][1].axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["N0", "N1"]
+    assert "1 MiB" in ax.get_title()
+    assert fig.figures([]) == []
+
+
+def test_suite_stage_without_mpi_is_skipped_with_the_reason(monkeypatch, tmp_path):
+    from numascope.errors import Unavailable
+    from numascope.profile import QUICK
+    from numascope.suite import all_stages
+    st = next(s for s in all_stages() if s.name == "interconnect")
+    topo = read_topology(hwloc_fixture("8em64t-2s2ca2c"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(Unavailable, match="MPI is not installed"):
+        st.load(topo, QUICK)
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    _, cases = st.load(topo, QUICK)
+    assert [c.params["path"] for c in cases] == ["same node", "other socket"]
+    assert cases[0].params["net"]["sizes"] == list(net.QUICK_SIZES)
+    from numascope.profile import FULL
+    _, cases = st.load(topo, FULL)
+    assert cases[0].params["net"]["pairs"] == 4 and len(cases[0].params["multi_ranks"]) == 8
+
+
+def test_mpi_world_from_the_launchers_environment():
+    assert L.mpi_world({}) is None
+    assert L.mpi_world({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (1, 2)
+    assert L.mpi_world({"PMIX_RANK": "0", "SLURM_STEP_NUM_TASKS": "2"}) == (0, 2)
+    assert L.mpi_world({"PMI_RANK": "1", "PMI_SIZE": "2"}) == (1, 2)
+    # an sbatch script is not a rank
+    assert L.mpi_world({"SLURM_PROCID": "0", "SLURM_NTASKS": "2"}) is None
