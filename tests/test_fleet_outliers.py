@@ -116,8 +116,9 @@ def test_shape_outliers_are_listed_apart():
 
 
 def test_failed_nodes_are_listed_not_analysed():
-    from numascope.fleet import node as fnode
     import random
+
+    from numascope.fleet import node as fnode
     runs = [node(f"n{i}", "f1", {}, rng=random.Random(i)) for i in range(5)]
     ident = fnode.identity("f1", 5, 6, "mpi", env={"NUMASCOPE_HOSTNAME": "dead"})
     runs.append(fnode.failed_record(ident, "quick", {}, "no record within 10 s"))

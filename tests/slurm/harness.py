@@ -110,16 +110,16 @@ PartitionName=test Nodes={self.host} Default=YES MaxTime=INFINITE State=UP OverS
         (d / "cgroup.conf").write_text("CgroupAutomount=no\nConstrainCores=no\n"
                                        "ConstrainRAMSpace=no\nConstrainDevices=no\n")
         key = d / "munge" / "munge.key"
-        r = subprocess.run(["mungekey", "--create", f"--keyfile={key}"],
+        r = subprocess.run(["mungekey", "--create", f"--keyfile={key}"], check=False,
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise SlurmUnavailable(f"mungekey could not create a key: {r.stderr.strip()}")
         os.chmod(key, 0o400)
 
     def _start(self, name: str, argv: list[str]) -> None:
-        log = open(self.dir / "log" / f"{name}.out", "w")
-        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                                            env=self.env, start_new_session=True)
+        with open(self.dir / "log" / f"{name}.out", "w") as log:   # the child keeps it
+            self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                                env=self.env, start_new_session=True)
 
     def start(self) -> MiniSlurm:
         self.check_tools()
@@ -137,8 +137,8 @@ PartitionName=test Nodes={self.host} Default=YES MaxTime=INFINITE State=UP OverS
         return self
 
     def _idle(self) -> bool:
-        r = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True,
-                           env=self.env, timeout=10)
+        r = subprocess.run(["sinfo", "-h", "-o", "%T"], check=False, capture_output=True,
+                           text=True, env=self.env, timeout=10)
         return r.returncode == 0 and r.stdout.strip().rstrip("*") in ("idle", "mixed")
 
     def _wait(self, ok, what: str, log: str, timeout: float) -> None:
@@ -162,8 +162,8 @@ PartitionName=test Nodes={self.host} Default=YES MaxTime=INFINITE State=UP OverS
     # -- use -----------------------------------------------------------------------------
     def run(self, argv: list[str], env: dict[str, str] | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              env={**self.env, **(env or {})})
+        return subprocess.run(argv, check=False, capture_output=True, text=True,
+                              timeout=timeout, env={**self.env, **(env or {})})
 
     # -- tear-down -----------------------------------------------------------------------
     def stop(self) -> None:
@@ -181,7 +181,7 @@ PartitionName=test Nodes={self.host} Default=YES MaxTime=INFINITE State=UP OverS
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait(timeout=5)
 
-    def __enter__(self) -> MiniSlurm:
+    def __enter__(self) -> MiniSlurm:  # noqa: PYI034
         try:
             return self.start()
         except BaseException:

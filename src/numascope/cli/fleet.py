@@ -22,6 +22,7 @@ WIDTH = 80
 
 
 def register(p: argparse.ArgumentParser) -> None:
+    add_json(p)
     sub = p.add_subparsers(dest="fleet_cmd", metavar="SUBCOMMAND")
 
     r = sub.add_parser("run", help="measure this node (every rank its own); launch with srun "
@@ -74,6 +75,7 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(rep)
 
     b = sub.add_parser("baseline", help="save or list baselines (group medians)")
+    add_json(b)
     bsub = b.add_subparsers(dest="baseline_cmd", metavar="ACTION")
     bs = bsub.add_parser("save", help="store a fleet run's medians as a named baseline")
     bs.add_argument("name", metavar="NAME")
@@ -310,8 +312,8 @@ def _print_nodes(args, fid, records, mode: str, where: str) -> int:
                            "message": f"{r['host']}: {r['reason'] or r['status']}"}
                           for r in bad], subcommand="run", fleet=fid, mode=mode, where=where)
     else:
-        out.print(f"fleet {fid}: {len(rows)} node{'s' if len(rows) != 1 else ''}, "
-                  f"{len(bad)} failed ({mode}; {where})", markup=False)
+        _para(f"fleet {fid}: {len(rows)} node{'s' if len(rows) != 1 else ''}, "
+              f"{len(bad)} failed ({mode}; {where})")
         for r in rows:
             _para(f"{r['host']}  {r['status']}  {r['results']} results"
                   + (f"  {r['reason']}" if r["reason"] else ""), "  ")
