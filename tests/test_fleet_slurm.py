@@ -77,3 +77,28 @@ def test_srun_several_tasks_without_mpi_or_shared_dir_is_refused(slurm, tmp_path
     assert p.returncode == 2
     assert "2 tasks without MPI: give --shared-dir" in p.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_srun_with_pmix_runs_the_mpi_path_rank_0_stores_both_nodes(slurm, tmp_path):
+    """The production path: `srun --mpi=pmix -n N numascope fleet run` with mpi4py."""
+    r = slurm.run(["srun", "--mpi=list"])
+    if "pmix" not in r.stdout + r.stderr:
+        pytest.skip(f"this Slurm has no pmix MPI plugin: {(r.stdout + r.stderr).strip()}")
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py not installed (the test extra)")
+    db = tmp_path / "fleet.db"
+    p = slurm.run(["srun", "-N1", "-n2", "--mpi=pmix", *NUMASCOPE, "fleet", "run", "--stage",
+                   "latency", "--store", str(db), "--json"],
+                  env={**TINY, "NUMASCOPE_HOSTNAME": "node{rank}"})
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)         # rank 0 alone prints
+    assert doc["mode"] == "mpi" and [r["host"] for r in doc["results"]] == ["node0", "node1"]
+    with Store.open(db) as st:
+        runs = sorted((st.get_run(r.run_id) for r in st.list_runs()),
+                      key=lambda r: r.host["hostname"])
+    assert [r.status for r in runs] == ["complete", "complete"]
+    assert [r.host["fleet"]["slurm"]["SLURM_PROCID"] for r in runs] == ["0", "1"]
+    assert {r.tags["fleet"] for r in runs} == {doc["fleet"]}
+    assert doc["fleet"].startswith("slurm-") and runs[1].tags["slurm_job"] in doc["fleet"]
