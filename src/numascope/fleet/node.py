@@ -10,9 +10,9 @@ status "failed", one stage "fleet" (status failed, its reason) and no results.
 Environment (documented in docs/fleet.md):
 - NUMASCOPE_HOSTNAME: the host name to record instead of socket.gethostname(); "{rank}" in
   it is replaced by the rank (so one host can play several nodes in tests).
-- NUMASCOPE_FLEET_TEST_FAIL / NUMASCOPE_FLEET_TEST_HANG: comma-separated host names (after
-  the override) or rank numbers that raise an error / hang (ignoring stop signals) instead of
-  measuring. Test hooks only.
+- NUMASCOPE_FLEET_TEST_FAIL / _HANG / _DIE: comma-separated host names (after the override)
+  or rank numbers that raise an error / hang (ignoring stop signals) / exit at once (a lost
+  rank) instead of measuring. Test hooks only.
 - NUMASCOPE_FLEET_TEST_TINY=1: a tiny profile (2 repetitions, 4-8 MiB working sets) so that
   tests run the real suite in seconds. Test hook only.
 """
@@ -96,10 +96,12 @@ def _hooked(var: str, ident: dict[str, Any]) -> bool:
 
 
 def test_hooks(ident: dict[str, Any]) -> None:
-    """NUMASCOPE_FLEET_TEST_FAIL / _HANG (tests only): raise, or hang deaf to stop signals
-    the way a node stuck in the kernel does."""
+    """NUMASCOPE_FLEET_TEST_FAIL / _HANG / _DIE (tests only): raise, hang deaf to stop
+    signals the way a node stuck in the kernel does, or vanish."""
     if _hooked("NUMASCOPE_FLEET_TEST_FAIL", ident):
         raise RuntimeError(f"test hook: node {ident['host']} fails on purpose")
+    if _hooked("NUMASCOPE_FLEET_TEST_DIE", ident):   # the rank is lost: no goodbye
+        os._exit(9)
     if _hooked("NUMASCOPE_FLEET_TEST_HANG", ident):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         while True:
