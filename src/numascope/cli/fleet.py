@@ -203,13 +203,21 @@ def _run(args: argparse.Namespace) -> int:
 
     def measure(ident: dict[str, Any]):
         rec = node.run_node(ident, profile, stages, tags)
-        if shared is not None:
-            files.write_record(shared, rec)
-        if prom_dir is not None:
-            from numascope.fleet import prom
-            prom.write(prom_dir / "numascope.prom", [rec])
+        try:     # a full disk must not keep the record from rank 0 or the store
+            if shared is not None:
+                files.write_record(shared, rec)
+            if prom_dir is not None:
+                from numascope.fleet import prom
+                prom.write(prom_dir / "numascope.prom", [rec])
+        except OSError as e:
+            err.print(f"{ident['host']}: cannot write {e.filename}: {e.strerror}",
+                      markup=False)
+            if comm is None and shared is not None:
+                raise UserError(f"--shared-dir {shared}: cannot write the record: "
+                                f"{e.strerror}") from None
         return rec
 
+    comm = None
     comm = mpi.world(allow=not args.no_mpi)
     if comm is None:
         return _run_alone(args, measure, slurm, shared, profile, tags)
