@@ -169,6 +169,10 @@ def _para(text: str, indent: str = "") -> None:
         out.print(line, markup=False, soft_wrap=True)
 
 
+def _n(k: int, what: str) -> str:
+    return f"{k} {what}{'' if k == 1 else 's'}"
+
+
 def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return "-" if not math.isfinite(x) else f"{x:.4g}"
@@ -323,7 +327,7 @@ def _print_nodes(args, fid, records, mode: str, where: str) -> int:
         _para(f"fleet {fid}: {len(rows)} node{'s' if len(rows) != 1 else ''}, "
               f"{len(bad)} failed ({mode}; {where})")
         for r in rows:
-            _para(f"{r['host']}  {r['status']}  {r['results']} results"
+            _para(f"{r['host']}  {r['status']}  {_n(r['results'], 'result')}"
                   + (f"  {r['reason']}" if r["reason"] else ""), "  ")
     return 1 if bad else 0
 
@@ -417,7 +421,8 @@ def print_analysis(a) -> None:
           f"{len(a.failed)} failed), {len(a.groups)} configuration group"
           f"{'s' if len(a.groups) != 1 else ''}")
     for g in a.groups:
-        _para(f"group: {g.label}: {len(g.hosts)} nodes, {len(g.metrics)} metrics", "  ")
+        _para(f"group: {g.label}: {_n(len(g.hosts), 'node')}, "
+              f"{_n(len(g.metrics), 'metric')}", "  ")
     if a.flags:
         out.print(f"flagged ({len(a.flags)}, most severe first):", markup=False)
         for f in a.flags:
@@ -452,7 +457,8 @@ def _baseline(args: argparse.Namespace) -> int:
         elif not items:
             out.print("no baselines stored", markup=False)
         for b in items if not args.json else []:
-            _para(f"{b['name']}  fleet {b['fleet']}  {b['groups']} groups  {b['created']}")
+            _para(f"{b['name']}  fleet {b['fleet']}  {_n(b['groups'], 'group')}  "
+                  f"{b['created']}")
         return 0
     name = baseline.check_name(args.name)
     with _open(args) as store:
@@ -465,8 +471,9 @@ def _baseline(args: argparse.Namespace) -> int:
         emit(NAME, [{"group": k, **v} for k, v in saved["groups"].items()], [],
              subcommand="baseline save", name=name, fleet=fid)
     else:
-        _para(f"baseline {name}: {len(saved['groups'])} groups, {metrics} medians from "
-              f"{len(runs)} runs{f' of fleet {fid}' if fid else ''}")
+        _para(f"baseline {name}: {_n(len(saved['groups']), 'group')}, "
+              f"{_n(metrics, 'median')} from {_n(len(runs), 'run')}"
+              f"{f' of fleet {fid}' if fid else ''}")
     return 0
 
 
