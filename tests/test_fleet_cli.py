@@ -194,3 +194,22 @@ def test_prom_command_writes_atomically_one_run_per_host(fleet_db, tmp_path, cap
     assert rc == 0 and len(doc["results"]) == 30
     fams = list(text_string_to_metric_families(out.read_text()))
     assert len(fams) == 5 and sorted(p.name for p in tmp_path.iterdir()) == ["numascope.prom"]
+
+
+def test_without_mpi_a_hung_node_writes_its_failed_record_and_exits_1(tmp_path):
+    """The watchdog of a task without MPI: past --node-timeout the node's own record file
+    says so (gather then finds the node), even when the node ignores stop signals."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMASCOPE_FLEET_TEST_HANG="hung-node",
+               NUMASCOPE_HOSTNAME="hung-node")
+    p = subprocess.run([sys.executable, "-m", "numascope", "fleet", "run", "--no-mpi",
+                        "--stage", "topology", "--shared-dir", str(tmp_path),
+                        "--node-timeout", "2", "--fleet-id", "f9"],
+                       check=False, capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 1, p.stderr
+    assert "hung-node: exceeded --node-timeout 2 s" in p.stderr
+    ((_, rec),) = files.read_records(tmp_path)
+    assert rec.status == "failed" and rec.tags["fleet"] == "f9"
+    assert rec.stages[0].reason == "exceeded --node-timeout 2 s"
