@@ -29,25 +29,29 @@ def _mpirun() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def fleet_run(tmp_path_factory):
+def _fleet(tmp, ranks: int, hooks: dict[str, str], *extra: str):
     mpirun = _mpirun()
-    tmp = tmp_path_factory.mktemp("mpi")
     db = tmp / "fleet.db"
     env = dict(os.environ, NUMASCOPE_FLEET_TEST_TINY="1", NUMASCOPE_HOSTNAME="node{rank}",
-               NUMASCOPE_FLEET_TEST_FAIL="node1", NUMASCOPE_FLEET_TEST_HANG="node2",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    argv = [mpirun, "-np", "3", "--oversubscribe"]
+               **hooks)
+    argv = [mpirun, "-np", str(ranks), "--oversubscribe"]
     if os.geteuid() == 0:
         argv.append("--allow-run-as-root")
-    for k in ("NUMASCOPE_FLEET_TEST_TINY", "NUMASCOPE_HOSTNAME", "NUMASCOPE_FLEET_TEST_FAIL",
-              "NUMASCOPE_FLEET_TEST_HANG"):
+    for k in ("NUMASCOPE_FLEET_TEST_TINY", "NUMASCOPE_HOSTNAME", *hooks):
         argv += ["-x", k]
     argv += [sys.executable, "-m", "numascope", "fleet", "run", "--stage", "latency",
-             "--node-timeout", str(TIMEOUT_S), "--store", str(db), "--json",
-             "--prom-dir", str(tmp)]
+             "--node-timeout", str(TIMEOUT_S), "--store", str(db), *extra]
     # far above the node timeout: rank 0 must end the job itself, not this limit
     p = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=240)
+    return p, db
+
+
+@pytest.fixture(scope="module")
+def fleet_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mpi")
+    p, db = _fleet(tmp, 3, {"NUMASCOPE_FLEET_TEST_FAIL": "node1",
+                            "NUMASCOPE_FLEET_TEST_HANG": "node2"},
+                   "--json", "--prom-dir", str(tmp))
     return p, db, tmp
 
 
@@ -106,3 +110,16 @@ def test_prom_dir_holds_the_measured_nodes_file(fleet_run):
     hosts = {s.labels["host"] for f in fams.values() for s in f.samples}
     # the failing node wrote its own file last or first: one host per file, either way
     assert len(hosts) == 1
+
+
+def test_a_hung_rank_0_is_recorded_and_the_job_still_ends(tmp_path):
+    """Rank 0 measures while a receiver thread stores the others: its own hang is caught by
+    the same deadline, the other node is stored, the job ends."""
+    p, db = _fleet(tmp_path, 2, {"NUMASCOPE_FLEET_TEST_HANG": "node0"})
+    assert p.returncode != 0
+    assert f"node0 (rank 0) exceeded --node-timeout {TIMEOUT_S} s" in p.stderr
+    with Store.open(db) as st:
+        runs = {r.hostname: st.get_run(r.run_id) for r in st.list_runs()}
+    assert runs["node1"].status == "complete" and runs["node1"].results
+    assert runs["node0"].status == "failed"
+    assert "rank 0's own node hung" in runs["node0"].stages[0].reason

@@ -1,11 +1,14 @@
-"""Coordination over MPI (mpi4py, imported only when the launcher started MPI ranks).
+"""Coordination over MPI (mpi4py, imported only when the launcher started MPI ranks; MPI
+calls on rank 0 come from one thread at a time, the receiver's while rank 0 measures).
 
 MPI only carries messages; every rank measures its own node with the same suite as
 `numascope run`. Rank 0 picks the fleet id and broadcasts it; every rank sends rank 0 a
-hello (its host name and Slurm ids) and then its record. Rank 0 measures its own node too,
-then receives with non-blocking probes until every rank has answered or the deadline
-(--node-timeout after the start, at least a short grace after rank 0's own run) passes;
-every record is written to the store as it arrives, one transaction per node. A rank that
+hello (its host name and Slurm ids) and then its record. Rank 0 measures its own node in
+its main thread while a receiver thread takes the others' messages with non-blocking probes
+until every rank has answered or the deadline (--node-timeout after the start) passes;
+every record is written to the store as it arrives, one transaction per node. If rank 0's
+own node is still measuring 2 s past the deadline, it is recorded as failed too and the
+job is ended. A rank that
 never answered is stored as failed with its reason ("no record within … (hung, or its rank
 was lost)"); rank 0 then ends the job with MPI_Abort, since MPI_Finalize would wait for the
 hung rank forever.
@@ -14,6 +17,7 @@ hung rank forever.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -68,33 +72,57 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
         comm.send(rec.to_dict(), dest=0, tag=TAG_RECORD)
         return [rec], 0
 
+    # Rank 0 measures its own node in this thread while a receiver thread takes the other
+    # ranks' messages as they come (stored at once), so that a slow rank 0 delays nobody
+    # and a hung rank 0 is caught by the same deadline.
+    lock = threading.Lock()
     records: dict[int, RunRecord] = {}
     hellos: dict[int, dict[str, Any]] = {0: ident}
-    own = measure(ident)
-    records[0] = own
-    on_record(own)
-    deadline = max(t0 + timeout, time.monotonic() + GRACE_S)
-    status = _status()
-    while len(records) < size:
-        while comm.iprobe(source=_any_source(), tag=_any_tag(), status=status):
-            src, tag = status.Get_source(), status.Get_tag()
-            msg = comm.recv(source=src, tag=tag)
-            if tag == TAG_HELLO:
-                hellos[src] = msg
-            elif tag == TAG_RECORD and src not in records:
-                rec = RunRecord.from_dict(msg)
-                records[src] = rec
+    own_done = threading.Event()
+    deadline = t0 + timeout
+    silent: set[int] = set()       # ranks with no record of their own by the deadline
+
+    def keep(r: int, rec: RunRecord) -> None:
+        with lock:
+            if r not in records:
+                records[r] = rec
                 on_record(rec)
-        if len(records) == size or time.monotonic() >= deadline:
-            break
-        time.sleep(POLL_S)
-    missing = [r for r in range(size) if r not in records]
-    for r in missing:
-        who = hellos.get(r) or {**ident, "host": f"rank{r}", "rank": r, "slurm": {}}
-        rec = failed({**who, "id": fleet_id}, missing_reason(r, hellos.get(r), timeout))
-        records[r] = rec
-        on_record(rec)
-    return [records[r] for r in range(size)], len(missing)
+
+    def receive() -> None:
+        status = _status()
+        others = set(range(1, size))
+        while not others <= set(records):
+            while comm.iprobe(source=_any_source(), tag=_any_tag(), status=status):
+                src, tag = status.Get_source(), status.Get_tag()
+                msg = comm.recv(source=src, tag=tag)
+                if tag == TAG_HELLO:
+                    hellos[src] = msg
+                elif tag == TAG_RECORD:
+                    keep(src, RunRecord.from_dict(msg))
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_S)
+        silent.update(others - set(records))
+        for r in sorted(silent):
+            who = hellos.get(r) or {**ident, "host": f"rank{r}", "rank": r, "slurm": {}}
+            keep(r, failed({**who, "id": fleet_id},
+                           missing_reason(r, hellos.get(r), timeout)))
+        if not own_done.wait(max(0.0, deadline - time.monotonic()) + GRACE_S):
+            # rank 0's own node hangs: record it, then end the job (every rank with it)
+            keep(0, failed(ident, f"no record within --node-timeout {timeout:g} s (rank 0's "
+                                  "own node hung; the other nodes are stored)"))
+            import sys
+            sys.stderr.write(f"numascope: error: {ident['host']} (rank 0) exceeded "
+                             f"--node-timeout {timeout:g} s; the other nodes are stored\n")
+            abort(comm, 1)
+
+    receiver = threading.Thread(target=receive, name="fleet-receiver", daemon=True)
+    receiver.start()
+    own = measure(ident)
+    own_done.set()
+    keep(0, own)
+    receiver.join()
+    return [records[r] for r in range(size)], len(silent)
 
 
 def abort(comm: Any, code: int) -> None:
