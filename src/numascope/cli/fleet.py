@@ -1,0 +1,522 @@
+"""`numascope fleet`: screen every node of a cluster (run under srun or mpirun), gather,
+find the outliers, keep baselines, export to Prometheus. See docs/fleet.md."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import textwrap
+import threading
+from typing import Any
+
+from numascope.cli._common import add_json, emit
+from numascope.cli.runs import add_store
+from numascope.console import err, out
+from numascope.errors import UserError
+
+NAME = "fleet"
+HELP = ("run on every node of a cluster (srun / mpirun), gather, find outlier nodes, keep "
+        "baselines, export to Prometheus")
+ORDER = 60
+WIDTH = 80
+
+
+def register(p: argparse.ArgumentParser) -> None:
+    add_json(p)
+    sub = p.add_subparsers(dest="fleet_cmd", metavar="SUBCOMMAND")
+
+    r = sub.add_parser("run", help="measure this node (every rank its own); launch with srun "
+                                   "or mpirun --map-by ppr:1:node",
+                       description="Measure this node with the suite of `numascope run`; "
+                                   "under MPI rank 0 stores every node's record.")
+    prof = r.add_mutually_exclusive_group()
+    prof.add_argument("--quick", dest="profile", action="store_const", const="quick",
+                      help="the quick profile (the default)")
+    prof.add_argument("--full", dest="profile", action="store_const", const="full",
+                      help="every sweep, more repetitions")
+    r.add_argument("--stage", action="append", metavar="NAME",
+                   help="run only these stages (repeatable; `numascope run --list-stages`)")
+    r.add_argument("--tag", action="append", metavar="KEY=VALUE",
+                   help="label every node's run (repeatable)")
+    r.add_argument("--node-timeout", type=float, default=3600.0, metavar="S",
+                   help="a node with no record after S seconds is recorded as failed "
+                        "(default 3600)")
+    r.add_argument("--shared-dir", metavar="DIR",
+                   help="write each node's record file here (atomically); without MPI this "
+                        "is how several tasks report: merge with `fleet gather DIR`")
+    r.add_argument("--prom-dir", metavar="DIR",
+                   help="also write this node's results to DIR/numascope.prom for "
+                        "node_exporter's textfile collector")
+    r.add_argument("--fleet-id", metavar="ID",
+                   help="the fleet run id (default: slurm-JOB.STEP under Slurm, else new)")
+    r.add_argument("--no-mpi", action="store_true",
+                   help="do not use MPI even when launched by mpirun")
+    add_store(r)
+    add_json(r)
+
+    g = sub.add_parser("gather", help="merge the record files of a shared folder into the "
+                                      "store (idempotent)")
+    g.add_argument("dir", metavar="DIR")
+    add_store(g)
+    add_json(g)
+
+    rep = sub.add_parser("report", help="outlier nodes of a fleet run, by configuration group")
+    _add_select(rep)
+    rep.add_argument("--z", type=float, default=None, metavar="Z",
+                     help="robust z-score limit (default 3.5)")
+    rep.add_argument("--gap", type=float, default=None, metavar="PCT",
+                     help="practical gap: flag only nodes worse than the median by more "
+                          "(default 5)")
+    rep.add_argument("--floor", action="append", metavar="[MODEL=]FRACTION",
+                     help="STREAM floor as a fraction of the DRAM peak (default 0.72); "
+                          "MODEL=FRACTION for one CPU model (repeatable)")
+    rep.add_argument("--plot", metavar="FILE", help="every node's value and the median band")
+    add_store(rep)
+    add_json(rep)
+
+    b = sub.add_parser("baseline", help="save or list baselines (group medians)")
+    add_json(b)
+    bsub = b.add_subparsers(dest="baseline_cmd", metavar="ACTION")
+    bs = bsub.add_parser("save", help="store a fleet run's medians as a named baseline")
+    bs.add_argument("name", metavar="NAME")
+    _add_select(bs)
+    bs.add_argument("--replace", action="store_true", help="overwrite a baseline of this name")
+    add_store(bs)
+    add_json(bs)
+    bl = bsub.add_parser("list", help="the stored baselines")
+    add_store(bl)
+    add_json(bl)
+
+    c = sub.add_parser("check", help="check runs against a baseline; exit 1 when a node "
+                                     "falls out (for a Slurm prolog/epilog or cron)")
+    c.add_argument("--baseline", required=True, metavar="NAME")
+    _add_select(c)
+    c.add_argument("--tolerance", action="append", metavar="METRIC=PCT%",
+                   help="allowed loss for a family, metric name, family/case/metric or * "
+                        "(repeatable; defaults: 10 %%, c2c and storage 20 %%)")
+    add_store(c)
+    add_json(c)
+
+    pr = sub.add_parser("prom", help="write results as node_exporter textfile exposition")
+    pr.add_argument("--out", required=True, metavar="FILE",
+                    help="the .prom file (written atomically)")
+    _add_select(pr)
+    add_store(pr)
+    add_json(pr)
+
+
+def _add_select(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fleet", metavar="ID", help="the fleet run (id or unique prefix; "
+                                                 "default: the latest)")
+    p.add_argument("runs", nargs="*", metavar="RUN",
+                   help="runs instead of a fleet (ids, latest, KEY=VALUE tags)")
+
+
+def main(args: argparse.Namespace) -> int:
+    cmd = args.fleet_cmd
+    if cmd is None:
+        raise UserError("give a subcommand: run, gather, report, baseline, check or prom")
+    if cmd == "baseline" and args.baseline_cmd is None:
+        raise UserError("give an action: fleet baseline save NAME, or fleet baseline list")
+    return {"run": _run, "gather": _gather, "report": _report, "baseline": _baseline,
+            "check": _check, "prom": _prom}[cmd](args)
+
+
+# -- selecting runs ------------------------------------------------------------------------
+
+def fleets(store: Any) -> dict[str, list[str]]:
+    """fleet id → its run ids, in the store's order (oldest fleet first)."""
+    out: dict[str, list[str]] = {}
+    for r in store.list_runs():
+        f = r.tags.get("fleet")
+        if f:
+            out.setdefault(f, []).append(r.run_id)
+    return out
+
+
+def select(store: Any, fleet: str | None, specs: list[str]) -> tuple[str | None, list]:
+    """(the fleet id or None, the records): the runs given, else the fleet named (id or
+    unique prefix), else the latest fleet in the store."""
+    if fleet is not None and specs:
+        raise UserError("give --fleet or runs, not both")
+    if specs:
+        return None, store.load(specs)
+    have = fleets(store)
+    if not have:
+        raise UserError(f"no fleet runs in {store.path} (run `numascope fleet run` under "
+                        "srun or mpirun, or name runs)")
+    if fleet is None:
+        fid = list(have)[-1]
+    else:
+        hits = [f for f in have if f == fleet] or [f for f in have if f.startswith(fleet)]
+        if not hits:
+            raise UserError(f"no fleet {fleet!r} in {store.path}; fleets: "
+                            f"{', '.join(list(have)[-5:])}")
+        if len(hits) > 1:
+            raise UserError(f"{fleet!r} matches {len(hits)} fleets; give more of the id")
+        fid = hits[0]
+    return fid, [store.get_run(i) for i in have[fid]]
+
+
+def _open(args: argparse.Namespace, write: bool = False):
+    from numascope.results.store import Store
+    return Store.open(args.store, write=write)
+
+
+def _para(text: str, indent: str = "") -> None:
+    for line in textwrap.wrap(text, WIDTH - 1, initial_indent=indent,
+                              subsequent_indent=indent + "  ", break_long_words=True) or [""]:
+        out.print(line, markup=False, soft_wrap=True)
+
+
+def _n(k: int, what: str) -> str:
+    return f"{k} {what}{'' if k == 1 else 's'}"
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float):
+        return "-" if not math.isfinite(x) else f"{x:.4g}"
+    return "-" if x is None else str(x)
+
+
+# -- run -----------------------------------------------------------------------------------
+
+def _run(args: argparse.Namespace) -> int:
+    import os
+
+    from numascope import suite
+    from numascope.cli.run import _stages
+    from numascope.fleet import files, mpi, node
+    from numascope.profile import profile as get_profile
+    from numascope.results.run import parse_tags
+
+    if not (args.node_timeout > 0 and math.isfinite(args.node_timeout)):
+        raise UserError(f"--node-timeout {args.node_timeout:g}: give seconds > 0")
+    stages = _stages(args.stage, suite.all_stages())
+    tags = parse_tags(args.tag)
+    for k in ("fleet", "host"):
+        if k in tags:
+            raise UserError(f"tag {k!r} is set by fleet itself; use another key")
+    shared = files.check_dir(args.shared_dir) if args.shared_dir else None
+    prom_dir = files.check_dir(args.prom_dir, "--prom-dir") if args.prom_dir else None
+    if args.fleet_id is not None:
+        node.check_fleet_id(args.fleet_id)
+    profile = node.TINY if os.environ.get("NUMASCOPE_FLEET_TEST_TINY") == "1" else \
+        get_profile(args.profile or suite.DEFAULT_PROFILE)
+    slurm = node.slurm_env()
+
+    def measure(ident: dict[str, Any]):
+        rec = node.run_node(ident, profile, stages, tags)
+        try:     # a full disk must not keep the record from rank 0 or the store
+            if shared is not None:
+                files.write_record(shared, rec)
+            if prom_dir is not None:
+                from numascope.fleet import prom
+                prom.write(prom_dir / "numascope.prom", [rec])
+        except OSError as e:
+            err.print(f"{ident['host']}: cannot write {e.filename}: {e.strerror}",
+                      markup=False)
+            if comm is None and shared is not None:
+                raise UserError(f"--shared-dir {shared}: cannot write the record: "
+                                f"{e.strerror}") from None
+        return rec
+
+    comm = None
+    comm = mpi.world(allow=not args.no_mpi)
+    if comm is None:
+        return _run_alone(args, measure, slurm, shared, profile, tags)
+    return _run_mpi(args, comm, measure, profile, tags)
+
+
+def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
+    """No MPI: this task measures its node and writes its record file (--shared-dir), or
+    its run into the store. A watchdog writes a failed record after --node-timeout."""
+    import os
+
+    from numascope.fleet import files, node
+    tasks = int(slurm.get("SLURM_STEP_NUM_TASKS") or 1)
+    if tasks > 1 and shared is None:
+        raise UserError(f"{tasks} tasks without MPI: give --shared-dir DIR on a shared file "
+                        "system (then `numascope fleet gather DIR`), or launch with MPI")
+    rank = int(slurm.get("SLURM_PROCID") or 0)
+    fid = args.fleet_id or node.default_fleet_id(slurm)
+    ident = node.identity(fid, rank, tasks, "srun" if slurm else "none")
+    store = None if shared is not None else _open(args, write=True)
+    done = threading.Event()
+
+    def expire() -> None:    # the node hangs: say so where gather or the store finds it
+        if done.is_set():
+            return
+        rec = node.failed_record(ident, profile.name, tags, f"exceeded --node-timeout "
+                                 f"{args.node_timeout:g} s")
+        try:
+            if shared is not None:
+                files.write_record(shared, rec)
+            err.print(f"{ident['host']}: {rec.stages[0].reason}", markup=False)
+        finally:
+            os._exit(1)
+
+    timer = threading.Timer(args.node_timeout, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        rec = measure(ident)
+        done.set()
+    finally:
+        timer.cancel()
+    if store is not None:
+        try:
+            store.save_run(rec)
+        finally:
+            store.close()
+    where = f"{shared}" if shared is not None else f"store {args.store or 'default'}"
+    return _print_nodes(args, fid, [rec], "shared-dir" if shared else "store", where)
+
+
+def _run_mpi(args, comm, measure, profile, tags) -> int:
+    from numascope.fleet import mpi, node
+    rank = comm.Get_rank()
+    store = None
+    if rank == 0:
+        try:
+            store = _open(args, write=True)   # refused before anything is measured
+        except UserError as e:
+            err.print(f"numascope: error: {e}", markup=False)
+            mpi.abort(comm, 2)
+    fid = args.fleet_id or (node.default_fleet_id(node.slurm_env()) if rank == 0 else None)
+
+    def on_record(rec) -> None:
+        if store is not None:
+            store.save_run(rec)      # one transaction per node
+
+    def failed(ident: dict[str, Any], reason: str):
+        return node.failed_record(ident, profile.name, tags, reason)
+
+    try:
+        records, missing = mpi.run(
+            comm, fid, args.node_timeout,
+            lambda f, r, n: node.identity(f, r, n, "mpi"), measure, on_record, failed)
+    finally:
+        if store is not None:
+            store.close()
+    if rank != 0:
+        return 0
+    code = _print_nodes(args, records[0].tags.get("fleet"), records, "mpi",
+                        f"store {store.path}" if store else "")
+    if missing:
+        mpi.abort(comm, code or 1)
+    return code
+
+
+def _node_row(rec) -> dict[str, Any]:
+    fl = rec.host.get("fleet", {})
+    reason = next((s.reason for s in rec.stages if s.status == "failed"), "")
+    return {"host": rec.host.get("hostname"), "rank": fl.get("rank"), "run_id": rec.run_id,
+            "status": rec.status, "results": len(rec.results), "reason": reason,
+            "slurm": fl.get("slurm", {})}
+
+
+def _print_nodes(args, fid, records, mode: str, where: str) -> int:
+    rows = [_node_row(r) for r in records]
+    bad = [r for r in rows if r["status"] != "complete"]
+    if args.json:
+        emit(NAME, rows, [{"kind": "node-failed", "exit_code": 1,
+                           "message": f"{r['host']}: {r['reason'] or r['status']}"}
+                          for r in bad], subcommand="run", fleet=fid, mode=mode, where=where)
+    else:
+        _para(f"fleet {fid}: {len(rows)} node{'s' if len(rows) != 1 else ''}, "
+              f"{len(bad)} failed ({mode}; {where})")
+        for r in rows:
+            _para(f"{r['host']}  {r['status']}  {_n(r['results'], 'result')}"
+                  + (f"  {r['reason']}" if r["reason"] else ""), "  ")
+    return 1 if bad else 0
+
+
+# -- gather --------------------------------------------------------------------------------
+
+def _gather(args: argparse.Namespace) -> int:
+    from numascope.fleet import files
+    files.read_records(args.dir)        # every file checked before the store is touched
+    with _open(args, write=True) as store:
+        added, skipped = files.gather(args.dir, store)
+        path = store.path
+    if args.json:
+        emit(NAME, [{"run_id": r.run_id, "host": r.host.get("hostname"),
+                     "status": r.status, "added": True} for r in added] +
+             [{"run_id": r.run_id, "host": r.host.get("hostname"), "status": r.status,
+               "added": False} for r in skipped],
+             subcommand="gather", added=len(added), already=len(skipped), store=str(path))
+    else:
+        out.print(f"gathered {len(added)} new run{'s' if len(added) != 1 else ''} into "
+                  f"{path} ({len(skipped)} already there)", markup=False, soft_wrap=True)
+    return 0
+
+
+# -- report --------------------------------------------------------------------------------
+
+def parse_floors(items: list[str] | None) -> tuple[float, dict[str, float]]:
+    from numascope.fleet.outliers import FLOOR
+    default, per = FLOOR, {}
+    for item in items or []:
+        model, sep, v = item.rpartition("=")
+        try:
+            frac = float(v.strip().removesuffix("%")) / (100 if v.strip().endswith("%")
+                                                         else 1)
+        except ValueError:
+            raise UserError(f"bad --floor {item!r}: expected a fraction such as 0.72 or "
+                            "MODEL=0.72") from None
+        if not 0 < frac <= 1:
+            raise UserError(f"bad --floor {item!r}: the fraction must be in (0, 1]")
+        if sep and not model.strip():
+            raise UserError(f"bad --floor {item!r}: give the CPU model before '='")
+        if sep:
+            per[model.strip()] = frac
+        else:
+            default = frac
+    return default, per
+
+
+def _positive(v: float | None, flag: str, default: float) -> float:
+    if v is None:
+        return default
+    if not (math.isfinite(v) and v > 0):
+        raise UserError(f"{flag} {v:g}: give a number > 0")
+    return v
+
+
+def _report(args: argparse.Namespace) -> int:
+    from numascope.fleet import outliers
+    z = _positive(args.z, "--z", outliers.Z_LIMIT)
+    gap = args.gap if args.gap is not None else outliers.GAP_PCT
+    if not (math.isfinite(gap) and gap >= 0):
+        raise UserError(f"--gap {gap:g}: give a percentage >= 0")
+    floor, floors = parse_floors(args.floor)
+    if args.plot:
+        from numascope.cli._common import check_output
+        check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
+    with _open(args) as store:
+        fid, runs = select(store, args.fleet, args.runs)
+    a = outliers.analyze(runs, z, gap, floor, floors, fid)
+    if args.plot:
+        from numascope.report.figures import fleet as fig
+        from numascope.report.figures import save_figures
+        figs = fig.fleet_figures(a)
+        if figs:
+            for p in save_figures(figs, args.plot):
+                err.print(f"plot written to {p}", markup=False)
+        else:
+            err.print("nothing to plot: no metric measured on these nodes", markup=False)
+    if args.json:
+        d = a.to_dict()
+        flags = d.pop("flags")
+        emit(NAME, flags, [], subcommand="report", **d)
+        return 0
+    print_analysis(a)
+    return 0
+
+
+def print_analysis(a) -> None:
+    ok = a.nodes - len(a.failed)
+    _para(f"fleet {a.fleet or '(runs given)'}: {a.nodes} nodes ({ok} measured, "
+          f"{len(a.failed)} failed), {len(a.groups)} configuration group"
+          f"{'s' if len(a.groups) != 1 else ''}")
+    for g in a.groups:
+        _para(f"group: {g.label}: {_n(len(g.hosts), 'node')}, "
+              f"{_n(len(g.metrics), 'metric')}", "  ")
+    if a.flags:
+        out.print(f"flagged ({len(a.flags)}, most severe first):", markup=False)
+        for f in a.flags:
+            ref = "median" if f.kind == "outlier" else "floor"
+            _para(f"{f.host}  [{f.kind}]  {f.metric}", "  ")
+            _para(f"{_fmt(f.value)} {f.unit} vs {ref} {_fmt(f.reference)}: {f.why}", "      ")
+    else:
+        _para(f"no node flagged (|z| > {a.z_limit:g} and > {a.gap_pct:g} % worse, or under "
+              f"the {a.floor:.0%} STREAM floor)")
+    if a.shape:
+        out.print(f"shape outliers ({len(a.shape)}):", markup=False)
+        for s in a.shape:
+            _para(f"{s.host}  {s.field} {_fmt(s.value)}, expected {_fmt(s.expected)} "
+                  f"({s.agree})", "  ")
+    if a.failed:
+        out.print(f"failed nodes ({len(a.failed)}):", markup=False)
+        for f in a.failed:
+            _para(f"{f['host']}  {f['reason'] or f['status']}", "  ")
+
+
+# -- baselines -----------------------------------------------------------------------------
+
+def _baseline(args: argparse.Namespace) -> int:
+    from numascope.fleet import baseline, outliers
+    if args.baseline_cmd == "list":
+        with _open(args) as store:
+            rows = [baseline.load(store, n) for n in baseline.names(store)]
+        items = [{"name": b["name"], "created": b["created"], "fleet": b["fleet"],
+                  "groups": len(b["groups"])} for b in rows]
+        if args.json:
+            emit(NAME, items, [], subcommand="baseline list")
+        elif not items:
+            out.print("no baselines stored", markup=False)
+        for b in items if not args.json else []:
+            _para(f"{b['name']}  fleet {b['fleet']}  {_n(b['groups'], 'group')}  "
+                  f"{b['created']}")
+        return 0
+    name = baseline.check_name(args.name)
+    with _open(args) as store:
+        fid, runs = select(store, args.fleet, args.runs)
+    a = outliers.analyze(runs, fleet=fid)
+    with _open(args, write=True) as store:
+        saved = baseline.save(store, name, a, replace=args.replace)
+    metrics = sum(len(g["metrics"]) for g in saved["groups"].values())
+    if args.json:
+        emit(NAME, [{"group": k, **v} for k, v in saved["groups"].items()], [],
+             subcommand="baseline save", name=name, fleet=fid)
+    else:
+        _para(f"baseline {name}: {_n(len(saved['groups']), 'group')}, "
+              f"{_n(metrics, 'median')} from {_n(len(runs), 'run')}"
+              f"{f' of fleet {fid}' if fid else ''}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from numascope.fleet import baseline
+    given = baseline.parse_tolerances(args.tolerance)
+    with _open(args) as store:
+        base = baseline.load(store, baseline.check_name(args.baseline))
+        fid, runs = select(store, args.fleet, args.runs)
+    verdicts = baseline.check(base, runs, given)
+    bad = [v for v in verdicts if not v.ok]
+    if args.json:
+        emit(NAME, [v.to_dict() for v in verdicts],
+             [{"kind": "out-of-baseline", "exit_code": 1,
+               "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad],
+             subcommand="check", baseline=base["name"], fleet=fid,
+             nodes=len(verdicts), failed=len(bad))
+    else:
+        _para(f"baseline {base['name']}: {len(verdicts) - len(bad)} of {len(verdicts)} "
+              "nodes within tolerance")
+        for v in bad:
+            for p in v.problems:
+                _para(f"{v.host}  {p['metric'] or 'run'}: {p['why']}", "  ")
+    return 1 if bad else 0
+
+
+# -- Prometheus ----------------------------------------------------------------------------
+
+def _prom(args: argparse.Namespace) -> int:
+    from numascope.cli._common import check_output
+    from numascope.fleet import prom
+    check_output(args.out, "--out", (".prom",))
+    with _open(args) as store:
+        fid, runs = select(store, args.fleet, args.runs)
+    latest: dict[str, Any] = {}
+    for r in runs:       # one run per host: a series must be unique in a file
+        h = str(r.host.get("hostname") or r.tags.get("host") or "unknown")
+        if h not in latest or r.started >= latest[h].started:
+            latest[h] = r
+    path = prom.write(args.out, list(latest.values()))
+    if args.json:
+        emit(NAME, [{"host": h, "run_id": r.run_id} for h, r in latest.items()], [],
+             subcommand="prom", out=str(path), fleet=fid)
+    else:
+        _para(f"wrote {path}: {len(latest)} node{'s' if len(latest) != 1 else ''}")
+    return 0

@@ -1,0 +1,10 @@
+"""Fleet mode (`numascope fleet`): screen every node of a cluster through the cluster's own
+launcher (srun, mpirun), gather the records into one store, find the outliers.
+
+- node.py      who this node is (host name, Slurm ids), one node's suite, failure records
+- mpi.py       coordination over MPI (mpi4py, imported lazily): rank 0 gathers and stores
+- files.py     without MPI: one record file per node in a shared folder, and `gather`
+- outliers.py  grouping by configuration, robust z-scores, practical gap, DRAM floor, shape
+- baseline.py  named baselines (group medians) kept in the store, and checks against them
+- prom.py      node_exporter textfile exposition
+"""

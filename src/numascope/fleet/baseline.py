@@ -1,0 +1,163 @@
+"""Named baselines: a fleet's group medians kept in the store, and checks of later runs
+against them with per-metric tolerances (as ReFrame references and SuperBench rules work).
+
+The table (created on first save; stores without it open and read as before, they simply
+have no baseline):
+
+    fleet_baselines(name TEXT PRIMARY KEY, created TEXT, fleet TEXT, data TEXT)
+
+data = {"groups": {label: {"config": {...}, "metrics": {key: {"median", "unit",
+"higher_is_better", "nodes"}}}}}.
+
+A node falls out of the baseline when one of its group's metrics is worse than the
+baseline median by more than its tolerance (one-sided by the metric's direction), when the
+metric is missing from its run, when its run failed, or when no baseline group has its
+configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from numascope.errors import UserError
+from numascope.fleet.outliers import Analysis, config, group_label, host_of, node_values
+from numascope.results.run import RunRecord, utc_now
+
+TABLE = "fleet_baselines"
+DEFAULT_TOLERANCE_PCT = 10.0
+FAMILY_TOLERANCE_PCT = {"bandwidth": 10.0, "latency": 10.0, "matrix": 15.0, "c2c": 20.0,
+                        "compute": 10.0, "compress": 15.0, "storage": 20.0}
+
+
+def _table_exists(conn: sqlite3.Connection) -> bool:
+    return bool(conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                             (TABLE,)).fetchall())
+
+
+def names(store: Any) -> list[str]:
+    if not _table_exists(store.conn):
+        return []
+    return [r[0] for r in store.conn.execute(f"SELECT name FROM {TABLE} ORDER BY name")]
+
+
+def check_name(name: str) -> str:
+    n = name.strip()
+    if not n or any(not (c.isalnum() or c in "-_.:") for c in n):
+        raise UserError(f"bad baseline name {name!r}: use letters, digits and - _ . :")
+    return n
+
+
+def save(store: Any, name: str, analysis: Analysis, replace: bool = False) -> dict[str, Any]:
+    name = check_name(name)
+    data = {"groups": {g.label: {"config": g.config, "nodes": len(g.hosts),
+                                 "metrics": {k: {"median": m.median, "unit": m.unit,
+                                                 "higher_is_better": m.higher_is_better,
+                                                 "nodes": m.n}
+                                             for k, m in g.metrics.items()}}
+                       for g in analysis.groups}}
+    if not any(g["metrics"] for g in data["groups"].values()):
+        raise UserError(f"fleet {analysis.fleet} has no measured metric to save as a baseline")
+    row = (name, utc_now(), analysis.fleet, json.dumps(data))
+
+    def do(c: sqlite3.Connection) -> None:
+        c.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (name TEXT PRIMARY KEY, created TEXT "
+                  "NOT NULL, fleet TEXT, data TEXT NOT NULL)")
+        if not replace and c.execute(f"SELECT 1 FROM {TABLE} WHERE name=?",
+                                     (name,)).fetchall():
+            raise UserError(f"baseline {name!r} exists; give --replace to overwrite it")
+        c.execute(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?)", row)
+    store._tx(do)
+    return {"name": name, "created": row[1], "fleet": analysis.fleet, **data}
+
+
+def load(store: Any, name: str) -> dict[str, Any]:
+    rows = store.conn.execute(f"SELECT name, created, fleet, data FROM {TABLE} WHERE name=?",
+                              (name,)).fetchall() if _table_exists(store.conn) else []
+    if not rows:
+        have = names(store)
+        raise UserError(f"no baseline {name!r} in {store.path}" +
+                        (f"; baselines: {', '.join(have)}" if have else
+                         " (save one with `numascope fleet baseline save NAME`)"))
+    n, created, fleet, data = rows[0]
+    return {"name": n, "created": created, "fleet": fleet, **json.loads(data)}
+
+
+def parse_tolerances(items: list[str] | None) -> dict[str, float]:
+    """["bandwidth=5%", "latency=8"] → {"bandwidth": 5.0, "latency": 8.0}. The key is a
+    family, a metric name, a full family/case/metric key, or * (every metric)."""
+    out: dict[str, float] = {}
+    for item in items or []:
+        k, sep, v = item.partition("=")
+        k, v = k.strip(), v.strip().removesuffix("%").strip()
+        if not sep or not k or not v:
+            raise UserError(f"bad --tolerance {item!r}: expected METRIC=PCT%, e.g. "
+                            "bandwidth=5%")
+        try:
+            pct = float(v)
+        except ValueError:
+            raise UserError(f"bad --tolerance {item!r}: {v!r} is not a number") from None
+        if not math.isfinite(pct) or pct < 0:
+            raise UserError(f"bad --tolerance {item!r}: give a percentage >= 0")
+        out[k] = pct
+    return out
+
+
+def tolerance(key: str, given: dict[str, float]) -> float:
+    family, _, rest = key.partition("/")
+    metric = rest.rpartition("/")[2]
+    for k in (key, f"{family}/{metric}", family, metric, "*"):
+        if k in given:
+            return given[k]
+    return FAMILY_TOLERANCE_PCT.get(family, DEFAULT_TOLERANCE_PCT)
+
+
+@dataclass
+class Verdict:
+    host: str
+    run_id: str
+    group: str
+    ok: bool
+    problems: list[dict[str, Any]]
+    checked: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
+          ) -> list[Verdict]:
+    out = []
+    for r in runs:
+        label = group_label(config(r))
+        g = base["groups"].get(label)
+        problems: list[dict[str, Any]] = []
+        checked = 0
+        if r.status == "failed":
+            reason = next((s.reason for s in r.stages if s.status == "failed"), "")
+            problems.append({"metric": "", "why": f"run failed: {reason}"})
+        elif g is None:
+            problems.append({"metric": "", "why": f"no baseline group for its configuration "
+                                                  f"({label})"})
+        else:
+            vals = node_values(r)
+            for key, ref in sorted(g["metrics"].items()):
+                tol = tolerance(key, given)
+                if key not in vals:
+                    problems.append({"metric": key, "why": "not measured in this run",
+                                     "tolerance_pct": tol})
+                    continue
+                checked += 1
+                x, med = vals[key][0], ref["median"]
+                pct = (x - med) / abs(med) * 100 if med else math.nan
+                worse = -pct if ref["higher_is_better"] else pct
+                if worse > tol:
+                    problems.append({"metric": key, "value": x, "baseline": med,
+                                     "unit": ref["unit"], "pct": pct, "tolerance_pct": tol,
+                                     "why": f"{abs(pct):.1f} % worse than the baseline "
+                                            f"(tolerance {tol:g} %)"})
+        out.append(Verdict(host_of(r), r.run_id, label, not problems, problems, checked))
+    return out

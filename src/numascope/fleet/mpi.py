@@ -1,0 +1,148 @@
+"""Coordination over MPI (mpi4py, imported only when the launcher started MPI ranks; MPI
+calls on rank 0 come from one thread at a time, the receiver's while rank 0 measures).
+
+MPI only carries messages; every rank measures its own node with the same suite as
+`numascope run`. Rank 0 picks the fleet id and broadcasts it; every rank sends rank 0 a
+hello (its host name and Slurm ids) and then its record. Rank 0 measures its own node in
+its main thread while a receiver thread takes the others' messages with non-blocking probes
+until every rank has answered or the deadline (--node-timeout after the start) passes;
+every record is written to the store as it arrives, one transaction per node. If rank 0's
+own node is still measuring 2 s past the deadline, it is recorded as failed too and the
+job is ended. A rank that
+never answered is stored as failed with its reason ("no record within … (hung, or its rank
+was lost)"); rank 0 then ends the job with MPI_Abort, since MPI_Finalize would wait for the
+hung rank forever.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from numascope.results.run import RunRecord
+
+TAG_HELLO, TAG_RECORD = 11, 12
+GRACE_S = 2.0
+POLL_S = 0.05
+# Set by MPI launchers in every rank: mpirun (Open MPI), hydra / Slurm PMI, PMIx.
+LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK")
+
+
+def world(allow: bool = True) -> Any | None:
+    """MPI.COMM_WORLD when the launcher started several MPI ranks and mpi4py is installed;
+    None otherwise (then the node works alone: store or --shared-dir). mpi4py is imported
+    only under an MPI launcher, so plain `srun` never starts a singleton MPI."""
+    if not allow or os.environ.get("NUMASCOPE_FLEET_MPI") == "0":
+        return None
+    if not any(os.environ.get(v) for v in LAUNCHER_VARS):
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return None
+    comm = MPI.COMM_WORLD
+    return comm if comm.Get_size() > 1 else None
+
+
+def missing_reason(rank: int, hello: dict[str, Any] | None, timeout: float) -> str:
+    if hello is None:
+        return (f"rank {rank} never reported within --node-timeout {timeout:g} s "
+                "(its rank was lost or never started)")
+    return (f"no record within --node-timeout {timeout:g} s (hung, or its rank was lost)")
+
+
+def run(comm: Any, fleet_id: str | None, timeout: float,
+        ident_of: Callable[[str, int, int], dict[str, Any]],
+        measure: Callable[[dict[str, Any]], RunRecord],
+        on_record: Callable[[RunRecord], None],
+        failed: Callable[[dict[str, Any], str], RunRecord]) -> tuple[list[RunRecord], int]:
+    """Every rank calls this. Rank 0 returns (every node's record, in rank order; the number
+    of ranks that never answered); the other ranks return ([their own record], 0) once
+    rank 0 has it. `on_record` is called on rank 0 for each record as it arrives."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    t0 = time.monotonic()
+    fleet_id = comm.bcast(fleet_id, root=0)
+    ident = ident_of(fleet_id, rank, size)
+    if rank != 0:
+        comm.send(ident, dest=0, tag=TAG_HELLO)
+        rec = measure(ident)
+        comm.send(rec.to_dict(), dest=0, tag=TAG_RECORD)
+        return [rec], 0
+
+    # Rank 0 measures its own node in this thread while a receiver thread takes the other
+    # ranks' messages as they come (stored at once), so that a slow rank 0 delays nobody
+    # and a hung rank 0 is caught by the same deadline.
+    lock = threading.Lock()
+    records: dict[int, RunRecord] = {}
+    hellos: dict[int, dict[str, Any]] = {0: ident}
+    own_done = threading.Event()
+    deadline = t0 + timeout
+    silent: set[int] = set()       # ranks with no record of their own by the deadline
+
+    def keep(r: int, rec: RunRecord) -> None:
+        with lock:
+            if r not in records:
+                records[r] = rec
+                on_record(rec)
+
+    def receive() -> None:
+        status = _status()
+        others = set(range(1, size))
+        while not others <= set(records):
+            while comm.iprobe(source=_any_source(), tag=_any_tag(), status=status):
+                src, tag = status.Get_source(), status.Get_tag()
+                msg = comm.recv(source=src, tag=tag)
+                if tag == TAG_HELLO:
+                    hellos[src] = msg
+                elif tag == TAG_RECORD:
+                    keep(src, RunRecord.from_dict(msg))
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_S)
+        silent.update(others - set(records))
+        for r in sorted(silent):
+            who = hellos.get(r) or {**ident, "host": f"rank{r}", "rank": r, "slurm": {}}
+            keep(r, failed({**who, "id": fleet_id},
+                           missing_reason(r, hellos.get(r), timeout)))
+        if not own_done.wait(max(0.0, deadline - time.monotonic()) + GRACE_S):
+            # rank 0's own node hangs: record it, then end the job (every rank with it)
+            keep(0, failed(ident, f"no record within --node-timeout {timeout:g} s (rank 0's "
+                                  "own node hung; the other nodes are stored)"))
+            import sys
+            sys.stderr.write(f"numascope: error: {ident['host']} (rank 0) exceeded "
+                             f"--node-timeout {timeout:g} s; the other nodes are stored\n")
+            abort(comm, 1)
+
+    receiver = threading.Thread(target=receive, name="fleet-receiver", daemon=True)
+    receiver.start()
+    own = measure(ident)
+    own_done.set()
+    keep(0, own)
+    receiver.join()
+    return [records[r] for r in range(size)], len(silent)
+
+
+def abort(comm: Any, code: int) -> None:
+    """End every rank (the hung ones too); MPI_Finalize would wait for them forever."""
+    import sys
+    sys.stdout.flush()
+    sys.stderr.flush()
+    comm.Abort(code)
+
+
+def _status() -> Any:
+    from mpi4py import MPI
+    return MPI.Status()
+
+
+def _any_source() -> int:
+    from mpi4py import MPI
+    return MPI.ANY_SOURCE
+
+
+def _any_tag() -> int:
+    from mpi4py import MPI
+    return MPI.ANY_TAG

@@ -1,0 +1,153 @@
+"""One node of a fleet: who it is, its suite run, and the record of a node that failed.
+
+Every node's record is a normal run record (RunRecord) with
+- tags: fleet=<fleet id>, host=<host name>, and slurm_job / slurm_step / slurm_node when
+  Slurm launched it (selectable like any tag: `numascope runs --tag fleet=…`);
+- host["fleet"]: {"id", "rank", "ranks", "launcher", "slurm": {SLURM_* variables}, "reason"}.
+A node that failed, hung past --node-timeout or lost its rank is stored as a record with
+status "failed", one stage "fleet" (status failed, its reason) and no results.
+
+Environment (documented in docs/fleet.md):
+- NUMASCOPE_HOSTNAME: the host name to record instead of socket.gethostname(); "{rank}" in
+  it is replaced by the rank (so one host can play several nodes in tests).
+- NUMASCOPE_FLEET_TEST_FAIL / _HANG / _DIE: comma-separated host names (after the override)
+  or rank numbers that raise an error / hang (ignoring stop signals) / exit at once (a lost
+  rank) instead of measuring. Test hooks only.
+- NUMASCOPE_FLEET_TEST_TINY=1: a tiny profile (2 repetitions, 4-8 MiB working sets) so that
+  tests run the real suite in seconds. Test hook only.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from typing import Any
+
+from numascope.profile import MIB, Profile
+from numascope.results.run import RunRecord, StageInfo, new_run_id, utc_now
+
+SLURM_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_NODEID", "SLURM_PROCID",
+              "SLURM_LOCALID", "SLURM_JOB_NAME", "SLURM_CLUSTER_NAME", "SLURM_JOB_NODELIST",
+              "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS", "SLURMD_NODENAME")
+TINY = Profile("tiny", reps=2, samples=3, dense=False, min_bytes=4 * MIB, max_bytes=8 * MIB)
+FLEET_TAG = "fleet"
+
+
+def slurm_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    env = os.environ if env is None else env
+    return {k: env[k] for k in SLURM_VARS if env.get(k)}
+
+
+def hostname(rank: int = 0, env: dict[str, str] | None = None) -> str:
+    env = os.environ if env is None else env
+    override = env.get("NUMASCOPE_HOSTNAME", "").strip()
+    if override:
+        return override.replace("{rank}", str(rank))
+    return socket.gethostname()
+
+
+def slurm_tags(slurm: dict[str, str]) -> dict[str, str]:
+    names = {"SLURM_JOB_ID": "slurm_job", "SLURM_STEP_ID": "slurm_step",
+             "SLURM_NODEID": "slurm_node"}
+    return {t: slurm[v] for v, t in names.items() if v in slurm}
+
+
+def default_fleet_id(slurm: dict[str, str]) -> str:
+    """slurm-<job>.<step> under Slurm (every task of the step agrees without talking),
+    else a new time-sortable id."""
+    if "SLURM_JOB_ID" in slurm:
+        return f"slurm-{slurm['SLURM_JOB_ID']}.{slurm.get('SLURM_STEP_ID', '0')}"
+    return "fleet-" + new_run_id()
+
+
+def identity(fleet_id: str, rank: int, ranks: int, launcher: str,
+             env: dict[str, str] | None = None) -> dict[str, Any]:
+    """What every record of this node carries (also sent to rank 0 before measuring)."""
+    slurm = slurm_env(env)
+    return {"id": fleet_id, "host": hostname(rank, env), "rank": rank, "ranks": ranks,
+            "launcher": launcher, "slurm": slurm}
+
+
+def tag(rec: RunRecord, ident: dict[str, Any], reason: str = "") -> RunRecord:
+    rec.tags = {**rec.tags, FLEET_TAG: ident["id"], "host": ident["host"],
+                **slurm_tags(ident.get("slurm", {}))}
+    rec.host["hostname"] = ident["host"]
+    rec.host["fleet"] = {**ident, "reason": reason}
+    return rec
+
+
+def failed_record(ident: dict[str, Any], profile: str, tags: dict[str, str], reason: str,
+                  started: str | None = None) -> RunRecord:
+    """The record of a node that produced no run: status failed, one stage saying why."""
+    rec = RunRecord.new(profile=profile, tags=tags)
+    if started:
+        rec.started = started
+    rec.status = "failed"
+    rec.finished = utc_now()
+    rec.stages = [StageInfo("fleet", "failed", reason.splitlines()[0] if reason else "failed")]
+    return tag(rec, ident, rec.stages[0].reason)
+
+
+def _hooked(var: str, ident: dict[str, Any]) -> bool:
+    want = {w.strip() for w in os.environ.get(var, "").split(",") if w.strip()}
+    return bool(want & {ident["host"], str(ident["rank"])})
+
+
+def test_hooks(ident: dict[str, Any]) -> None:
+    """NUMASCOPE_FLEET_TEST_FAIL / _HANG / _DIE (tests only): raise, hang deaf to stop
+    signals the way a node stuck in the kernel does, or vanish."""
+    if _hooked("NUMASCOPE_FLEET_TEST_FAIL", ident):
+        raise RuntimeError(f"test hook: node {ident['host']} fails on purpose")
+    if _hooked("NUMASCOPE_FLEET_TEST_DIE", ident):   # the rank is lost: no goodbye
+        os._exit(9)
+    if _hooked("NUMASCOPE_FLEET_TEST_HANG", ident):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        while True:
+            time.sleep(3600)
+
+
+def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
+             tags: dict[str, str], quiet: bool = True) -> RunRecord:
+    """This node's suite: the same prepare + run_suite as `numascope run`, into an in-memory
+    store, then tagged. Any error becomes a failed record (never raised); a stop signal
+    (Slurm's time limit) ends the run as interrupted, keeping what finished."""
+    from numascope import suite
+    started = utc_now()
+    try:
+        test_hooks(ident)
+        topo = suite.load_topology()
+        rec, mon = suite.prepare(topo, profile, tags)
+        with _MemoryStore() as store:
+            rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile)
+        return tag(rec, ident)
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # noqa: BLE001 — one node's error must not sink the fleet
+        msg = str(e).splitlines()[0] if str(e) else ""
+        return failed_record(ident, profile.name, tags,
+                             f"error: {type(e).__name__}: {msg}".rstrip(": "), started)
+
+
+class _MemoryStore:
+    """A Store on an in-memory SQLite database (same tables, same code paths)."""
+
+    def __enter__(self):
+        import sqlite3
+
+        from numascope.results import store as st
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn.executescript(st._SCHEMA)
+        self.store = st.Store(__import__("pathlib").Path(":memory:"), conn, True)
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+
+def check_fleet_id(fid: str) -> str:
+    from numascope.errors import UserError
+    if not fid or any(not (c.isalnum() or c in "-_.:") for c in fid):
+        raise UserError(f"bad --fleet-id {fid!r}: use letters, digits and - _ . :")
+    return fid

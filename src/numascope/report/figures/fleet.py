@@ -1,0 +1,53 @@
+"""Fleet figures: for each metric with a flagged node (else the first few), every node's
+value in its configuration group, the group median and the practical-gap band around it,
+flagged nodes in red. `figures(results)` (the per-run hook of the report) draws nothing:
+a fleet figure needs many runs — see fleet_figures(analysis)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_PANELS = 6
+
+
+def figures(results: list[Any]) -> list:
+    return []
+
+
+def fleet_figures(analysis: Any, max_panels: int = MAX_PANELS) -> list[tuple[str, Any]]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    flagged = {(f.group, f.metric) for f in analysis.flags if f.kind == "outlier"}
+    panels = []
+    for g in analysis.groups:
+        for key in g.metrics:
+            panels.append(((g.label, key) not in flagged, g.label, key))
+    panels.sort(key=lambda p: p[0])
+    panels = panels[:max_panels]
+    if not panels:
+        return []
+    bad = {(f.group, f.metric, f.run_id) for f in analysis.flags if f.kind == "outlier"}
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.6 * len(panels)), squeeze=False)
+    for ax, (_, label, key) in zip(axes[:, 0], panels):
+        st = next(g for g in analysis.groups if g.label == label).metrics[key]
+        pts = [(n["host"], n["metrics"][key]["value"], n["run_id"]) for n in analysis.per_node
+               if n["group"] == label and key in n["metrics"]]
+        pts.sort()
+        xs = list(range(len(pts)))
+        colors = ["tab:red" if (label, key, rid) in bad else "tab:blue" for _, _, rid in pts]
+        ax.scatter(xs, [v for _, v, _ in pts], s=8 if len(pts) > 100 else 20, c=colors)
+        gap = analysis.gap_pct / 100
+        ax.axhline(st.median, color="k", lw=1, label="median")
+        ax.axhspan(st.median * (1 - gap), st.median * (1 + gap), color="0.85",
+                   label=f"median ± {analysis.gap_pct:g} %")
+        ax.set_ylabel(st.unit)
+        ax.set_title(f"{key} — {label}"[:110], fontsize=8)
+        if len(pts) <= 40:
+            ax.set_xticks(xs, [h for h, _, _ in pts], rotation=90, fontsize=6)
+        else:
+            ax.set_xlabel("nodes (sorted by host name); red: flagged")
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return [(f"fleet {analysis.fleet or ''}: node values and the median band", fig)]

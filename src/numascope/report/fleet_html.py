@@ -1,0 +1,77 @@
+"""The fleet section of the HTML report: `fleet_section(runs) -> str`. Runs that belong to a
+fleet (tag fleet=…) are analysed per fleet (numascope.fleet.outliers): flagged nodes sorted
+by severity, shape outliers, failed nodes, and the figure of every node's value. Returns ""
+when no run belongs to a fleet."""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from html import escape
+from typing import Any
+
+
+def _e(x: Any) -> str:
+    return escape(str(x))
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, float):
+        return "–" if not math.isfinite(x) else f"{x:.4g}"
+    return _e("–" if x is None else x)
+
+
+def _png(fig: Any) -> str:
+    import matplotlib.pyplot as plt
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
+    from numascope.fleet.outliers import analyze
+    by_fleet: dict[str, list[Any]] = {}
+    for r in runs:
+        f = r.tags.get("fleet")
+        if f:
+            by_fleet.setdefault(f, []).append(r)
+    if not by_fleet:
+        return ""
+    parts = ['<section class="fleet"><h2>Fleet</h2>']
+    for fid, members in by_fleet.items():
+        a = analyze(members, fleet=fid)
+        parts.append(f"<h3>fleet {_e(fid)}: {a.nodes} nodes, {len(a.groups)} groups, "
+                     f"{len(a.flags)} flagged, {len(a.failed)} failed</h3>")
+        parts.append(f"<p>{_e(a.method())}</p>")
+        if a.flags:
+            parts.append("<table><tr><th>host</th><th>kind</th><th>metric</th><th>value</th>"
+                         "<th>reference</th><th>%</th><th>z</th><th>why</th></tr>")
+            for f in a.flags:
+                parts.append(f"<tr class=\"bad\"><td>{_e(f.host)}</td><td>{_e(f.kind)}</td>"
+                             f"<td>{_e(f.metric)}</td><td>{_num(f.value)} {_e(f.unit)}</td>"
+                             f"<td>{_num(f.reference)}</td><td>{_num(f.pct)}</td>"
+                             f"<td>{_num(f.z)}</td><td>{_e(f.why)}</td></tr>")
+            parts.append("</table>")
+        else:
+            parts.append("<p>No node flagged.</p>")
+        if a.shape:
+            parts.append("<h4>Shape outliers</h4><table><tr><th>host</th><th>field</th>"
+                         "<th>value</th><th>expected</th><th>agree</th></tr>")
+            for s in a.shape:
+                parts.append(f"<tr><td>{_e(s.host)}</td><td>{_e(s.field)}</td>"
+                             f"<td>{_num(s.value)}</td><td>{_num(s.expected)}</td>"
+                             f"<td>{_e(s.agree)}</td></tr>")
+            parts.append("</table>")
+        if a.failed:
+            parts.append("<h4>Failed nodes</h4><ul>" + "".join(
+                f"<li>{_e(f['host'])}: {_e(f['reason'] or f['status'])}</li>"
+                for f in a.failed) + "</ul>")
+        if with_figures:
+            from numascope.report.figures.fleet import fleet_figures
+            for title, fig in fleet_figures(a):
+                parts.append(f'<figure><img alt="{_e(title)}" src="data:image/png;base64,'
+                             f'{_png(fig)}"><figcaption>{_e(title)}</figcaption></figure>')
+    parts.append("</section>")
+    return "\n".join(parts)

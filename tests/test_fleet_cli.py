@@ -1,0 +1,215 @@
+"""`numascope fleet` gather / report / baseline / check / prom on stored synthetic fleets:
+gather is idempotent and refuses a damaged folder whole; the Prometheus file parses with
+prometheus_client's parser; a baseline catches a node that fell out and exits 1."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+
+import pytest
+from fleet_synth import fleet, node
+
+from numascope.cli import main
+from numascope.fleet import files, prom
+from numascope.results.store import Store
+
+BW = "bandwidth/triad compact 96T/bandwidth"
+LAT = "latency/dram N0/latency"
+
+
+def _store(path, runs) -> None:
+    with Store.open(path, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+
+
+def _json(capsys, argv: list[str]) -> tuple[int, dict]:
+    rc = main([*argv, "--json"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def fleet_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("fleet") / "runs.db"
+    # 30 nodes: a MAD from 30 values is itself noisy, so a tighter natural spread (2-4 %)
+    # than the 1000-node tests keeps the fixture about the planted nodes
+    _store(db, fleet(30, {}, seed=21, fleet_id="base-1", spread=(0.02, 0.04)))
+    _store(db, fleet(30, {3: {BW: 0.5}, 4: {LAT: 1.6}}, seed=22, fleet_id="later-2",
+                     spread=(0.02, 0.04)))
+    return db
+
+
+# -- gather ---------------------------------------------------------------------------------
+
+def test_gather_is_idempotent_and_merges_new_files(tmp_path, capsys):
+    shared, db = tmp_path / "shared", tmp_path / "g.db"
+    shared.mkdir()
+    runs = fleet(3, {}, seed=1)
+    for r in runs[:2]:
+        files.write_record(shared, r)
+    assert not [f for f in shared.iterdir() if f.name.startswith(".")]   # no temp left
+    rc, doc = _json(capsys, ["fleet", "gather", str(shared), "--store", str(db)])
+    assert rc == 0 and doc["added"] == 2 and doc["already"] == 0
+    rc, doc = _json(capsys, ["fleet", "gather", str(shared), "--store", str(db)])
+    assert rc == 0 and doc["added"] == 0 and doc["already"] == 2
+    files.write_record(shared, runs[2])            # a late node
+    rc, doc = _json(capsys, ["fleet", "gather", str(shared), "--store", str(db)])
+    assert doc["added"] == 1 and doc["already"] == 2
+    with Store.open(db) as st:
+        ids = [r.run_id for r in st.list_runs()]
+        got = st.get_run(runs[0].run_id)
+    assert sorted(ids) == sorted(r.run_id for r in runs)
+    assert got.results[0].metrics["bandwidth"].values == \
+        runs[0].results[0].metrics["bandwidth"].values
+
+
+def test_gather_refuses_a_damaged_file_before_touching_the_store(tmp_path, capsys):
+    shared, db = tmp_path / "shared", tmp_path / "g.db"
+    shared.mkdir()
+    files.write_record(shared, fleet(1, {}, seed=2)[0])
+    (shared / "bad.x.numascope.json").write_text('{"run_id": "x", "started": ')
+    assert main(["fleet", "gather", str(shared), "--store", str(db)]) == 2
+    assert "bad.x.numascope.json is not a numascope record" in capsys.readouterr().err
+    assert not db.exists()
+
+
+# -- report ---------------------------------------------------------------------------------
+
+def test_report_finds_the_slow_nodes_of_the_latest_fleet(fleet_db, capsys, tmp_path):
+    plot = tmp_path / "fleet.png"
+    rc, doc = _json(capsys, ["fleet", "report", "--store", str(fleet_db), "--plot",
+                             str(plot)])
+    assert rc == 0 and doc["fleet"] == "later-2" and doc["nodes"] == 30
+    flagged = {f["host"] for f in doc["results"] if f["kind"] == "outlier"}
+    assert {"n0003", "n0004"} <= flagged and len(flagged) <= 3, flagged
+    assert doc["results"][0]["severity"] >= doc["results"][-1]["severity"]
+    assert plot.stat().st_size > 10_000
+    rc, doc = _json(capsys, ["fleet", "report", "--store", str(fleet_db), "--fleet", "base"])
+    # no planted node: at most one natural one (a MAD of 30 values is noisy)
+    assert doc["fleet"] == "base-1"
+    assert len([f for f in doc["results"] if f["kind"] == "outlier"]) <= 1
+
+
+def test_report_table_fits_80_columns(fleet_db, capsys):
+    assert main(["fleet", "report", "--store", str(fleet_db)]) == 0
+    text = capsys.readouterr().out
+    assert "n0003  [outlier]  " + BW in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_html_fleet_section(fleet_db):
+    from numascope.report.fleet_html import fleet_section
+    with Store.open(fleet_db) as st:
+        runs = [st.get_run(r.run_id) for r in st.list_runs()]
+    html = fleet_section(runs, with_figures=False)
+    assert html.count("<h3>fleet ") == 2 and "n0003" in html and "data:image" not in html
+    html = fleet_section([r for r in runs if r.tags["fleet"] == "later-2"])
+    assert html.count("<h3>fleet ") == 1 and html.count("data:image/png") == 1
+    assert fleet_section([r for r in runs if False]) == ""
+
+
+# -- baselines ------------------------------------------------------------------------------
+
+def test_baseline_save_then_check_exits_1_for_the_nodes_that_fell_out(fleet_db, capsys,
+                                                                      tmp_path):
+    db = tmp_path / "b.db"
+    db.write_bytes(fleet_db.read_bytes())
+    rc, doc = _json(capsys, ["fleet", "baseline", "save", "gold", "--fleet", "base-1",
+                             "--store", str(db)])
+    assert rc == 0 and doc["name"] == "gold"
+    assert main(["fleet", "baseline", "save", "gold", "--fleet", "base-1", "--store",
+                 str(db)]) == 2
+    assert "exists; give --replace" in capsys.readouterr().err
+    rc, doc = _json(capsys, ["fleet", "check", "--baseline", "gold", "--store", str(db)])
+    assert rc == 1 and doc["fleet"] == "later-2"
+    out = {v["host"] for v in doc["results"] if not v["ok"]}
+    assert out == {"n0003", "n0004"}
+    prob = next(v for v in doc["results"] if v["host"] == "n0003")["problems"]
+    assert any(p["metric"] == BW and p["pct"] < -40 for p in prob)
+    # a loose tolerance for everything lets every node pass: exit 0
+    assert main(["fleet", "check", "--baseline", "gold", "--store", str(db),
+                 "--tolerance", "*=70%"]) == 0
+    capsys.readouterr()
+    # a per-family tolerance: latency loose, bandwidth loose, the rest default
+    rc, doc = _json(capsys, ["fleet", "check", "--baseline", "gold", "--store", str(db),
+                             "--tolerance", "latency=70%", "--tolerance", "bandwidth=60%",
+                             "--tolerance", "matrix=60"])
+    assert rc == 0, doc["errors"]
+    # the baseline fleet itself checks clean against its own medians at 30 %
+    assert main(["fleet", "check", "--baseline", "gold", "--fleet", "base-1", "--store",
+                 str(db), "--tolerance", "*=30%"]) == 0
+    assert "30 of 30 nodes within tolerance" in capsys.readouterr().out
+    rc, doc = _json(capsys, ["fleet", "baseline", "list", "--store", str(db)])
+    assert [b["name"] for b in doc["results"]] == ["gold"]
+
+
+def test_an_old_store_without_the_baseline_table_still_opens(fleet_db, capsys):
+    rc, doc = _json(capsys, ["fleet", "baseline", "list", "--store", str(fleet_db)])
+    assert rc == 0 and doc["results"] == []
+    assert main(["fleet", "check", "--baseline", "gold", "--store", str(fleet_db)]) == 2
+    assert "no baseline 'gold'" in capsys.readouterr().err
+
+
+def test_check_a_node_with_another_configuration_falls_out(tmp_path, capsys):
+    db = tmp_path / "c.db"
+    _store(db, fleet(10, {}, seed=3, fleet_id="b"))
+    assert main(["fleet", "baseline", "save", "g", "--store", str(db)]) == 0
+    capsys.readouterr()
+    odd = node("odd", "c", {}, rng=random.Random(1), mode="NPS4")
+    _store(db, [odd])
+    rc, doc = _json(capsys, ["fleet", "check", "--baseline", "g", "--store", str(db),
+                             odd.run_id])
+    assert rc == 1 and "no baseline group for its configuration" in doc["errors"][0]["message"]
+
+
+# -- Prometheus -----------------------------------------------------------------------------
+
+def test_prometheus_exposition_parses_with_prometheus_client(tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+    runs = fleet(3, {}, seed=5)
+    runs[1].results[0].case = 'triad "quoted" \\ case'
+    runs[2].status = "failed"
+    text = prom.exposition(runs)
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+    bw = fams["numascope_bandwidth_bandwidth_gigabytes_per_second"]
+    assert bw.type == "gauge" and "higher is better" in bw.documentation
+    cases = {s.labels["case"] for s in bw.samples}
+    assert 'triad "quoted" \\ case' in cases
+    assert {s.labels["host"] for s in bw.samples} == {"n0000", "n0001", "n0002"}
+    assert set(bw.samples[0].labels) == {"host", "metric", "case", "family"}
+    lat = fams["numascope_latency_latency_nanoseconds"]
+    assert lat.samples[0].value == pytest.approx(
+        statistics.median(runs[0].results[2].metrics["latency"].values), rel=1e-9)
+    ok = {s.labels["host"]: s.value for s in fams["numascope_node_ok"].samples}
+    assert ok == {"n0000": 1.0, "n0001": 1.0, "n0002": 0.0}
+
+
+def test_prom_command_writes_atomically_one_run_per_host(fleet_db, tmp_path, capsys):
+    from prometheus_client.parser import text_string_to_metric_families
+    out = tmp_path / "numascope.prom"
+    out.write_text("old\n")
+    rc, doc = _json(capsys, ["fleet", "prom", "--out", str(out), "--store", str(fleet_db)])
+    assert rc == 0 and len(doc["results"]) == 30
+    fams = list(text_string_to_metric_families(out.read_text()))
+    assert len(fams) == 5 and sorted(p.name for p in tmp_path.iterdir()) == ["numascope.prom"]
+
+
+def test_without_mpi_a_hung_node_writes_its_failed_record_and_exits_1(tmp_path):
+    """The watchdog of a task without MPI: past --node-timeout the node's own record file
+    says so (gather then finds the node), even when the node ignores stop signals."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMASCOPE_FLEET_TEST_HANG="hung-node",
+               NUMASCOPE_HOSTNAME="hung-node")
+    p = subprocess.run([sys.executable, "-m", "numascope", "fleet", "run", "--no-mpi",
+                        "--stage", "topology", "--shared-dir", str(tmp_path),
+                        "--node-timeout", "2", "--fleet-id", "f9"],
+                       check=False, capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 1, p.stderr
+    assert "hung-node: exceeded --node-timeout 2 s" in p.stderr
+    ((_, rec),) = files.read_records(tmp_path)
+    assert rec.status == "failed" and rec.tags["fleet"] == "f9"
+    assert rec.stages[0].reason == "exceeded --node-timeout 2 s"

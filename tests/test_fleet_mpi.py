@@ -1,0 +1,144 @@
+"""`numascope fleet run` under a real `mpirun -np 3` on this host: each rank plays one node
+(NUMASCOPE_HOSTNAME=node{rank}), runs the tiny suite (topology + latency) and rank 0 stores
+the three records — one complete, one whose rank raised an error, one whose rank hung past
+--node-timeout (deaf to stop signals), each failure recorded with its reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from numascope.results.store import Store
+
+TIMEOUT_S = 10    # the hung ranks cost it; a normal tiny node needs 2-4 s (more under load)
+
+
+def _mpirun() -> str:
+    path = shutil.which("mpirun")
+    if path is None:
+        pytest.skip("mpirun not installed (Open MPI: scripts/install-system-deps.sh)")
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py not installed (the test extra)")
+    return path
+
+
+def _fleet(tmp, ranks: int, hooks: dict[str, str], *extra: str, recovery: bool = False):
+    mpirun = _mpirun()
+    db = tmp / "fleet.db"
+    env = dict(os.environ, NUMASCOPE_FLEET_TEST_TINY="1", NUMASCOPE_HOSTNAME="node{rank}",
+               **hooks)
+    argv = [mpirun, "-np", str(ranks), "--oversubscribe"] + \
+        (["--enable-recovery"] if recovery else [])
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    for k in ("NUMASCOPE_FLEET_TEST_TINY", "NUMASCOPE_HOSTNAME", *hooks):
+        argv += ["-x", k]
+    argv += [sys.executable, "-m", "numascope", "fleet", "run", "--stage", "latency",
+             "--node-timeout", str(TIMEOUT_S), "--store", str(db), *extra]
+    # far above the node timeout: rank 0 must end the job itself, not this limit
+    p = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=240)
+    return p, db
+
+
+@pytest.fixture(scope="module")
+def fleet_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mpi")
+    p, db = _fleet(tmp, 3, {"NUMASCOPE_FLEET_TEST_FAIL": "node1",
+                            "NUMASCOPE_FLEET_TEST_HANG": "node2"},
+                   "--json", "--prom-dir", str(tmp))
+    return p, db, tmp
+
+
+def test_three_ranks_three_records_in_one_store(fleet_run):
+    p, db, _ = fleet_run
+    with Store.open(db) as st:
+        runs = [st.get_run(r.run_id) for r in st.list_runs()]
+    assert sorted(r.host["hostname"] for r in runs) == ["node0", "node1", "node2"], p.stderr
+    assert len({r.tags["fleet"] for r in runs}) == 1
+    by = {r.host["hostname"]: r for r in runs}
+    good = by["node0"]
+    assert good.status == "complete" and good.results, good.stages
+    assert [r.family for r in good.results] == ["latency"]
+    assert good.host["fleet"]["rank"] == 0 and good.host["fleet"]["ranks"] == 3
+    assert good.host["fleet"]["launcher"] == "mpi"
+    assert good.tags["host"] == "node0"
+
+
+def test_a_rank_that_raises_is_recorded_failed_with_its_error(fleet_run):
+    _, db, _ = fleet_run
+    with Store.open(db) as st:
+        rec = next(st.get_run(r.run_id) for r in st.list_runs() if r.hostname == "node1")
+    assert rec.status == "failed" and not rec.results
+    assert rec.stages[0].name == "fleet" and rec.stages[0].status == "failed"
+    assert "RuntimeError: test hook: node node1 fails on purpose" in rec.stages[0].reason
+    assert rec.host["fleet"]["rank"] == 1
+
+
+def test_a_hung_rank_is_recorded_failed_and_the_job_ends(fleet_run):
+    p, db, _ = fleet_run
+    with Store.open(db) as st:
+        rec = next(st.get_run(r.run_id) for r in st.list_runs() if r.hostname == "node2")
+    assert rec.status == "failed"
+    assert rec.stages[0].reason == (f"no record within --node-timeout {TIMEOUT_S} s (hung, or "
+                                    "its rank was lost)")
+    # its hello arrived before it hung: the record knows its rank (not a made-up name)
+    assert rec.host["fleet"]["rank"] == 2 and rec.tags["host"] == "node2"
+    assert p.returncode != 0            # some node failed: the job says so
+
+
+def test_rank_0_prints_one_envelope_naming_every_node(fleet_run):
+    p, _, _ = fleet_run
+    doc = json.loads(p.stdout[p.stdout.index("{"):p.stdout.rindex("}") + 1])
+    assert doc["command"] == "fleet" and doc["subcommand"] == "run" and doc["mode"] == "mpi"
+    assert [r["host"] for r in doc["results"]] == ["node0", "node1", "node2"]
+    assert [r["status"] for r in doc["results"]] == ["complete", "failed", "failed"]
+    assert len(doc["errors"]) == 2 and {e["exit_code"] for e in doc["errors"]} == {1}
+
+
+def test_prom_dir_holds_the_measured_nodes_file(fleet_run):
+    from prometheus_client.parser import text_string_to_metric_families
+    _, _, tmp = fleet_run
+    text = (tmp / "numascope.prom").read_text()
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+    assert "numascope_latency_latency_nanoseconds" in fams
+    hosts = {s.labels["host"] for f in fams.values() for s in f.samples}
+    # the failing node wrote its own file last or first: one host per file, either way
+    assert len(hosts) == 1
+
+
+def test_a_hung_rank_0_is_recorded_and_the_job_still_ends(tmp_path):
+    """Rank 0 measures while a receiver thread stores the others: its own hang is caught by
+    the same deadline, the other node is stored, the job ends."""
+    p, db = _fleet(tmp_path, 2, {"NUMASCOPE_FLEET_TEST_HANG": "node0"})
+    assert p.returncode != 0
+    assert f"node0 (rank 0) exceeded --node-timeout {TIMEOUT_S} s" in p.stderr
+    with Store.open(db) as st:
+        runs = {r.hostname: st.get_run(r.run_id) for r in st.list_runs()}
+    assert runs["node1"].status == "complete" and runs["node1"].results
+    assert runs["node0"].status == "failed"
+    assert "rank 0's own node hung" in runs["node0"].stages[0].reason
+
+
+def test_a_lost_rank_is_recorded_when_mpirun_keeps_the_job(tmp_path):
+    """A rank that dies (exits without a word after its hello): Open MPI ends the whole job
+    unless --enable-recovery; with it, rank 0 records the lost rank at the deadline."""
+    mpirun = _mpirun()
+    v = subprocess.run([mpirun, "--version"], check=False, capture_output=True, text=True,
+                       timeout=30)
+    if "Open MPI" not in v.stdout:     # --enable-recovery is Open MPI's (not in its --help)
+        pytest.skip(f"mpirun is not Open MPI's: {v.stdout.strip()[:60]}")
+    p, db = _fleet(tmp_path, 2, {"NUMASCOPE_FLEET_TEST_DIE": "node1"}, "--json",
+                   recovery=True)
+    with Store.open(db) as st:
+        runs = {r.hostname: st.get_run(r.run_id) for r in st.list_runs()}
+    assert runs["node0"].status == "complete", p.stderr
+    assert runs["node1"].status == "failed"
+    assert runs["node1"].stages[0].reason == (f"no record within --node-timeout {TIMEOUT_S} s "
+                                              "(hung, or its rank was lost)")

@@ -1,0 +1,134 @@
+"""Outlier analysis (numascope.fleet.outliers) on synthetic fleets: 1000 nodes, 5–10 %
+natural spread per metric, planted slow nodes found, few false flags; the practical gap,
+the direction, the DRAM floor and the shape checks each decide something."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from fleet_synth import METRICS, PEAK, fleet, node
+
+from numascope.fleet import outliers
+
+BW = "bandwidth/triad compact 96T/bandwidth"
+LAT = "latency/dram N0/latency"
+MX = "matrix/N0->N1/bandwidth"
+
+
+def planted_nodes() -> dict[int, dict[str, float]]:
+    # a missing DIMM (half the bandwidth), a slow socket (latency x1.8), a bad link
+    return {17: {BW: 0.5}, 230: {BW: 0.45, "bandwidth/triad S0 48T/bandwidth": 0.5},
+            404: {LAT: 1.8}, 777: {MX: 0.4}, 998: {LAT: 2.0, BW: 0.6}}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_1000_nodes_the_5_planted_slow_nodes_are_found_and_at_most_3_others(seed):
+    runs = fleet(1000, planted_nodes(), seed)
+    a = outliers.analyze(runs, fleet="f1")
+    flagged = {f.host for f in a.flags if f.kind == "outlier"}
+    planted = {f"n{i:04d}" for i in planted_nodes()}
+    assert planted <= flagged, planted - flagged
+    assert len(flagged - planted) <= 3, sorted(flagged - planted)
+    assert len(a.groups) == 1 and a.groups[0].metrics[BW].n == 1000
+    # each planted metric is the one flagged, in its direction
+    lat = next(f for f in a.flags if f.host == "n0404")
+    assert lat.metric == LAT and lat.z > 3.5 and lat.pct > 50
+    bw = next(f for f in a.flags if f.host == "n0017")
+    assert bw.metric == BW and bw.z < -3.5 and bw.pct < -40
+    # sorted by severity: the worst first
+    for f in a.flags:
+        if f.kind == "floor":
+            assert f.value < 0.72 * PEAK and f.value < f.reference
+    sev = [f.severity for f in a.flags]
+    assert sev == sorted(sev, reverse=True)
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_1000_nodes_without_a_planted_node_at_most_3_flagged(seed):
+    a = outliers.analyze(fleet(1000, {}, seed))
+    out = [f for f in a.flags if f.kind == "outlier"]
+    assert len(out) <= 3, [(f.host, f.metric, f.z) for f in out]
+    # the floor is absolute: only nodes really under 72 % of their peak
+    for f in a.flags:
+        if f.kind == "floor":
+            assert f.value < 0.72 * PEAK
+
+
+def test_a_faster_node_is_not_flagged_a_slower_one_is():
+    runs = fleet(200, {5: {BW: 1.8, LAT: 0.5}, 6: {BW: 0.5}}, seed=7)
+    hosts = {f.host for f in outliers.analyze(runs).flags}
+    assert "n0006" in hosts and "n0005" not in hosts
+
+
+def test_the_practical_gap_keeps_a_statistically_odd_but_close_node_unflagged():
+    # almost no spread: a node 3 % slower has a huge z but is not 5 % worse
+    runs = fleet(100, {9: {BW: 0.97}, 10: {BW: 0.90}}, seed=8, spread=(0.001, 0.002))
+    a = outliers.analyze(runs)
+    by_host = {f.host: f for f in a.flags}
+    assert "n0009" not in by_host and "n0010" in by_host
+    z9 = next(n for n in a.per_node if n["host"] == "n0009")["metrics"][BW]["z"]
+    assert z9 < -3.5           # statistically an outlier; only the gap kept it out
+    assert "n0009" in {f.host for f in outliers.analyze(runs, gap_pct=2).flags}
+
+
+def test_groups_are_separate_configurations():
+    import random
+    rng = random.Random(9)
+    runs = fleet(60, {}, seed=9)
+    # a second CPU model with half the bandwidth is its own group, not 60 % slow nodes
+    runs += [node(f"m{i}", "f1", {BW: 0.5 * (1 + rng.gauss(0, 0.05))}, rng=rng,
+                  model="Intel Xeon 8480", peak=230.0) for i in range(20)]
+    a = outliers.analyze(runs)
+    assert len(a.groups) == 2
+    assert not [f for f in a.flags if f.host.startswith("m")]
+    # the run's own tags group too; fleet bookkeeping tags do not
+    for r in runs[:10]:
+        r.tags["rack"] = "b"
+    assert len(outliers.analyze(runs).groups) == 3
+
+
+def test_stream_under_72_percent_of_the_dram_peak_fails_even_when_every_node_agrees():
+    import random
+    rng = random.Random(10)
+    # every node at 300 GB/s triad of a 460.8 GB/s peak: 65 %, no outlier, all under floor
+    runs = [node(f"n{i}", "f1", {BW: 300 / 380}, rng=rng, peak=460.8) for i in range(10)]
+    a = outliers.analyze(runs)
+    assert {f.kind for f in a.flags} == {"floor"} and len(a.flags) == 10
+    assert math.isclose(a.flags[0].pct, 65.1, abs_tol=1)
+    assert not outliers.analyze(runs, floor=0.6).flags
+    assert not outliers.analyze(runs, floors={"AMD EPYC 9654 96-Core Processor": 0.6}).flags
+
+
+def test_shape_outliers_are_listed_apart():
+    import random
+    rng = random.Random(11)
+    runs = [node(f"n{i}", "f1", {}, rng=rng) for i in range(8)]
+    runs.append(node("odd-nps", "f1", {}, rng=rng, nodes=8, mode="NPS4"))
+    runs.append(node("odd-dimm", "f1", {}, rng=rng, dimms=23))
+    runs.append(node("odd-kernel", "f1", {}, rng=rng, kernel="6.8.0"))
+    a = outliers.analyze(runs)
+    got = {(s.host, s.field) for s in a.shape}
+    assert got == {("odd-nps", "numa_nodes"), ("odd-nps", "memory_mode"),
+                   ("odd-dimm", "dimm_count"), ("odd-kernel", "kernel")}
+    s = next(s for s in a.shape if s.field == "numa_nodes")
+    assert s.value == 8 and s.expected == 2 and s.agree == "10 of 11 nodes"
+
+
+def test_failed_nodes_are_listed_not_analysed():
+    import random
+
+    from numascope.fleet import node as fnode
+    runs = [node(f"n{i}", "f1", {}, rng=random.Random(i)) for i in range(5)]
+    ident = fnode.identity("f1", 5, 6, "mpi", env={"NUMASCOPE_HOSTNAME": "dead"})
+    runs.append(fnode.failed_record(ident, "quick", {}, "no record within 10 s"))
+    a = outliers.analyze(runs)
+    assert a.failed == [{"host": "dead", "run_id": runs[-1].run_id, "status": "failed",
+                         "reason": "no record within 10 s"}]
+    assert a.nodes == 6 and len(a.per_node) == 5
+
+
+def test_robust_z_is_the_modified_z_score():
+    assert outliers.robust_z(12, 10, 1) == pytest.approx(0.6745 * 2)
+    assert outliers.robust_z(10, 10, 0) == 0 and outliers.robust_z(9, 10, 0) == -math.inf
+    assert len(METRICS) == 4

@@ -1,0 +1,104 @@
+"""`numascope fleet run` launched by a real Slurm: munged, slurmctld and slurmd started on
+this machine from a temporary folder (tests/slurm/harness.py), torn down after. Skipped, with
+the reason, only when a daemon cannot start here (not root, not installed, or its log's last
+lines)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from slurm.harness import MiniSlurm, SlurmUnavailable
+
+from numascope.results.store import Store
+
+NUMASCOPE = [sys.executable, "-m", "numascope"]
+TINY = {"NUMASCOPE_FLEET_TEST_TINY": "1"}
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    s = MiniSlurm(tmp_path_factory.mktemp("slurm"))
+    try:
+        s.start()
+    except SlurmUnavailable as e:
+        s.stop()
+        pytest.skip(f"single-host Slurm cannot run here: {e}")
+    yield s
+    s.stop()
+
+
+def test_srun_fleet_run_stores_a_record_with_the_slurm_ids(slurm, tmp_path):
+    db = tmp_path / "fleet.db"
+    p = slurm.run(["srun", "-N1", "-n1", "-J", "numascope-fleet", *NUMASCOPE, "fleet", "run",
+                   "--stage", "latency", "--store", str(db), "--json"], env=TINY)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    job = doc["results"][0]["slurm"]["SLURM_JOB_ID"]
+    with Store.open(db) as st:
+        (summary,) = st.list_runs()
+        rec = st.get_run(summary.run_id)
+    assert rec.status == "complete" and [r.family for r in rec.results] == ["latency"]
+    assert rec.tags["slurm_job"] == job and rec.tags["slurm_step"] == "0"
+    assert rec.tags["slurm_node"] == "0"
+    assert rec.tags["fleet"] == f"slurm-{job}.0" == doc["fleet"]
+    sl = rec.host["fleet"]["slurm"]
+    assert sl["SLURM_JOB_NAME"] == "numascope-fleet" and sl["SLURM_CLUSTER_NAME"] == \
+        "numascopetest"
+    assert rec.host["fleet"]["launcher"] == "srun"
+
+
+def test_srun_two_tasks_without_mpi_write_files_and_gather_merges_them_once(slurm, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    db = tmp_path / "fleet.db"
+    p = slurm.run(["srun", "-N1", "-n2", *NUMASCOPE, "fleet", "run", "--stage", "latency",
+                   "--shared-dir", str(shared)],
+                  env={**TINY, "NUMASCOPE_HOSTNAME": "node{rank}"})
+    assert p.returncode == 0, p.stderr
+    names = sorted(f.name.split(".")[0] for f in shared.iterdir())
+    assert names == ["node0", "node1"]         # no temporary file left behind
+    for _ in range(2):
+        g = slurm.run([*NUMASCOPE, "fleet", "gather", str(shared), "--store", str(db),
+                       "--json"])
+        assert g.returncode == 0, g.stderr
+    assert json.loads(g.stdout)["added"] == 0 and json.loads(g.stdout)["already"] == 2
+    with Store.open(db) as st:
+        runs = [st.get_run(r.run_id) for r in st.list_runs()]
+    assert sorted(r.host["hostname"] for r in runs) == ["node0", "node1"]
+    assert len({r.tags["fleet"] for r in runs}) == 1          # slurm-JOB.STEP, shared
+    assert {r.tags["slurm_job"] for r in runs} == {runs[0].tags["slurm_job"]}
+
+
+def test_srun_several_tasks_without_mpi_or_shared_dir_is_refused(slurm, tmp_path):
+    p = slurm.run(["srun", "-N1", "-n2", *NUMASCOPE, "fleet", "run", "--stage", "latency",
+                   "--store", str(tmp_path / "x.db")])
+    assert p.returncode == 2
+    assert "2 tasks without MPI: give --shared-dir" in p.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_srun_with_pmix_runs_the_mpi_path_rank_0_stores_both_nodes(slurm, tmp_path):
+    """The production path: `srun --mpi=pmix -n N numascope fleet run` with mpi4py."""
+    r = slurm.run(["srun", "--mpi=list"])
+    if "pmix" not in r.stdout + r.stderr:
+        pytest.skip(f"this Slurm has no pmix MPI plugin: {(r.stdout + r.stderr).strip()}")
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py not installed (the test extra)")
+    db = tmp_path / "fleet.db"
+    p = slurm.run(["srun", "-N1", "-n2", "--mpi=pmix", *NUMASCOPE, "fleet", "run", "--stage",
+                   "latency", "--store", str(db), "--json"],
+                  env={**TINY, "NUMASCOPE_HOSTNAME": "node{rank}"})
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)         # rank 0 alone prints
+    assert doc["mode"] == "mpi" and [r["host"] for r in doc["results"]] == ["node0", "node1"]
+    with Store.open(db) as st:
+        runs = sorted((st.get_run(r.run_id) for r in st.list_runs()),
+                      key=lambda r: r.host["hostname"])
+    assert [r.status for r in runs] == ["complete", "complete"]
+    assert [r.host["fleet"]["slurm"]["SLURM_PROCID"] for r in runs] == ["0", "1"]
+    assert {r.tags["fleet"] for r in runs} == {doc["fleet"]}
+    assert doc["fleet"].startswith("slurm-") and runs[1].tags["slurm_job"] in doc["fleet"]
