@@ -108,6 +108,11 @@ def test_html_fleet_section(fleet_db):
     html = fleet_section([r for r in runs if r.tags["fleet"] == "later-2"])
     assert html.count("<h3>fleet ") == 1 and html.count("data:image/png") == 1
     assert fleet_section([r for r in runs if False]) == ""
+    from numascope.report.html import render
+    page = render([r for r in runs if r.tags["fleet"] == "later-2"])
+    assert '<section id="fleet"><h2>Fleet</h2>' in page and page.count("<h3>fleet ") == 1
+    assert '<section id="fleet">' not in render(runs[:1] if not runs[0].tags.get("fleet")
+                                                  else [_plain(runs[0])])
 
 
 # -- baselines ------------------------------------------------------------------------------
@@ -213,3 +218,11 @@ def test_without_mpi_a_hung_node_writes_its_failed_record_and_exits_1(tmp_path):
     ((_, rec),) = files.read_records(tmp_path)
     assert rec.status == "failed" and rec.tags["fleet"] == "f9"
     assert rec.stages[0].reason == "exceeded --node-timeout 2 s"
+
+
+def _plain(run):
+    """The same record without its fleet tag: an ordinary run has no fleet section."""
+    import copy
+    r = copy.deepcopy(run)
+    r.tags.pop("fleet", None)
+    return r

@@ -39,7 +39,7 @@ def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
             by_fleet.setdefault(f, []).append(r)
     if not by_fleet:
         return ""
-    parts = ['<section class="fleet"><h2>Fleet</h2>']
+    parts: list[str] = []   # the report wraps it in its own <section id="fleet"><h2>
     for fid, members in by_fleet.items():
         a = analyze(members, fleet=fid)
         parts.append(f"<h3>fleet {_e(fid)}: {a.nodes} nodes, {len(a.groups)} groups, "
@@ -73,5 +73,4 @@ def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
             for title, fig in fleet_figures(a):
                 parts.append(f'<figure><img alt="{_e(title)}" src="data:image/png;base64,'
                              f'{_png(fig)}"><figcaption>{_e(title)}</figcaption></figure>')
-    parts.append("</section>")
     return "\n".join(parts)

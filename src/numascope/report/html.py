@@ -346,6 +346,10 @@ def render(runs: list[RunRecord]) -> str:
         ("compression", "Compression", _compression_section(runs)),
         ("results", "All results", _results_section(runs)),
     ]
+    from numascope.report.fleet_html import fleet_section
+    fleet = fleet_section(runs)
+    if fleet:      # runs of a fleet (tag fleet=ID): its outliers, shape and failed nodes
+        sections.insert(-1, ("fleet", "Fleet", fleet))
     if len(runs) > 1:
         sections.append(("comparison", "Comparison", _comparison_section(runs)))
     nav = " · ".join(f'<a href="#{sid}">{_e(title)}</a>' for sid, title, _ in sections)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from numascope.errors import UserError
 from numascope import host as _host  # module, not names: host imports topology.files
+from numascope.errors import UserError
 from numascope.topology.archive import extracted, find_root, is_archive
 from numascope.topology.cgroup import Allowed, replayed_allowed
 from numascope.topology.files import Tree
