@@ -13,12 +13,17 @@ ARGS   ?=
 run: $(STAMP)
 	$(BIN)/numascope run $(ARGS)
 
+# Tests run in up to 4 processes (pytest-xdist), a module to a process (--dist loadscope): each
+# module's expensive fixtures (a QEMU guest, a Slurm cluster, an MPI job) start once, and on
+# a 2-core machine the second core works while the first waits on a guest or a launcher.
+PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadscope --durations 10
+
 test: $(STAMP) test-deps
-	$(BIN)/python -m pytest -q $(ARGS)
+	$(PYTEST) $(ARGS)
 
 # The multi-node tests alone: numascope inside QEMU guests with several NUMA nodes.
 test-numa: $(STAMP) vm-deps
-	$(BIN)/python -m pytest -q -m numa $(ARGS)
+	$(PYTEST) -m numa $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
