@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.procs import stop_group
 from numascope.units import format_bytes
 
 RW = ("randread", "randwrite", "randrw", "read")
@@ -329,18 +329,7 @@ def parse(doc: dict[str, Any] | str) -> FioRun:
 
 def _stop(proc: subprocess.Popen) -> None:
     """End fio and its job processes (its own session): SIGTERM, then SIGKILL."""
-    if proc.poll() is not None:
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=KILL_GRACE_S)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    stop_group(proc, (KILL_GRACE_S, KILL_GRACE_S))
 
 
 def run_fio(text: str, *, path: str | None = None, cpus: tuple[int, ...] | None = None,

@@ -18,6 +18,14 @@ def add_sysfs_root(p: argparse.ArgumentParser) -> None:
                         "default: this machine")
 
 
+def add_profile(p: argparse.ArgumentParser, quick: str, full: str) -> None:
+    """--quick / --full (dest "profile"; neither given: None, the quick profile)."""
+    prof = p.add_mutually_exclusive_group()
+    prof.add_argument("--quick", dest="profile", action="store_const", const="quick",
+                      help=quick)
+    prof.add_argument("--full", dest="profile", action="store_const", const="full", help=full)
+
+
 def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one JSON document (schema_version, command, results, errors)")

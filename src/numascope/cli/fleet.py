@@ -29,11 +29,8 @@ def register(p: argparse.ArgumentParser) -> None:
                                    "or mpirun --map-by ppr:1:node",
                        description="Measure this node with the suite of `numascope run`; "
                                    "under MPI rank 0 stores every node's record.")
-    prof = r.add_mutually_exclusive_group()
-    prof.add_argument("--quick", dest="profile", action="store_const", const="quick",
-                      help="the quick profile (the default)")
-    prof.add_argument("--full", dest="profile", action="store_const", const="full",
-                      help="every sweep, more repetitions")
+    from numascope.cli._common import add_profile
+    add_profile(r, "the quick profile (the default)", "every sweep, more repetitions")
     r.add_argument("--stage", action="append", metavar="NAME",
                    help="run only these stages (repeatable; `numascope run --list-stages`)")
     r.add_argument("--tag", action="append", metavar="KEY=VALUE",

@@ -16,11 +16,9 @@ _ENVELOPE_KEYS = ("schema_version", "command", "results", "errors")
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    prof = p.add_mutually_exclusive_group()
-    prof.add_argument("--quick", dest="profile", action="store_const", const="quick",
-                      help="under a minute on a small machine (the default)")
-    prof.add_argument("--full", dest="profile", action="store_const", const="full",
-                      help="every sweep, more repetitions (much longer)")
+    from numascope.cli._common import add_profile
+    add_profile(p, "under a minute on a small machine (the default)",
+                "every sweep, more repetitions (much longer)")
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
                    help="label the run, e.g. --tag nps=4 (repeatable, each key once); "
                         "select it later with nps=4")

@@ -29,6 +29,7 @@ from typing import Any
 
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.placement import format_cpulist, parse_cpulist
+from numascope.procs import stop_group
 
 SOURCE = Path(__file__).with_name("pt2pt.c")
 TESTS = ("lat", "bw", "bibw", "mbw")
@@ -288,16 +289,7 @@ def _ours(token: str) -> list[int]:
 
 def _kill(proc: subprocess.Popen, token: str) -> None:
     """mpirun's process group, then any rank of this launch left behind, by pid."""
-    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 2.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
+    stop_group(proc, (3.0, 2.0))
     for pid in _ours(token):
         try:
             os.kill(pid, signal.SIGKILL)
