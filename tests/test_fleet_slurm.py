@@ -47,6 +47,51 @@ def test_srun_fleet_run_stores_a_record_with_the_slurm_ids(slurm, tmp_path):
     assert sl["SLURM_JOB_NAME"] == "numascope-fleet" and sl["SLURM_CLUSTER_NAME"] == \
         "numascopetest"
     assert rec.host["fleet"]["launcher"] == "srun"
+    # task/affinity binds `srun -n1` to one CPU, as production Slurm does: said and recorded
+    n = rec.host["fleet"]["cpus_online"]
+    assert rec.host["fleet"]["cpus_allowed"] == min(n, 1)
+    if n > 1:
+        assert f"this task may use 1 of {n} CPUs" in p.stderr and "--cpu-bind=none" in p.stderr
+
+
+def test_srun_with_the_whole_node_measures_every_cpu(slurm, tmp_path):
+    db = tmp_path / "fleet.db"
+    n = slurm.cpus
+    p = slurm.run(["srun", "-N1", "-n1", "--exclusive", "-c", str(n), "--cpu-bind=none",
+                   *NUMASCOPE, "fleet", "run", "--stage", "latency", "--store", str(db)],
+                  env=TINY)
+    assert p.returncode == 0, p.stderr
+    assert "this task may use" not in p.stderr
+    with Store.open(db) as st:
+        (summary,) = st.list_runs()
+        rec = st.get_run(summary.run_id)
+    assert rec.host["fleet"]["cpus_allowed"] == rec.host["fleet"]["cpus_online"] == n
+
+
+def test_recipe_srun_lines_bind_as_expanded(slurm):
+    """The srun lines numascope's recipes write, run by this Slurm (task/affinity): each
+    task's Cpus_allowed_list is what recipes.expand_srun promised."""
+    from numascope.placement import parse_cpulist
+    from numascope.recipes import expand_srun, for_job
+    from numascope.topology import read_topology
+    topo = read_topology("/")
+    n = len(topo.usable_cpus())
+    shapes = [{"ranks": n, "threads": 1}, {"ranks": 1, "threads": n}]
+    if n >= 2:
+        shapes.append({"ranks": 2, "threads": 1, "unit": "core"})
+    for shape in shapes:
+        recipe = for_job(topo, program="true", **shape)
+        srun = next(la for la in recipe.launches if la.argv[0] == "srun")
+        argv = list(srun.argv)
+        cut = argv.index("true")
+        script = "echo $SLURM_PROCID $(grep Cpus_allowed_list /proc/self/status | cut -f2)"
+        show = ["bash", "-c", script]
+        p = slurm.run(argv[:cut] + show)
+        assert p.returncode == 0, (argv, p.stderr)
+        got = {int(r): parse_cpulist(c) for r, c in
+               (line.split() for line in p.stdout.split("\n") if line.strip())}
+        want = expand_srun(argv, topo)
+        assert [got[i] for i in range(len(want))] == [sorted(w) for w in want], (argv, got)
 
 
 def test_srun_two_tasks_without_mpi_write_files_and_gather_merges_them_once(slurm, tmp_path):

@@ -6,8 +6,9 @@
 
 Everything lives in the folder: slurm.conf, cgroup.conf, the munge key and socket, state,
 spool, logs and pid files. Ports are picked free at start. Plugins are the ones that need
-no cgroup hierarchy, database or accounting daemon (proctrack/linuxproc, task/none,
-accounting_storage/none), so it runs in containers and small VMs. Only processes this
+no cgroup hierarchy, database or accounting daemon (proctrack/linuxproc, task/affinity —
+tasks are bound to CPUs as on a production cluster — accounting_storage/none), so it runs
+in containers and small VMs. Only processes this
 harness started are stopped (by their pid), SIGTERM then SIGKILL."""
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ def _tail(p: Path, n: int = 6) -> str:
 
 
 class MiniSlurm:
-    def __init__(self, folder: Path, cpus: int | None = None):
+    def __init__(self, folder: Path, cpus: int | None = None, task: str = "affinity"):
         self.dir = Path(folder)
         self.host = socket.gethostname().split(".")[0]
         self.cpus = cpus or os.cpu_count() or 1
+        self.task = task          # Slurm's TaskPlugin: "affinity" binds tasks, "none" not
         self.procs: dict[str, subprocess.Popen] = {}
         self.conf = self.dir / "slurm.conf"
         self.sock = self.dir / "munge" / "munge.socket"
@@ -92,7 +94,7 @@ SlurmdLogFile={d}/log/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=task/{self.task}
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SchedulerType=sched/builtin

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sys
 import time
 from typing import Any
 
@@ -118,16 +119,35 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
     try:
         test_hooks(ident)
         topo = suite.load_topology()
+        bound = bound_to(topo, ident["host"])
         rec, mon = suite.prepare(topo, profile, tags)
         with _MemoryStore() as store:
             rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile)
-        return tag(rec, ident)
+        rec = tag(rec, ident)
+        rec.host["fleet"].update(bound)
+        return rec
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 — one node's error must not sink the fleet
         msg = str(e).splitlines()[0] if str(e) else ""
         return failed_record(ident, profile.name, tags,
                              f"error: {type(e).__name__}: {msg}".rstrip(": "), started)
+
+
+def bound_to(topo: Any, host: str) -> dict[str, Any]:
+    """How many of the node's online CPUs this task may use. A launcher that binds its
+    tasks (Slurm's task/affinity or task/cgroup: one CPU for `srun -n1` without -c; Open
+    MPI's default binding) makes numascope measure the node on those CPUs only: said on
+    stderr with the launch that gives the task the whole node, and recorded."""
+    online = [c.id for c in topo.cpus if c.online]
+    usable = topo.usable_cpus()
+    if 0 < len(usable) < len(online):
+        from numascope.placement import format_cpulist
+        print(f"numascope fleet: {host}: this task may use {len(usable)} of {len(online)} "
+              f"CPUs ({format_cpulist(usable)}); the node is measured on those only — give "
+              f"it the whole node: srun --exclusive -c {len(online)} --cpu-bind=none … or "
+              "mpirun --bind-to none …", file=sys.stderr, flush=True)
+    return {"cpus_allowed": len(usable), "cpus_online": len(online)}
 
 
 class _MemoryStore:

@@ -17,7 +17,8 @@ Floor: a node's STREAM figure (its best triad bandwidth) under FLOOR (72 %) of i
 theoretical DRAM peak (host.peaks.dram) fails, whatever its peers do — a fleet where every
 node lost a DIMM has no outlier but every node under the floor. `floors` sets the fraction
 per CPU model.
-Shape: within each CPU model, NUMA node count, memory mode, DIMM count and kernel are
+Shape: within each CPU model, NUMA node count, memory mode, DIMM count, kernel and the
+CPUs the task could use (a launcher binding) are
 compared with the most common value; a node that differs is listed apart (a wrong BIOS
 mode or a missing DIMM shows here even before its numbers do).
 """
@@ -39,7 +40,7 @@ GAP_PCT = 5.0
 FLOOR = 0.72
 MIN_GROUP = 3
 BOOKKEEPING_TAGS = ("fleet", "host")
-SHAPE_KEYS = ("numa_nodes", "memory_mode", "dimm_count", "kernel")
+SHAPE_KEYS = ("numa_nodes", "memory_mode", "dimm_count", "kernel", "cpus_allowed")
 
 
 def metric_key(family: str, case: str, metric: str) -> str:
@@ -105,7 +106,9 @@ def group_label(cfg: dict[str, Any]) -> str:
 
 def shape(rec: RunRecord) -> dict[str, Any]:
     return {"numa_nodes": rec.host.get("nodes"), "memory_mode": rec.host.get("memory_mode"),
-            "dimm_count": dimm_count(rec.host), "kernel": rec.host.get("kernel")}
+            "dimm_count": dimm_count(rec.host), "kernel": rec.host.get("kernel"),
+            # CPUs the task could use (a launcher that bound it measured less of the node)
+            "cpus_allowed": (rec.host.get("fleet") or {}).get("cpus_allowed")}
 
 
 def stream(rec: RunRecord) -> float | None:
@@ -212,7 +215,8 @@ class Analysis:
                 f"median)/MAD; flagged when |z| > {self.z_limit:g} and worse than the "
                 f"median by > {self.gap_pct:g} % (one-sided); groups under {MIN_GROUP} "
                 f"nodes get no z; STREAM (best triad) under {self.floor:.0%} of the node's "
-                "DRAM peak fails; shape (NUMA nodes, memory mode, DIMMs, kernel) compared "
+                "DRAM peak fails; shape (NUMA nodes, memory mode, DIMMs, kernel, CPUs the "
+                "task could use) compared "
                 "with the most common value per CPU model")
 
     def to_dict(self) -> dict[str, Any]:
