@@ -28,6 +28,7 @@ from typing import Any
 
 from numascope.profile import MIB, Profile
 from numascope.results.run import RunRecord, StageInfo, new_run_id, utc_now
+from numascope.results.store import Store
 
 SLURM_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_NODEID", "SLURM_PROCID",
               "SLURM_LOCALID", "SLURM_JOB_NAME", "SLURM_CLUSTER_NAME", "SLURM_JOB_NODELIST",
@@ -121,7 +122,7 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
         topo = suite.load_topology()
         bound = bound_to(topo, ident["host"])
         rec, mon = suite.prepare(topo, profile, tags)
-        with _MemoryStore() as store:
+        with Store.in_memory() as store:
             rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile)
         rec = tag(rec, ident)
         rec.host["fleet"].update(bound)
@@ -148,22 +149,6 @@ def bound_to(topo: Any, host: str) -> dict[str, Any]:
               f"it the whole node: srun --exclusive -c {len(online)} --cpu-bind=none … or "
               "mpirun --bind-to none …", file=sys.stderr, flush=True)
     return {"cpus_allowed": len(usable), "cpus_online": len(online)}
-
-
-class _MemoryStore:
-    """A Store on an in-memory SQLite database (same tables, same code paths)."""
-
-    def __enter__(self):
-        import sqlite3
-
-        from numascope.results import store as st
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        conn.executescript(st._SCHEMA)
-        self.store = st.Store(__import__("pathlib").Path(":memory:"), conn, True)
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        self.store.close()
 
 
 def check_fleet_id(fid: str) -> str:

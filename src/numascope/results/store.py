@@ -197,6 +197,16 @@ class Store:
             raise _unsupported_fs(p, e) from None
         return cls(p, conn, True)
 
+    @classmethod
+    def in_memory(cls) -> Store:
+        """A writable store in memory: the same tables and code paths, nothing on disk
+        (a fleet node's suite, whose record travels to rank 0 or a shared folder)."""
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn.executescript(_SCHEMA)
+        conn.executemany("INSERT INTO numascope_meta VALUES (?, ?)",
+                         [("app", APP), ("store_format", str(STORE_FORMAT))])
+        return cls(Path(":memory:"), conn, True)
+
     @staticmethod
     def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
         conn = sqlite3.connect(target, uri=uri, timeout=_BUSY_MS / 1000,
