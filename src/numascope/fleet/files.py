@@ -7,32 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
+from numascope.atomic import write_atomic
 from numascope.errors import UserError
 from numascope.results.plain import to_plain
 from numascope.results.run import RunRecord
 
 SUFFIX = ".numascope.json"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` so that readers see the old file or the whole new one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def check_dir(d: str | Path, flag: str = "--shared-dir") -> Path:

@@ -18,7 +18,7 @@ import statistics
 from datetime import datetime
 from pathlib import Path
 
-from numascope.fleet.files import write_atomic
+from numascope.atomic import write_atomic
 from numascope.results.run import RunRecord
 
 PREFIX = "numascope"

@@ -365,8 +365,7 @@ def render(runs: list[RunRecord]) -> str:
 
 def write_report(runs: list[RunRecord], path: str | Path) -> Path:
     """Render and write atomically (temporary file, then rename)."""
+    from numascope.atomic import write_atomic
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(render(runs), encoding="utf-8")
-    tmp.replace(p)
+    write_atomic(p, render(runs))
     return p
