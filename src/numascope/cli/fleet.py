@@ -11,7 +11,7 @@ from typing import Any
 
 from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
-from numascope.console import err, out
+from numascope.console import err, out, plural
 from numascope.errors import UserError
 
 NAME = "fleet"
@@ -166,10 +166,6 @@ def _para(text: str, indent: str = "") -> None:
         out.print(line, markup=False, soft_wrap=True)
 
 
-def _n(k: int, what: str) -> str:
-    return f"{k} {what}{'' if k == 1 else 's'}"
-
-
 def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return "-" if not math.isfinite(x) else f"{x:.4g}"
@@ -321,10 +317,10 @@ def _print_nodes(args, fid, records, mode: str, where: str) -> int:
                            "message": f"{r['host']}: {r['reason'] or r['status']}"}
                           for r in bad], subcommand="run", fleet=fid, mode=mode, where=where)
     else:
-        _para(f"fleet {fid}: {len(rows)} node{'s' if len(rows) != 1 else ''}, "
+        _para(f"fleet {fid}: {plural(len(rows), 'node')}, "
               f"{len(bad)} failed ({mode}; {where})")
         for r in rows:
-            _para(f"{r['host']}  {r['status']}  {_n(r['results'], 'result')}"
+            _para(f"{r['host']}  {r['status']}  {plural(r['results'], 'result')}"
                   + (f"  {r['reason']}" if r["reason"] else ""), "  ")
     return 1 if bad else 0
 
@@ -344,7 +340,7 @@ def _gather(args: argparse.Namespace) -> int:
                "added": False} for r in skipped],
              subcommand="gather", added=len(added), already=len(skipped), store=str(path))
     else:
-        out.print(f"gathered {len(added)} new run{'s' if len(added) != 1 else ''} into "
+        out.print(f"gathered {plural(len(added), 'new run')} into "
                   f"{path} ({len(skipped)} already there)", markup=False, soft_wrap=True)
     return 0
 
@@ -415,11 +411,10 @@ def _report(args: argparse.Namespace) -> int:
 def print_analysis(a) -> None:
     ok = a.nodes - len(a.failed)
     _para(f"fleet {a.fleet or '(runs given)'}: {a.nodes} nodes ({ok} measured, "
-          f"{len(a.failed)} failed), {len(a.groups)} configuration group"
-          f"{'s' if len(a.groups) != 1 else ''}")
+          f"{len(a.failed)} failed), {plural(len(a.groups), 'configuration group')}")
     for g in a.groups:
-        _para(f"group: {g.label}: {_n(len(g.hosts), 'node')}, "
-              f"{_n(len(g.metrics), 'metric')}", "  ")
+        _para(f"group: {g.label}: {plural(len(g.hosts), 'node')}, "
+              f"{plural(len(g.metrics), 'metric')}", "  ")
     if a.flags:
         out.print(f"flagged ({len(a.flags)}, most severe first):", markup=False)
         for f in a.flags:
@@ -454,7 +449,7 @@ def _baseline(args: argparse.Namespace) -> int:
         elif not items:
             out.print("no baselines stored", markup=False)
         for b in items if not args.json else []:
-            _para(f"{b['name']}  fleet {b['fleet']}  {_n(b['groups'], 'group')}  "
+            _para(f"{b['name']}  fleet {b['fleet']}  {plural(b['groups'], 'group')}  "
                   f"{b['created']}")
         return 0
     name = baseline.check_name(args.name)
@@ -468,8 +463,8 @@ def _baseline(args: argparse.Namespace) -> int:
         emit(NAME, [{"group": k, **v} for k, v in saved["groups"].items()], [],
              subcommand="baseline save", name=name, fleet=fid)
     else:
-        _para(f"baseline {name}: {_n(len(saved['groups']), 'group')}, "
-              f"{_n(metrics, 'median')} from {_n(len(runs), 'run')}"
+        _para(f"baseline {name}: {plural(len(saved['groups']), 'group')}, "
+              f"{plural(metrics, 'median')} from {plural(len(runs), 'run')}"
               f"{f' of fleet {fid}' if fid else ''}")
     return 0
 
@@ -515,5 +510,5 @@ def _prom(args: argparse.Namespace) -> int:
         emit(NAME, [{"host": h, "run_id": r.run_id} for h, r in latest.items()], [],
              subcommand="prom", out=str(path), fleet=fid)
     else:
-        _para(f"wrote {path}: {len(latest)} node{'s' if len(latest) != 1 else ''}")
+        _para(f"wrote {path}: {plural(len(latest), 'node')}")
     return 0
