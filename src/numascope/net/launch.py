@@ -29,7 +29,7 @@ from typing import Any
 
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.placement import format_cpulist, parse_cpulist
-from numascope.procs import stop_group
+from numascope.procs import stop_group, which
 
 SOURCE = Path(__file__).with_name("pt2pt.c")
 TESTS = ("lat", "bw", "bibw", "mbw")
@@ -89,7 +89,7 @@ def ranks_of_command(cmd: list[str]) -> list[Rank]:
 
 def mpi_tools() -> tuple[str, str]:
     """(mpirun, mpicc); Unavailable (exit 4) with one line when either is missing."""
-    mpirun, mpicc = shutil.which("mpirun"), shutil.which("mpicc")
+    mpirun, mpicc = which("mpirun"), which("mpicc")
     if not mpirun or not mpicc:
         missing = " and ".join(n for n, p in (("mpirun", mpirun), ("mpicc", mpicc)) if not p)
         raise Unavailable(f"MPI is not installed: no {missing} on PATH (install Open MPI, "
@@ -332,11 +332,10 @@ def launch(cmd: list[str], timeout: float, what: str, env: dict[str, str] | None
     if proc.returncode != 0:
         rank = failed_rank(err + "\n" + out)
         who = f"rank {rank} failed" if rank is not None else "a rank failed"
-        last = next((ln.strip() for ln in err.splitlines()[::-1]
-                     if ln.strip() and not ln.startswith("---")), "")
+        said = launcher_message(err)
         code = proc.returncode
         raise MeasurementError(f"{what}: {who} (mpirun exit {code}"
-                               + (f": {last[:120]}" if last else "") + ")")
+                               + (f": {said}" if said else "") + ")")
     lines = []
     for x in _json_lines(out):
         try:
@@ -344,6 +343,19 @@ def launch(cmd: list[str], timeout: float, what: str, env: dict[str, str] | None
         except json.JSONDecodeError:
             raise MeasurementError(f"{what}: unreadable output line {x[:80]!r}") from None
     return Launched(cmd, lines, out, err, secs)
+
+
+def launcher_message(err: str, limit: int = 300) -> str:
+    """What mpirun said, in one line: the first of Open MPI's boxed messages (between
+    "-----" rules: the cause; the last line is only "mpirun will now abort"), else its
+    last line."""
+    lines = [ln.strip() for ln in err.splitlines()]
+    rules = [i for i, ln in enumerate(lines) if ln.startswith("-----")]
+    if len(rules) >= 2:
+        text = " ".join(ln for ln in lines[rules[0] + 1:rules[1]] if ln)
+    else:
+        text = next((ln for ln in lines[::-1] if ln), "")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _json_lines(text: str) -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.host import host
+from numascope.procs import which
 
 THRESHOLD = 16.0
 SHORT_N = 4000        # the default: a few seconds with an optimized BLAS, ~10 s without
@@ -154,7 +155,7 @@ def command(procs: int) -> list[str]:
         raise Unavailable("hpcc is not installed (Debian/Ubuntu: apt install hpcc)")
     if procs == 1:
         return [exe]
-    mpirun = shutil.which("mpirun")
+    mpirun = which("mpirun")
     if not mpirun:
         raise Unavailable("mpirun is not installed (needed for hpcc with more than 1 process)")
     cmd = [mpirun]
@@ -176,7 +177,7 @@ def layout_command(lay: Any, topo: Any = None) -> tuple[list[str], dict[str, str
     exe = shutil.which("hpcc")
     if not exe:
         raise Unavailable("hpcc is not installed (Debian/Ubuntu: apt install hpcc)")
-    mpirun = shutil.which("mpirun")
+    mpirun = which("mpirun")
     if not mpirun:
         raise Unavailable("mpirun is not installed (needed for hpcc with a rank layout)")
     argv, files = openmpi_argv(lay, [exe], mpirun=mpirun, topo=topo)
