@@ -4,6 +4,7 @@ on a replayed machine with NVMe drives on known nodes. Nothing here writes to a 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -83,6 +84,23 @@ def test_a_directory_is_checked(tmp_path):
         check_dir(str(tmp_path / "nope"))
     with pytest.raises(UserError, match="--dir is empty"):
         check_dir(" ")
+    assert list(tmp_path.iterdir()) == [f]          # the direct-I/O probe file is gone
+
+
+def test_a_file_system_without_direct_io_is_refused(tmp_path, monkeypatch):
+    """tmpfs before Linux 6.6 and 9p answer O_DIRECT with EINVAL: fio's direct jobs would
+    fail there (as they did in the 6.1 guests), so the directory is refused up front."""
+    real_open = io_targets.os.open
+
+    def no_direct(path, flags, *a):
+        if flags & io_targets.os.O_DIRECT:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real_open(path, flags, *a)
+
+    monkeypatch.setattr(io_targets.os, "open", no_direct)
+    with pytest.raises(UserError, match=r"--io-dir .*does not take direct I/O"):
+        check_dir(str(tmp_path), "--io-dir")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_not_enough_space_is_refused_before_anything_is_written(tmp_path, monkeypatch):

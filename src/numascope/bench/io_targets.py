@@ -13,6 +13,7 @@ device's slaves) → the PCI function above it in sysfs → the topology's devic
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -58,19 +59,39 @@ class Target:
 
 # -- directories --------------------------------------------------------------------------
 
-def check_dir(path: str) -> Path:
-    """A directory numascope may create a file in; UserError otherwise."""
+def check_dir(path: str, flag: str = "--dir") -> Path:
+    """A directory numascope may create a file in, on a file system that takes direct I/O;
+    UserError otherwise."""
     if not str(path).strip():
-        raise UserError("--dir is empty: give a directory on the drive to measure")
+        raise UserError(f"{flag} is empty: give a directory on the drive to measure")
     p = Path(path)
     if not p.exists():
-        raise UserError(f"--dir {path}: no such directory")
+        raise UserError(f"{flag} {path}: no such directory")
     if not p.is_dir():
-        raise UserError(f"--dir {path} is not a directory (numascope creates its own file "
+        raise UserError(f"{flag} {path} is not a directory (numascope creates its own file "
                         "in it; a block device goes with --device)")
     if not os.access(p, os.W_OK | os.X_OK):
-        raise UserError(f"--dir {path}: cannot create a file there (permission denied)")
+        raise UserError(f"{flag} {path}: cannot create a file there (permission denied)")
+    if not takes_direct_io(p):
+        raise UserError(f"{flag} {path}: its file system does not take direct I/O (O_DIRECT; "
+                        "e.g. tmpfs before Linux 6.6, 9p), which fio's jobs use so that the "
+                        "drive, not the page cache, is measured: give a directory on the drive")
     return p
+
+
+def takes_direct_io(directory: Path) -> bool:
+    """Can a file in `directory` be opened with O_DIRECT? (an empty probe file, removed)"""
+    name = make_file(str(directory))
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_DIRECT", 0))
+    except OSError as e:
+        if e.errno == errno.EINVAL:
+            return False
+        raise UserError(f"cannot open a file in {directory}: {e.strerror}") from None
+    finally:
+        os.unlink(name)
+    os.close(fd)
+    return True
 
 
 def free_bytes(path: str | Path) -> int:
