@@ -57,14 +57,17 @@ def warn_notes(results: list[BenchResult], skip: Callable[[str], bool] = lambda 
             warn(note)
 
 
-def save_plot(path: Any, figures: Callable[[list[BenchResult]], list],
-              results: list[BenchResult]) -> None:
-    """Draw and save the figures of `results` to `path` (checked before measuring)."""
+def save_plot(path: Any, family: str, results: list[BenchResult]) -> None:
+    """Draw and save the figures of `results` (numascope.report.figures.<family>) to `path`
+    (checked before measuring). Matplotlib is imported only here: a second on a fast
+    machine, and a command without --plot does not pay it."""
     from numascope.console import err
     if path is None or not results:
         return
+    import importlib
+
     from numascope.report.figures import save_figures
-    figs = figures(results)
+    figs = importlib.import_module(f"numascope.report.figures.{family}").figures(results)
     if not figs:
         err.print("nothing to plot for these results", markup=False)
         return

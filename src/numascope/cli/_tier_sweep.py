@@ -10,11 +10,6 @@ from numascope.memspec import MemorySpec
 from numascope.topology.model import Topology
 
 
-def _figures(results):
-    from numascope.report.figures.tiers import figures
-    return figures(results)
-
-
 def run_sweep(args: argparse.Namespace, topo: Topology, kernels: list[str], where: str | None,
               threads: int | None, memory: MemorySpec, size: int | None,
               plot: Path | None) -> int:
@@ -45,7 +40,7 @@ def run_sweep(args: argparse.Namespace, topo: Topology, kernels: list[str], wher
     outcome = measure(bw_tiers.TierSweep(), topo, cases, label="tier sweep", quiet=args.json)
     rows = bw_tiers.summary(outcome.results)
     warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
-    save_plot(plot, _figures, outcome.results)
+    save_plot(plot, "tiers", outcome.results)
     extra: dict[str, Any] = {"tier_sweep": rows,
                              "nodes": {"dram": dram, "tier": tier, "chosen": how},
                              "kernel_weighted_interleave": line, "units": UNITS_NOTE}

@@ -67,11 +67,6 @@ def _kernels(text: str) -> list[str]:
     return names
 
 
-def _figures(results):
-    from numascope.report.figures.bandwidth import figures
-    return figures(results)
-
-
 def main(args: argparse.Namespace) -> int:
     from numascope.bench.bandwidth import UNITS_NOTE, Bandwidth
     from numascope.cli._common import check_output, cpus_arg, memory_arg, threads_arg
@@ -105,7 +100,7 @@ def main(args: argparse.Namespace) -> int:
                         size_bytes=size, reps=args.reps, isa=args.isa, nt=args.nt)
     outcome = measure(bench, topo, cases, label="bw", quiet=args.json)
     warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
-    save_plot(plot, _figures, outcome.results)
+    save_plot(plot, "bandwidth", outcome.results)
     return finish(args, NAME, outcome, render=_print, extra={"units": UNITS_NOTE})
 
 

@@ -55,7 +55,6 @@ def main(args: argparse.Namespace) -> int:
     from numascope.bench.c2c_clusters import analyse
     from numascope.cli._common import check_output
     from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot
-    from numascope.report.figures.c2c import figures
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)   # before measuring
@@ -67,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     cases = bench.cases(topo, params)
     outcome = measure(bench, topo, cases, label="c2c", quiet=args.json)
     results = outcome.results
-    save_plot(plot, figures, results)
+    save_plot(plot, "c2c", results)
     seen = c2c.homes(results)
     ids, m = c2c.matrix(results)
     clusters = analyse(topo, ids, m) if len(ids) >= 2 else None

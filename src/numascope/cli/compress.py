@@ -90,7 +90,6 @@ def main(args: argparse.Namespace) -> int:
     from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot
     from numascope.errors import UserError
     from numascope.profile import profile
-    from numascope.report.figures.compress import figures
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
@@ -135,7 +134,7 @@ def main(args: argparse.Namespace) -> int:
                             _list(args.clevels, "clevel", int) or cz.CLEVELS,
                             _list(args.filters, "filter") or cz.FILTERS, **common)
     outcome = measure(bench, topo, cases, label=NAME, quiet=args.json)
-    save_plot(plot, figures, outcome.results)
+    save_plot(plot, "compress", outcome.results)
     summaries = cz.summarize(outcome.results)
     return finish(args, NAME, outcome, render=_render, extra={
         "summary": [s.to_dict() for s in summaries], "units": UNITS_NOTE})

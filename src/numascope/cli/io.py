@@ -120,8 +120,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.json:
         warn_notes(outcome.results, skip=lambda n: n.endswith(UNKNOWN))
     if plot is not None:
-        from numascope.report.figures.storage import figures
-        save_plot(plot, figures, outcome.results)
+        save_plot(plot, "storage", outcome.results)
     from numascope.bench import io
     extra = {"fio_version": version, "engine": engine, "fio_numa": numa,
              "placement_rows": io.placement_rows(outcome.results),

@@ -156,7 +156,6 @@ def main(args: argparse.Namespace) -> int:
     from numascope.bench import latency as lat
     from numascope.cli._common import check_output
     from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot
-    from numascope.report.figures.latency import figures
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)        # before measuring
@@ -165,7 +164,7 @@ def main(args: argparse.Namespace) -> int:
     cases = build_cases(args, topo, bench)
     outcome = measure(bench, topo, cases, label="lat", quiet=args.json)
     lv = levels(outcome.results, topo) if args.sweep and not outcome.stopped else {}
-    save_plot(plot, figures, outcome.results)
+    save_plot(plot, "latency", outcome.results)
     return finish(args, "lat", outcome, lambda rs, console: _print(rs, lv, console),
                   extra={"levels": lv})
 

@@ -83,7 +83,6 @@ def main(args: argparse.Namespace) -> int:
     from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot
     from numascope.console import out
     from numascope.errors import UserError
-    from numascope.report.figures.matrix import figures
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)        # before measuring
@@ -105,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
     results = outcome.results
     ratios = {m: mx.ratios_by_distance(results, m) for m in checked.what}
     tiers = mx.tier_summary(results)
-    save_plot(plot, figures, results)
+    save_plot(plot, "matrix", results)
 
     def render(results, console) -> None:
         if not results:

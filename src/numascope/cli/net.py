@@ -153,8 +153,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.json:
         warn_notes(outcome.results)
     if plot is not None:
-        from numascope.report.figures.net import figures
-        save_plot(plot, figures, outcome.results)
+        save_plot(plot, "net", outcome.results)
     extra = {"mpi": version, "absent": bench.absent if not hosts else [],
              "paths": net.path_rows(outcome.results) if not hosts else [],
              "peer": net.peer_table(outcome.results) if hosts else None,
@@ -180,8 +179,7 @@ def _under_launcher(args: argparse.Namespace, p, world: tuple[int, int], plot) -
     if not args.json:
         warn_notes(results)
     if plot is not None:
-        from numascope.report.figures.net import figures
-        save_plot(plot, figures, results)
+        save_plot(plot, "net", results)
     hosts = tuple(results[0].params["hosts"]) if results else ("A", "B")
     extra = {"mpi": "the user's launcher", "absent": [], "paths": [],
              "peer": net.peer_table(results), "hca": net.hca_table(topo),
