@@ -103,6 +103,19 @@ def test_readiness_of_an_older_record_from_its_host_facts(real):
     assert advise([rec_of(real, readiness=ok, governor="ondemand")], ["readiness"]) == []
 
 
+# -- smoke runs ---------------------------------------------------------------------------
+
+def test_a_smoke_run_gives_no_advice_from_its_numbers(real):
+    """The same planted effect that advises below, in a smoke run (numbers that measure
+    caches): no measurement rule reads it; readiness still speaks."""
+    rec = plant_l3(real, vals(9.0), vals(10.0, seed=2))
+    assert advise([rec], ["l3_saturation"])
+    rec.profile = "smoke"
+    assert advise([rec], [r for r in RULES if r != "readiness"]) == []
+    rec.host["governor"] = "powersave"
+    assert rules(advise([rec])) == ["readiness"]
+
+
 # -- one thread per L3 --------------------------------------------------------------------
 
 def plant_l3(real: dict, per_l3: list[float], all_core: list[float]) -> RunRecord:

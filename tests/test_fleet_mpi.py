@@ -1,5 +1,5 @@
 """`numascope fleet run` under a real `mpirun -np 3` on this host: each rank plays one node
-(NUMASCOPE_HOSTNAME=node{rank}), runs the tiny suite (topology + latency) and rank 0 stores
+(NUMASCOPE_HOSTNAME=node{rank}), runs the smoke suite (topology + latency) and rank 0 stores
 the three records — one complete, one whose rank raised an error, one whose rank hung past
 --node-timeout (deaf to stop signals), each failure recorded with its reason."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from numascope.results.store import Store
 
-TIMEOUT_S = 10    # the hung ranks cost it; a normal tiny node needs 2-4 s (more under load)
+TIMEOUT_S = 10    # the hung ranks cost it; a normal smoke node needs 2-4 s (more under load)
 
 
 def _mpirun() -> str:
@@ -32,15 +32,14 @@ def _mpirun() -> str:
 def _fleet(tmp, ranks: int, hooks: dict[str, str], *extra: str, recovery: bool = False):
     mpirun = _mpirun()
     db = tmp / "fleet.db"
-    env = dict(os.environ, NUMASCOPE_FLEET_TEST_TINY="1", NUMASCOPE_HOSTNAME="node{rank}",
-               **hooks)
+    env = dict(os.environ, NUMASCOPE_HOSTNAME="node{rank}", **hooks)
     argv = [mpirun, "-np", str(ranks), "--oversubscribe"] + \
         (["--enable-recovery"] if recovery else [])
     if os.geteuid() == 0:
         argv.append("--allow-run-as-root")
-    for k in ("NUMASCOPE_FLEET_TEST_TINY", "NUMASCOPE_HOSTNAME", *hooks):
+    for k in ("NUMASCOPE_HOSTNAME", *hooks):
         argv += ["-x", k]
-    argv += [sys.executable, "-m", "numascope", "fleet", "run", "--stage", "latency",
+    argv += [sys.executable, "-m", "numascope", "fleet", "run", "--smoke", "--stage", "latency",
              "--node-timeout", str(TIMEOUT_S), "--store", str(db), *extra]
     # far above the node timeout: rank 0 must end the job itself, not this limit
     p = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=240)

@@ -14,7 +14,6 @@ from slurm.harness import MiniSlurm, SlurmUnavailable
 from numascope.results.store import Store
 
 NUMASCOPE = [sys.executable, "-m", "numascope"]
-TINY = {"NUMASCOPE_FLEET_TEST_TINY": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +31,7 @@ def slurm(tmp_path_factory):
 def test_srun_fleet_run_stores_a_record_with_the_slurm_ids(slurm, tmp_path):
     db = tmp_path / "fleet.db"
     p = slurm.run(["srun", "-N1", "-n1", "-J", "numascope-fleet", *NUMASCOPE, "fleet", "run",
-                   "--stage", "latency", "--store", str(db), "--json"], env=TINY)
+                   "--smoke", "--stage", "latency", "--store", str(db), "--json"])
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     job = doc["results"][0]["slurm"]["SLURM_JOB_ID"]
@@ -58,8 +57,8 @@ def test_srun_with_the_whole_node_measures_every_cpu(slurm, tmp_path):
     db = tmp_path / "fleet.db"
     n = slurm.cpus
     p = slurm.run(["srun", "-N1", "-n1", "--exclusive", "-c", str(n), "--cpu-bind=none",
-                   *NUMASCOPE, "fleet", "run", "--stage", "latency", "--store", str(db)],
-                  env=TINY)
+                   *NUMASCOPE, "fleet", "run", "--smoke", "--stage", "latency", "--store",
+                   str(db)])
     assert p.returncode == 0, p.stderr
     assert "this task may use" not in p.stderr
     with Store.open(db) as st:
@@ -98,9 +97,9 @@ def test_srun_two_tasks_without_mpi_write_files_and_gather_merges_them_once(slur
     shared = tmp_path / "shared"
     shared.mkdir()
     db = tmp_path / "fleet.db"
-    p = slurm.run(["srun", "-N1", "-n2", *NUMASCOPE, "fleet", "run", "--stage", "latency",
-                   "--shared-dir", str(shared)],
-                  env={**TINY, "NUMASCOPE_HOSTNAME": "node{rank}"})
+    p = slurm.run(["srun", "-N1", "-n2", *NUMASCOPE, "fleet", "run", "--smoke", "--stage",
+                   "latency", "--shared-dir", str(shared)],
+                  env={"NUMASCOPE_HOSTNAME": "node{rank}"})
     assert p.returncode == 0, p.stderr
     names = sorted(f.name.split(".")[0] for f in shared.iterdir())
     assert names == ["node0", "node1"]         # no temporary file left behind
@@ -117,8 +116,8 @@ def test_srun_two_tasks_without_mpi_write_files_and_gather_merges_them_once(slur
 
 
 def test_srun_several_tasks_without_mpi_or_shared_dir_is_refused(slurm, tmp_path):
-    p = slurm.run(["srun", "-N1", "-n2", *NUMASCOPE, "fleet", "run", "--stage", "latency",
-                   "--store", str(tmp_path / "x.db")])
+    p = slurm.run(["srun", "-N1", "-n2", *NUMASCOPE, "fleet", "run", "--smoke", "--stage",
+                   "latency", "--store", str(tmp_path / "x.db")])
     assert p.returncode == 2
     assert "2 tasks without MPI: give --shared-dir" in p.stderr
     assert not (tmp_path / "x.db").exists()
@@ -134,9 +133,9 @@ def test_srun_with_pmix_runs_the_mpi_path_rank_0_stores_both_nodes(slurm, tmp_pa
     except ImportError:
         pytest.skip("mpi4py not installed (the test extra)")
     db = tmp_path / "fleet.db"
-    p = slurm.run(["srun", "-N1", "-n2", "--mpi=pmix", *NUMASCOPE, "fleet", "run", "--stage",
-                   "latency", "--store", str(db), "--json"],
-                  env={**TINY, "NUMASCOPE_HOSTNAME": "node{rank}"})
+    p = slurm.run(["srun", "-N1", "-n2", "--mpi=pmix", *NUMASCOPE, "fleet", "run", "--smoke",
+                   "--stage", "latency", "--store", str(db), "--json"],
+                  env={"NUMASCOPE_HOSTNAME": "node{rank}"})
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)         # rank 0 alone prints
     assert doc["mode"] == "mpi" and [r["host"] for r in doc["results"]] == ["node0", "node1"]

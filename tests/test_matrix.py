@@ -7,7 +7,7 @@ from conftest import hwloc_fixture
 
 from numascope.bench import matrix as mx
 from numascope.errors import UserError
-from numascope.profile import FULL, QUICK
+from numascope.profile import FULL, QUICK, SMOKE
 from numascope.results.record import Metric
 from numascope.topology import read_topology
 
@@ -76,13 +76,35 @@ def test_unknown_node_is_user_error(eight):
         mx.pairs(eight, src=[9])
 
 
-def test_this_machine_suite_quick_is_one_pair():
+def test_this_machine_suite_quick_is_node_0s_row():
     topo = read_topology("/")
     cases = mx.suite_cases(topo, QUICK)
-    assert len(cases) == 1
+    assert [c.label for c in cases] == [f"N{mx.sources(topo)[0]}->N{j}"
+                                        for j in mx.targets(topo)]
     assert cases[0].params.params.bytes == mx.lat.quick_dram_size(topo, topo.usable_cpus()[0])
     full = mx.suite_cases(topo, FULL)
     assert len(full) == len(mx.sources(topo)) * len(mx.targets(topo))
+
+
+def test_quick_and_smoke_measure_the_first_row_to_every_node(eight):
+    """The local/remote gap in a quick run: node 0 to each of the 8 nodes (full: 64 pairs);
+    smoke: the same row on its fixed working set, for latency and bandwidth alike."""
+    quick = mx.suite_cases(eight, QUICK)
+    assert [c.label for c in quick] == [f"N0->N{j}" for j in range(8)]
+    smoke = mx.suite_cases(eight, SMOKE)
+    assert [c.label for c in smoke] == [c.label for c in quick]
+    p = smoke[0].params.params
+    assert (p.bytes, p.bw_bytes, p.samples) == (SMOKE.working_set, SMOKE.working_set,
+                                                SMOKE.samples)
+    assert len(mx.suite_cases(eight, FULL)) == 64
+
+
+def test_quick_row_reaches_cpuless_memory(tmp_path):
+    """Two sockets with a CXL expander each: node 0's row runs to both CPU-less nodes."""
+    from tiers_sysfs import tiered
+    topo = read_topology(tiered(tmp_path))
+    assert [c.label for c in mx.suite_cases(topo, QUICK)] == ["N0->N0", "N0->N1", "N0->N2",
+                                                              "N0->N3"]
 
 
 def test_real_latency_executor_on_this_machine():

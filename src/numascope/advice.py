@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from numascope.analysis.stats import holm, t_two_sided_p, variance, welch
+from numascope.profile import readable
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
 
@@ -93,6 +94,10 @@ def paired_log_test(ratios: list[float]) -> tuple[float, float] | None:
 
 
 def _valid(rec: RunRecord, family: str) -> list[BenchResult]:
+    """The run's validated results of `family`; none from a smoke run (its numbers measure
+    caches: no rule may read an effect into them)."""
+    if not readable(rec.profile):
+        return []
     return [r for r in rec.results if r.family == family and r.validated]
 
 

@@ -19,6 +19,12 @@ class Profile:
     dense: bool               # sweep every policy / count / kernel, not a thinned subset
     min_bytes: int            # working-set floor for "bigger than the caches" sizes
     max_bytes: int            # ceiling, so a profile stays within its time budget
+    dgemm: int = 2048         # compute: DGEMM order
+    lu: int = 4096            # compute: LU order
+    # every memory working set this size, whatever the caches (smoke); None: each family's
+    # own rule for a working set that lives in DRAM
+    working_set: int | None = None
+    readable: bool = True     # False: the numbers check that stages run, not how fast
 
     @property
     def quick(self) -> bool:
@@ -31,8 +37,15 @@ class Profile:
 QUICK = Profile("quick", reps=3, samples=9, dense=False, min_bytes=64 * MIB,
                 max_bytes=256 * MIB)
 FULL = Profile("full", reps=10, samples=15, dense=True, min_bytes=256 * MIB,
-               max_bytes=4096 * MIB)
-PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, FULL)}
+               max_bytes=4096 * MIB, dgemm=4096, lu=8192)
+# SPEC's "test" size: every stage on working sets that fit the caches of most servers, in
+# seconds, to check that a machine, a batch job or a guest runs numascope end to end
+# (permissions, placement, fio, MPI, store, report) before an hour of --full
+SMOKE = Profile("smoke", reps=2, samples=3, dense=False, min_bytes=4 * MIB, max_bytes=16 * MIB,
+                dgemm=128, lu=128, working_set=8 * MIB, readable=False)
+PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, FULL, SMOKE)}
+SMOKE_NOTE = ("smoke profile: every stage on small working sets, to check that the machine "
+              "runs them; the numbers measure caches, not memory, and are not for reading")
 DEFAULT = QUICK
 
 
@@ -45,3 +58,10 @@ def profile(name: str | Profile) -> Profile:
     except KeyError:
         raise UserError(f"unknown profile {name!r}; choose one of "
                         f"{', '.join(PROFILES)}") from None
+
+
+def readable(name: str) -> bool:
+    """Whether a run of the profile called `name` measured the machine (False: smoke). A
+    name this version does not know (an older record's) counts as readable."""
+    known = PROFILES.get(name)
+    return known is None or known.readable

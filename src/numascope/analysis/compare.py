@@ -209,6 +209,9 @@ def config_differences(a: list[RunRecord], b: list[RunRecord]) -> dict[str, tupl
         va, vb = values(a, lambda r, k=k: r.tags.get(k)), values(b, lambda r, k=k: r.tags.get(k))
         if va != vb:
             diffs[f"tag:{k}"] = (va, vb)
+    va, vb = values(a, lambda r: r.profile), values(b, lambda r: r.profile)
+    if va != vb:        # quick and full measure some cases on other sizes
+        diffs["profile"] = (va, vb)
     for k in CONFIG_KEYS:
         va, vb = values(a, lambda r, k=k: r.host.get(k)), values(b, lambda r, k=k: r.host.get(k))
         if va != vb:

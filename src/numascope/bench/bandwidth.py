@@ -523,9 +523,10 @@ def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
     """Cases for `numascope run`. A thin profile: triad scaling (compact and one-per-L3,
     thinned on big machines) + triad per domain; a dense one: every kernel scaling under
     every policy + every kernel per domain. Repetitions: the profile's, at least the
-    MIN_REPS the outlier screen needs (quick 5, full 10)."""
+    MIN_REPS the outlier screen needs (quick 5, full 10). Arrays: 4 x the LLC, or the
+    profile's fixed working set (smoke)."""
     prof = _profile(profile)
-    base = BandwidthParams(reps=max(prof.reps, QUICK_REPS))
+    base = BandwidthParams(reps=max(prof.reps, QUICK_REPS), size_bytes=prof.working_set)
     if not prof.dense:
         return scaling_cases(topo, ["triad"], base, policies=("compact", "per-l3"),
                              counts="thin") + domain_cases(topo, ["triad"], base)

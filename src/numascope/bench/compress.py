@@ -85,8 +85,10 @@ def block_for(chunk: int, item: int = 1) -> int:
 
 def default_size(topo: Topology, profile: Profile | str = "full") -> int:
     """4x the last-level cache (so the plain sum meets the memory wall), within the
-    profile's working-set bounds."""
+    profile's working-set bounds (smoke: its fixed working set)."""
     prof = _profile(profile)
+    if prof.working_set:
+        return prof.working_set
     llc = topo.llc_bytes() or 32 * MIB
     return int(min(prof.max_bytes, max(prof.min_bytes, 4 * llc)))
 

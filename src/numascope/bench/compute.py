@@ -329,13 +329,14 @@ def _physical_cores(topo: Topology) -> int:
 
 
 def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
-    """quick: clock + DGEMM 2048 + LU 4096 (seconds with an optimized BLAS);
-    full (dense): larger matrices + HPL through hpcc (N=10000 or what fits) when installed.
-    Five repetitions either way: enough for compare."""
+    """quick: clock + DGEMM 2048 + LU 4096 (seconds with an optimized BLAS); smoke: 128 and
+    128; full (dense): larger matrices + HPL through hpcc (N=10000 or what fits) when
+    installed. Five repetitions either way: enough for compare."""
     if not profile.dense:
-        return Compute().cases(topo, ComputeParams(dgemm=(2048,), lu=(4096,), reps=5))
+        return Compute().cases(topo, ComputeParams(dgemm=(profile.dgemm,), lu=(profile.lu,),
+                                                   reps=5))
     avail = host().mem_available() or 0
     n = min(10000, hpcc.size_n(avail, 0.5)) if avail else hpcc.SHORT_N
     # HPL only when hpcc is there: a missing tool is not a failed stage
-    return Compute().cases(topo, ComputeParams(dgemm=(4096,), lu=(8192,), reps=5,
+    return Compute().cases(topo, ComputeParams(dgemm=(profile.dgemm,), lu=(profile.lu,), reps=5,
                                                hpl=shutil.which("hpcc") is not None, hpl_n=n))

@@ -114,7 +114,8 @@ class Storage:
 
     # -- cases ------------------------------------------------------------------------------
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
-        """quick: the default job local to the drive, short; full: the placement study."""
+        """quick: the default job local to the drive, short (smoke: shorter); full: the
+        placement study."""
         if self.io_dir is None:
             raise Unavailable("no --io-dir given: the storage stage needs a directory on the "
                               "drive to measure (numascope io --dir DIR measures one directly)")
@@ -123,7 +124,8 @@ class Storage:
             p = IoParams(runtime=5.0, ramp=1.0, size=size)
             return self.cases(topo, params=p, dirs=[self.io_dir], mode="placement",
                               reps=min(profile.reps, 5))
-        p = IoParams(runtime=2.0, ramp=1.0, size=size)
+        p = IoParams(runtime=2.0, ramp=1.0, size=size) if profile.readable else \
+            IoParams(runtime=1.0, ramp=0.0, size=size)       # smoke: fio runs, placed
         return self.cases(topo, params=p, dirs=[self.io_dir], mode="run",
                           reps=min(profile.reps, 3))
 

@@ -591,8 +591,8 @@ def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
     b = Latency()
     cpu = topo.usable_cpus()[0]
     if not profile.dense:
-        return b.cases(topo, LatencyParams(bytes=quick_dram_size(topo, cpu),
-                                           samples=profile.samples, loads=1 << 17))
+        size = profile.working_set or quick_dram_size(topo, cpu)
+        return b.cases(topo, LatencyParams(bytes=size, samples=profile.samples, loads=1 << 17))
     cases = b.cases(topo, modes=list(MODES))
     cases += [Case(f"sweep {c.label}", c.params) for c in b.cases(topo, sweep=True)]
     if len(topo.usable_cpus()) > 1:

@@ -333,12 +333,13 @@ class Matrix:
 
 
 def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
-    """Thinned (quick): the local pair of the first source node only, on a cheaper DRAM
-    working set; dense (full): every pair."""
+    """Thinned (quick, smoke): the first CPU node's row — its own memory and every other
+    node's, CPU-less memory included: the local/remote gap in a few pairs — on a cheaper
+    DRAM working set (smoke: its fixed one); dense (full): every pair."""
     if profile.dense:
         return Matrix().cases(topo)
     s = sources(topo)[:1]
-    d = [n for n in s if n in targets(topo)] or targets(topo)[:1]
     cpu = node_cpus(topo, s[0])[0] if s else 0
-    return Matrix().cases(topo, MatrixParams(rows=tuple(s), cols=tuple(d),
-                                             bytes=lat.quick_dram_size(topo, cpu)))
+    return Matrix().cases(topo, MatrixParams(
+        rows=tuple(s), bytes=profile.working_set or lat.quick_dram_size(topo, cpu),
+        bw_bytes=profile.working_set, samples=profile.samples))

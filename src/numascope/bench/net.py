@@ -29,6 +29,7 @@ FAMILY = "interconnect"
 KIB, MIB = 1 << 10, 1 << 20
 FULL_SIZES = tuple(1 << i for i in range(23))                       # 1 B … 4 MiB
 QUICK_SIZES = (1, 8, 64, 512, 4 * KIB, 32 * KIB, 256 * KIB, 1 * MIB)
+SMOKE_SIZES = (1, 64, 4096, 65536)   # smoke: the launch and the placement, to 64 KiB
 MAX_SIZE = 64 * MIB
 PATHS = ("same L3", "same node", "other node", "other socket")
 UNIT = {"lat": "us", "bw": "MB/s", "bibw": "MB/s", "mbw": "MB/s"}
@@ -108,12 +109,15 @@ class NetParams:
 
 
 def profile_params(profile: Profile, ncpus: int = 2) -> NetParams:
-    """quick: 8 sizes to 1 MiB, 1000/20 iterations; full: 1 B … 4 MiB, OSU's 10000/100, and
-    the multi-pair test with up to 4 pairs when there are CPUs for them."""
+    """quick: 8 sizes to 1 MiB, 1000/20 iterations (smoke: 4 sizes to 64 KiB, 100/4);
+    full: 1 B … 4 MiB, OSU's 10000/100, and the multi-pair test with up to 4 pairs when
+    there are CPUs for them."""
     if profile.dense:
         pairs = min(4, ncpus // 2) if ncpus >= 4 else 0
         return NetParams(sizes=FULL_SIZES, lat_iters=10000, bw_iters=100,
                          reps=min(profile.reps, 3), pairs=pairs)
+    if not profile.readable:        # smoke: the launch and placement, not the figures
+        return NetParams(sizes=SMOKE_SIZES, lat_iters=100, bw_iters=4, reps=1)
     return NetParams(sizes=QUICK_SIZES, lat_iters=1000, bw_iters=20, reps=1)
 
 

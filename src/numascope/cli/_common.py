@@ -18,12 +18,18 @@ def add_sysfs_root(p: argparse.ArgumentParser) -> None:
                         "default: this machine")
 
 
+SMOKE_HELP = ("every stage on small working sets, in seconds: checks that this machine "
+              "(or job, or guest) runs them all; its numbers measure caches, not memory")
+
+
 def add_profile(p: argparse.ArgumentParser, quick: str, full: str) -> None:
-    """--quick / --full (dest "profile"; neither given: None, the quick profile)."""
+    """--quick / --full / --smoke (dest "profile"; none given: None, the quick profile)."""
     prof = p.add_mutually_exclusive_group()
     prof.add_argument("--quick", dest="profile", action="store_const", const="quick",
                       help=quick)
     prof.add_argument("--full", dest="profile", action="store_const", const="full", help=full)
+    prof.add_argument("--smoke", dest="profile", action="store_const", const="smoke",
+                      help=SMOKE_HELP)
 
 
 def add_json(p: argparse.ArgumentParser) -> None:

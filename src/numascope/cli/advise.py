@@ -125,7 +125,12 @@ def _advice(args: argparse.Namespace) -> dict[str, Any]:
     sec["runs"] = [r.run_id for r in runs]
     items = advise(runs, args.rule)
     sec["items"] = [a.to_dict() for a in items]
-    if not items:
+    from numascope.profile import readable
+    smoke = [r.run_id for r in runs if not readable(r.profile)]
+    if smoke:
+        sec["note"] = (f"{', '.join(smoke)}: smoke run{'s' if len(smoke) > 1 else ''} "
+                       "(numbers measure caches): advice from readiness checks only")
+    elif not items:
         sec["note"] = ("no advice: no rule found an effect in these runs (every rule "
                        "needs a measurement that shows one)")
     return sec

@@ -175,7 +175,6 @@ def _fmt(x: Any) -> str:
 # -- run -----------------------------------------------------------------------------------
 
 def _run(args: argparse.Namespace) -> int:
-    import os
 
     from numascope import suite
     from numascope.cli.run import _stages
@@ -194,8 +193,7 @@ def _run(args: argparse.Namespace) -> int:
     prom_dir = files.check_dir(args.prom_dir, "--prom-dir") if args.prom_dir else None
     if args.fleet_id is not None:
         node.check_fleet_id(args.fleet_id)
-    profile = node.TINY if os.environ.get("NUMASCOPE_FLEET_TEST_TINY") == "1" else \
-        get_profile(args.profile or suite.DEFAULT_PROFILE)
+    profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     slurm = node.slurm_env()
 
     def measure(ident: dict[str, Any]):

@@ -86,11 +86,9 @@ def _with_io_dir(stages: list, io_dir: str | None) -> list:
     if io_dir is None:
         return stages
     from dataclasses import replace
-    from pathlib import Path
 
-    from numascope.errors import UserError
-    if not Path(io_dir).is_dir():
-        raise UserError(f"--io-dir {io_dir}: not a directory")
+    from numascope.bench.io_targets import check_dir
+    check_dir(io_dir, "--io-dir")
     return [replace(s, options=(("io_dir", io_dir),)) if s.name == "storage" else s
             for s in stages]
 
@@ -102,6 +100,9 @@ def _measure(suite, store, stages: list, profile, tags: dict[str, str]):
     topo = suite.load_topology()
     rec, mon = suite.prepare(topo, profile, tags)
     err.print(f"run {rec.run_id} ({profile.name}) → store {store.path}", markup=False)
+    if not profile.readable:
+        from numascope.profile import SMOKE_NOTE
+        err.print(f"  {SMOKE_NOTE}", markup=False)
 
     def on_stage(name: str, status: str) -> None:
         info = rec.stage(name)

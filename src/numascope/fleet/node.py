@@ -13,8 +13,6 @@ Environment (documented in docs/fleet.md):
 - NUMASCOPE_FLEET_TEST_FAIL / _HANG / _DIE: comma-separated host names (after the override)
   or rank numbers that raise an error / hang (ignoring stop signals) / exit at once (a lost
   rank) instead of measuring. Test hooks only.
-- NUMASCOPE_FLEET_TEST_TINY=1: a tiny profile (2 repetitions, 4-8 MiB working sets) so that
-  tests run the real suite in seconds. Test hook only.
 """
 
 from __future__ import annotations
@@ -26,14 +24,13 @@ import sys
 import time
 from typing import Any
 
-from numascope.profile import MIB, Profile
+from numascope.profile import Profile
 from numascope.results.run import RunRecord, StageInfo, new_run_id, utc_now
 from numascope.results.store import Store
 
 SLURM_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_NODEID", "SLURM_PROCID",
               "SLURM_LOCALID", "SLURM_JOB_NAME", "SLURM_CLUSTER_NAME", "SLURM_JOB_NODELIST",
               "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS", "SLURMD_NODENAME")
-TINY = Profile("tiny", reps=2, samples=3, dense=False, min_bytes=4 * MIB, max_bytes=8 * MIB)
 FLEET_TAG = "fleet"
 
 

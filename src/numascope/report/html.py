@@ -163,7 +163,7 @@ def figure_modules() -> list[Any]:
 
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=90)   # each figure lays itself out (tight or constrained)
     return base64.b64encode(buf.getvalue()).decode()
 
 
@@ -352,6 +352,11 @@ def render(runs: list[RunRecord]) -> str:
         sections.insert(-1, ("fleet", "Fleet", fleet))
     if len(runs) > 1:
         sections.append(("comparison", "Comparison", _comparison_section(runs)))
+    from numascope.profile import SMOKE_NOTE, readable
+    smoke = [r.run_id for r in runs if not readable(r.profile)]
+    if smoke:
+        sections[0] = ("runs", "Runs", f'<p class="warn">{_e(", ".join(smoke))}: '
+                       f"{_e(SMOKE_NOTE)}</p>" + sections[0][2])
     nav = " · ".join(f'<a href="#{sid}">{_e(title)}</a>' for sid, title, _ in sections)
     body = "".join(f'<section id="{sid}"><h2>{_e(title)}</h2>{html}</section>'
                    for sid, title, html in sections)

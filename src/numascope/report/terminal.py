@@ -19,6 +19,7 @@ from rich.table import Table
 from numascope.analysis.compare import Comparison
 from numascope.analysis.primary import primary_metrics
 from numascope.console import UNKNOWN, plural, show
+from numascope.profile import SMOKE_NOTE, readable
 from numascope.results.run import RunRecord
 from numascope.results.store import RunSummary
 
@@ -99,6 +100,8 @@ def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> No
     for k, v in rows:
         head.add_row(k, escape(fmt(v)))
     console.print(head)
+    if not readable(rec.profile):
+        console.print(f"[yellow]{escape(SMOKE_NOTE)}[/yellow]")
     console.print(stages_table(rec))
     for w in rec.noise.get("warnings", []):
         console.print(f"[yellow]noise:[/yellow] {escape(w)}")
