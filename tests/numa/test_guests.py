@@ -37,11 +37,13 @@ from shapes import (
     MATRIX_BW_BYTES,
     ROUND_ROBIN,
     RUN_FILES,
+    SMOKE_STORE,
     SYS_RATIOS,
     SYSTEM_WEIGHTS,
     TIER_RATIOS,
     TWO_SOCKETS,
     WEIGHTED_BYTES,
+    io_setup,
     steps_cpuless,
     steps_cpuless_weighted,
     steps_round_robin,
@@ -73,7 +75,8 @@ def two_sockets(tmp_path_factory) -> GuestRun:
 
 @pytest.fixture(scope="module")
 def cpuless(tmp_path_factory) -> GuestRun:
-    return _boot(tmp_path_factory, CPULESS, steps_cpuless())
+    return _boot(tmp_path_factory, CPULESS, steps_cpuless(), (SMOKE_STORE,),
+                 setup=io_setup())
 
 
 @pytest.fixture(scope="module")
@@ -452,6 +455,34 @@ def test_compress_where_node(two_sockets):
 
 # -- the whole suite ------------------------------------------------------------------------------
 
+def row(shape: Shape) -> list[str]:
+    """The quick and smoke profiles' matrix: node 0's row, to every node."""
+    return [f"N0->N{j}" for j in range(len(shape.node_mib))]
+
+
+def stored(workdir: Path, run_id: str, family: str) -> tuple[str, str, list]:
+    """(run status, profile, [(case, result JSON)] of `family`) from the guest's store."""
+    db = workdir / "runs.db"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        [(status, profile)] = con.execute("select status, profile from runs where run_id = ?",
+                                          (run_id,))
+        rows = con.execute("select \"case\", result from results where run_id = ? and "
+                           "family = ?", (run_id, family)).fetchall()
+    return status, profile, [(c, json.loads(r)) for c, r in rows]
+
+
+def assert_matrix_row(shape: Shape, bound: list[dict]) -> None:
+    """Node 0's row: each node's memory bound, every page on it, node 0's CPUs running."""
+    assert bound, "the matrix stage bound no memory"
+    for b in bound:
+        assert len(b["policy_nodes"]) == 1, b
+        assert set(placed(b)) == set(b["policy_nodes"]) and b["other"] == 0, b
+        assert team_nodes(shape, b) == {0}, b
+    # one latency and one bandwidth buffer per target node
+    assert Counter(b["policy_nodes"][0] for b in bound) == {n: 2 for n in range(len(
+        shape.node_mib))}
+
+
 def test_run_quick_stores_the_matrix(round_robin):
     step = ok(round_robin.step("run-quick"))
     rec = step.json()
@@ -462,21 +493,39 @@ def test_run_quick_stores_the_matrix(round_robin):
     for b in step.buffers():                    # first touch (the latency stage): local
         if b["policy"] == MPOL_DEFAULT:
             assert set(placed(b)) <= team_nodes(ROUND_ROBIN, b), b
-    bound = [b for b in step.buffers() if b["policy"] == MPOL_BIND]
-    assert bound, "the matrix stage bound no memory"
-    for b in bound:                             # quick matrix: N0's CPUs x N0's memory
-        assert b["policy_nodes"] == [0] and set(placed(b)) == {0}, b
-        assert team_nodes(ROUND_ROBIN, b) == {0}
-    db = round_robin.workdir / "runs.db"
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-        [(status,)] = con.execute("select status from runs where run_id = ?", (rec["run_id"],))
-        stored = con.execute("select \"case\", result from results where run_id = ? and "
-                             "family = 'matrix'", (rec["run_id"],)).fetchall()
-    assert status == "complete"
-    assert [c for c, _ in stored] == ["N0->N0"]          # quick: the local pair of node 0
-    assert {"latency", "bandwidth"} <= set(json.loads(stored[0][1])["metrics"])
+    assert_matrix_row(ROUND_ROBIN, [b for b in step.buffers() if b["policy"] == MPOL_BIND])
+    status, profile, results = stored(round_robin.workdir, rec["run_id"], "matrix")
+    assert (status, profile) == ("complete", "quick")
+    assert [c for c, _ in results] == row(ROUND_ROBIN)
+    for _, r in results:
+        assert {"latency", "bandwidth"} <= set(r["metrics"])
     report = round_robin.workdir / Path(rec["report"]).name
     assert report.exists() and "matrix" in report.read_text().lower()
+
+
+def test_run_smoke_runs_every_stage(cpuless):
+    """Every stage of `numascope run`, fio and MPI included, on a kernel with a CPU-less
+    memory node: the stages done, the matrix row (CPU node to DRAM and to the tier) bound
+    where asked, the MPI ranks where placed, the run in the store."""
+    step = ok(cpuless.step("run-smoke"))
+    rec = step.json()
+    assert rec["profile"] == "smoke" and rec["status"] == "complete"
+    stages = {s["name"]: s for s in rec["stages"]}
+    assert set(stages) == {"topology", "compute", "bandwidth", "latency", "matrix", "c2c",
+                           "compress", "storage", "interconnect"}
+    for name, st in stages.items():
+        assert st["status"] == "done" and (st["results"] > 0 or name == "topology"), st
+    bound = [b for b in step.buffers() if b["policy"] == MPOL_BIND]
+    for b in bound:           # the bandwidth per domain and the matrix row: where bound
+        assert len(b["policy_nodes"]) == 1, b
+        assert set(placed(b)) == set(b["policy_nodes"]) and b["other"] == 0, b
+    assert {b["policy_nodes"][0] for b in bound} == {0, 1}     # the tier: the matrix's
+    status, profile, results = stored(cpuless.workdir, rec["run_id"], "matrix")
+    assert (status, profile, [c for c, _ in results]) == ("complete", "smoke", row(CPULESS))
+    [net] = [r for r in rec["results"] if r["family"] == "interconnect"]
+    # each rank on its CPU, its buffers on node 0 as the rank's own move_pages saw them
+    seen = [(d["cpu"], d["send_node"], d["recv_node"]) for d in net["params"]["ranks_seen"]]
+    assert sorted(set(seen)) == [(0, 0, 0), (1, 0, 0)], net["params"]["ranks_seen"]
 
 
 # -- bad input ---------------------------------------------------------------------------------
