@@ -14,6 +14,7 @@ from conftest import RAINFALL
 from numascope.bench import compress as cz
 from numascope.bench.datasets import load
 from numascope.errors import MeasurementError, UserError
+from numascope.memspec import MemorySpec
 from numascope.profile import FULL, QUICK
 from numascope.topology import read_topology
 
@@ -370,7 +371,7 @@ def test_cpus_and_the_old_where_spelling(monkeypatch, capsys):
     assert main(["compress", "--help"]) == 0
     help_text = capsys.readouterr().out
     assert "--cpus" in help_text and "--cpunodebind" in help_text
-    assert "--where" not in help_text and "--membind" not in help_text
+    assert "--where" not in help_text and "--membind" in help_text and "--pages" in help_text
 
 
 def _summary(threads, label="blosclz-9-bitshuffle", name="rain.npy"):
@@ -414,3 +415,39 @@ def test_json_envelope_carries_an_interruption(monkeypatch, capsys):
     assert rc == 130 and doc["results"] == [] and doc["summary"] == []
     assert doc["errors"][0]["kind"] == "interrupted"
     assert Interrupted  # the runner turned the KeyboardInterrupt into one
+
+
+# -- memory placement -------------------------------------------------------------------
+
+def test_bound_data_is_where_it_was_bound(topo):
+    """--membind: the plain copy and the compressed store on the node, as move_pages saw
+    every sampled page; the case says so in its label, params and placement."""
+    node = topo.node_ids()[0]
+    mem = MemorySpec("bind", (node,), "none")
+    bench = cz.Compress()
+    [case] = bench.cases(topo, cz.DataSpec("smooth", size=4 << 20), ["lz4"], [1], ["shuffle"],
+                         threads=[1], reps=2, memory=mem)
+    assert case.label == f"smooth lz4-1-shuffle 1T mem bind N{node}"
+    r = bench.measure(topo, case)
+    assert r.placement["memory"] == {"policy": "bind", "nodes": [node], "pages": "none"}
+    for what in ("plain_pages", "compressed_pages"):
+        assert set(map(int, r.placement[what])) == {node}, r.placement
+    assert cz.CompressParams.from_params(case.params.to_params()).memory == mem
+
+
+def test_a_page_off_the_bound_nodes_fails_validation():
+    bind = MemorySpec("bind", (1,), "none")
+    cz.check_placed(bind, {"plain_pages": {"1": 10}, "compressed_pages": {1: 3}})
+    with pytest.raises(MeasurementError, match=r"compressed pages on node 0, not only on "
+                                               r"bind N1"):
+        cz.check_placed(bind, {"plain_pages": {"1": 10}, "compressed_pages": {0: 1, 1: 3}})
+    # first touch and preferred claim no node; pages the kernel could not place say nothing
+    cz.check_placed(MemorySpec("preferred", (1,), "none"), {"plain_pages": {"0": 4}})
+    cz.check_placed(bind, {"plain_pages": None, "compressed_pages": {"0": 0, "1": 2}})
+
+
+def test_default_label_and_params_unchanged(topo):
+    [case] = cz.Compress().cases(topo, cz.DataSpec("smooth", size=4 << 20), ["lz4"], [1],
+                                 ["shuffle"], threads=[1], reps=2)
+    assert case.label == "smooth lz4-1-shuffle 1T"        # older records compare with it
+    assert case.params.memory == MemorySpec("first-touch", (), "none")

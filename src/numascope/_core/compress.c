@@ -294,17 +294,20 @@ static int parse_codec(const char *c) {
     return -1;
 }
 
-/* store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus, block_bytes)
+/* store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus, block_bytes, mem)
  *   -> (capsule, compress_seconds, compressed_bytes, block_bytes of the first chunk);
- * block_bytes 0: Blosc's automatic choice. */
+ * block_bytes 0: Blosc's automatic choice; mem: a memory spec (memory.h; None: first
+ * touch by the owning thread, 4 KiB pages) for every region the store maps. */
 static PyObject *py_store_new(PyObject *self, PyObject *args) {
-    PyObject *data, *cpus_obj;
+    PyObject *data, *cpus_obj, *mem_obj = Py_None;
     Py_ssize_t chunk_bytes, block_bytes = 0;
     int typesize, clevel;
     const char *codec, *filter;
-    if (!PyArg_ParseTuple(args, "OnisisO|n", &data, &chunk_bytes, &typesize, &codec, &clevel,
-                          &filter, &cpus_obj, &block_bytes))
+    if (!PyArg_ParseTuple(args, "OnisisO|nO", &data, &chunk_bytes, &typesize, &codec, &clevel,
+                          &filter, &cpus_obj, &block_bytes, &mem_obj))
         return NULL;
+    ns_mem_spec spec;
+    if (!ns_mem_spec_from_py(mem_obj, &spec)) return NULL;
     if (typesize < 1 || typesize > 255) return ns_value_error("bad typesize %d", typesize);
     if (chunk_bytes < typesize || chunk_bytes % typesize || chunk_bytes > BLOSC2_MAX_BUFFERSIZE)
         return ns_value_error("chunk size %zd must be a positive multiple of the item size "
@@ -336,6 +339,7 @@ static PyObject *py_store_new(PyObject *self, PyObject *args) {
     if (!blosc_ready) { blosc2_init(); blosc_ready = 1; }
 
     cstore *s = calloc(1, sizeof *s);
+    s->spec = spec;
     s->nbytes = (size_t)view.len;
     s->chunk_bytes = (size_t)chunk_bytes;
     s->nchunks = (s->nbytes + s->chunk_bytes - 1) / s->chunk_bytes;
@@ -459,12 +463,15 @@ static void plain_copy(int tid, int nt, void *arg) {
     if (b1 > b0) memcpy((unsigned char *)p->p + b0, j->src + b0, b1 - b0);
 }
 
-/* plain_new(data, chunk_bytes, cpus) -> capsule: a copy of data whose chunk range of
- * thread t was first written (first-touched) by thread t. */
+/* plain_new(data, chunk_bytes, cpus, mem) -> capsule: a copy of data whose chunk range of
+ * thread t was first written (first-touched) by thread t, under the memory spec `mem`
+ * (None: first touch, 4 KiB pages). */
 static PyObject *py_plain_new(PyObject *self, PyObject *args) {
-    PyObject *data, *cpus_obj;
+    PyObject *data, *cpus_obj, *mem_obj = Py_None;
     Py_ssize_t chunk_bytes;
-    if (!PyArg_ParseTuple(args, "OnO", &data, &chunk_bytes, &cpus_obj)) return NULL;
+    if (!PyArg_ParseTuple(args, "OnO|O", &data, &chunk_bytes, &cpus_obj, &mem_obj)) return NULL;
+    ns_mem_spec spec;
+    if (!ns_mem_spec_from_py(mem_obj, &spec)) return NULL;
     if (chunk_bytes <= 0) return ns_value_error("chunk size must be positive");
     Py_buffer view;
     if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
@@ -473,6 +480,7 @@ static PyObject *py_plain_new(PyObject *self, PyObject *args) {
     ns_team *team = make_team(cpus_obj, &cpus, &n);
     if (!team) { PyBuffer_Release(&view); return NULL; }
     plain_t *p = calloc(1, sizeof *p);
+    p->spec = spec;
     p->nbytes = (size_t)view.len;
     p->chunk_bytes = (size_t)chunk_bytes;
     p->nchunks = (p->nbytes + p->chunk_bytes - 1) / p->chunk_bytes;
@@ -771,13 +779,15 @@ static PyObject *py_where(PyObject *self, PyObject *args) {
 
 PyMethodDef ns_compress_methods[] = {
     {"cz_store_new", py_store_new, METH_VARARGS,
-     "cz_store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus, block_bytes=0) "
+     "cz_store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus, block_bytes=0, "
+     "mem=None) "
      "-> (store, compress_seconds, compressed_bytes, block_bytes): Blosc2 chunks compressed "
      "by their owners."},
     {"cz_store_place", py_store_place, METH_VARARGS,
      "cz_store_place(store, cpus): re-own the compressed chunks for a team on cpus."},
     {"cz_plain_new", py_plain_new, METH_VARARGS,
-     "cz_plain_new(data, chunk_bytes, cpus) -> plain copy first-touched by its owners."},
+     "cz_plain_new(data, chunk_bytes, cpus, mem=None) -> plain copy first-touched by its "
+     "owners under the memory spec."},
     {"cz_measure", py_measure, METH_VARARGS,
      "cz_measure(plain, store, cpus, dtype, reps, mode='buffer') -> {plain_s, comp_s, "
      "plain_sums, comp_sums, isa, mode, postfilter_bytes}: timed plain and decompress+sum "

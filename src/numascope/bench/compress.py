@@ -36,6 +36,7 @@ from numascope.bench.datasets import (
 )
 from numascope.errors import MeasurementError, UserError
 from numascope.host import host
+from numascope.memspec import MemorySpec
 from numascope.profile import Profile
 from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult, Metric
@@ -93,11 +94,15 @@ def default_size(topo: Topology, profile: Profile | str = "full") -> int:
     return int(min(prof.max_bytes, max(prof.min_bytes, 4 * llc)))
 
 
-def check_memory(nbytes: int) -> None:
+def check_memory(nbytes: int, memory: MemorySpec | None = None) -> None:
     """The data, its placed plain copy and (at worst, incompressible) the compressed store
-    are held at once: refuse a size that does not fit in the memory available now."""
-    host("/").check_fits(3 * nbytes, f"{format_bytes(nbytes)} of data (with its plain copy "
-                         "and compressed store)")
+    are held at once: refuse a size that does not fit in the memory available now (the
+    copy and the store on the bound nodes too)."""
+    what = f"{format_bytes(nbytes)} of data (with its plain copy and compressed store)"
+    h = host("/")
+    h.check_fits(3 * nbytes, what)
+    if memory is not None and memory.policy == "bind":
+        h.check_fits(2 * nbytes, what, list(memory.nodes))
 
 
 def combos(codecs=CODECS, clevels=CLEVELS, filters=FILTERS) -> list[tuple[str, int, str]]:
@@ -161,7 +166,9 @@ class CompressParams:
     count, chunk size), so a case holds exactly what will be measured.
 
     The data lives where the owning thread first touches it (plain copy and compressed
-    store alike): the C core takes no memory policy for this family."""
+    store alike), on 4 KiB pages, unless `memory` binds or interleaves it (numactl's
+    --membind / --interleave; --pages for the page kind): then every page the plain copy
+    and the compressed store hold is checked to be on those nodes (move_pages)."""
 
     data: DataSpec = field(default_factory=DataSpec)
     codec: str = "lz4"
@@ -174,6 +181,7 @@ class CompressParams:
     block_bytes: int | None = None    # None: half the chunk (block_for); 0: Blosc's choice
     read: str = "buffer"              # buffer | fused (READS)
     reps: int = DEFAULT_REPS
+    memory: MemorySpec = field(default_factory=lambda: MemorySpec(pages="none"))
 
     # -- checking ---------------------------------------------------------------------
     def checked(self, topo: Topology) -> CompressParams:
@@ -203,27 +211,46 @@ class CompressParams:
             if self.data.dtype is not None:
                 from numascope.bench.datasets import parse_dtype
                 parse_dtype(self.data.dtype)
-        return replace(self, threads=threads, chunk_bytes=chunk)
+        if self.memory.policy not in ("first-touch", "bind", "interleave", "preferred"):
+            raise UserError(f"compress places its data by first touch, --membind, "
+                            f"--interleave or --preferred, not {self.memory.policy}")
+        from numascope.bench.bandwidth import check_memory as check_nodes
+        return replace(self, threads=threads, chunk_bytes=chunk,
+                       memory=check_nodes(topo, self.memory))
 
     # -- as a record's params -----------------------------------------------------------
     @property
     def label(self) -> str:
         dname = self.data.path or self.data.name
-        return f"{dname} {combo_label(self.codec, self.clevel, self.filter)} {self.threads}T"
+        return (f"{dname} {combo_label(self.codec, self.clevel, self.filter)} "
+                f"{self.threads}T{_memory_label(self.memory)}")
 
     def to_params(self) -> dict[str, Any]:
         """The fields a record's params hold (the shape older records have too)."""
         return {"data": self.data.to_params(), "codec": self.codec, "clevel": self.clevel,
                 "filter": self.filter, "threads": self.threads, "where": self.where,
                 "policy": self.policy, "chunk_bytes": self.chunk_bytes,
-                "block_bytes": self.block_bytes, "read": self.read, "reps": self.reps}
+                "block_bytes": self.block_bytes, "read": self.read, "reps": self.reps,
+                "memory": self.memory.to_dict()}
 
     @classmethod
     def from_params(cls, d: dict[str, Any]) -> CompressParams:
         kw = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
         if isinstance(kw.get("data"), dict):
             kw["data"] = DataSpec.from_params(kw["data"])
+        if isinstance(kw.get("memory"), dict):
+            kw["memory"] = MemorySpec.from_dict(kw["memory"])
         return cls(**kw)
+
+
+def _memory_label(m: MemorySpec) -> str:
+    """"" for the default (first touch, 4 KiB pages), else " mem bind N1", " mem
+    interleave N0,N1 thp", " mem first-touch hugetlb"."""
+    if m.policy == "first-touch" and m.pages == "none":
+        return ""
+    where = m.policy if m.policy == "first-touch" else \
+        f"{m.policy} " + ",".join(f"N{n}" for n in m.nodes)
+    return f" mem {where}" + ("" if m.pages == "none" else f" {m.pages}")
 
 
 @dataclass
@@ -266,12 +293,14 @@ class Compress:
               codecs=CODECS, clevels=CLEVELS, filters=FILTERS,
               threads: list[int] | None = None, where: str = "all", policy: str = "compact",
               chunk_bytes: int | None = None, reps: int = DEFAULT_REPS,
-              block_bytes: int | None = None, read: str = "buffer", **_: Any) -> list[Case]:
+              block_bytes: int | None = None, read: str = "buffer",
+              memory: MemorySpec | None = None, **_: Any) -> list[Case]:
         """Every data set x codec x clevel x filter x thread count (descending), checked."""
         from numascope.placement import select_cpus
         specs = data if isinstance(data, list) else [data or DataSpec()]
         base = CompressParams(where=where, policy=policy, chunk_bytes=chunk_bytes,
-                              block_bytes=block_bytes, read=read, reps=reps).checked(topo)
+                              block_bytes=block_bytes, read=read, reps=reps,
+                              **({"memory": memory} if memory else {})).checked(topo)
         settings = combos(codecs, clevels, filters)
         avail = len(select_cpus(topo, where, policy))
         counts = sorted(set(threads or thread_counts(avail)), reverse=True)
@@ -281,7 +310,11 @@ class Compress:
                                threads=t).checked(topo)
                        for codec, lv, filt in settings for t in counts]
             if not spec.path:
-                check_memory(spec.size or SYNTHETIC_BYTES)
+                check_memory(spec.size or SYNTHETIC_BYTES, base.memory)
+            if base.memory.pages == "hugetlb":   # the copy, and the store at worst, whole pages
+                nbytes = spec.size or SYNTHETIC_BYTES
+                host("/").check_hugetlb(2 * nbytes + 2 * counts[0] * (2 << 20),
+                                        f"{format_bytes(nbytes)} of data on hugetlb pages")
             out += [Case(p.label, p) for p in checked]  # type: ignore[arg-type]
         return out
 
@@ -316,20 +349,21 @@ class Compress:
         c = self._c
         block = p.block_bytes   # None: half the chunk; 0: Blosc's automatic choice
         block = block_for(chunk, item) if block is None else min(chunk, block // item * item)
-        skey = (p.codec, p.clevel, p.filter, chunk, block)
+        skey = (p.codec, p.clevel, p.filter, chunk, block, p.memory)
+        mem = p.memory.to_core()
         try:
             if c.store_key != skey:
                 c.store = None
                 c.store, c.compress_s, c.cbytes, c.block = core.cz_store_new(
-                    ds.data, chunk, item, p.codec, p.clevel, p.filter, cpus, block)
+                    ds.data, chunk, item, p.codec, p.clevel, p.filter, cpus, block, mem)
                 c.store_key, c.store_cpus, c.compress_threads = skey, list(cpus), len(cpus)
             elif c.store_cpus != list(cpus):
                 core.cz_store_place(c.store, cpus)
                 c.store_cpus = list(cpus)
-            pkey = (tuple(cpus), chunk)
+            pkey = (tuple(cpus), chunk, p.memory)
             if c.plain_key != pkey:
                 c.plain = None
-                c.plain = core.cz_plain_new(ds.data, chunk, cpus)
+                c.plain = core.cz_plain_new(ds.data, chunk, cpus, mem)
                 c.plain_key = pkey
             r = core.cz_measure(c.plain, c.store, cpus, ds.dtype, p.reps, p.read)
         except ValueError as e:  # the C core's reasons (CPU not allowed, blosc2 failure)
@@ -398,10 +432,30 @@ class Compress:
             "compressed_bytes": c.cbytes, "compress_threads": c.compress_threads,
             "sum": r["plain_sums"][0], "reference_sum": c.ref[0] if c.ref else None,
         }
-        placement = {"cpus": list(cpus), "memory": "first touch by the owning thread",
-                     "plain_pages": _pages(_core().cz_where(c.plain)),
-                     "compressed_pages": _pages(_core().cz_where(c.store))}
+        placed = {"plain_pages": _pages(_core().cz_where(c.plain)),
+                  "compressed_pages": _pages(_core().cz_where(c.store))}
+        if p.memory.policy == "first-touch":
+            memory: Any = "first touch by the owning thread"
+        else:
+            memory = p.memory.to_dict()
+            params["memory"] = memory
+            check_placed(p.memory, placed)
+        placement = {"cpus": list(cpus), "memory": memory, **placed}
         return BenchResult(FAMILY, label, params, metrics, placement, notes, True)
+
+
+def check_placed(memory: MemorySpec, placed: dict[str, dict | None]) -> None:
+    """A bound or interleaved copy with a sampled page off its nodes is not a measurement
+    of that placement (MeasurementError); pages the kernel could not locate say nothing."""
+    if memory.policy not in ("bind", "interleave"):
+        return
+    want = set(memory.nodes)
+    for what, pages in placed.items():
+        off = sorted(int(n) for n, k in (pages or {}).items() if k and int(n) not in want)
+        if off:
+            raise MeasurementError(
+                f"{what.replace('_', ' ')} on node {', '.join(map(str, off))}, not only on "
+                f"{memory.describe()}: the placement asked for did not hold")
 
 
 def _pages(where: dict | None) -> dict | None:

@@ -45,11 +45,10 @@ def register(p: argparse.ArgumentParser) -> None:
                          "in a Blosc2 postfilter as it is decompressed")
     sw.add_argument("--reps", type=int, default=None,
                     help="timed repetitions per case (default 5)")
-    # The data is first-touched by the thread that owns each chunk (plain copy and
-    # compressed store): the C core takes no memory policy here, so no --membind,
-    # --interleave or --pages.
-    add_placement(p, cpus="run the threads on these CPUs (default: all)", membind=False,
-                  interleave=False, pages=None,
+    # Without a policy the data is first-touched by the thread that owns each chunk (plain
+    # copy and compressed store), on 4 KiB pages as Blosc's users allocate it
+    # (--membind N on a CPU-less tier: does compression pay more on slower memory?)
+    add_placement(p, cpus="run the threads on these CPUs (default: all)", pages="none",
                   threads="thread counts to sweep, e.g. 1,2,4 (default 1,2,4,...,all)",
                   threads_metavar="LIST")
     p.add_argument("--where", dest="cpus", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -89,6 +88,7 @@ def main(args: argparse.Namespace) -> int:
     from numascope.cli._common import check_output, cpus_arg, threads_arg
     from numascope.cli._runner import PLOT_SUFFIXES, finish, measure, save_plot
     from numascope.errors import UserError
+    from numascope.memspec import MemorySpec
     from numascope.profile import profile
     from numascope.topology import read_topology
 
@@ -120,9 +120,11 @@ def main(args: argparse.Namespace) -> int:
         specs = [cz.DataSpec(n, dtype=args.dtype, size=size) for n in names]
     quick = not prof.dense and not (args.codecs or args.clevels or args.filters)
     reps = cz.DEFAULT_REPS if args.reps is None else args.reps
+    memory = MemorySpec.from_flags(topo, membind=args.membind, interleave=args.interleave,
+                                   pages=args.pages or "none")
     common: dict[str, Any] = {"threads": threads, "where": where, "policy": args.policy,
                               "chunk_bytes": chunk, "reps": reps, "block_bytes": block,
-                              "read": args.read}
+                              "read": args.read, "memory": memory}
     bench = cz.Compress()
     if quick:
         cases = []
