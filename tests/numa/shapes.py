@@ -103,6 +103,8 @@ def steps_cpuless() -> list[Step]:
         Step("bw-weighted-sys-absent", ["bw", "--weighted-interleave", "0,1", *BW]),
         Step("matrix", MATRIX),
         Step("lat-cpuless", ["lat", "--node", "1", "--size", "4M", "--samples", "3", "--json"]),
+        # the data on the tier, the threads on the DRAM node's CPUs
+        Step("compress-on-tier", [*COMPRESS, "--cpus", "N0", "--membind", "1"]),
         # every stage, fio and MPI included, on the smoke profile's working sets (this
         # guest's 2 vCPUs: more would spin MPI's shared-memory polling under TCG, 20 s a launch)
         # (the report: run-quick's in rr4n; under TCG with these figures it takes 90 s)

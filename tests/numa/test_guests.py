@@ -453,6 +453,22 @@ def test_compress_where_node(two_sockets):
     assert max(present_bytes(b) for b in bufs) >= COMPRESS_SIZE   # the plain copy
 
 
+def test_compress_data_bound_to_the_cpuless_tier(cpuless):
+    """compress --membind 1: the plain copy, the compressed store and the scratch buffers
+    on the CPU-less node, every page, while the thread runs on node 0."""
+    step = ok(cpuless.step("compress-on-tier"))
+    bufs = step.buffers()
+    assert bufs, "compress placed no memory through the C core"
+    for b in bufs:
+        assert_policy(b, MPOL_BIND, [1])
+        assert set(placed(b)) <= {1} and b["other"] == 0, b
+        assert team_nodes(CPULESS, b) == {0}, b
+    assert max(present_bytes(b) for b in bufs) >= COMPRESS_SIZE   # the plain copy
+    [r] = step.json()["results"]
+    assert r["placement"]["memory"]["nodes"] == [1]
+    assert set(r["placement"]["plain_pages"]) == {"1"}
+
+
 # -- the whole suite ------------------------------------------------------------------------------
 
 def row(shape: Shape) -> list[str]:
