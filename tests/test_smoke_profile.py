@@ -92,6 +92,9 @@ def test_report_and_terminal_say_smoke(tmp_path, capsys):
     rec = make_run()
     rec.profile = "smoke"
     assert SMOKE_NOTE in report_html.render([rec]).replace("&#x27;", "'")
+    measured = make_run()
+    both = report_html.render([measured, rec])
+    assert f"{rec.run_id} not compared with {measured.run_id}: one is a smoke run" in both
     db = tmp_path / "runs.db"
     with Store.open(db, write=True) as st:
         st.save_run(rec)

@@ -312,8 +312,14 @@ def _comparison_section(runs: list[RunRecord]) -> str:
     """Each run against the first, primary metrics. One run per side is never enough for a
     significance claim: the table says "too few" or "below noise" (numascope compare with
     3+ runs per side for a verdict)."""
+    from numascope.profile import readable
     base, parts = runs[0], []
     for other in runs[1:]:
+        if readable(base.profile) != readable(other.profile):   # as numascope compare
+            parts.append(f'<p class="dim">{_e(other.run_id)} not compared with '
+                         f"{_e(base.run_id)}: one is a smoke run (its numbers measure "
+                         "caches)</p>")
+            continue
         cmp = compare_runs([base], [other])
         conf = [[_e(k), _num(va), _num(vb)]
                 for k, (va, vb) in cmp.config.items()]
