@@ -169,6 +169,10 @@ def test_placement_bind_elsewhere_raises():
                         40)
     ok, notes = check_placement({"policy": "bind", "nodes": [1]}, [0], {1: 40}, [{1: 40}], 40)
     assert ok and not notes
+    # a node reported with no page holds none: not "0 pages elsewhere"
+    ok, notes = check_placement({"policy": "bind", "nodes": [1]}, [0], {0: 0, 1: 40},
+                                [{1: 40}], 40)
+    assert ok and not notes
 
 
 def test_placement_interleave_and_first_touch():

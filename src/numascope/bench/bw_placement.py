@@ -32,7 +32,7 @@ def check_placement(memory: dict[str, Any] | None, cpu_nodes: list[int | None],
     notes: list[str] = []
     if sampled < 0:
         return True, ["page location unknown: the kernel refused move_pages here"]
-    total = _counts(pages)
+    total = {n: c for n, c in _counts(pages).items() if c}     # a node with no page is none
     absent = total.pop(-1, 0)
     present = sum(total.values())
     if absent:

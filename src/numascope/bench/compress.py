@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from numascope.bench.base import Case
+from numascope.bench.bw_placement import check_placement
 from numascope.bench.datasets import (
     SYNTHETIC,
     Dataset,
@@ -439,23 +440,29 @@ class Compress:
         else:
             memory = p.memory.to_dict()
             params["memory"] = memory
-            check_placed(p.memory, placed)
+            notes += check_placed(p.memory, placed)
         placement = {"cpus": list(cpus), "memory": memory, **placed}
         return BenchResult(FAMILY, label, params, metrics, placement, notes, True)
 
 
-def check_placed(memory: MemorySpec, placed: dict[str, dict | None]) -> None:
+def check_placed(memory: MemorySpec, placed: dict[str, dict | None]) -> list[str]:
     """A bound or interleaved copy with a sampled page off its nodes is not a measurement
-    of that placement (MeasurementError); pages the kernel could not locate say nothing."""
+    of that placement: each copy judged by bw's rule (bw_placement.check_placement), its
+    MeasurementError naming the copy; returns that rule's notes. Pages the kernel could not
+    locate (None) say nothing."""
     if memory.policy not in ("bind", "interleave"):
-        return
-    want = set(memory.nodes)
+        return []
+    notes: list[str] = []
     for what, pages in placed.items():
-        off = sorted(int(n) for n, k in (pages or {}).items() if k and int(n) not in want)
-        if off:
-            raise MeasurementError(
-                f"{what.replace('_', ' ')} on node {', '.join(map(str, off))}, not only on "
-                f"{memory.describe()}: the placement asked for did not hold")
+        if pages is None:
+            continue
+        name = what.replace("_", " ")
+        try:
+            _, said = check_placement(memory.to_dict(), [], pages, [], 1)
+        except MeasurementError as e:
+            raise MeasurementError(f"{name}: {e}") from None
+        notes += [f"{name}: {n}" for n in said]
+    return notes
 
 
 def _pages(where: dict | None) -> dict | None:
