@@ -103,9 +103,9 @@ class MemorySpec:
             d["system_weights"] = list(self.system_weights)
         return d
 
-    def describe(self) -> str:
+    def describe(self, default_pages: str = "thp") -> str:
         """Short words for tables: "first-touch", "bind N1", "interleave N0,N1",
-        "weighted N0:3,N1:1"; the page kind when it is not THP."""
+        "weighted N0:3,N1:1"; the page kind when it is not the command's default."""
         nodes = ",".join(f"N{n}" for n in self.nodes)
         if self.policy == "first-touch":
             s = "first-touch"
@@ -114,4 +114,4 @@ class MemorySpec:
             s = f"weighted {format_weighted(self.to_dict())}"
         else:
             s = f"{self.policy} {nodes}"
-        return s if self.pages == "thp" else f"{s} {self.pages}"
+        return s if self.pages == default_pages else f"{s} {self.pages}"

@@ -228,6 +228,15 @@ def method_text(tested: int, min_effect_pct: float) -> str:
             "within-run sd)")
 
 
+def smoke_mixed(a: list[RunRecord], b: list[RunRecord]) -> str | None:
+    """The first smoke run when A and B set smoke runs (small working sets: their numbers
+    measure caches) against measured ones, else None: every difference would be the
+    profile's."""
+    from numascope.profile import readable
+    smoke = [r.run_id for r in a + b if not readable(r.profile)]
+    return smoke[0] if smoke and len(smoke) < len(a + b) else None
+
+
 def compare_runs(a: list[RunRecord], b: list[RunRecord],
                  min_effect_pct: float = MIN_EFFECT_PCT, all_metrics: bool = False,
                  families: list[str] | None = None) -> Comparison:

@@ -245,13 +245,11 @@ class CompressParams:
 
 
 def _memory_label(m: MemorySpec) -> str:
-    """"" for the default (first touch, 4 KiB pages), else " mem bind N1", " mem
+    """"" for compress's default (first touch, 4 KiB pages), else " mem bind N1", " mem
     interleave N0,N1 thp", " mem first-touch hugetlb"."""
     if m.policy == "first-touch" and m.pages == "none":
         return ""
-    where = m.policy if m.policy == "first-touch" else \
-        f"{m.policy} " + ",".join(f"N{n}" for n in m.nodes)
-    return f" mem {where}" + ("" if m.pages == "none" else f" {m.pages}")
+    return f" mem {m.describe(default_pages='none')}"
 
 
 @dataclass

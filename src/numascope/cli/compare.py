@@ -50,21 +50,10 @@ def families_arg(names: list[str] | None, runs: list) -> list[str] | None:
     return chosen
 
 
-def _check_profiles(a: list, b: list) -> None:
-    """Smoke runs measure caches, not memory: compared with runs that measured the
-    machine, every difference would be the profile's. UserError then."""
-    from numascope.errors import UserError
-    from numascope.profile import readable
-    smoke = [r.run_id for r in a + b if not readable(r.profile)]
-    if smoke and len(smoke) < len(a + b):
-        raise UserError(f"{smoke[0]} is a smoke run (small working sets: its numbers measure "
-                        "caches); compare smoke runs only with smoke runs")
-
-
 def main(args: argparse.Namespace) -> int:
     import math
 
-    from numascope.analysis.compare import compare_runs
+    from numascope.analysis.compare import compare_runs, smoke_mixed
     from numascope.errors import UserError
     from numascope.report.terminal import print_comparison
     from numascope.results.store import Store
@@ -75,7 +64,10 @@ def main(args: argparse.Namespace) -> int:
         a, b = st.load([args.a]), st.load([args.b])
     if {r.run_id for r in a} & {r.run_id for r in b}:
         raise UserError("A and B select some of the same runs; pick disjoint groups")
-    _check_profiles(a, b)
+    smoke = smoke_mixed(a, b)
+    if smoke:
+        raise UserError(f"{smoke} is a smoke run (small working sets: its numbers measure "
+                        "caches); compare smoke runs only with smoke runs")
     fams = families_arg(args.family, a + b)
     cmp = compare_runs(a, b, args.min_effect, all_metrics=args.all_metrics, families=fams)
     if args.significant:

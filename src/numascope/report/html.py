@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from numascope import __version__
-from numascope.analysis.compare import compare_runs
+from numascope.analysis.compare import compare_runs, smoke_mixed
 from numascope.console import UNKNOWN, plural, show
 from numascope.report.topology_html import CSS as TOPO_CSS
 from numascope.report.topology_html import topology_html
@@ -312,10 +312,9 @@ def _comparison_section(runs: list[RunRecord]) -> str:
     """Each run against the first, primary metrics. One run per side is never enough for a
     significance claim: the table says "too few" or "below noise" (numascope compare with
     3+ runs per side for a verdict)."""
-    from numascope.profile import readable
     base, parts = runs[0], []
     for other in runs[1:]:
-        if readable(base.profile) != readable(other.profile):   # as numascope compare
+        if smoke_mixed([base], [other]):   # refused by numascope compare too
             parts.append(f'<p class="dim">{_e(other.run_id)} not compared with '
                          f"{_e(base.run_id)}: one is a smoke run (its numbers measure "
                          "caches)</p>")
