@@ -8,7 +8,6 @@ result already committed to the store."""
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,9 +104,6 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
             store.begin_run(rec)
         for st in stages:
             _run_stage(st, topo, rec, prof, keep, progress, on_stage)
-            # a stage's buffers (compress keeps its copy and store between cases) go now,
-            # not whenever a garbage collection finds them during a later stage
-            gc.collect()
     except KeyboardInterrupt:   # _run_stage marked the stage it stopped, if one ran
         rec.status = "interrupted"
     with signals.deferred():

@@ -12,7 +12,6 @@ loader would run ninja at every start, and the guest's view of the tree is read-
 from __future__ import annotations
 
 import ctypes
-import gc
 import importlib.util
 import json
 import os
@@ -57,9 +56,6 @@ def run_step(argv: list[str], out: Path, err: Path) -> int:
             traceback.print_exc()
             rc = f"raised {type(e).__name__}"
         finally:
-            # buffers the step left in reference cycles are unmapped (and witnessed) now,
-            # under this step's marker, not during a later step
-            gc.collect()
             sys.stdout.flush()
             sys.stderr.flush()
             os.dup2(saved[0], 1)
@@ -97,6 +93,9 @@ def _sample_stacks(f, every: float) -> None:
                 print(f"--- {time.monotonic() - t0:.0f} s", file=f)
                 f.write("".join(traceback.format_stack(frame)))
                 f.flush()
+            # a frame held while sleeping keeps the step's locals (its buffers) alive for
+            # a minute: they would be unmapped, and witnessed, during a later step
+            del frame
     threading.Thread(target=loop, daemon=True).start()
 
 
