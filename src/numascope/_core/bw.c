@@ -24,11 +24,11 @@
  * thread's end (each thread stamps its own); the GIL is released; Ctrl-C stops the call
  * between repetitions.
  *
- * Every repetition's output depends on the repetition, so one that skipped its work leaves
- * stale values that the spot check after it finds: kernels with a scalar (fill, scale,
- * triad) take a new one each time; the others (read, copy, add) get a new input value at
- * the spot-checked elements of a before each repetition (an untimed write of a few hundred
- * elements). */
+ * Every repetition's output depends on the repetition, so one that skipped its work (or a
+ * thread that skipped its chunk) leaves stale values that the spot check after it finds:
+ * kernels with a scalar (fill, scale, triad) take a new one each time; the others (read,
+ * copy, add) get a new input value at the spot-checked elements of a before each
+ * repetition (an untimed write of a few hundred elements, some in every thread's chunk). */
 #include "ns.h"
 #include "memory.h"
 #include "team.h"
@@ -279,20 +279,46 @@ typedef struct {
  * always differ; every value and every result below is exact in binary. */
 static double step_value(long k) { return 1.0 + 0.5 * (double)(k % 16); }
 
-/* Spot-checked elements: up to SPOT_SAMPLES indices spread over the array (so over every
- * thread's chunk), ascending and distinct. */
-#define SPOT_SAMPLES 257
+/* The split of the arrays among the threads (ns_split): on 2 MiB boundaries when chunks
+ * are large, so a (transparent) huge page is first-touched by the one thread that uses it;
+ * else on cache lines. */
+static size_t split_align(size_t n, int nthreads) {
+    return (n / (size_t)nthreads >= 4 * 262144) ? 262144 : 8;
+}
+
+/* Spot-checked elements: in every thread's chunk its first and last element and evenly
+ * spread ones between, SPOT_TARGET or more in all, ascending and distinct. Spots chosen per
+ * chunk (not spread over the whole array) cover every thread at any team size, so a thread
+ * that skipped its part of a repetition is caught. */
+#define SPOT_TARGET 257
+#define SPOT_PER_CHUNK_MIN 2
 typedef struct {
-    size_t at[SPOT_SAMPLES];
+    size_t *at;
     int n;
 } spots_t;
 
-static void spots_init(spots_t *sp, size_t n) {
+static int spots_per_chunk(int nthreads) {
+    int k = (SPOT_TARGET + nthreads - 1) / nthreads;
+    return k < SPOT_PER_CHUNK_MIN ? SPOT_PER_CHUNK_MIN : k;
+}
+
+/* 0 when out of memory. */
+static int spots_init(spots_t *sp, size_t n, int nthreads, size_t align) {
+    int per = spots_per_chunk(nthreads);
     sp->n = 0;
-    for (int k = 0; k < SPOT_SAMPLES; k++) {
-        size_t i = (size_t)((double)(n - 1) * k / (SPOT_SAMPLES - 1));
-        if (sp->n == 0 || sp->at[sp->n - 1] != i) sp->at[sp->n++] = i;
+    sp->at = malloc((size_t)per * (size_t)nthreads * sizeof *sp->at);
+    if (!sp->at) return 0;
+    for (int t = 0; t < nthreads; t++) {
+        size_t i0, i1;
+        ns_split(n, t, nthreads, align, &i0, &i1);
+        if (i1 <= i0) continue;              /* no work, nothing to check */
+        size_t last = i1 - 1 - i0;
+        for (int k = 0; k < per; k++) {
+            size_t i = i0 + (size_t)((double)last * k / (per - 1));
+            if (sp->n == 0 || sp->at[sp->n - 1] < i) sp->at[sp->n++] = i;
+        }
     }
+    return 1;
 }
 
 static int is_spot(const spots_t *sp, size_t i) {
@@ -503,9 +529,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     int need_a = (kern->arrays & ARR_A) != 0, need_b = (kern->arrays & ARR_B) != 0,
         need_c = (kern->arrays & ARR_C) != 0;
     size_t bytes = n * sizeof(double);
-    /* Split on 2 MiB boundaries when chunks are large, so a (transparent) huge page is
-     * first-touched by the one thread that uses it; else on cache lines. */
-    size_t align = (n / (size_t)ncpu >= 4 * 262144) ? 262144 : 8;
+    size_t align = split_align(n, ncpu);
 
     char err[256] = "";
     double *times = calloc((size_t)reps * nvar, sizeof(double));
@@ -513,8 +537,17 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     double *rep_expect = calloc((size_t)reps * nvar, sizeof(double));
     size_t nstamp = (size_t)reps * nvar * ncpu;
     double *starts = calloc(nstamp, sizeof(double)), *ends = calloc(nstamp, sizeof(double));
-    spots_t *spots = malloc(sizeof *spots);
-    spots_init(spots, n);
+    spots_t *spots = calloc(1, sizeof *spots);
+    if (!spots || !spots_init(spots, n, ncpu, align)) {
+        free(spots);
+        free(cpus);
+        free(times);
+        free(rep_sums);
+        free(rep_expect);
+        free(starts);
+        free(ends);
+        return PyErr_NoMemory();
+    }
     double *sums = calloc((size_t)ncpu * SUM_STRIDE, sizeof(double));
     check_job *chk = calloc(1, sizeof *chk);
     bw_job job = {.k = kern, .n = n, .align = align, .sums = sums};
@@ -679,6 +712,7 @@ done:
     free(rep_expect);
     free(starts);
     free(ends);
+    free(spots->at);
     free(spots);
     free(sums);
     free(chk);
@@ -738,10 +772,37 @@ static PyObject *py_read_sum(PyObject *self, PyObject *args) {
     return PyFloat_FromDouble(r);
 }
 
+/* bw_spots(n, nthreads) -> the spot-checked elements and the threads' chunks bw_run uses
+ * for that array length and team size, without starting a team (tests check coverage). */
+static PyObject *py_bw_spots(PyObject *self, PyObject *args) {
+    Py_ssize_t n_el;
+    int nt;
+    if (!PyArg_ParseTuple(args, "ni", &n_el, &nt)) return NULL;
+    if (n_el < 64) return ns_value_error("arrays need at least 64 elements (got %zd)", n_el);
+    if (nt < 1 || nt > NS_MAX_TEAM) return ns_value_error("between 1 and %d threads", NS_MAX_TEAM);
+    size_t n = (size_t)n_el, align = split_align(n, nt);
+    spots_t sp;
+    if (!spots_init(&sp, n, nt, align)) return PyErr_NoMemory();
+    PyObject *at = PyList_New(sp.n), *chunks = PyList_New(nt);
+    for (int k = 0; at && k < sp.n; k++) PyList_SET_ITEM(at, k, PyLong_FromSize_t(sp.at[k]));
+    for (int t = 0; chunks && t < nt; t++) {
+        size_t i0, i1;
+        ns_split(n, t, nt, align, &i0, &i1);
+        PyList_SET_ITEM(chunks, t, Py_BuildValue("(nn)", (Py_ssize_t)i0, (Py_ssize_t)i1));
+    }
+    free(sp.at);
+    return Py_BuildValue("{s:N,s:N,s:n}", "spots", at, "chunks", chunks, "align",
+                         (Py_ssize_t)align);
+}
+
 PyMethodDef ns_bw_methods[] = {
     {"read_sum", py_read_sum, METH_VARARGS,
      "read_sum(data, isa) -> float: the bandwidth read kernel's sum of a buffer of doubles "
      "(any alignment), as the compression family's plain sum uses it."},
+    {"bw_spots", py_bw_spots, METH_VARARGS,
+     "bw_spots(n, nthreads) -> {'spots': [index], 'chunks': [(begin, end)] per thread, "
+     "'align'}: the elements bw_run spot-checks after every repetition (some in every "
+     "thread's chunk) and the split of the arrays among the threads."},
     {"kernels", py_kernels, METH_NOARGS,
      "kernels() -> [{'name', 'formula', 'arrays' (how many), 'uses' (['a', 'c']), 'writes' "
      "('c', or '' for a kernel that sums), 'stores' (arrays written per element, 0 or 1), "
