@@ -7,7 +7,15 @@
  * would be measured). Timing is taken in C on thread a, per sample.
  * The line's home: its own mapping (ns_mem_alloc), first touched by thread a (CPU a);
  * home >= 0 binds it to that node (NS_BIND), home < 0 leaves it to that first touch.
- * Either way the page's node is read back with move_pages and returned as 'where'. */
+ * Either way the page's node is read back with move_pages and returned as 'where'.
+ *
+ * Every pair gets a fresh page. Unmapped right after its pair, a page comes straight back
+ * to the next pair (same address, same physical frame: the allocator reuses the frame just
+ * freed), and with it a line that may still sit in the last pair's caches (on Zen that
+ * skews the next pair). So a pair's page is retired, not freed, and freed only once the
+ * next pair's page is mapped and first-touched: consecutive pairs never share a frame.
+ * The result names the line's address and, where /proc/self/pagemap shows it (root), its
+ * physical frame. */
 #include "ns.h"
 #include "team.h"
 #include "memory.h"
@@ -16,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 typedef struct {
     alignas(64) atomic_long flag;
@@ -79,6 +89,31 @@ static void touch_fn(int tid, int nt, void *arg) {
     if (tid == 0) memset(arg, 0, sizeof(pingpong_t));
 }
 
+/* The last pair's page, kept until the next pair's page is placed (GIL held throughout). */
+static struct {
+    pingpong_t *page;
+    ns_mem_spec spec;
+} retired;
+
+static void retire(pingpong_t *pp, const ns_mem_spec *spec) {
+    if (retired.page) ns_mem_free(retired.page, sizeof *retired.page, &retired.spec);
+    retired.page = pp;
+    if (spec) retired.spec = *spec;
+}
+
+/* The physical frame of the page holding p (/proc/self/pagemap), -1 when not shown: not
+ * present, or the frame hidden (needs CAP_SYS_ADMIN). */
+static long long page_frame(const void *p) {
+    long page = sysconf(_SC_PAGESIZE);
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    if (fd < 0) return -1;
+    uint64_t e = 0;
+    ssize_t got = pread(fd, &e, sizeof e, (off_t)((uintptr_t)p / (uintptr_t)page * sizeof e));
+    close(fd);
+    long long pfn = (long long)(e & ((1ULL << 55) - 1));
+    return got == (ssize_t)sizeof e && (e >> 63) && pfn ? pfn : -1;
+}
+
 /* Python: c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> dict */
 static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"cpu_a", "cpu_b", "samples", "trips", "home", NULL};
@@ -104,6 +139,8 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
                          : ns_value_error("%s", err);
     }
     ns_team_run(t, touch_fn, pp);   /* the first touch: places the page */
+    retire(NULL, NULL);             /* the last pair's page: placed apart from this one */
+    long long frame = page_frame(&pp->flag);
     long counts[NS_MAX_NODES + 1];
     PyObject *where = ns_mem_where(&pp->flag, sizeof pp->flag, counts, 1) > 0
                           ? ns_where_to_py(counts) : (Py_INCREF(Py_None), Py_None);
@@ -129,13 +166,16 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
             PyList_SET_ITEM(ns, i, PyFloat_FromDouble(pp->ns[i]));
             PyList_SET_ITEM(tsc, i, PyFloat_FromDouble(pp->tsc[i]));
         }
-        res = Py_BuildValue("{s:N,s:N,s:l,s:O,s:O}", "ns", ns, "tsc", tsc, "round_trips",
-                            expect, "validated", Py_True, "where", where);
+        res = Py_BuildValue("{s:N,s:N,s:l,s:O,s:O,s:K,s:N}", "ns", ns, "tsc", tsc,
+                            "round_trips", expect, "validated", Py_True, "where", where,
+                            "line_address", (unsigned long long)(uintptr_t)&pp->flag,
+                            "line_frame", frame >= 0 ? PyLong_FromLongLong(frame)
+                                                     : Py_NewRef(Py_None));
     }
     Py_DECREF(where);
     free(pp->ns);
     free(pp->tsc);
-    ns_mem_free(pp, sizeof *pp, &spec);
+    retire(pp, &spec);              /* freed once the next pair's page is placed */
     return res;
 }
 
@@ -143,7 +183,11 @@ PyMethodDef ns_c2c_methods[] = {
     {"c2c_pingpong", (PyCFunction)(void (*)(void))py_c2c_pingpong, METH_VARARGS | METH_KEYWORDS,
      "c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> {'ns': one-way ns per "
      "sample, 'tsc': one-way TSC ticks per sample, 'round_trips', 'validated', 'where': "
-     "{node: pages} of the shared line's page (None when move_pages is unavailable)}. "
-     "home >= 0 binds the line to that node; -1 leaves it to the first touch by cpu_a."},
+     "{node: pages} of the shared line's page (None when move_pages is unavailable), "
+     "'line_address': the line's address, 'line_frame': its page's physical frame (None "
+     "where /proc/self/pagemap hides it)}. "
+     "home >= 0 binds the line to that node; -1 leaves it to the first touch by cpu_a. "
+     "Each call maps a fresh page; the previous call's page is freed only after this one "
+     "is placed, so consecutive pairs never share a line."},
     {NULL, NULL, 0, NULL},
 };
