@@ -1,13 +1,30 @@
-/* An independent pointer chase, written apart from numascope's lat.c, following multichase's
- * method: one pointer per STRIDE bytes (multichase's default 256: with 64 B, the adjacent-line
- * and spatial prefetchers serve part of the misses), a random order (in "tlb" mode shuffled
- * inside 256 KiB windows and the windows shuffled; in "random" mode over the whole buffer), a
- * chain of dependent loads timed over repeated samples (median reported).
+/* chase_peer: an idle-latency pointer chase written from multichase's documented method
+ * (its README and usage text), independent of numascope's C. Not multichase itself: Debian
+ * packages neither multichase nor lmbench, so this is the peer the latency script builds.
  *
- *   chase_peer BYTES tlb|random none|thp CPU SAMPLES [STRIDE]
- *       ->  prints "ns_per_load <median> stride <STRIDE>"
- */
+ * Method, as multichase documents it for its default "simple" chase on one thread:
+ *  - one element per STRIDE bytes (default 256: adjacent-line and stride prefetchers cannot
+ *    serve the next load); each element's pointer sits at a random 8-byte word of its slot,
+ *    so the chase does not use only every (STRIDE/64)-th set of the caches;
+ *  - the buffer is cut into groups of LOCALITY bytes ("TLB locality", default 64 base pages =
+ *    256 KiB); the groups are visited in a random order and the elements inside each group in
+ *    a random order, the whole forming ONE cycle through every element. LOCALITY = the buffer
+ *    size gives a single random cycle over the whole buffer (every load a likely TLB miss);
+ *  - the size is rounded down to a multiple of LOCALITY, LOCALITY to a multiple of STRIDE;
+ *  - pages: mmap'd anonymous, madvise(MADV_HUGEPAGE) with -H, MADV_NOHUGEPAGE without it;
+ *    the chase is threaded (written) straight after, which is the first touch;
+ *  - the thread is pinned; time is cut into samples of fixed duration (multichase: 0.5 s),
+ *    the first sample is dropped (parts of the chain may still be in cache), and the BEST
+ *    sample is the result (multichase's default; -a there gives the average).
+ *
+ *   chase_peer -m BYTES [-s STRIDE] [-T LOCALITY] [-H] [-n SAMPLES] [-d SAMPLE_MS] [-c CPU]
+ *
+ * Prints one "sample NS" line per kept sample (ns per dependent load), then one line
+ *   "best NS median NS average NS bytes B stride S locality L huge_fraction F"
+ * where huge_fraction is the share of the buffer the kernel backs with huge pages
+ * (AnonHugePages of its mapping in /proc/self/smaps). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,78 +32,176 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
-static uint64_t rng = 88172645463325252ULL;
-static uint64_t xorshift(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
+static uint64_t rng_state = 0x853c49e6748fea9bULL;
 
-static void shuffle(size_t *a, size_t n) {   /* Fisher-Yates */
-    for (size_t i = n; i > 1; i--) {
-        size_t j = xorshift() % i;
-        size_t t = a[i - 1]; a[i - 1] = a[j]; a[j] = t;
+static uint64_t rng_next(void) { /* splitmix64 */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* fill a[0..n) with base..base+n-1 in a uniformly random order (inside-out Fisher-Yates) */
+static void random_order(size_t *a, size_t n, size_t base) {
+    for (size_t i = 0; i < n; i++) {
+        size_t j = rng_next() % (i + 1);
+        a[i] = a[j];
+        a[j] = base + i;
     }
 }
 
-static double now(void) {
+static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int cmp(const void *a, const void *b) {
+static int by_value(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
+static int parse_bytes(const char *s, size_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s) return -1;
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    if (*end) return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* share of [buf, buf+bytes) backed by huge pages, from the smaps entry that holds buf */
+static double huge_fraction(const void *buf, size_t bytes) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[512];
+    int inside = 0;
+    double frac = -1;
+    uintptr_t a = (uintptr_t)buf;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            inside = a >= lo && a < hi;
+            continue;
+        }
+        unsigned long kb;
+        if (inside && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1) {
+            frac = (double)kb * 1024.0 / (double)bytes;
+            if (frac > 1) frac = 1;
+            break;
+        }
+    }
+    fclose(f);
+    return frac;
+}
+
+static void usage(const char *me) {
+    fprintf(stderr, "usage: %s -m BYTES [-s STRIDE] [-T LOCALITY] [-H] [-n SAMPLES] "
+                    "[-d SAMPLE_MS] [-c CPU]\n", me);
+    exit(2);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 6 && argc != 7) {
-        fprintf(stderr, "usage: %s BYTES tlb|random none|thp CPU SAMPLES [STRIDE]\n", argv[0]);
+    size_t bytes = 256u << 20, stride = 256, locality = 64 * (size_t)sysconf(_SC_PAGESIZE);
+    int thp = 0, samples = 5, cpu = -1;
+    double sample_ms = 500;
+    int c;
+    while ((c = getopt(argc, argv, "m:s:T:Hn:d:c:")) != -1) {
+        switch (c) {
+        case 'm': if (parse_bytes(optarg, &bytes)) usage(argv[0]); break;
+        case 's': if (parse_bytes(optarg, &stride)) usage(argv[0]); break;
+        case 'T': if (parse_bytes(optarg, &locality)) usage(argv[0]); break;
+        case 'H': thp = 1; break;
+        case 'n': samples = atoi(optarg); break;
+        case 'd': sample_ms = atof(optarg); break;
+        case 'c': cpu = atoi(optarg); break;
+        default: usage(argv[0]);
+        }
+    }
+    if (optind != argc || samples < 1 || sample_ms <= 0) usage(argv[0]);
+    if (stride < sizeof(void *) || stride % sizeof(void *)) {
+        fprintf(stderr, "stride must be a multiple of %zu\n", sizeof(void *));
         return 2;
     }
-    size_t bytes = strtoull(argv[1], NULL, 10), line = argc == 7 ? strtoull(argv[6], NULL, 10) : 256;
-    if (line < sizeof(char *) || (line & (line - 1)) || bytes / line < 2) {
-        fprintf(stderr, "STRIDE must be a power of two >= %zu with two lines in BYTES\n", sizeof(char *));
+    locality = locality < stride ? stride : locality - locality % stride;
+    if (bytes < locality) {
+        bytes = bytes < stride ? stride : bytes - bytes % stride;
+        locality = bytes;
+    } else {
+        bytes -= bytes % locality;
+    }
+    size_t n = bytes / stride, per_group = locality / stride, groups = bytes / locality;
+    if (n < 2) {
+        fprintf(stderr, "the buffer holds fewer than two elements\n");
         return 2;
     }
-    size_t n = bytes / line;
-    int tlb = !strcmp(argv[2], "tlb"), thp = !strcmp(argv[3], "thp");
-    int cpu = atoi(argv[4]), samples = atoi(argv[5]);
-    cpu_set_t set; CPU_ZERO(&set); CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set)) { perror("affinity"); return 1; }
+    if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set)) { perror("sched_setaffinity"); return 1; }
+    }
+
     char *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buf == MAP_FAILED) { perror("mmap"); return 1; }
-    madvise(buf, bytes, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-    memset(buf, 0, bytes);
-    size_t *order = malloc(n * sizeof *order);
-    size_t win = tlb ? (256 * 1024) / line : n;
-    if (win < 2) win = 2;
-    size_t nwin = (n + win - 1) / win;
-    size_t *wins = malloc(nwin * sizeof *wins);
-    for (size_t w = 0; w < nwin; w++) wins[w] = w;
-    shuffle(wins, nwin);
-    size_t k = 0;
-    for (size_t w = 0; w < nwin; w++) {
-        size_t first = wins[w] * win, len = first + win > n ? n - first : win;
-        for (size_t i = 0; i < len; i++) order[k + i] = first + i;
-        shuffle(order + k, len);
-        k += len;
-    }
+    if (madvise(buf, bytes, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE)) perror("madvise");
+
+    /* visiting order: groups shuffled, elements shuffled inside each group */
+    size_t *order = malloc(n * sizeof *order), *gorder = malloc(groups * sizeof *gorder);
+    if (!order || !gorder) { perror("malloc"); return 1; }
+    random_order(gorder, groups, 0);
+    for (size_t g = 0; g < groups; g++)
+        random_order(order + g * per_group, per_group, gorder[g] * per_group);
+    free(gorder);
+    /* each element at a random word of its slot; thread the cycle in visiting order */
+    size_t words = stride / sizeof(void *);
+    char **at = malloc(n * sizeof *at);
+    if (!at) { perror("malloc"); return 1; }
     for (size_t i = 0; i < n; i++)
-        *(char **)(buf + order[i] * line) = buf + order[(i + 1) % n] * line;
+        at[i] = buf + i * stride + (rng_next() % words) * sizeof(void *);
+    for (size_t k = 0; k < n; k++)
+        *(char **)at[order[k]] = at[order[(k + 1) % n]];
+    char **p = (char **)at[order[0]];
     free(order);
-    free(wins);
-    char **p = (char **)buf;
-    for (size_t i = 0; i < (n < (1u << 22) ? n : (1u << 22)); i++) p = (char **)*p;
-    size_t loads = 1 << 20;
-    double *ns = malloc(samples * sizeof *ns);
-    for (int s = 0; s < samples; s++) {
-        double t0 = now();
-        for (size_t i = 0; i < loads; i += 8) {
-            p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
-            p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
-        }
-        ns[s] = (now() - t0) * 1e9 / loads;
+    free(at);
+
+    /* samples of fixed duration; the clock is read once per 1024 dependent loads */
+    double *ns = malloc((size_t)(samples + 1) * sizeof *ns);
+    if (!ns) { perror("malloc"); return 1; }
+    uint64_t span = (uint64_t)(sample_ms * 1e6);
+    for (int s = 0; s <= samples; s++) {
+        uint64_t loads = 0, t0 = now_ns(), t;
+        do {
+            for (int i = 0; i < 1024; i += 16) {
+                p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
+                p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
+                p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
+                p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
+            }
+            loads += 1024;
+            t = now_ns();
+        } while (t - t0 < span);
+        ns[s] = (double)(t - t0) / (double)loads;
     }
-    qsort(ns, samples, sizeof *ns, cmp);
-    printf("ns_per_load %.3f stride %zu  (end %p)\n", ns[samples / 2], line, (void *)p);
+    double *kept = ns + 1, sum = 0;  /* the first sample is dropped */
+    for (int s = 0; s < samples; s++) {
+        printf("sample %.3f\n", kept[s]);
+        sum += kept[s];
+    }
+    qsort(kept, (size_t)samples, sizeof *kept, by_value);
+    double median = samples % 2 ? kept[samples / 2]
+                                : (kept[samples / 2 - 1] + kept[samples / 2]) / 2;
+    printf("best %.3f median %.3f average %.3f bytes %zu stride %zu locality %zu "
+           "huge_fraction %.3f end %p\n", kept[0], median, sum / samples, bytes, stride,
+           locality, huge_fraction(buf, bytes), (void *)p);
     return 0;
 }

@@ -1,101 +1,155 @@
-"""Idle DRAM latency: numascope's chase against an independent chaser (benchmarks/chase_peer.c,
-multichase's method), same buffer size, page kind, mode and stride, interleaved runs.
+"""Idle memory latency: `numascope lat` side by side with chase_peer, a pointer chase written
+from multichase's documented method (benchmarks/chase_peer.c; Debian packages neither
+multichase nor lmbench). Same CPU, buffer size, stride, page kind and TLB locality; the two
+alternate run by run so that drift hits both.
 
-    python benchmarks/latency_peers.py [--size 1G] [--modes tlb,random] [--pages thp]
-                                       [--stride 256] [--runs 5] [--cpu 0]
+    .venv/bin/python benchmarks/latency_peers.py [--size 1G] [--modes tlb,random]
+        [--pages thp|none] [--stride 256] [--runs 5] [--samples 9] [--sample-ms 500]
+        [--cpu N] [--quick]
 
-Prints both command lines, every run with both sides' stride, the medians, the ratio
-numascope/peer and each side's coefficient of variation. Target: ratio within 0.95-1.05 and
-CV < 2 % on an idle machine (TLB-friendly mode, 1 GiB, THP, 256 B stride). Both sides must
-chase at the same stride: at 64 B the prefetchers serve part of the misses of both, so they
-agreed on a number that read low. For reference, multichase on the development VM (its
-default 256 B stride): ~131-135 ns TLB-friendly, ~190 ns full random over 1 GiB."""
+Why multichase's method and not lat_mem_rd's: lat_mem_rd walks a ring that points back one
+stride, which its own manual says stride-sensitive prefetchers can serve; numascope's modes
+are random chases, and multichase's are the random chases they are meant to equal:
+  numascope --mode tlb     <->  chase_peer -T 256K (multichase's default TLB locality: 64
+                                 base pages, groups in random order, random inside each)
+  numascope --mode random  <->  chase_peer -T SIZE (one random cycle over the whole buffer)
+Statistics: numascope reports the median of its samples and the best beside it; multichase
+reports its best 0.5 s sample. Both are printed, medians over --runs, and the ratios
+numascope / peer of each (target: within 0.95-1.05 on an idle machine).
+"""
 
 from __future__ import annotations
 
 import argparse
-import os
-import re
+import json
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from numascope.bench import latency as lat
-from numascope.topology import read_topology
-
 HERE = Path(__file__).resolve().parent
+WINDOW = 256 * 1024          # multichase's default TLB locality (64 x 4 KiB) = numascope's tlb
+UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    mult = UNITS.get(t[-1:], 1)
+    try:
+        return int(float(t[:-1] if t[-1:] in UNITS else t) * mult)
+    except ValueError:
+        raise SystemExit(f"latency_peers: not a size: {text!r}") from None
 
 
 def build_peer(outdir: str) -> str:
-    exe = os.path.join(outdir, "chase_peer")
+    exe = str(Path(outdir, "chase_peer"))
     subprocess.run(["gcc", "-O2", "-o", exe, str(HERE / "chase_peer.c")], check=True)
     return exe
 
 
-def peer_cmd(exe: str, size: int, mode: str, pages: str, cpu: int, samples: int,
-             stride: int) -> list[str]:
-    return [exe, str(size), mode, pages, str(cpu), str(samples), str(stride)]
+def ours_cmd(size: int, mode: str, pages: str, cpu: int, stride: int,
+             samples: int) -> list[str]:
+    return ["numascope", "lat", "--size", str(size), "--mode", mode, "--pages", pages,
+            "--cpus", str(cpu), "--stride", str(stride), "--samples", str(samples), "--json"]
 
 
-def peer_run(cmd: list[str]) -> tuple[float, int]:
-    """(median ns per load, the stride the peer says it chased at)."""
-    p = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    m = re.search(r"ns_per_load ([0-9.]+) stride ([0-9]+)", p.stdout)
-    if not m:
-        raise SystemExit(f"peer printed nothing usable: {p.stdout!r} {p.stderr!r}")
-    return float(m.group(1)), int(m.group(2))
+def peer_cmd(exe: str, size: int, mode: str, pages: str, cpu: int, stride: int,
+             samples: int, sample_ms: float) -> list[str]:
+    locality = WINDOW if mode == "tlb" else size
+    cmd = [exe, "-m", str(size), "-s", str(stride), "-T", str(locality), "-n", str(samples),
+           "-d", f"{sample_ms:g}", "-c", str(cpu)]
+    return cmd + (["-H"] if pages == "thp" else [])
 
 
-def ours_cmd(size: int, mode: str, pages: str, cpu: int, samples: int, stride: int,
-             loads: int) -> str:
-    """The `numascope lat` command line equivalent to the lat.chase() call made here."""
-    return (f"numascope lat --size {size} --mode {mode} --pages {pages} --cpu {cpu} "
-            f"--samples {samples} --loads {loads} --stride {stride}")
+def run_ours(cmd: list[str]) -> dict:
+    """numascope's median and best ns per load and its huge-page share, from its JSON."""
+    p = subprocess.run([sys.executable, "-m", "numascope", *cmd[1:]], capture_output=True,
+                       text=True, check=False)
+    if p.returncode != 0:
+        raise SystemExit(f"latency_peers: {shlex.join(cmd)} exited {p.returncode}: "
+                         f"{p.stderr.strip()[-300:]}")
+    r = json.loads(p.stdout)["results"][0]
+    lat = r["metrics"]["latency"]
+    return {"median": lat["median"], "best": lat["best"],
+            "huge": r["placement"].get("huge_fraction"), "bytes": r["params"]["bytes"]}
 
 
-def cv(v: list[float]) -> float:
-    return statistics.stdev(v) / statistics.fmean(v) if len(v) > 1 else float("nan")
+def run_peer(cmd: list[str]) -> dict:
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    last = p.stdout.strip().splitlines()[-1:] or [""]
+    words = last[0].split()
+    if p.returncode != 0 or not words or words[0] != "best":
+        raise SystemExit(f"latency_peers: chase_peer exited {p.returncode}: "
+                         f"{(p.stdout + p.stderr).strip()[-300:]}")
+    kv = dict(zip(words[::2], words[1::2]))
+    return {"median": float(kv["median"]), "best": float(kv["best"]),
+            "huge": float(kv["huge_fraction"]), "bytes": int(kv["bytes"])}
 
 
-def main() -> int:
+def _huge(x: float | None) -> str:
+    return "huge ?" if x is None or x < 0 else f"{x:.0%} huge"
+
+
+def compare(exe: str, a: argparse.Namespace, mode: str, size: int, cpu: int) -> None:
+    ours = ours_cmd(size, mode, a.pages, cpu, a.stride, a.samples)
+    peer = peer_cmd(exe, size, mode, a.pages, cpu, a.stride, a.samples, a.sample_ms)
+    print(f"\n[{mode}] {size / 2**20:g} MiB, stride {a.stride} B, pages {a.pages}, CPU {cpu}")
+    print(f"  numascope: {shlex.join(ours)}")
+    print(f"  peer:      {shlex.join(['chase_peer', *peer[1:]])}")
+    o_runs, p_runs = [], []
+    for i in range(a.runs):
+        o, p = run_ours(ours), run_peer(peer)
+        if o["bytes"] != p["bytes"]:
+            raise SystemExit(f"latency_peers: sizes differ (numascope {o['bytes']} B, "
+                             f"peer {p['bytes']} B): not comparable")
+        o_runs.append(o)
+        p_runs.append(p)
+        print(f"  run {i + 1}: numascope median {o['median']:7.1f} ns best {o['best']:7.1f} "
+              f"({_huge(o['huge'])})   peer median {p['median']:7.1f} ns best "
+              f"{p['best']:7.1f} ({_huge(p['huge'])})")
+    om = statistics.median(r["median"] for r in o_runs)
+    pm = statistics.median(r["median"] for r in p_runs)
+    ob = statistics.median(r["best"] for r in o_runs)
+    pb = statistics.median(r["best"] for r in p_runs)
+    print(f"  {mode}: median ns numascope {om:.1f} peer {pm:.1f} ratio {om / pm:.3f}; "
+          f"best ns numascope {ob:.1f} peer {pb:.1f} ratio {ob / pb:.3f}")
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", default="1G")
+    ap.add_argument("--size", default="1G", help="buffer, both tools (default 1G)")
     ap.add_argument("--modes", default="tlb,random")
     ap.add_argument("--pages", default="thp", choices=["none", "thp"])
-    ap.add_argument("--stride", type=int, default=lat.STRIDE,
-                    help="bytes between pointers, both tools (default 256)")
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--samples", type=int, default=9)
-    ap.add_argument("--cpu", type=int, default=None)
-    a = ap.parse_args()
-    topo = read_topology("/")
-    cpu = topo.usable_cpus()[0] if a.cpu is None else a.cpu
-    size = lat.parse_size(a.size)
-    stride = lat.check_stride(a.stride, "--stride")
-    loads = 1 << 20
-    with tempfile.TemporaryDirectory() as d:
+    ap.add_argument("--stride", type=int, default=256, help="bytes per element (default 256)")
+    ap.add_argument("--runs", type=int, default=5, help="alternating runs of each tool")
+    ap.add_argument("--samples", type=int, default=9, help="samples per run, both tools")
+    ap.add_argument("--sample-ms", type=float, default=500,
+                    help="peer's sample duration (multichase: 500 ms)")
+    ap.add_argument("--cpu", type=int, default=0)
+    ap.add_argument("--quick", action="store_true",
+                    help="64 MiB, 1 run of 3 samples of 100 ms: checks that it runs")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.size, a.runs, a.samples, a.sample_ms = "64M", 1, 3, 100
+    modes = [m.strip() for m in a.modes.split(",") if m.strip()]
+    if any(m not in ("tlb", "random") for m in modes) or a.runs < 1 or a.samples < 1:
+        print("latency_peers: --modes takes tlb,random; --runs and --samples >= 1",
+              file=sys.stderr)
+        return 2
+    if not shutil.which("gcc"):
+        print("skipped: gcc not installed (it builds chase_peer)")
+        return 0
+    size = parse_size(a.size)
+    print("ns per dependent load; numascope: median and best of its samples; peer "
+          "(multichase's method): median and best of its samples, first dropped; "
+          f"each the median over {a.runs} alternating run(s)")
+    with tempfile.TemporaryDirectory(prefix="numascope-lat-peers-") as d:
         exe = build_peer(d)
-        for mode in a.modes.split(","):
-            cmd = peer_cmd(exe, size, mode, a.pages, cpu, a.samples, stride)
-            print(f"numascope: {ours_cmd(size, mode, a.pages, cpu, a.samples, stride, loads)}")
-            print(f"peer:      {shlex.join(['chase_peer', *cmd[1:]])}")
-            ours, peer = [], []
-            for i in range(a.runs):
-                r = lat.chase(topo, size, cpu, mode=mode, pages=a.pages, samples=a.samples,
-                              loads=loads, clock=False, stride=stride)
-                ours.append(r.metrics["latency"].median)
-                ns, peer_stride = peer_run(cmd)
-                peer.append(ns)
-                print(f"{mode:6s} run {i + 1}: numascope {ours[-1]:7.1f} ns "
-                      f"(stride {r.params['stride']} B, {r.placement['pages']})   "
-                      f"peer {peer[-1]:7.1f} ns (stride {peer_stride} B)")
-            mo, mp = statistics.median(ours), statistics.median(peer)
-            print(f"{mode:6s} {lat.format_bytes(size)} pages={a.pages} stride={stride} B: "
-                  f"numascope {mo:.1f} ns (CV {cv(ours):.1%}), peer {mp:.1f} ns "
-                  f"(CV {cv(peer):.1%}), ratio {mo / mp:.3f}")
+        for mode in modes:
+            compare(exe, a, mode, size, a.cpu)
     return 0
 
 
