@@ -227,6 +227,8 @@ def test_fit_counts_every_array_and_the_bound_nodes(tmp_path):
     node = tmp_path / "sys/devices/system/node/node1"
     node.mkdir(parents=True)
     (node / "meminfo").write_text("Node 1 MemFree:  131072 kB\n")      # 128 MiB on N1
+    (node.parent / "node0").mkdir()
+    (node.parent / "node0/meminfo").write_text("Node 0 MemFree:  917504 kB\n")
     with pytest.raises(UserError, match="node 1"):
         BandwidthParams(kernel="read", size_bytes=512 * MIB,
                         memory=MemorySpec("bind", (1,))).check_fits(h)

@@ -265,6 +265,9 @@ def test_fit_is_checked_on_the_bound_node(topo, tmp_path, monkeypatch):
     d = tmp_path / "sys" / "devices" / "system" / "node" / f"node{node}"
     d.mkdir(parents=True)
     (d / "meminfo").write_text(f"Node {node} MemFree: 1024 kB\n")
+    other = d.parent / f"node{node + 1}"         # two nodes: the bound one is not the machine
+    other.mkdir()
+    (other / "meminfo").write_text(f"Node {node + 1} MemFree: 67108864 kB\n")
     monkeypatch.setattr(lat, "live_host", lambda t: _pool(tmp_path, 0))
     with pytest.raises(UserError, match=f"free on node {node}"):
         lat.LatencyParams(bytes=1 << 20, memory=MemorySpec("bind", (node,), "none")

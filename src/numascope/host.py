@@ -39,7 +39,36 @@ class Host:
         return self.meminfo("MemAvailable")
 
     def node_free(self, node: int) -> int | None:
-        return self.meminfo("MemFree", node)
+        """What an allocation on `node` can have: MemFree alone misses the page cache and
+        reclaimable slab the kernel frees on demand (on a server with hours of uptime, most
+        of a node). On a one-node machine that is MemAvailable; with several nodes, the
+        node's MemFree plus its share (by its reclaimable file pages and slab) of what
+        MemAvailable adds to the machine's MemFree."""
+        free = self.meminfo("MemFree", node)
+        if free is None:
+            return None
+        nodes = self.memory_nodes()
+        if nodes == [node]:
+            return self.mem_available()
+        extra = (self.mem_available() or 0) - (self.meminfo("MemFree") or 0)
+        total = sum(self._reclaimable(n) for n in nodes)
+        if extra <= 0 or total <= 0:
+            return free
+        return free + extra * self._reclaimable(node) // total
+
+    def _reclaimable(self, node: int | None) -> int:
+        return sum(self.meminfo(k, node) or 0
+                   for k in ("Active(file)", "Inactive(file)", "SReclaimable"))
+
+    def memory_nodes(self) -> list[int]:
+        """The nodes with a meminfo file (every node, CPU-less tiers included)."""
+        d = self.tree.path("sys/devices/system/node")
+        try:
+            names = [p.name for p in d.iterdir()]
+        except OSError:
+            return []
+        return sorted(int(n[4:]) for n in names if re.fullmatch(r"node\d+", n)
+                      and self.tree.exists(f"sys/devices/system/node/{n}/meminfo"))
 
     def hugetlb_pool(self) -> tuple[int, int] | None:
         """(free bytes, page bytes) of the default hugetlb pool; None when there is none."""
