@@ -9,7 +9,7 @@ from test_store_helpers import make_result, make_run, noisy
 
 from numascope.analysis.compare import ALPHA, MIN_RUNS, compare_runs
 from numascope.analysis.primary import family_primary, primary_metrics
-from numascope.analysis.stats import holm, t_quantile, t_two_sided_p, welch
+from numascope.analysis.stats import holm, one_sample, t_quantile, t_two_sided_p, variance, welch
 from numascope.cli import main as cli
 from numascope.report.terminal import print_comparison
 from numascope.results.record import BenchResult, Metric
@@ -44,7 +44,15 @@ def test_welch():
     lo, hi = w.interval()
     assert lo < 2.5 < hi and lo > 0              # p < 0.05: the interval excludes 0
     assert welch([1.0, 1.0], [1.0, 1.0]).p == 1.0
-    assert welch([1.0, 1.0], [2.0, 2.0]).p == 0.0
+    # constants that differ are not tested: no p-value (it used to be 0, "significant")
+    assert math.isnan(welch([1.0, 1.0], [2.0, 2.0]).p)
+    # scipy.stats against textbook values (df = 9 in each)
+    sample = [0.3, -1.2, 0.8, 2.1, 0.4, -0.2, 1.5, 0.9, 1.1, 0.6]
+    t = one_sample(sample)
+    assert t.df == 9 and t.diff == pytest.approx(0.63)
+    assert t.t == pytest.approx(0.63 / math.sqrt(variance(sample) / 10))
+    assert t.p == pytest.approx(t_two_sided_p(t.t, 9))
+    assert t_quantile(0.05, 9) == pytest.approx(2.262157, rel=1e-6)
     with pytest.raises(ValueError):
         welch([1.0], [1.0, 2.0])
 
@@ -136,13 +144,6 @@ def test_correction_turns_a_lone_pass_into_a_fail():
 
 
 def test_noise_floor_and_min_effect():
-    # Deterministic runs, no spread at all: any difference has p = 0; the practical
-    # minimum still decides.
-    a = [_run("A", {"x": 100.0}, rel=0) for _ in range(3)]
-    b = [_run("B", {"x": 100.5}, rel=0) for _ in range(3)]
-    (d,) = compare_runs(a, b).diffs
-    assert d.p_value == 0 and d.verdict == "below noise"
-    assert compare_runs(a, b, min_effect_pct=0).diffs[0].verdict == "better"
     # Significant but smaller than the run-to-run sd: not a change
     rng = random.Random(1)
     a = [_run("A", {"x": v}) for v in (100, 104, 96, 102, 98, 101, 99, 103, 97, 100)]
@@ -151,6 +152,29 @@ def test_noise_floor_and_min_effect():
     (d,) = compare_runs(a, b).diffs
     assert d.p_adjusted < ALPHA and d.run_sd_pct > abs(d.change_pct)
     assert d.verdict == "below noise"
+
+
+def test_sides_without_spread_are_not_tested():
+    """fio's bucketed p99 repeats one value in every run: a 1.8 % step between the sides
+    is the bucket's width, not a significant change (it used to get p = 0)."""
+    def p99(us: float) -> list:
+        return [make_run({}, [make_result("storage", "randread", [us] * 3, "us",
+                                          higher=False)]) for _ in range(3)]
+    (d,) = compare_runs(p99(7503.872), p99(7634.944)).diffs
+    assert d.verdict == "no spread" and not d.significant
+    assert math.isnan(d.p_value) and math.isnan(d.p_adjusted) and compare_runs(
+        p99(7503.872), p99(7634.944)).tested == 0
+    assert d.note == ("no spread: difference +1.75 %, not tested (every run of each side "
+                      "gave one value)")
+    assert compare_runs(p99(7503.872), p99(7634.944), min_effect_pct=0).diffs[0].verdict \
+        == "no spread"
+    (d,) = compare_runs(p99(7503.872), p99(7503.872)).diffs
+    assert d.verdict == "equal within resolution" and math.isnan(d.p_value)
+    # one side with spread is tested as before
+    varied = [make_run({}, [make_result("storage", "randread", [v] * 3, "us", higher=False)])
+              for v in (7634.944, 7700.0, 7650.0)]
+    (d,) = compare_runs(p99(7503.872), varied).diffs
+    assert math.isfinite(d.p_value) and d.verdict in ("worse", "no significant change")
 
 
 def test_lower_is_better_and_odd_values():
@@ -164,7 +188,7 @@ def test_lower_is_better_and_odd_values():
     # change can be measured, and nothing breaks.
     zeros = [make_run({}, [make_result(values=[0.0, 0.0])]) for _ in range(6)]
     (d,) = compare_runs(zeros[:3], zeros[3:]).diffs
-    assert math.isnan(d.change_pct) and d.verdict == "no significant change"
+    assert math.isnan(d.change_pct) and d.verdict == "equal within resolution"
     signed = [make_run({}, [make_result(values=[v])]) for v in (-1.0, 1.0, 2.0, -1.2, 0.9, 2.1)]
     (d,) = compare_runs(signed[:3], signed[3:]).diffs
     assert d.p_value > 0.5 and d.verdict == "no significant change"
@@ -290,12 +314,14 @@ def test_cli_scope_flags(tmp_path, capsys):
     with Store.open(db, write=True) as st:
         for r in a + b:
             st.save_run(r)
-    for args, n in ((["--json"], 29), (["--json", "--all-metrics"], 79),
-                    (["--json", "--family", "c2c"], 6),
-                    (["--json", "--family", "c2c", "--all-metrics"], 12)):
+    # of the 79, 3 are constants (two compression ratios, the TSC clock): not tested
+    for args, n, tested in ((["--json"], 29, 29), (["--json", "--all-metrics"], 79, 76),
+                            (["--json", "--family", "c2c"], 6, 6),
+                            (["--json", "--family", "c2c", "--all-metrics"], 12, 12)):
         assert cli(["compare", "cfg=A", "cfg=B", "--store", str(db), *args]) == 0
         out = json.loads(capsys.readouterr().out)
-        assert len(out["results"]) == n and out["tested"] == n
+        assert len(out["results"]) == n and out["tested"] == tested
+        assert out["counts"]["equal within resolution"] == n - tested
         assert out["scope"] == ("all" if "--all-metrics" in args else "primary")
 
 

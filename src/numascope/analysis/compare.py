@@ -14,6 +14,11 @@ comparisons. A change counts when the adjusted p < ALPHA and it is at least the 
 effect. With fewer runs there is no significance claim: the verdict is "too few", or
 "below noise" when the change is smaller than the within-run sd of the repetitions.
 
+Sides without spread (every run of both sides gives the same value: fio's bucketed
+percentiles, a deterministic count) are not tested, since no p-value can be had from
+constants: equal medians are "equal within resolution", different ones "no spread" (the
+difference, not tested).
+
 How many runs: 3 per side is the minimum for any claim. Among the ~30 primary metrics of a
 quick run with a run-to-run sd of 1.5 %, a 10 % change is found in about 40 % of 3 vs 3
 comparisons, 90 % of 4 vs 4 and 98 % of 5 vs 5 (simulated, tests/test_compare.py): take 5."""
@@ -34,7 +39,8 @@ MIN_RUNS = 3
 # Smallest change worth calling a difference (%), whatever the statistics say.
 MIN_EFFECT_PCT = 1.0
 CORRECTION = "Holm-Bonferroni"
-VERDICTS = ("better", "worse", "no significant change", "below noise", "too few")
+VERDICTS = ("better", "worse", "no significant change", "below noise", "too few",
+            "equal within resolution", "no spread")
 # Host facts worth naming when they differ between A and B.
 CONFIG_KEYS = ("hostname", "cpu_model", "microcode", "kernel", "bios_vendor", "bios_version",
                "bios_date", "memory_mode", "memory_gib", "nodes", "l3s", "cpus", "smt",
@@ -74,6 +80,7 @@ class MetricDiff:
     ci_high: float
     p_adjusted: float = math.nan  # Holm-adjusted over every metric tested
     verdict: str = "too few"
+    note: str = ""                # why a metric was not tested (no spread)
 
     @property
     def significant(self) -> bool:
@@ -126,6 +133,11 @@ def _median_sd(runs: list[RunValue]) -> float:
     return statistics.median(sds) if sds else math.nan
 
 
+def _constant(a: list[RunValue], b: list[RunValue]) -> bool:
+    """Every run of each side gives one value: nothing to test a difference against."""
+    return all(len({r.median for r in side}) == 1 for side in (a, b))
+
+
 def metric_stats(a: list[RunValue], b: list[RunValue]) -> dict[str, Any]:
     """Everything about one metric except the verdict: medians, spreads, noise floor, p."""
     ma = statistics.median(r.median for r in a)
@@ -139,7 +151,7 @@ def metric_stats(a: list[RunValue], b: list[RunValue]) -> dict[str, Any]:
         xa, xb = xs[:len(a)], xs[len(a):]
         sd = pooled_sd(xa, xb)
         run_sd = (math.exp(sd) - 1 if log else sd) if math.isfinite(sd) else math.nan
-        if len(a) >= MIN_RUNS and len(b) >= MIN_RUNS:
+        if len(a) >= MIN_RUNS and len(b) >= MIN_RUNS and not _constant(a, b):
             w = welch(xa, xb)
             lo, hi = w.interval()
             p, ci = w.p, ((math.exp(lo), math.exp(hi)) if log else (1 + lo, 1 + hi))
@@ -149,7 +161,13 @@ def metric_stats(a: list[RunValue], b: list[RunValue]) -> dict[str, Any]:
         noise = run_sd
     else:  # too few runs to know the run-to-run spread: at least the within-run one
         noise = max((x for x in (*within, run_sd) if math.isfinite(x)), default=math.nan)
-    return {"n_a": len(a), "n_b": len(b), "reps_a": sum(r.reps for r in a),
+    note = ""
+    if len(a) >= MIN_RUNS and len(b) >= MIN_RUNS and _constant(a, b):
+        by = f"{change:+.3g} %" if math.isfinite(change) else f"{mb - ma:+.4g}"
+        note = ("equal within resolution: every run of both sides gave this value"
+                if ma == mb else f"no spread: difference {by}, not tested (every run of "
+                "each side gave one value)")
+    return {"n_a": len(a), "n_b": len(b), "note": note, "reps_a": sum(r.reps for r in a),
             "reps_b": sum(r.reps for r in b), "median_a": ma, "median_b": mb,
             "change_pct": change, "within_sd_a_pct": _pct(within[0]),
             "within_sd_b_pct": _pct(within[1]), "run_sd_pct": _pct(run_sd),
@@ -157,6 +175,8 @@ def metric_stats(a: list[RunValue], b: list[RunValue]) -> dict[str, Any]:
 
 
 def verdict(d: MetricDiff, min_effect_pct: float = MIN_EFFECT_PCT) -> str:
+    if d.note:                           # constant sides (see _constant): not tested
+        return "equal within resolution" if d.median_a == d.median_b else "no spread"
     threshold = max(min_effect_pct, d.noise_pct if math.isfinite(d.noise_pct) else 0.0)
     small = not abs(d.change_pct) >= threshold        # NaN change: nothing to claim
     if d.n_a < MIN_RUNS or d.n_b < MIN_RUNS:
@@ -225,7 +245,8 @@ def method_text(tested: int, min_effect_pct: float) -> str:
             f"over the {tested} metrics tested (family-wise error {ALPHA:.0%}); a change "
             f"counts when adjusted p < {ALPHA} and |change| >= max({min_effect_pct:g}%, "
             "noise), noise = run-to-run sd of the run medians (with too few runs: the larger "
-            "within-run sd)")
+            "within-run sd); sides without spread are not tested: 'equal within "
+            "resolution' or 'no spread'")
 
 
 def smoke_mixed(a: list[RunRecord], b: list[RunRecord]) -> str | None:
