@@ -8,7 +8,10 @@ node of its host, and the table by (A's node, B's node) with each node's distanc
 HCA/NIC and the best node for MPI traffic.
 
 The programs are numascope's own (net/pt2pt.c, built with mpicc) or the OSU micro-benchmarks
-when they are on PATH; see net/launch.py for the launcher line and the validation."""
+when they are on PATH; see net/launch.py for the launcher line and the validation. By default
+both follow OSU's method: one send and one receive buffer per rank, reused by every message
+of a window, and OSU's iteration and warm-up counts; --buffers distinct gives every window
+slot its own buffer (numascope's program only)."""
 
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ QUICK_SIZES = (1, 8, 64, 512, 4 * KIB, 32 * KIB, 256 * KIB, 1 * MIB)
 SMOKE_SIZES = (1, 64, 4096, 65536)   # smoke: the launch and the placement, to 64 KiB
 MAX_SIZE = 64 * MIB
 PATHS = ("same L3", "same node", "other node", "other socket")
+BUFFERS = {"same": "one send and one receive buffer per rank (OSU's method)",
+           "distinct": "a buffer per window slot (fresh data every message)"}
 UNIT = {"lat": "us", "bw": "MB/s", "bibw": "MB/s", "mbw": "MB/s"}
 WHAT = {"lat": "latency (half round trip)", "bw": "uni-directional bandwidth",
         "bibw": "bidirectional bandwidth", "mbw": "multi-pair bandwidth"}
@@ -44,6 +49,7 @@ class NetParams:
     sizes: tuple[int, ...] = QUICK_SIZES
     lat_iters: int = 1000          # timed ping-pongs per size (a tenth above 8 KiB)
     bw_iters: int = 20             # timed windows per size (a fifth above 8 KiB)
+    buffers: str = "same"          # same: OSU's one buffer per rank; distinct: one per slot
     window: int = 64
     pairs: int = 0                 # multi-pair test with this many pairs (0: none)
     reps: int = 1                  # launches per test
@@ -80,6 +86,11 @@ class NetParams:
             raise UserError(f"--pages {self.pages!r}: thp or none")
         if self.engine not in ("auto", "numascope", "osu"):
             raise UserError(f"--engine {self.engine!r}: auto, numascope or osu")
+        if self.buffers not in BUFFERS:
+            raise UserError(f"--buffers {self.buffers!r}: same or distinct")
+        if self.buffers == "distinct" and self.engine == "osu":
+            raise UserError("--buffers distinct: OSU's programs reuse one buffer per rank; "
+                            "use --engine numascope (or auto)")
 
     def all_tests(self) -> list[str]:
         return [t for t in ("lat", "bw", "bibw") if t in self.tests] + \
@@ -97,21 +108,30 @@ class NetParams:
         d["sizes"] = tuple(d["sizes"])
         d["tests"] = tuple(d.get("tests", ("lat", "bw", "bibw")))
         d.setdefault("pages", "thp")
+        # records from before --buffers were measured with a buffer per window slot
+        d.setdefault("buffers", "distinct")
         return cls(**d)
 
     def plan(self, test: str, ranks: list[L.Rank], hosts: tuple[str, ...] = ()) -> L.Plan:
-        it = self.lat_iters if test == "lat" else self.bw_iters
-        large = max(1, it // (10 if test == "lat" else 5))
-        return L.Plan(test, tuple(sorted(set(self.sizes))), it, max(1, it // 10), large,
-                      max(1, large // 10), window=1 if test == "lat" else self.window,
+        """OSU's ratios (osu_util.h): latency 10000 timed / 100 warm-up at or below 8 KiB,
+        1000 / 10 above; bandwidth 100 / 10 and 20 / 2. The defaults are OSU's counts;
+        other counts keep the ratios."""
+        lat = test == "lat"
+        it = self.lat_iters if lat else self.bw_iters
+        warm = max(1, it // (100 if lat else 10))
+        large = max(1, it // (10 if lat else 5))
+        large_warm = max(1, it // (1000 if lat else 50))
+        return L.Plan(test, tuple(sorted(set(self.sizes))), it, warm, large, large_warm,
+                      window=1 if lat else self.window,
                       pairs=self.pairs if test == "mbw" else 1, ranks=tuple(ranks),
-                      hosts=hosts, thp=self.pages == "thp")
+                      hosts=hosts, thp=self.pages == "thp", buffers=self.buffers)
 
 
 def profile_params(profile: Profile, ncpus: int = 2) -> NetParams:
-    """quick: 8 sizes to 1 MiB, 1000/20 iterations (smoke: 4 sizes to 64 KiB, 100/4);
-    full: 1 B … 4 MiB, OSU's 10000/100, and the multi-pair test with up to 4 pairs when
-    there are CPUs for them."""
+    """full: 1 B … 4 MiB, OSU's counts (10000 ping-pongs / 100 windows, warm-up and large
+    sizes in OSU's ratios), and the multi-pair test with up to 4 pairs when there are CPUs
+    for them; quick: 8 sizes to 1 MiB and a tenth / a fifth of OSU's counts (1000 / 20);
+    smoke: 4 sizes to 64 KiB, 100 / 4. Every profile: OSU's one buffer per rank."""
     if profile.dense:
         pairs = min(4, ncpus // 2) if ncpus >= 4 else 0
         return NetParams(sizes=FULL_SIZES, lat_iters=10000, bw_iters=100,
@@ -194,8 +214,7 @@ def pair_ranks(topo: Topology, place: dict[str, Any], pairs: int) -> tuple[list[
     return send + recv, shared
 
 
-def given_case(topo: Topology, p: NetParams, a: int, b: int, root: str | None = "/"
-               ) -> Case:
+def given_case(topo: Topology, p: NetParams, a: int, b: int) -> Case:
     """Rank 0 on CPU a, rank 1 on CPU b (--cpus A,B), buffers on each CPU's node."""
     if a == b:
         raise UserError(f"--cpus {a},{b}: two different CPUs")
@@ -204,44 +223,52 @@ def given_case(topo: Topology, p: NetParams, a: int, b: int, root: str | None = 
         else None
     pl = {"path": "given", "cpu_a": a, "cpu_b": b, "node_a": ca.node, "node_b": cb.node,
           "distance": d}
-    check_memory(p, [pl], root)
+    check_memory(p, [pl], topo)
     ranks = [L.Rank((a,), _mem(topo, ca.node)), L.Rank((b,), _mem(topo, cb.node))]
     multi, shared = pair_ranks(topo, pl, p.pairs) if p.pairs else ([], False)
-    return Case(_label(pl), {"mode": "path", **pl, "net": p.to_dict(),
+    return Case(_label(pl, p), {"mode": "path", **pl, "net": p.to_dict(),
+                                "buffers": p.buffers,
                              "ranks": [asdict(r) for r in ranks],
                              "multi_ranks": [asdict(r) for r in multi],
                              "shared_cpus": shared, "hosts": []})
 
 
 def buffer_bytes(p: NetParams) -> int:
-    """What one rank allocates: a send and a receive buffer of a window of the largest
-    message (a ping-pong needs one message each)."""
-    return 2 * p.window * max(p.sizes)
+    """What one rank allocates at most: a send and a receive buffer of the largest message
+    (same), or of a window of them (distinct; a ping-pong needs one message each)."""
+    return 2 * max(p.sizes) * (p.window if p.buffers == "distinct" else 1)
 
 
-def check_memory(p: NetParams, places: list[dict[str, Any]], root: str | None) -> None:
+def check_memory(p: NetParams, places: list[dict[str, Any]], topo: Topology) -> None:
     """UserError (before anything runs) when the ranks' buffers would not fit in what is
-    free on their nodes."""
-    if root is None or not places:
+    free on their nodes of this machine; nothing is checked for a replayed or hand-built
+    topology (nothing is allocated for it, and this host's memory says nothing of it)."""
+    from numascope.host import HEADROOM, live_host
+    h = live_host(topo)
+    if h is None or not places:
         return
-    from numascope.host import HEADROOM, host
     from numascope.units import format_bytes
     ranks = 2 * max(1, p.pairs)
+    what = (f"a window of {p.window} x {_size(max(p.sizes))}" if p.buffers == "distinct"
+            else f"a send and a receive buffer of {_size(max(p.sizes))} each")
+    fix = "--window" if p.buffers == "distinct" else "--pairs"
     for pl in places:
         nodes = sorted({n for n in (pl["node_a"], pl["node_b"]) if n is not None})
         need = ranks * buffer_bytes(p)
-        free, where = host(root).free_for(nodes)
+        free, where = h.free_for(nodes)
         if free is not None and need > HEADROOM * free:
-            raise UserError(f"{ranks} ranks with a window of {p.window} x "
-                            f"{_size(max(p.sizes))} need {format_bytes(need)} but only "
+            raise UserError(f"{ranks} ranks with {what} need {format_bytes(need)} but only "
                             f"{format_bytes(free)} is free {where}: use smaller --sizes or "
-                            "--window")
+                            f"{fix}")
 
 
 # -- the family -------------------------------------------------------------------------------
 
-def _label(place: dict[str, Any]) -> str:
-    return f"{place['path']} (CPU {place['cpu_a']} - CPU {place['cpu_b']})"
+def _label(place: dict[str, Any], p: NetParams) -> str:
+    """The case's name; distinct buffers are named in it so that `compare` never sets them
+    against OSU's method."""
+    tail = ", distinct buffers" if p.buffers == "distinct" else ""
+    return f"{place['path']} (CPU {place['cpu_a']} - CPU {place['cpu_b']}{tail})"
 
 
 class Interconnect:
@@ -252,9 +279,8 @@ class Interconnect:
     # compared by default: small-message latency and large-message bandwidth
     primary = ("latency", "bandwidth")
 
-    def __init__(self, *, env: dict[str, str] | None = None, root: str = "/") -> None:
+    def __init__(self, *, env: dict[str, str] | None = None) -> None:
         self.env = env          # the launches' environment (tests inject faults here)
-        self.root = root        # where meminfo is read (None: not checked, replayed trees)
         self.absent: list[str] = []
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
@@ -281,13 +307,13 @@ class Interconnect:
             if not places:
                 raise UserError(f"no {' or '.join(only)} path on this machine ("
                                 + "; ".join(self.absent) + ")")
-        check_memory(p, places, self.root)
+        check_memory(p, places, topo)
         out = []
         for pl in places:
             ranks, _ = pair_ranks(topo, pl, 1)
             multi, mshared = pair_ranks(topo, pl, p.pairs) if p.pairs else ([], False)
-            out.append(Case(_label(pl), {
-                "mode": "path", **pl, "net": p.to_dict(),
+            out.append(Case(_label(pl, p), {
+                "mode": "path", **pl, "net": p.to_dict(), "buffers": p.buffers,
                 "ranks": [asdict(r) for r in ranks], "multi_ranks": [asdict(r) for r in multi],
                 "shared_cpus": mshared, "hosts": []}))
         return out
@@ -309,10 +335,12 @@ class Interconnect:
                 # B's node nb may have no CPU in this host's numbering (--peer-nodes): its
                 # memory is still bound there, its CPU left to the scheduler
                 ranks = [L.Rank((ca,), _mem(topo, na)), L.Rank(tuple(cb[:1]), nb)]
-                out.append(Case(f"{hosts[0]} N{na} - {hosts[1]} N{nb}", {
+                tail = ", distinct buffers" if p.buffers == "distinct" else ""
+                out.append(Case(f"{hosts[0]} N{na} - {hosts[1]} N{nb}{tail}", {
                     "mode": "peer", "path": "between hosts", "cpu_a": ca,
                     "cpu_b": cb[0] if cb else None, "node_a": na, "node_b": nb,
-                    "distance": None, "net": p.to_dict(), "hosts": list(hosts),
+                    "distance": None, "net": p.to_dict(), "buffers": p.buffers,
+                    "hosts": list(hosts),
                     "ranks": [asdict(r) for r in ranks], "multi_ranks": [],
                     "shared_cpus": False, "hca": hca_distance(topo, na)}))
         return out
@@ -324,7 +352,9 @@ class Interconnect:
         mpirun, mpicc = L.mpi_tools()
         hosts = tuple(cp.get("hosts") or ())
         tests = [t for t in p.all_tests() if not (t == "mbw" and not cp.get("multi_ranks"))]
-        osu = L.osu_tools(tests) if p.engine in ("auto", "osu") else None
+        # OSU's programs have one buffer per rank: distinct buffers are numascope's own
+        osu = L.osu_tools(tests) if p.engine in ("auto", "osu") and p.buffers == "same" \
+            else None
         if p.engine == "osu" and osu is None:
             raise Unavailable("--engine osu: " + ", ".join(L.OSU[t] for t in tests)
                               + " not all on PATH")
@@ -378,7 +408,8 @@ class Interconnect:
                                   f"{small} B, half the round trip")
         if "bw" in values:
             m["bandwidth"] = Metric("bandwidth", "MB/s", True, values["bw"][big],
-                                    f"{_size(big)}, window of {p.window}, 10^6 B/s")
+                                    f"{_size(big)}, window of {p.window}, {p.buffers} "
+                                    "buffers, 10^6 B/s")
         if "bibw" in values:
             m["bibw"] = Metric("bibw", "MB/s", True, values["bibw"][big],
                                f"{_size(big)}, both ways at once, 10^6 B/s")
@@ -395,7 +426,7 @@ class Interconnect:
                 m[name] = Metric(name, UNIT[t], t != "lat", vs, f"{WHAT[t]}, {_size(s)}")
         params = {k: v for k, v in cp.items()}
         params.update({"engine": engine, "mpi": version, "commands": commands,
-                       "ranks_seen": where, "tests": sorted(values)})
+                       "ranks_seen": where, "tests": sorted(values), "buffers": p.buffers})
         placement = {"cpus": [cp["cpu_a"], cp["cpu_b"]],
                      "memory": [cp["node_a"], cp["node_b"]],
                      "where": [f"rank 0: CPU {cp['cpu_a']}", f"rank 1: CPU {cp['cpu_b']}"]}
@@ -420,7 +451,7 @@ def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
     _, mpicc = L.mpi_tools()
     exe = L.build(mpicc)
     cmd = L.sweep_command(str(exe), tuple(sorted(set(p.sizes))), p.lat_iters, p.bw_iters,
-                          p.window, p.pages == "thp")
+                          p.window, p.pages == "thp", p.buffers)
     run = L.run_child(cmd, p.timeout, f"rank {rank}")
     if rank != 0:
         return []
@@ -431,7 +462,8 @@ def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
         ranks = sorted(st["ranks"], key=lambda d: d["rank"])
         params = {"mode": "peer", "path": "between hosts", "cpu_a": ranks[0]["cpu"],
                   "cpu_b": ranks[1]["cpu"], "node_a": a, "node_b": b, "distance": None,
-                  "net": p.to_dict(), "hosts": [ha, hb], "ranks": [], "multi_ranks": [],
+                  "net": p.to_dict(), "buffers": p.buffers, "hosts": [ha, hb], "ranks": [],
+                  "multi_ranks": [],
                   "shared_cpus": False, "hca": hca_distance(topo, a),
                   "engine": "numascope", "mpi": "the user's launcher",
                   "launcher": "the user's mpirun/srun (2 ranks)",
@@ -444,7 +476,8 @@ def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
         m["latency"] = Metric("latency", "us", False, [lat[small]],
                               f"{small} B, half the round trip")
         m["bandwidth"] = Metric("bandwidth", "MB/s", True, [bw[big]],
-                                f"{_size(big)}, window of {p.window}, 10^6 B/s")
+                                f"{_size(big)}, window of {p.window}, {p.buffers} buffers, "
+                                "10^6 B/s")
         for t, by in (("lat", lat), ("bw", bw)):
             for sz, v in sorted(by.items()):
                 m[f"{t}_{sz}"] = Metric(f"{t}_{sz}", UNIT[t], t != "lat", [v],
@@ -453,7 +486,8 @@ def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
         if ha == hb:
             notes.append(f"both ranks on {ha}: a rehearsal through shared memory, not the "
                          "network")
-        res = BenchResult(FAMILY, f"{ha} N{a} - {hb} N{b}", params, m,
+        tail = ", distinct buffers" if p.buffers == "distinct" else ""
+        res = BenchResult(FAMILY, f"{ha} N{a} - {hb} N{b}{tail}", params, m,
                           {"cpus": [ranks[0]["cpu"], ranks[1]["cpu"]], "memory": [a, b],
                            "where": [f"rank 0: {ha} CPU {ranks[0]['cpu']}",
                                      f"rank 1: {hb} CPU {ranks[1]['cpu']}"]}, notes)
@@ -479,6 +513,15 @@ def _size(b: int) -> str:
 
 def of(results: list[BenchResult]) -> list[BenchResult]:
     return [r for r in results if r.family == FAMILY]
+
+
+def buffers_of(r: BenchResult) -> str:
+    """same | distinct: the record's own word; before --buffers existed, numascope's program
+    gave each window slot its buffer and OSU's reused one."""
+    b = r.params.get("buffers")
+    if b in BUFFERS:
+        return b
+    return "same" if r.params.get("engine") == "osu" else "distinct"
 
 
 def sweep(r: BenchResult, test: str) -> dict[int, float]:
@@ -559,6 +602,8 @@ def peer_table(results: list[BenchResult]) -> dict[str, Any]:
 
 
 def path_rows(results: list[BenchResult]) -> list[dict[str, Any]]:
+    """Per case: medians over the launches (`…`) and the best launch beside them
+    (`…_best`: the lowest latency, the highest bandwidth)."""
     rows = []
     for r in of(results):
         pp = r.params
@@ -566,11 +611,15 @@ def path_rows(results: list[BenchResult]) -> list[dict[str, Any]]:
         rows.append({"path": pp.get("path"), "cpu_a": pp.get("cpu_a"), "cpu_b": pp.get("cpu_b"),
                      "node_a": pp.get("node_a"), "node_b": pp.get("node_b"),
                      "distance": pp.get("distance"), "latency_us": _med(m, "latency"),
+                     "latency_us_best": _best(m, "latency"),
                      "bandwidth_mbs": _med(m, "bandwidth"),
+                     "bandwidth_mbs_best": _best(m, "bandwidth"),
                      "bibw_mbs": m["bibw"].median if "bibw" in m else None,
+                     "bibw_mbs_best": m["bibw"].best if "bibw" in m else None,
                      "mbw_mbs": m["mbw"].median if "mbw" in m else None,
                      "msg_rate": m["msg_rate"].median if "msg_rate" in m else None,
-                     "engine": pp.get("engine"), "case": r.case})
+                     "launches": max((len(x.values) for x in m.values()), default=0),
+                     "buffers": buffers_of(r), "engine": pp.get("engine"), "case": r.case})
     return rows
 
 
@@ -581,3 +630,7 @@ def _mean(xs) -> float:
 
 def _med(m: dict[str, Metric], name: str) -> float:
     return m[name].median if name in m else math.nan
+
+
+def _best(m: dict[str, Metric], name: str) -> float:
+    return m[name].best if name in m else math.nan

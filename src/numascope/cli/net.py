@@ -30,13 +30,17 @@ def register(p: argparse.ArgumentParser) -> None:
                         "rate")
     m.add_argument("--iters", default=None, metavar="N[,M]",
                    help="timed iterations per size: N ping-pongs, M windows (N for both "
-                        "when M is left out; default 10000,100, --quick 1000,20; a tenth / "
-                        "a fifth above 8 KiB)")
+                        "when M is left out; default OSU's 10000,100, --quick 1000,20; above "
+                        "8 KiB a tenth / a fifth; warm-up in OSU's ratios)")
     m.add_argument("--window", type=int, default=64, metavar="N",
                    help="sends in flight per window (default 64)")
     m.add_argument("--reps", type=int, default=1, metavar="N",
                    help="launches per test (default 1)")
     m.add_argument("--quick", action="store_true", help="fewer sizes and iterations")
+    m.add_argument("--buffers", default="same", choices=["same", "distinct"],
+                   help="same: one send and one receive buffer per rank, reused by every "
+                        "message of a window (OSU's method, the default); distinct: a buffer "
+                        "per window slot (an application streaming fresh data)")
     m.add_argument("--pages", default="thp", choices=["none", "thp"],
                    help="page kind of the ranks' buffers: none (base pages), thp "
                         "(transparent huge pages); default thp")
@@ -108,7 +112,7 @@ def params_from(args: argparse.Namespace):
     return NetParams(sizes=_sizes(args.sizes, args.quick), lat_iters=lat, bw_iters=bw,
                      window=args.window, pairs=args.pairs, reps=args.reps,
                      timeout=args.timeout, engine=args.engine, tests=tests,
-                     pages=args.pages)
+                     pages=args.pages, buffers=args.buffers)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -222,12 +226,14 @@ def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo) 
         con.print("no case finished")
         return
     r0 = results[0]
+    buffers = net.buffers_of(r0)
     con.print(escape(f"{r0.params['mpi']}; engine {r0.params['engine']}; "
-                     f"{len(results)} case{'s' if len(results) != 1 else ''}"))
+                     f"{len(results)} case{'s' if len(results) != 1 else ''}; buffers "
+                     f"{buffers}: {net.BUFFERS[buffers]}"))
     if hosts:
         pt = net.peer_table(results)
-        tb = Table(title=f"{hosts[0]} node x {hosts[1]} node", box=box.SIMPLE_HEAD,
-                   pad_edge=False)
+        tb = Table(title=f"{hosts[0]} node x {hosts[1]} node ({buffers} buffers; medians)",
+                   box=box.SIMPLE_HEAD, pad_edge=False)
         for c in ("A node", "B node", "lat us", "bw MB/s", "HCA dist"):
             tb.add_column(c, justify="right")
         for row in pt["rows"]:
@@ -244,17 +250,21 @@ def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo) 
             con.print(escape(f"node {h['node']}: nearest {h['kind']} {h['device']} on node "
                              f"{h['hca_node']}, distance {h['distance']}"))
         return
-    tb = Table(title="by path (lat: smallest size; bw: largest)",
+    rows = net.path_rows(results)
+    n = max((row["launches"] for row in rows), default=1)
+    tb = Table(title=f"by path (lat: smallest size; bw: largest; {buffers} buffers; median "
+                     f"of {n} launch{'es' if n != 1 else ''}, best beside it)",
                box=box.SIMPLE_HEAD, pad_edge=False)
     for c, j in (("path", "left"), ("CPUs", "left"), ("nodes", "left"), ("dist", "right"),
-                 ("lat us", "right"), ("bw MB/s", "right"), ("bibw MB/s", "right")):
+                 ("lat us", "right"), ("best", "right"), ("bw MB/s", "right"),
+                 ("best", "right"), ("bibw MB/s", "right"), ("best", "right")):
         tb.add_column(c, justify=j)
-    rows = net.path_rows(results)
     for row in rows:
         tb.add_row(row["path"], f"{row['cpu_a']}-{row['cpu_b']}",
                    f"{row['node_a']}-{row['node_b']}", _f(row["distance"], "d"),
-                   _num(row["latency_us"]), _num(row["bandwidth_mbs"]),
-                   _num(row["bibw_mbs"]))
+                   _num(row["latency_us"]), _num(row["latency_us_best"]),
+                   _num(row["bandwidth_mbs"]), _num(row["bandwidth_mbs_best"]),
+                   _num(row["bibw_mbs"]), _num(row["bibw_mbs_best"]))
     con.print(tb)
     if any(r["mbw_mbs"] is not None for r in rows):
         for row in rows:
@@ -262,6 +272,8 @@ def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo) 
                 con.print(escape(f"{row['path']}: {r0.params['net']['pairs']} pairs "
                                  f"{row['mbw_mbs']:,.0f} MB/s, "
                                  f"{_f(row['msg_rate'], ',.0f')} msg/s"))
+    con.print(escape(f"by size: medians of {n} launch{'es' if n != 1 else ''}, {buffers} "
+                     "buffers"))
     for t, unit in (("lat", "us"), ("bw", "MB/s"), ("bibw", "MB/s"), ("mbw", "MB/s")):
         have = [r for r in results if net.sweep(r, t)]
         if not have:

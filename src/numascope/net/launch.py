@@ -150,6 +150,9 @@ def build(mpicc: str, source: Path = SOURCE) -> Path:
 
 # -- the command line -------------------------------------------------------------------------
 
+CHECK_ITERS = 2   # validation iterations per size: each with its own pattern
+
+
 @dataclass(frozen=True)
 class Plan:
     """One launch: a test over a list of message sizes, with the ranks' bindings."""
@@ -166,6 +169,8 @@ class Plan:
     hosts: tuple[str, ...] = ()       # two hosts: ranks [0, pairs) on the first, the rest on
                                       # the second; empty: this host only
     thp: bool = True                  # buffers madvise(MADV_HUGEPAGE) (else MADV_NOHUGEPAGE)
+    buffers: str = "same"             # same: OSU's one buffer per rank; distinct: per slot
+    check_iters: int = CHECK_ITERS    # the untimed validation pass's iterations per size
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
@@ -212,6 +217,7 @@ def command(mpirun: str, exe: str, plan: Plan) -> list[str]:
             "--large", str(LARGE), "--large-iters", str(plan.large_iters),
             "--large-warmup", str(plan.large_warmup), "--window", str(plan.window),
             "--pairs", str(plan.pairs), "--thp", str(int(plan.thp)),
+            "--buffers", plan.buffers, "--check-iters", str(plan.check_iters),
             "--bind", bind_text(list(plan.ranks))]
     flags = launcher_flags(n, plan.hosts, plan.pairs)
     if plan.hosts:
@@ -367,16 +373,41 @@ def _json_lines(text: str) -> list[str]:
 VALUE = {"lat": "usec", "bw": "mbps", "bibw": "mbps", "mbw": "mbps"}
 
 
+def check_messages(test: str, window: int, pairs: int, iters: int) -> int:
+    """How many messages the validation pass checks per size: every message of the window,
+    both ways for lat (ping and pong) and bibw, in every pair, `iters` times."""
+    both = test in ("lat", "bibw")
+    return iters * (1 if test == "lat" else window) * pairs * (2 if both else 1)
+
+
+def check_pass(line: dict[str, Any] | None, test: str, size: int, want: int, what: str
+               ) -> None:
+    """The validation pass's line for one size: MeasurementError unless every one of the
+    `want` messages arrived with every byte as sent."""
+    if line is None:
+        raise MeasurementError(f"{what}: {test} {size} B: no validation pass")
+    if line["messages"] != want or line["bytes"] != want * size:
+        raise MeasurementError(f"{what}: {test} {size} B: validation pass checked "
+                               f"{line['messages']} of {want} messages")
+    if line["bad"]:
+        raise MeasurementError(f"{what}: {test} {size} B: validation pass: {line['bad']} of "
+                               f"{want} messages arrived different from what was sent (first "
+                               f"wrong byte at offset {line['offset']})")
+
+
 def check(plan: Plan, run: Launched, what: str) -> dict[str, Any]:
     """The program's lines validated: one result per size, positive and finite, every byte
-    received and its pattern intact, each rank on a CPU it was bound to. Returns
-    {"ranks": [...], "results": {size: line}, "notes": [...]}; MeasurementError otherwise."""
+    counted, the validation pass's every byte intact, each rank on a CPU it was bound to.
+    Returns {"ranks": [...], "results": {size: line}, "notes": [...]}; MeasurementError
+    otherwise."""
     ranks = sorted((d for d in run.lines if d.get("type") == "rank"), key=lambda d: d["rank"])
     res = {d["size"]: d for d in run.lines if d.get("type") == "result"}
+    checked = {d["size"]: d for d in run.lines if d.get("type") == "check"}
+    n_checked = check_messages(plan.test, plan.window, plan.pairs, plan.check_iters)
     if len(ranks) != len(plan.ranks):
         raise MeasurementError(f"{what}: {len(ranks)} of {len(plan.ranks)} ranks reported")
     notes = []
-    big = max(plan.sizes) * plan.window >= (2 << 20)
+    big = max(plan.sizes) * (plan.window if plan.buffers == "distinct" else 1) >= (2 << 20)
     for d, want in zip(ranks, plan.ranks):
         if plan.thp and big and d.get("anon_huge_kb") == 0:
             notes.append(f"rank {d['rank']}: transparent huge pages were asked for but none "
@@ -401,6 +432,7 @@ def check(plan: Plan, run: Launched, what: str) -> dict[str, Any]:
                                    f"{r['expect']:.0f} sent")
         if r["bad"]:
             raise MeasurementError(f"{what}: {s} B: {r['bad']} messages arrived corrupted")
+        check_pass(checked.get(s), plan.test, s, n_checked, what)
     done = next((d for d in run.lines if d.get("type") == "done"), None)
     if done is None:
         raise MeasurementError(f"{what}: the program did not finish")
@@ -466,7 +498,7 @@ def mpi_world(env: dict[str, str] | None = None) -> tuple[int, int] | None:
 
 
 def sweep_command(exe: str, sizes: tuple[int, ...], lat_iters: int, bw_iters: int,
-                  window: int, thp: bool = True) -> list[str]:
+                  window: int, thp: bool = True, buffers: str = "same") -> list[str]:
     """The program's line when the user's launcher started us: one launch, the node sweep
     inside it (each rank can join the job once). The lat and bw iteration counts differ in
     the other modes; here one count serves both: the larger of bw's, the smaller of lat's."""
@@ -475,7 +507,8 @@ def sweep_command(exe: str, sizes: tuple[int, ...], lat_iters: int, bw_iters: in
     return [exe, "--sweep", "1", "--tests", "lat,bw", "--sizes", ",".join(map(str, sizes)),
             "--iters", str(it), "--warmup", str(max(1, it // 10)), "--large", str(LARGE),
             "--large-iters", str(large), "--large-warmup", str(max(1, large // 10)),
-            "--window", str(window), "--thp", str(int(thp))]
+            "--window", str(window), "--thp", str(int(thp)), "--buffers", buffers,
+            "--check-iters", str(CHECK_ITERS)]
 
 
 def run_child(cmd: list[str], timeout: float, what: str) -> Launched:
@@ -518,11 +551,14 @@ def check_sweep(run: Launched, sizes: tuple[int, ...], what: str) -> dict[str, A
     for d in run.lines:
         if "node_a" not in d:
             continue
-        st = steps.setdefault((d["node_a"], d["node_b"]), {"ranks": [], "lat": {}, "bw": {}})
+        st = steps.setdefault((d["node_a"], d["node_b"]),
+                              {"ranks": [], "lat": {}, "bw": {}, "check": {}})
         if d["type"] == "rank":
             st["ranks"].append(d)
         elif d["type"] == "result":
             st[d["test"]][d["size"]] = d
+        elif d["type"] == "check":
+            st["check"][(d["test"], d["size"])] = d
     want = [(a, b) for a in hosts[0]["nodes"] for b in hosts[1]["nodes"]]
     if sorted(steps) != sorted(want):
         raise MeasurementError(f"{what}: {len(steps)} of {len(want)} node pairs reported")
@@ -543,6 +579,8 @@ def check_sweep(run: Launched, sizes: tuple[int, ...], what: str) -> dict[str, A
                 if r["bytes"] != r["expect"] or r["bad"]:
                     raise MeasurementError(f"{w}: {t} {s} B: {r['bytes']:.0f} of "
                                            f"{r['expect']:.0f} bytes, {r['bad']} corrupted")
+                check_pass(st["check"].get((t, s)), t, s,
+                           check_messages(t, r["window"], 1, CHECK_ITERS), w)
     if not any(d.get("type") == "done" for d in run.lines):
         raise MeasurementError(f"{what}: the program did not finish")
     return {"hosts": hosts, "steps": steps}

@@ -9,12 +9,22 @@
  * Each rank binds itself before allocating: --bind "CPUS@NODE;CPUS@NODE;..." (one entry per
  * rank, CPUS a list such as 0-3,8, NODE a memory node or -1 for none), sched_setaffinity and
  * set_mempolicy(MPOL_BIND), then touches its buffers first. Warm-up iterations, then timed
- * iterations per message size. Receivers count the bytes they got (MPI_Get_count) and check
- * the payload's pattern. Everything is printed by rank 0 as JSON lines:
+ * iterations per message size. Receivers count the bytes they got (MPI_Get_count).
+ *
+ * Buffers (--buffers): "same" (the default, OSU's method) gives each rank one send and one
+ * receive buffer of the largest size, and every message of a window is sent from / received
+ * into that one buffer; "distinct" gives every window slot its own buffer (a window x the
+ * largest size per rank: what an application streaming fresh data sees).
+ *
+ * After every size's timed loops, an untimed validation pass (--check-iters N, default 2)
+ * sends every size again, every message of the window, with a pattern that differs per
+ * message, per iteration and per sender (a counter mixed into each 8-byte word), and the
+ * receiver compares every byte. Everything is printed by rank 0 as JSON lines:
  *
  *   {"type":"rank","rank":0,"host":"h","cpu":3,"cpus":"0-3","node":0,"buf_node":0,...}
  *   {"type":"result","test":"bw","size":8,"iters":100,"window":64,"usec":..,"mbps":..,
  *    "bytes":..,"expect":..,"bad":0}
+ *   {"type":"check","test":"bw","size":8,"messages":256,"bytes":2048,"bad":0,"offset":-1}
  *   {"type":"done"}
  *
  * --sweep 1 (two ranks started by the user's own mpirun/srun, one per host): each rank reads
@@ -23,10 +33,14 @@
  * and run --tests (lat,bw) over the sizes; lines carry "node_a" and "node_b".
  *
  * Fault injection for numascope's own tests: NUMASCOPE_NET_DIE_RANK=R makes rank R exit(7)
- * after MPI_Init; NUMASCOPE_NET_HANG_RANK=R makes it sleep forever.
+ * after MPI_Init; NUMASCOPE_NET_HANG_RANK=R makes it sleep forever;
+ * NUMASCOPE_NET_CORRUPT=SIZE flips the byte at offset SIZE/2 of the first message of SIZE
+ * bytes that each sender sends in the validation pass's last iteration (after the pattern
+ * is written, before it is sent), which the receiver must catch.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdint.h>
@@ -48,6 +62,9 @@
 static int rank, world;
 static int step_a = -1, step_b = -1;     /* --sweep: the node pair being measured */
 static int thp = 0;                      /* --thp 1: madvise(MADV_HUGEPAGE) the buffers */
+static int distinct = 0;                 /* --buffers distinct: a buffer per window slot */
+static int check_iters = 2;              /* --check-iters: validation iterations per size */
+static long corrupt_size = -1;           /* NUMASCOPE_NET_CORRUPT (tests only) */
 
 static void die(const char *msg) {
     fprintf(stderr, "rank %d: %s\n", rank, msg);
@@ -197,6 +214,7 @@ static void run_bw(const char *test, long size, int iters, int warm, int window,
     int sender = rank < pairs;
     int peer = sender ? rank + pairs : rank - pairs;
     unsigned char want = sender ? 0xB1 : 0xA0;
+    size_t stride = distinct ? (size_t)size : 0;   /* same: every slot is the one buffer */
     char ack[4];
     MPI_Barrier(MPI_COMM_WORLD);
     if (active) {
@@ -205,15 +223,16 @@ static void run_bw(const char *test, long size, int iters, int warm, int window,
             int nreq = 0, nrecv = 0;
             if (!sender || bidir)
                 for (int w = 0; w < window; w++, nrecv++)
-                    MPI_Irecv(r + (size_t)w * size, (int)size, MPI_BYTE, peer, TAG,
+                    MPI_Irecv(r + (size_t)w * stride, (int)size, MPI_BYTE, peer, TAG,
                               MPI_COMM_WORLD, &req[nreq++]);
             if (sender || bidir)
                 for (int w = 0; w < window; w++)
-                    MPI_Isend(s + (size_t)w * size, (int)size, MPI_BYTE, peer, TAG,
+                    MPI_Isend(s + (size_t)w * stride, (int)size, MPI_BYTE, peer, TAG,
                               MPI_COMM_WORLD, &req[nreq++]);
             MPI_Waitall(nreq, req, st);
-            if (i >= warm && nrecv) bad += check_recv(st, nrecv, r, size, (int)size, want,
+            if (i >= warm && nrecv) bad += check_recv(st, nrecv, r, size, (int)stride, want,
                                                       &bytes);
+            if (bidir) continue;       /* osu_bibw: no ack, both Waitalls pace the window */
             if (sender) MPI_Recv(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             else MPI_Send(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD);
         }
@@ -231,6 +250,129 @@ static void run_bw(const char *test, long size, int iters, int warm, int window,
            msgs / tmax, all_bytes, expect, all_bad);
     free(req);
     free(st);
+}
+
+/* -- the validation pass ------------------------------------------------------------------ */
+
+static uint64_t mix64(uint64_t x) {          /* splitmix64's finaliser */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* the pattern's seed: one per (test, size, iteration, message, sender) */
+static uint64_t seed_of(const char *test, long size, int iter, int msg, int from) {
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = test; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return mix64(h ^ mix64((uint64_t)size ^ ((uint64_t)iter << 32) ^ ((uint64_t)msg << 44)
+                           ^ ((uint64_t)from << 56)));
+}
+
+/* word k of a message: the seed with the word's counter mixed in */
+static inline uint64_t word_of(uint64_t seed, uint64_t k) {
+    return seed ^ ((k + 1) * 0x9E3779B97F4A7C15ULL);
+}
+
+static void fill(unsigned char *p, long size, uint64_t seed) {
+    long k = 0;
+    for (; k + 8 <= size; k += 8) {
+        uint64_t w = word_of(seed, (uint64_t)k / 8);
+        memcpy(p + k, &w, 8);
+    }
+    if (k < size) {
+        uint64_t w = word_of(seed, (uint64_t)k / 8);
+        memcpy(p + k, &w, (size_t)(size - k));
+    }
+}
+
+/* the first byte offset that differs from the pattern, -1 when every byte matches */
+static long first_bad(const unsigned char *p, long size, uint64_t seed) {
+    for (long k = 0; k < size; k += 8) {
+        uint64_t w = word_of(seed, (uint64_t)k / 8);
+        size_t n = size - k < 8 ? (size_t)(size - k) : 8;
+        if (memcmp(p + k, &w, n) != 0) {
+            const unsigned char *b = (const unsigned char *)&w;
+            for (size_t j = 0; j < n; j++)
+                if (p[k + j] != b[j]) return k + (long)j;
+        }
+    }
+    return -1;
+}
+
+/* One direction of one validation iteration: `from` sends `nmsg` messages to `to` (each
+ * with its own pattern), `nslots` at a time in flight (1 with one buffer per rank: a
+ * message cannot be checked in a buffer the next one overwrites); `to` checks every byte. */
+static void check_flow(const char *test, long size, int iter, int nmsg, int nslots, int from,
+                       int to, unsigned char *s, unsigned char *r, MPI_Request *req,
+                       long *msgs, double *bytes, long *bad, long *offset) {
+    for (int w0 = 0; w0 < nmsg; w0 += nslots) {
+        int n = nmsg - w0 < nslots ? nmsg - w0 : nslots, nreq = 0;
+        for (int j = 0; j < n; j++) {
+            unsigned char *slot = (rank == from ? s : r) + (size_t)j * size;
+            if (rank == to) {
+                MPI_Irecv(slot, (int)size, MPI_BYTE, from, TAG + 2, MPI_COMM_WORLD,
+                          &req[nreq++]);
+            } else {
+                fill(slot, size, seed_of(test, size, iter, w0 + j, from));
+                if (size == corrupt_size && iter == check_iters - 1 && w0 + j == 0)
+                    slot[size / 2] ^= 0x5A;
+                MPI_Isend(slot, (int)size, MPI_BYTE, to, TAG + 2, MPI_COMM_WORLD,
+                          &req[nreq++]);
+            }
+        }
+        MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+        if (rank != to) continue;
+        for (int j = 0; j < n; j++) {
+            long off = first_bad(r + (size_t)j * size, size,
+                                 seed_of(test, size, iter, w0 + j, from));
+            *msgs += 1;
+            *bytes += size;
+            if (off >= 0) {
+                *bad += 1;
+                if (*offset < 0 || off < *offset) *offset = off;
+            }
+        }
+    }
+}
+
+/* The untimed pass after a size's timed loops: every message of the window in every
+ * direction the test uses, check_iters times; rank 0 prints the sums. */
+static void validate(const char *test, long size, int window, int pairs, int bidir,
+                     unsigned char *s, unsigned char *r) {
+    int lat = !strcmp(test, "lat");
+    int nmsg = lat ? 1 : window, nslots = distinct && !lat ? window : 1;
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)nslots);
+    long msgs = 0, bad = 0, offset = -1;
+    double bytes = 0;
+    int a = rank < pairs ? rank : rank - pairs;     /* this rank's pair */
+    int in_pair = rank < 2 * pairs;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int it = 0; in_pair && it < check_iters; it++) {
+        /* lat and bibw: both ways, one after the other (each rank has one send buffer);
+         * bw and mbw: sender to receiver */
+        check_flow(test, size, it, nmsg, nslots, a, a + pairs, s, r, req, &msgs, &bytes,
+                   &bad, &offset);
+        if (lat || bidir)
+            check_flow(test, size, it, nmsg, nslots, a + pairs, a, s, r, req, &msgs, &bytes,
+                       &bad, &offset);
+    }
+    long all_msgs = 0, all_bad = 0, off = offset < 0 ? LONG_MAX : offset, all_off = 0;
+    double all_bytes = 0;
+    MPI_Reduce(&msgs, &all_msgs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&bytes, &all_bytes, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&off, &all_off, 1, MPI_LONG, MPI_MIN, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (step_a >= 0) printf("{\"node_a\":%d,\"node_b\":%d,", step_a, step_b);
+        else printf("{");
+        printf("\"type\":\"check\",\"test\":\"%s\",\"size\":%ld,\"messages\":%ld,"
+               "\"bytes\":%.0f,\"bad\":%ld,\"offset\":%ld}\n", test, size, all_msgs,
+               all_bytes, all_bad, all_off == LONG_MAX ? -1L : all_off);
+        fflush(stdout);
+    }
+    free(req);
 }
 
 /* nodes with CPUs on this host, and the first CPU of each allowed to this process */
@@ -322,7 +464,7 @@ static int run_sweep(const char *tests, long *sizes, int nsizes, int iters, int 
             step_a = all_nodes[0][a];
             step_b = all_nodes[1][b];
             bind_to(cpus[mine], nodes[mine]);
-            size_t bytes = (size_t)maxsize * window;
+            size_t bytes = (size_t)maxsize * (distinct ? window : 1);
             unsigned char *s = alloc_touch(bytes, rank == 0 ? 0xA0 : 0xB1);
             unsigned char *r = alloc_touch(bytes, 0);
             char cpus_text[32];
@@ -334,6 +476,10 @@ static int run_sweep(const char *tests, long *sizes, int nsizes, int iters, int 
                 int wu = big && large_warm >= 0 ? large_warm : warm;
                 if (strstr(tests, "lat")) run_lat(sizes[i], it, wu, s, r);
                 if (strstr(tests, "bw")) run_bw("bw", sizes[i], it, wu, window, 1, 0, s, r);
+            }
+            for (int i = 0; i < nsizes; i++) {     /* untimed, after the timed loops */
+                if (strstr(tests, "lat")) validate("lat", sizes[i], 1, 1, 0, s, r);
+                if (strstr(tests, "bw")) validate("bw", sizes[i], window, 1, 0, s, r);
             }
             free(s);
             free(r);
@@ -397,6 +543,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--sweep")) sweep = atoi(v);
         else if (!strcmp(a, "--thp")) thp = atoi(v);
         else if (!strcmp(a, "--tests")) tests = v;
+        else if (!strcmp(a, "--buffers")) distinct = !strcmp(v, "distinct");
+        else if (!strcmp(a, "--check-iters")) check_iters = atoi(v);
         else continue;
         i++;
     }
@@ -433,6 +581,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     if (getenv_rank("NUMASCOPE_NET_DIE_RANK") == rank) exit(7);
     if (getenv_rank("NUMASCOPE_NET_HANG_RANK") == rank) for (;;) pause();
+    corrupt_size = getenv_rank("NUMASCOPE_NET_CORRUPT");
+    if (check_iters < 1) die("--check-iters must be at least 1");
 
     long sizes[MAXSIZES];
     int nsizes = parse_sizes(sizes_s, sizes);
@@ -449,7 +599,7 @@ int main(int argc, char **argv) {
         if (sizes[i] < 0 || sizes[i] > (1L << 30)) die("bad message size");
         if (sizes[i] > maxsize) maxsize = sizes[i];
     }
-    int nbuf = !strcmp(test, "lat") ? 1 : window;
+    int nbuf = !strcmp(test, "lat") || !distinct ? 1 : window;
     size_t bytes = (size_t)maxsize * nbuf;
     unsigned char *s = alloc_touch(bytes, rank < pairs ? 0xA0 : 0xB1);
     unsigned char *r = alloc_touch(bytes, 0);
@@ -470,6 +620,8 @@ int main(int argc, char **argv) {
             run_bw(test, sizes[i], it, wu, window, pairs, bidir, s, r);
         else die("unknown --test");
     }
+    for (int i = 0; i < nsizes; i++)        /* untimed, after the timed loops */
+        validate(test, sizes[i], !strcmp(test, "lat") ? 1 : window, pairs, bidir, s, r);
     /* where the CPU is at the end too (a rank the scheduler moved would show here) */
     int cpu_end = sched_getcpu(), *ends = rank == 0 ? malloc(sizeof(int) * world) : NULL;
     MPI_Gather(&cpu_end, 1, MPI_INT, ends, 1, MPI_INT, 0, MPI_COMM_WORLD);

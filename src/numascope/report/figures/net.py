@@ -1,6 +1,7 @@
 """Plots of the interconnect family (`numascope net`, the `interconnect` stage of `numascope
 run`): a heat map of large-message bandwidth by (rank 0's node, rank 1's node), and latency
-and bandwidth by message size for each path."""
+and bandwidth by message size for each path. Every title names the buffers (same: OSU's
+one buffer per rank; distinct: a buffer per window slot)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     rs = net.of(results)
     if not rs:
         return []
+    modes = sorted({net.buffers_of(r) for r in rs})
+    buffers = f"{' and '.join(modes)} buffers"
     out = []
     rows, cols, m = node_pair_matrix(rs)
     if rows and cols:
@@ -62,7 +65,8 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
                     ax.text(j, i, f"{v:,.0f}", ha="center", va="center", fontsize=8,
                             color="black" if v > mid else "white")
         big = max(net.sweep(rs[0], "bw") or {0: 0})
-        ax.set_title(f"MPI bandwidth by node pair ({net._size(big)} messages)", fontsize=10)
+        ax.set_title(f"MPI bandwidth by node pair ({net._size(big)} messages, {buffers})",
+                     fontsize=10)
         fig.tight_layout()
         out.append(("Interconnect bandwidth by node pair", fig))
     lines = [r for r in rs if net.sweep(r, "lat") or net.sweep(r, "bw")][:MAX_LINES]
@@ -71,6 +75,8 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         ax1, ax2 = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
         for r in lines:
             label = str(r.params.get("path") if r.params.get("mode") == "path" else r.case)
+            if len(modes) > 1:
+                label += f" ({net.buffers_of(r)})"
             for ax, test in ((ax1, "lat"), (ax2, "bw")):
                 s = net.sweep(r, test)
                 if s:
@@ -85,8 +91,8 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7)
                 break
-        ax1.set_title("MPI latency by size", fontsize=10)
-        ax2.set_title("MPI bandwidth by size", fontsize=10)
+        ax1.set_title(f"MPI latency by size ({buffers})", fontsize=10)
+        ax2.set_title(f"MPI bandwidth by size ({buffers})", fontsize=10)
         fig.tight_layout()
         out.append(("Interconnect latency and bandwidth by message size", fig))
     return out
