@@ -109,11 +109,14 @@ def likwid_kernels(family: str, every: bool = False) -> list[str]:
     return out
 
 
-def likwid_cmd(test: str, total_bytes: int, threads: int) -> list[str]:
+def likwid_cmd(test: str, total_bytes: int, threads: int,
+               seconds: float | None = None) -> list[str]:
     """likwid-bench as its users run it for a bandwidth figure: -W, so each thread allocates
     and initialises its own chunk (first touch on its own node; -w would have one thread
-    touch every page), default run time (-s 1 s)."""
-    return ["likwid-bench", "-t", test, "-W", f"N:{max(1, total_bytes // 1000)}kB:{threads}"]
+    touch every page), default run time (-s 1 s) unless `seconds` is given."""
+    run = ["-s", f"{seconds:g}"] if seconds else []
+    return ["likwid-bench", "-t", test, *run, "-W",
+            f"N:{max(1, total_bytes // 1000)}kB:{threads}"]
 
 
 def _anon_kb(pid: int) -> tuple[int, int] | None:
@@ -139,7 +142,7 @@ def _watch_huge_share(proc: subprocess.Popen) -> float | None:
 
 
 def run_likwid(test: str, total_bytes: int, cpus: list[int], reps: int,
-               thp: bool) -> tuple[float, float | None]:
+               thp: bool, seconds: float | None = None) -> tuple[float, float | None]:
     """Median over `reps` runs of likwid-bench; GB/s (10^9) from its MByte/s (10^6 B/s,
     loads + stores, no write-allocate), and the share of its memory on huge pages (sampled
     from /proc while it runs). Raises RuntimeError when it fails or runs on other CPUs."""
@@ -147,7 +150,8 @@ def run_likwid(test: str, total_bytes: int, cpus: list[int], reps: int,
     rates: list[float] = []
     share = None
     for _ in range(reps):
-        proc = subprocess.Popen(likwid_cmd(test, total_bytes, len(cpus)), env=env, text=True,
+        proc = subprocess.Popen(likwid_cmd(test, total_bytes, len(cpus), seconds), env=env,
+                                text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         # read the pipes in the background while /proc is polled (likwid prints little)
         with ThreadPoolExecutor(1) as ex:
@@ -201,7 +205,8 @@ def _line(tool: str, setting: str, gbs: float | None, extra: str) -> None:
 
 
 def block(topo, kernels: list[str], cpus: list[int], size: int, reps: int,
-          likwid: bool, hpcc: dict[str, float] | None, every: bool = False) -> None:
+          likwid: bool, hpcc: dict[str, float] | None, every: bool = False,
+          likwid_seconds: float | None = None) -> None:
     """One kernel after the other: numascope and likwid-bench each with 4 KiB pages (likwid's
     default here) and with THP (numascope's default, likwid through glibc's tunable), medians;
     then the ratios on equal pages and of each tool's best setting."""
@@ -225,7 +230,8 @@ def block(topo, kernels: list[str], cpus: list[int], size: int, reps: int,
                     pages = "thp" if thp else "none"
                     setting = f"{test}" + (" +THP tunable" if thp else "")
                     try:
-                        gbs, share = run_likwid(test, streams * size, cpus, reps, thp)
+                        gbs, share = run_likwid(test, streams * size, cpus, reps, thp,
+                                                likwid_seconds)
                     except (RuntimeError, subprocess.TimeoutExpired) as e:
                         _line("likwid", setting, None, str(e))
                         continue
@@ -233,7 +239,7 @@ def block(topo, kernels: list[str], cpus: list[int], size: int, reps: int,
                     if gbs > theirs.get(pages, (0.0, ""))[0]:
                         theirs[pages] = (gbs, test)
         elif fam:
-            print("    likwid     not installed")
+            print("    likwid     skipped: likwid-bench not installed")
         if hpcc is not None and k in HPCC_KERNELS:
             theirs["hpcc"] = (hpcc[f"Star_{HPCC_KERNELS[k]}"], f"Star{HPCC_KERNELS[k]}")
             _line("hpcc", f"Star{HPCC_KERNELS[k]} (x{t} procs)", theirs["hpcc"][0], "")
@@ -267,7 +273,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-likwid", action="store_true")
     ap.add_argument("--likwid-all", action="store_true",
                     help="every likwid variant (scalar, SSE, FMA …), not only AVX/AVX-512")
+    ap.add_argument("--likwid-seconds", type=float, default=None,
+                    help="likwid-bench's minimal run time -s (default: its own, 1 s)")
+    ap.add_argument("--quick", action="store_true",
+                    help="1 thread, triad, 4 MiB, 1 rep, likwid -s 0.2, hpcc N=300: checks "
+                         "that it runs")
     a = ap.parse_args(argv)
+    if a.quick:
+        a.threads, a.size, a.reps, a.kernels = "1", "4M", 1, "triad"
+        a.hpcc_n, a.likwid_seconds = 300, 0.2
     try:
         topo = read_topology("/")
         every = placement.select_cpus(topo, "all", "compact")
@@ -287,28 +301,31 @@ def main(argv: list[str] | None = None) -> int:
           f"(numascope: repetitions in one call; likwid-bench: separate runs, each its own "
           f"average over >= 1 s); THP mode here: {thp_mode()}")
     if not likwid:
-        print("likwid-bench: " + ("skipped" if a.no_likwid else "not installed"))
+        print("likwid-bench: skipped" if a.no_likwid else "skipped: likwid-bench not installed")
     k0 = kernels[0]
     print("command lines (first kernel, last team):")
     print(f"  {numascope_cmd(k0, teams[-1], size, a.reps, 'none|thp')}")
     if likwid and k0 in LIKWID_FAMILIES:
         streams = LIKWID_STREAMS[LIKWID_FAMILIES[k0]]
         cmd = " ".join(likwid_cmd(f"{LIKWID_FAMILIES[k0]}_avx", streams * size,
-                                  len(teams[-1])))
+                                  len(teams[-1]), a.likwid_seconds))
         print(f"  {cmd}   (and with {THP_TUNABLE['GLIBC_TUNABLES']} in GLIBC_TUNABLES)")
 
     for cpus in teams:
         print(f"\n[1] {len(cpus)} thread(s) on CPUs {placement.format_cpulist(cpus)}, arrays "
               f"of {format_bytes(size)} each (numascope vs likwid-bench)")
-        block(topo, kernels, cpus, size, a.reps, likwid, None, a.likwid_all)
+        block(topo, kernels, cpus, size, a.reps, likwid, None, a.likwid_all, a.likwid_seconds)
 
     if a.no_hpcc:
         print("\nhpcc: skipped")
         return 0
     cpus = teams[-1]
     t = len(cpus)
-    if not shutil.which("hpcc") or (t > 1 and not shutil.which("mpirun")):
-        print("\nhpcc: not installed" + (" (or mpirun missing)" if t > 1 else ""))
+    if not shutil.which("hpcc"):
+        print("\nskipped: hpcc not installed")
+        return 0
+    if t > 1 and not shutil.which("mpirun"):
+        print("\nskipped: mpirun not installed (hpcc runs T processes through it)")
         return 0
     print(f"\n[2] hpcc STREAM at N={a.hpcc_n} with {t} process(es), as hpcc's users run it "
           f"(HPL first, ~N^3) …", flush=True)
@@ -324,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"    hpcc arrays: {format_bytes(per_proc)} per process x {t} = "
           f"{format_bytes(total)} per array in total{note}")
     hk = [k for k in kernels if k in HPCC_KERNELS]
-    block(topo, hk, cpus, total, a.reps, likwid, h, a.likwid_all)
+    block(topo, hk, cpus, total, a.reps, likwid, h, a.likwid_all, a.likwid_seconds)
     return 0
 
 
