@@ -14,7 +14,7 @@ blosc2 with its default layout (target >= 1.5x) and with its best layout, and co
 plain at the full thread count.
 
     python benchmarks/compress_peers.py [--data smooth] [--size 256M] [--codec lz4]
-        [--clevel 5] [--filter shuffle] [--reps 5]
+        [--clevel 5] [--filter shuffle] [--reps 5] [--threads 1,2] [--quick]
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def timed_sum(arr, reps: int) -> tuple[list[float], float]:
     return times, total
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="smooth", choices=["smooth", "noisy", "precip"])
     ap.add_argument("--size", default=None, help="default: 4x LLC within 256 MiB..4 GiB")
@@ -81,7 +81,11 @@ def main() -> None:
     ap.add_argument("--block", default=None,
                     help="numascope's Blosc block size (default: half the chunk; 0: Blosc's)")
     ap.add_argument("--read", default="buffer", choices=["buffer", "fused"])
-    a = ap.parse_args()
+    ap.add_argument("--quick", action="store_true",
+                    help="16 MiB, 1 thread, 1 rep: checks that it runs")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.size, a.threads, a.reps = "16M", "1", 1
 
     topo = read_topology("/")
     size = parse_size(a.size) if a.size else cz.default_size(topo, "full")
@@ -93,7 +97,7 @@ def main() -> None:
     block = None if a.block is None else (0 if a.block == "0" else parse_size(a.block))
     cases = bench.cases(topo, spec, [a.codec], [a.clevel], [a.filter], threads, reps=a.reps,
                         block_bytes=block, read=a.read)
-    chunk = cases[0].params["chunk_bytes"]
+    chunk = cases[0].params.chunk_bytes
     gb = data.nbytes / 1e9
     print(f"data: {a.data}, {format_bytes(data.nbytes)} float32; {a.codec}-{a.clevel}-"
           f"{a.filter}, read={a.read}; GB/s of uncompressed data (median of {a.reps})")
@@ -108,7 +112,7 @@ def main() -> None:
           f"{'ns/b2def':>8} {'ns/b2best':>9} {'ns/plain':>8}")
     last, notes = None, []
     for case in cases[::-1]:                       # ascending thread counts
-        t = case.params["threads"]
+        t = case.params.threads
         r = bench.measure(topo, case)
         ours, plain = r.metric("decompress_sum").median, r.metric("plain_sum").median
         speeds = []
