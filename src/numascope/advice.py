@@ -1,20 +1,32 @@
 """Advice from stored runs: each rule reads measured results (or recorded host facts) and
-gives advice only with its evidence — the run ids, cases, medians with their repetition
-counts, the statistic behind a claimed difference, and the rule that fired. A rule whose
-results show no effect (a difference that is not significant or too small, a mode that
-already is the finest, a setting that was fine) gives nothing.
+gives advice only with its evidence: the run ids, cases, medians with their repetition
+counts, the statistic behind a claimed difference, the threshold with its source, and the
+rule that fired. A rule whose results show no effect gives nothing.
+
+What counts as evidence:
+- A run the noise check marked disturbed (other processes, steal, a clock drop: its
+  record's noise warnings) gives exactly one item, "re-run on a quiet machine", with the
+  figures, and no rule reads its numbers; a smoke run's numbers (caches) are not read either.
+- Conditions set in separate runs (tags: nps=1 against nps=4) are compared with the runs as
+  the samples, as `numascope compare` does (analysis.configuration): three runs a side at
+  least; with fewer the item says "inconclusive", with the figures and no verdict.
+- A comparison inside one run (one thread per L3 against all cores, a remote node against
+  the local one, one node against another for a drive, compressed against plain sums) uses
+  the run's repetitions as samples; it is made only in a quiet run, and says so ("within
+  one quiet run").
 
 Rules (RULES, in order):
-    readiness         recorded settings and observed noise that distort the stored numbers
-    l3_saturation     one thread per L3 already reaches >= 80 % of all-core bandwidth
-    remote_memory     remote-node bandwidth/latency significantly worse than local (matrix)
-    dram_efficiency   measured DRAM bandwidth < 60 % of the peak in a coarse memory mode
-    compress_threads  compressed sums pay off from N threads up (paired speedups)
-    storage_node      a drive is significantly fastest from one node (fio placement rows)
+    readiness         recorded settings that distort the stored numbers
+    configuration     tagged configurations compared over runs (analysis.configuration)
+    l3_saturation     one thread per L3 reaches all-core bandwidth (within one quiet run)
+    remote_memory     remote-node bandwidth/latency worse than local (matrix, one quiet run)
+    compress_threads  compressed sums pay off from N threads up (paired repetitions)
+    storage_node      a drive is fastest from one node (fio placement rows, one quiet run)
 
-Differences are tested on the logs of the repetitions (a ratio), Welch's t-test from
-numascope.analysis.stats, Holm-adjusted within a rule's family of comparisons; a claim needs
-adjusted p < ALPHA and a change of at least MIN_EFFECT."""
+Differences inside one run are tested on the logs of the repetitions (a ratio), Welch's
+t-test (numascope.analysis.stats, on scipy.stats), Holm-adjusted within a rule's family of
+comparisons; a claim needs adjusted p < ALPHA and a change of at least PRACTICAL, whose
+source every item records beside it."""
 
 from __future__ import annotations
 
@@ -24,17 +36,42 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from numascope.analysis.stats import holm, t_two_sided_p, variance, welch
+from numascope.analysis.stats import holm, one_sample, welch
 from numascope.profile import readable
 from numascope.results.record import BenchResult, Metric
-from numascope.results.run import RunRecord
+from numascope.results.run import RunRecord, noise_warnings
 
 ALPHA = 0.05
-MIN_EFFECT = 0.10          # a claimed difference must be at least 10 %
-L3_SATURATION = 0.80       # one thread per L3 reaching 80 % of all-core bandwidth
-DRAM_LOW = 60.0            # measured DRAM bandwidth below 60 % of the theoretical peak
-STORAGE_EFFECT = 0.05      # a node must be 5 % faster for a drive
-MIN_REPS = 3               # repetitions a side needs before any claim
+MIN_REPS = 3               # repetitions a side needs before any claim inside one run
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A rule's threshold and where its value comes from (shown and recorded with an item)."""
+    value: float
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "source": self.source}
+
+
+# The smallest difference any rule calls an effect.
+PRACTICAL = Threshold(0.05, "identical servers differ by 5-10 % in STREAM and about 5 % in "
+                            "HPL (Dell HPC lab, EPYC; /work/shared/BACKGROUND.md): a smaller "
+                            "difference is within what the same hardware varies")
+# One thread per L3 counts as reaching all-core bandwidth within PRACTICAL of it.
+L3_SATURATION = Threshold(1 - PRACTICAL.value,
+                          "one thread per CCX is often a bit faster than all cores in STREAM "
+                          "(Dell HPC lab, EPYC Rome; BACKGROUND.md); within 5 %: "
+                          + PRACTICAL.source)
+# The noise check (results.run.noise_warnings) decides which runs are disturbed.
+QUIET = Threshold(0.05, "numascope's noise check (results.run.noise_warnings): other "
+                        "processes over 5 % of the CPU time, steal over 2 %, a clock drop "
+                        "over 3 %")
+PAIRED = ("within one quiet run: its repetitions are the samples (each repetition times "
+          "the plain and the compressed sum, one after the other)")
+WITHIN = ("within one quiet run: its repetitions are the samples (each case's repetitions "
+          "measured back to back)")
 
 
 @dataclass
@@ -46,10 +83,13 @@ class Advice:
     figures: dict[str, Any] = field(default_factory=dict)   # the numbers the text cites
     command: str = ""                  # the exact command line, where there is one
     runs: list[str] = field(default_factory=list)
+    threshold: Threshold | None = None  # the rule's threshold with its source
+    basis: str = ""                    # the samples: within one quiet run, runs, …
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "title": self.title, "detail": self.detail,
-                "command": self.command, "runs": list(self.runs),
+                "command": self.command, "runs": list(self.runs), "basis": self.basis,
+                "threshold": self.threshold.to_dict() if self.threshold else None,
                 "figures": dict(self.figures), "evidence": list(self.evidence)}
 
 
@@ -69,28 +109,28 @@ def _logs(m: Metric) -> list[float]:
     return [math.log(v) for v in m.values if v > 0 and math.isfinite(v)]
 
 
-def log_ratio_test(a: Metric, b: Metric) -> tuple[float, float] | None:
-    """(ratio of geometric means b/a, two-sided p) by Welch's test on the logs; None with
-    fewer than MIN_REPS positive values a side."""
+def log_ratio_test(a: Metric, b: Metric) -> tuple[float, float, float, float] | None:
+    """(ratio of geometric means b/a, two-sided p, 95 % interval of the ratio) by Welch's
+    test on the logs of the repetitions; None with fewer than MIN_REPS positive values a
+    side or without spread (constants are not tested)."""
     la, lb = _logs(a), _logs(b)
     if len(la) < MIN_REPS or len(lb) < MIN_REPS:
         return None
     w = welch(la, lb)
-    return math.exp(w.diff), w.p
+    if not w.tested:
+        return None
+    lo, hi = w.interval(0.95)
+    return math.exp(w.diff), w.p, math.exp(lo), math.exp(hi)
 
 
 def paired_log_test(ratios: list[float]) -> tuple[float, float] | None:
     """(geometric mean of paired ratios, two-sided p that it is 1) by a one-sample t-test
-    on their logs; None with fewer than MIN_REPS."""
+    on their logs; None with fewer than MIN_REPS or without spread."""
     ls = [math.log(x) for x in ratios if x > 0 and math.isfinite(x)]
-    n = len(ls)
-    if n < MIN_REPS:
+    if len(ls) < MIN_REPS:
         return None
-    mean = math.fsum(ls) / n
-    sd = math.sqrt(variance(ls))
-    if sd == 0:
-        return math.exp(mean), (0.0 if mean else 1.0)
-    return math.exp(mean), t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1)
+    t = one_sample(ls)
+    return (math.exp(t.diff), t.p) if t.tested else None
 
 
 def _valid(rec: RunRecord, family: str) -> list[BenchResult]:
@@ -107,34 +147,73 @@ DISTORTING = {"governor", "numa_balancing", "busy", "thp", "cgroup_cpus", "vm", 
               "memory_balance"}
 
 
+def disturbed(rec: RunRecord) -> list[str]:
+    """The noise check's warnings for this run (empty: quiet): as recorded, or for a record
+    without them, from its noise figures."""
+    w = rec.noise.get("warnings")
+    return [str(x) for x in w] if isinstance(w, list) else noise_warnings(rec.noise)
+
+
+def _pct_of(x: Any) -> float | None:
+    return _r(100 * x, 3) if isinstance(x, (int, float)) else None
+
+
+def rerun_quietly(rec: RunRecord) -> Advice:
+    """The one item of a disturbed run: what the noise check saw, and what to fix."""
+    n = rec.noise
+    figs = {"busy_percent": _pct_of(n.get("other_busy_fraction")),
+            "steal_percent": _pct_of(n.get("steal_fraction")),
+            "clock_drop_percent": _pct_of(n.get("clock_drop_fraction")),
+            "loadavg_start": n.get("loadavg_start"), "loadavg_end": n.get("loadavg_end")}
+    said = [f"{k.replace('_percent', '').replace('_', ' ')} {v:g} %"
+            for k, v in figs.items() if k.endswith("_percent") and v is not None]
+    found = _recorded_conditions(rec)
+    fixes = [f["fix"] for f in found if f["fix"] and f["check"] != "busy"]
+    ev = [{"run_id": rec.run_id, "check": "noise", "value": w} for w in disturbed(rec)]
+    return Advice(
+        "disturbed", f"run {rec.run_id}: re-run on a quiet machine",
+        f"the noise check marked it disturbed: {'; '.join(disturbed(rec))} "
+        f"({', '.join(said) or 'no figures recorded'}"
+        + (f"; load {n['loadavg_start']:g} -> {n['loadavg_end']:g}"
+           if isinstance(n.get("loadavg_start"), (int, float))
+           and isinstance(n.get("loadavg_end"), (int, float)) else "")
+        + "). No rule reads its numbers: any difference in them may be the disturbance's."
+        + (" Recorded when it started: " + ", ".join(f"{f['check']} ({f['value']})"
+                                                     for f in found) + "." if found else ""),
+        ev + found, {k: v for k, v in figs.items() if v is not None},
+        "; ".join(dict.fromkeys(fixes)), [rec.run_id], QUIET, "the run's noise check")
+
+
+def _recorded_conditions(rec: RunRecord) -> list[dict[str, Any]]:
+    """The readiness checks that warned when the run started (host["readiness"]; for older
+    records the governor and NUMA-balancing host facts)."""
+    found: list[dict[str, Any]] = []
+    checks = rec.host.get("readiness")
+    if isinstance(checks, list):
+        for c in checks:
+            if isinstance(c, dict) and c.get("status") == "warn" \
+                    and c.get("id") in DISTORTING:
+                found.append({"run_id": rec.run_id, "check": c["id"],
+                              "value": c.get("value", ""), "effect": c.get("effect", ""),
+                              "fix": c.get("fix", "")})
+    else:
+        gov = rec.host.get("governor")
+        if gov and set(str(gov).split(",")) != {"performance"}:
+            found.append({"run_id": rec.run_id, "check": "governor", "value": gov,
+                          "effect": "the clock followed the load",
+                          "fix": "cpupower frequency-set -g performance"})
+        if rec.host.get("numa_balancing") is True:
+            found.append({"run_id": rec.run_id, "check": "numa_balancing", "value": "on",
+                          "effect": "pages migrated during the measurement",
+                          "fix": "echo 0 > /proc/sys/kernel/numa_balancing"})
+    return found
+
+
 def rule_readiness(runs: list[RunRecord]) -> list[Advice]:
-    """Per run: the readiness checks that warned when it started (host["readiness"]; for
-    older records the governor and NUMA-balancing host facts) and the noise measured during
-    it (other processes, steal, clock drop)."""
+    """Per run: the readiness checks that warned when it started."""
     out = []
     for rec in runs:
-        found: list[dict[str, Any]] = []
-        checks = rec.host.get("readiness")
-        if isinstance(checks, list):
-            for c in checks:
-                if isinstance(c, dict) and c.get("status") == "warn" \
-                        and c.get("id") in DISTORTING:
-                    found.append({"run_id": rec.run_id, "check": c["id"],
-                                  "value": c.get("value", ""), "effect": c.get("effect", ""),
-                                  "fix": c.get("fix", "")})
-        else:
-            gov = rec.host.get("governor")
-            if gov and set(str(gov).split(",")) != {"performance"}:
-                found.append({"run_id": rec.run_id, "check": "governor", "value": gov,
-                              "effect": "the clock followed the load",
-                              "fix": "cpupower frequency-set -g performance"})
-            if rec.host.get("numa_balancing") is True:
-                found.append({"run_id": rec.run_id, "check": "numa_balancing", "value": "on",
-                              "effect": "pages migrated during the measurement",
-                              "fix": "echo 0 > /proc/sys/kernel/numa_balancing"})
-        for w in rec.noise.get("warnings") or []:
-            found.append({"run_id": rec.run_id, "check": "noise", "value": str(w),
-                          "effect": "measured during the run", "fix": ""})
+        found = _recorded_conditions(rec)
         if not found:
             continue
         names = ", ".join(f"{f['check']} ({f['value']})" for f in found)
@@ -154,10 +233,10 @@ def _policies(res: BenchResult) -> set[str]:
 
 
 def rule_l3_saturation(runs: list[RunRecord]) -> list[Advice]:
-    """Bandwidth thread scaling: the one-thread-per-L3 point (policy per-l3, as many threads
-    as L3 domains) against the largest thread count measured of the same kernel; fires
-    when the machine has more cores than L3s and the per-L3 median reaches L3_SATURATION
-    of the all-core one."""
+    """Bandwidth thread scaling within one quiet run: the one-thread-per-L3 point (policy
+    per-l3, as many threads as L3 domains) against the largest thread count measured of the
+    same kernel; fires when the machine has more cores than L3s and the 95 % interval of
+    per-L3 / all-core lies above L3_SATURATION."""
     out = []
     for rec in runs:
         l3s = rec.host.get("l3s")
@@ -176,42 +255,41 @@ def rule_l3_saturation(runs: list[RunRecord]) -> list[Advice]:
             if nt <= l3s:
                 continue            # no more cores than L3s measured: nothing to compare
             p, a = per[0].metrics["bandwidth"], top.metrics["bandwidth"]
-            la, lp = _logs(a), _logs(p)
-            if len(la) < MIN_REPS or len(lp) < MIN_REPS or not a.median > 0:
+            t = log_ratio_test(a, p)
+            if t is None or not a.median > 0:
                 continue
-            share = p.median / a.median
-            w = welch(la, lp)
-            lo, hi = (math.exp(x) for x in w.interval(0.95))
-            if lo < L3_SATURATION:
+            _ratio, pv, lo, hi = t
+            if lo < L3_SATURATION.value:
                 continue        # not shown to reach it (too low, or too noisy to say)
-            if lo > 1 + MIN_EFFECT and w.p < ALPHA:
+            share = p.median / a.median
+            if lo > 1 + PRACTICAL.value and pv < ALPHA:
                 title = (f"one thread per L3 gives {share - 1:.0%} more {kernel} bandwidth "
                          f"than {nt} threads: more threads only contend")
             else:
-                title = (f"one thread per L3 already reaches {share:.0%} of all-core "
-                         f"{kernel} bandwidth" if share < 1 else
-                         f"one thread per L3 already matches all-core {kernel} bandwidth")
+                title = (f"one thread per L3 already reaches all-core {kernel} bandwidth "
+                         f"(within {PRACTICAL.value:.0%})")
             out.append(Advice(
                 "l3_saturation", title,
-                f"{kernel}: {l3s} thread{'s' if l3s != 1 else ''}, one per L3, "
+                f"{WITHIN}. {kernel}: {l3s} thread{'s' if l3s != 1 else ''}, one per L3, "
                 f"{p.median:.4g} {p.unit} against {a.median:.4g} {a.unit} with {nt} threads "
-                f"(run {rec.run_id}; ratio 95 % interval {lo:.2f}-{hi:.2f}). For "
-                "bandwidth-bound codes, one rank or thread per L3 gets most of the "
-                "bandwidth and leaves the other cores free (OpenMP: one thread per L3 "
-                "cache; MPI: one rank per L3).",
+                f"(run {rec.run_id}; ratio 95 % interval {lo:.2f}-{hi:.2f}, above "
+                f"{L3_SATURATION.value:.2f}). For bandwidth-bound codes, one rank or thread "
+                "per L3 gets the bandwidth and leaves the other cores free (OpenMP: one "
+                "thread per L3 cache; MPI: one rank per L3).",
                 [_ev(rec, per[0], "bandwidth"), _ev(rec, top, "bandwidth")],
                 {"percent": _r(100 * share, 3), "l3_threads": l3s, "all_threads": nt,
-                 "ratio_low": _r(lo, 3), "ratio_high": _r(hi, 3), "p_value": _r(w.p, 3)},
+                 "ratio_low": _r(lo, 3), "ratio_high": _r(hi, 3), "p_value": _r(pv, 3)},
                 f"OMP_NUM_THREADS={l3s} OMP_PLACES=ll_caches OMP_PROC_BIND=spread APP; "
                 "mpirun --map-by ppr:1:l3cache --bind-to core APP",
-                [rec.run_id]))
+                [rec.run_id], L3_SATURATION, WITHIN))
     return out
 
 
 def rule_remote_memory(runs: list[RunRecord]) -> list[Advice]:
-    """Matrix results: every remote pair (source node's CPUs, memory on another node with
-    CPUs) against the source's local pair, latency and bandwidth, Welch on logs, Holm over
-    all pairs of the run; fires when some pair is significantly and >= MIN_EFFECT worse."""
+    """Matrix results within one quiet run: every remote pair (source node's CPUs, memory
+    on another node with CPUs) against the source's local pair, latency and bandwidth, Welch
+    on logs, Holm over all pairs of the run; fires when some pair is significantly and at
+    least PRACTICAL worse (the labs saw 30 % and 65 % on Naples: BACKGROUND.md)."""
     out = []
     for rec in runs:
         res = _valid(rec, "matrix")
@@ -225,14 +303,14 @@ def rule_remote_memory(runs: list[RunRecord]) -> list[Advice]:
                 if metric in r.metrics and metric in local[src].metrics:
                     t = log_ratio_test(local[src].metrics[metric], r.metrics[metric])
                     if t:
-                        tests.append((metric, r, local[src], *t))
+                        tests.append((metric, r, local[src], t[0], t[1]))
         if not tests:
             continue
         adj = holm([t[4] for t in tests])
         worse = {}
         for (metric, r, loc, ratio, _p), q in zip(tests, adj):
             penalty = ratio - 1 if metric == "latency" else 1 - ratio
-            if q < ALPHA and penalty >= MIN_EFFECT and \
+            if q < ALPHA and penalty >= PRACTICAL.value and \
                     (metric not in worse or penalty > worse[metric][0]):
                 worse[metric] = (penalty, r, loc, q)
         if not worse:
@@ -255,57 +333,20 @@ def rule_remote_memory(runs: list[RunRecord]) -> list[Advice]:
             + ", ".join(f"{m} is {worse[m][0]:.0%} "
                         f"{'lower' if m == 'bandwidth' else 'higher'}"
                         for m in ("bandwidth", "latency") if m in worse),
-            f"run {rec.run_id}, worst remote pair: " + "; ".join(parts)
+            f"{WITHIN}. Run {rec.run_id}, worst remote pair: " + "; ".join(parts)
             + f" ({len(tests)} remote comparisons tested). Bind each process's memory to "
             "its CPUs' node, or first-touch the data from the threads that use it.",
-            ev, figs, f"numactl --cpunodebind={src} --membind={src} APP", [rec.run_id]))
-    return out
-
-
-_FINER = {"NPS0": "NPS4", "NPS1": "NPS4", "NPS2": "NPS4", "SNC off": "SNC2 or SNC4",
-          "node interleaving": "NUMA on (node interleaving off)"}
-
-
-def rule_dram_efficiency(runs: list[RunRecord]) -> list[Advice]:
-    """Measured DRAM bandwidth (peaks.efficiency: the best validated median) below DRAM_LOW
-    % of the theoretical peak the run stored, in a memory mode with a finer setting; no
-    advice when the peak is unknown or the mode is already the finest."""
-    from numascope.peaks.efficiency import efficiency_table
-    out = []
-    for rec in runs:
-        mode = str(rec.host.get("memory_mode") or "")
-        base = mode.split("|")[0]
-        finer = _FINER.get(base)
-        if not finer or "|" in mode:
-            continue      # no fact, an ambiguous mode, or already the finest setting
-        rows = [r for r in efficiency_table(rec.host.get("peaks"), results=rec.results)
-                if r.what == "DRAM bandwidth" and r.percent is not None]
-        if not rows or rows[0].percent >= DRAM_LOW:
-            continue
-        row = rows[0]
-        out.append(Advice(
-            "dram_efficiency",
-            f"DRAM bandwidth reaches {row.percent:.0f} % of peak in {base}: compare "
-            f"{finer} for NUMA-aware codes",
-            f"run {rec.run_id}: {row.measured:.4g} {row.unit} measured ({row.measured_by}) "
-            f"against a {row.peak:.4g} {row.unit} peak. In {base} every node interleaves "
-            f"over more channels and dies; {finer} keeps each node's traffic on its own "
-            "memory controllers, which codes that place their memory per node can use. "
-            f"Measure again after the BIOS change, tagged (numascope run --tag "
-            f"mode={finer.split()[0]}), and compare.",
-            [{"run_id": rec.run_id, "what": row.what, "measured": _r(row.measured),
-              "measured_by": row.measured_by, "peak": _r(row.peak), "unit": row.unit,
-              "memory_mode": mode}],
-            {"percent": _r(row.percent, 3), "memory_mode": base, "suggested": finer},
-            f"numascope compare mode={base} mode={finer.split()[0]}", [rec.run_id]))
+            ev, figs, f"numactl --cpunodebind={src} --membind={src} APP", [rec.run_id],
+            PRACTICAL, WITHIN))
     return out
 
 
 def rule_compress_threads(runs: list[RunRecord]) -> list[Advice]:
     """Compress results of one data set and codec setting at several thread counts: the
     paired speedups (plain time / compressed time) per count, a one-sample t-test on their
-    logs, Holm over the counts; fires when some count pays off (significant, >= MIN_EFFECT)
-    and every larger count does too: "pays off from N threads"."""
+    logs, Holm over the counts, within one quiet run; fires when some count pays off
+    (significant, at least 1 + PRACTICAL) and every larger count does too: "pays off from N
+    threads"."""
     out = []
     for rec in runs:
         groups: dict[tuple, list[BenchResult]] = defaultdict(list)
@@ -321,7 +362,7 @@ def rule_compress_threads(runs: list[RunRecord]) -> list[Advice]:
             if not tests:
                 continue
             adj = holm([t[1] for _, t in tests])
-            pays = [t[0] >= 1 + MIN_EFFECT and q < ALPHA for (_, t), q in zip(tests, adj)]
+            pays = [t[0] >= 1 + PRACTICAL.value and q < ALPHA for (_, t), q in zip(tests, adj)]
             if not pays[-1]:
                 continue
             k = len(pays)
@@ -333,14 +374,14 @@ def rule_compress_threads(runs: list[RunRecord]) -> list[Advice]:
             ds, codec, clevel, filt = key[:4]
             name = f"{codec}-{clevel}-{filt}"
             sp = {r.params["threads"]: t[0] for r, t in tests}
-            detail = (f"run {rec.run_id}, data {ds}, {name}: decompress+sum is "
+            detail = (f"{PAIRED}. Run {rec.run_id}, data {ds}, {name}: decompress+sum is "
                       f"{sp[n_from]:.2f}x the plain sum at {n_from} threads"
                       + (f", {sp[rs[-1].params['threads']]:.2f}x at "
                          f"{rs[-1].params['threads']}" if rs[-1] is not first else ""))
             if below is not None:
                 detail += (f"; at {below.params['threads']} threads it does not pay "
                            f"({sp[below.params['threads']]:.2f}x, not a significant gain "
-                           f"of {MIN_EFFECT:.0%})")
+                           f"of {PRACTICAL.value:.0%})")
             else:
                 detail += " (from the fewest threads measured)"
             ratio = rs[0].metrics.get("ratio")
@@ -353,14 +394,14 @@ def rule_compress_threads(runs: list[RunRecord]) -> list[Advice]:
                  for (r, _), q in zip(tests, adj)],
                 {"threads_from": n_from, "speedup_at_from": _r(sp[n_from], 3)},
                 f"numascope compress --data {ds} --codec {codec} --clevel {clevel} "
-                f"--filter {filt} --threads {n_from}", [rec.run_id]))
+                f"--filter {filt} --threads {n_from}", [rec.run_id], PRACTICAL, PAIRED))
     return out
 
 
 def rule_storage_node(runs: list[RunRecord]) -> list[Advice]:
     """Storage placement rows of one drive and one fio job: the fastest node's IOPS against
-    every other node's (Welch on logs, Holm); fires when the best node beats every other
-    significantly by >= STORAGE_EFFECT."""
+    every other node's within one quiet run (Welch on logs, Holm); fires when the best node
+    beats every other significantly by at least PRACTICAL."""
     out = []
     for rec in runs:
         groups: dict[tuple, dict[int, BenchResult]] = defaultdict(dict)
@@ -383,36 +424,48 @@ def rule_storage_node(runs: list[RunRecord]) -> list[Advice]:
             if any(t is None for _, t in tests):
                 continue
             adj = holm([t[1] for _, t in tests])
-            if not all(t[0] >= 1 + STORAGE_EFFECT and q < ALPHA
+            if not all(t[0] >= 1 + PRACTICAL.value and q < ALPHA
                        for (_, t), q in zip(tests, adj)):
                 continue
-            second, (gain, _p) = min(tests, key=lambda x: x[1][0])
+            second, (gain, _p, glo, ghi) = min(tests, key=lambda x: x[1][0])
             path, disk, rw, bs = key[:4]
             drive = disk or path
             b, s = by_node[best].metrics["iops"], by_node[second].metrics["iops"]
             out.append(Advice(
                 "storage_node",
                 f"{drive} is fastest from node {best}: keep its I/O jobs there",
-                f"run {rec.run_id}, {rw} {bs} B: {b.median:.4g} IO/s from node {best}, "
-                f"{gain - 1:.0%} above the next best (node {second}, {s.median:.4g} IO/s; "
-                f"Holm-adjusted p = {max(adj):.2g} against every other node)",
+                f"{WITHIN}. Run {rec.run_id}, {rw} {bs} B: {b.median:.4g} IO/s from node "
+                f"{best}, {gain - 1:.0%} above the next best (node {second}, {s.median:.4g} "
+                f"IO/s; ratio 95 % interval {glo:.2f}-{ghi:.2f}; Holm-adjusted p = "
+                f"{max(adj):.2g} against every other node)",
                 [_ev(rec, by_node[n], "iops") | {"node": n} for n in sorted(by_node)],
-                {"node": best, "percent_faster": _r(100 * (gain - 1), 3)},
-                f"numactl --cpunodebind={best} --membind={best} APP", [rec.run_id]))
+                {"node": best, "percent_faster": _r(100 * (gain - 1), 3),
+                 "ratio_low": _r(glo, 3), "ratio_high": _r(ghi, 3)},
+                f"numactl --cpunodebind={best} --membind={best} APP", [rec.run_id],
+                PRACTICAL, WITHIN))
     return out
 
 
+def rule_configuration(runs: list[RunRecord]) -> list[Advice]:
+    from numascope.analysis.configuration import compare_configurations
+    return compare_configurations(runs)
+
+
 RULES: dict[str, Callable[[list[RunRecord]], list[Advice]]] = {
-    "readiness": rule_readiness, "l3_saturation": rule_l3_saturation,
-    "remote_memory": rule_remote_memory, "dram_efficiency": rule_dram_efficiency,
+    "readiness": rule_readiness, "configuration": rule_configuration,
+    "l3_saturation": rule_l3_saturation, "remote_memory": rule_remote_memory,
     "compress_threads": rule_compress_threads, "storage_node": rule_storage_node,
 }
 
 
 def advise(runs: list[RunRecord], rules: list[str] | None = None) -> list[Advice]:
-    """Every rule's advice for these runs, in RULES order."""
-    out: list[Advice] = []
+    """A disturbed run's one item ("re-run on a quiet machine"), then every rule's advice
+    over the quiet runs, in RULES order. The disturbed item comes whatever rules are chosen:
+    it is why no rule reads that run."""
+    loud = [r for r in runs if disturbed(r)]
+    quiet = [r for r in runs if not disturbed(r)]
+    out: list[Advice] = [rerun_quietly(r) for r in loud]
     for name, fn in RULES.items():
         if rules is None or name in rules:
-            out += fn(runs)
+            out += fn(quiet)
     return out

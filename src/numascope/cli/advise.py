@@ -130,6 +130,9 @@ def _advice(args: argparse.Namespace) -> dict[str, Any]:
     if smoke:
         sec["note"] = (f"{', '.join(smoke)}: smoke run{'s' if len(smoke) > 1 else ''} "
                        "(numbers measure caches): advice from readiness checks only")
+    elif items and all(a.rule == "disturbed" for a in items):
+        sec["note"] = ("no advice from the numbers: every run was disturbed while it "
+                       "measured")
     elif not items:
         sec["note"] = ("no advice: no rule found an effect in these runs (every rule "
                        "needs a measurement that shows one)")
@@ -200,9 +203,16 @@ def _render_advice(sec: dict[str, Any], args: argparse.Namespace) -> None:
             _command("command: ", a["command"], 6)
         _say(f"rule {a['rule']}; evidence: " + "; ".join(_evidence(e) for e in a["evidence"]),
              8, " " * 6)
+        if a.get("threshold"):
+            t = a["threshold"]
+            _say(f"threshold {t['value']:g}: {t['source']}", 8, " " * 6)
 
 
 def _evidence(e: dict[str, Any]) -> str:
+    if "side" in e:
+        med = e.get("median")
+        return (f"{e['side']} {e['case']} {e['metric']} median of {e['n']} runs "
+                + (f"{med:.4g} {e['unit']}" if isinstance(med, (int, float)) else "-"))
     if "case" in e:
         med = e.get("median")
         return (f"{e['run_id']} {e['case']} {e['metric']} median {med:.4g} {e['unit']} "
