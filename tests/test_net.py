@@ -71,6 +71,8 @@ def test_runs_under_mpirun_positive_finite_per_size(doc):
             vals = m[f"{test}_{size}"]["values"]
             assert len(vals) == 1 and all(math.isfinite(v) and v > 0 for v in vals), test
     assert m["latency"]["unit"] == "us" and m["bandwidth"]["unit"] == "MB/s"
+    assert res["params"]["buffers"] == "same" and res["params"]["net"]["buffers"] == "same"
+    assert all("--buffers same" in c for c in res["params"]["commands"].values())
     assert m["latency"]["values"] == m["lat_1"]["values"]
     assert m["bandwidth"]["values"] == m["bw_4096"]["values"]
     assert m["msg_rate"]["values"][0] > 0
@@ -143,10 +145,12 @@ def test_check_rejects_short_bytes_and_a_wrong_cpu():
     plan = net.NetParams(sizes=(8,)).plan("bw", [L.Rank((0,), 0), L.Rank((1,), 0)])
     rank = {"type": "rank", "rank": 0, "cpu": 0, "send_node": 0, "recv_node": 0}
     good = {"type": "result", "size": 8, "mbps": 5.0, "bytes": 512, "expect": 512, "bad": 0}
+    checked = {"type": "check", "test": "bw", "size": 8, "messages": 128, "bytes": 1024,
+               "bad": 0, "offset": -1}
     done = {"type": "done", "cpu_end": [0, 1]}
 
     def run(*lines):
-        return L.Launched([], list(lines), "", "", 0.1)
+        return L.Launched([], [*lines, checked], "", "", 0.1)
     L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done), "t")
     with pytest.raises(MeasurementError, match="511 bytes received"):
         L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, {**good, "bytes": 511}, done),
@@ -408,3 +412,137 @@ def test_mpi_world_from_the_launchers_environment():
     assert L.mpi_world({"PMI_RANK": "1", "PMI_SIZE": "2"}) == (1, 2)
     # an sbatch script is not a rank
     assert L.mpi_world({"SLURM_PROCID": "0", "SLURM_NTASKS": "2"}) is None
+
+
+# -- OSU's method: one buffer per rank, OSU's counts, the validation pass ---------------------
+
+def test_osu_counts_and_buffers_follow_the_mode():
+    p = net.NetParams(sizes=(8, 4 * net.MIB), lat_iters=10000, bw_iters=100)
+    ranks = [L.Rank((0,), 0), L.Rank((1,), 0)]
+    lat, bw = p.plan("lat", ranks), p.plan("bw", ranks)
+    # osu_util.h: LAT_LOOP_SMALL/SKIP 10000/100, LARGE 1000/10; BW 100/10, LARGE 20/2
+    assert (lat.iters, lat.warmup, lat.large_iters, lat.large_warmup) == (10000, 100, 1000, 10)
+    assert (bw.iters, bw.warmup, bw.large_iters, bw.large_warmup) == (100, 10, 20, 2)
+    assert p.buffers == "same" and bw.buffers == "same"
+    cmd = L.command("mpirun", "pt2pt", bw)
+    assert cmd[cmd.index("--buffers") + 1] == "same"
+    assert cmd[cmd.index("--check-iters") + 1] == str(L.CHECK_ITERS)
+    # one send and one receive buffer of the largest message per rank: 64 pairs at 4 MiB
+    # (128 ranks) fit in 1 GiB; a buffer per window slot is 64 times that
+    assert net.buffer_bytes(p) == 8 * net.MIB
+    assert 2 * 64 * net.buffer_bytes(net.NetParams(sizes=(4 * net.MIB,), pairs=64)) == 1 << 30
+    d = net.NetParams(sizes=(4 * net.MIB,), buffers="distinct")
+    assert net.buffer_bytes(d) == 64 * 8 * net.MIB
+    assert net.NetParams.from_dict(d.to_dict()) == d
+    old = p.to_dict()
+    del old["buffers"]                 # a record from before --buffers: per-slot buffers
+    assert net.NetParams.from_dict(old).buffers == "distinct"
+    with pytest.raises(UserError, match="OSU's programs reuse one buffer"):
+        net.NetParams(buffers="distinct", engine="osu")
+    with pytest.raises(UserError, match="same or distinct"):
+        net.NetParams(buffers="fresh")
+    topo = read_topology(hwloc_fixture("8em64t-2s2ca2c"))
+    same = net.Interconnect().cases(topo, params=p)
+    dist = net.Interconnect().cases(topo, params=net.NetParams(sizes=(8,), buffers="distinct"))
+    assert all(c.params["buffers"] == "same" and "distinct" not in c.label for c in same)
+    assert all(c.params["buffers"] == "distinct" and c.label.endswith("distinct buffers)")
+               for c in dist)
+
+
+def test_the_validation_pass_is_required_and_names_size_and_offset():
+    plan = net.NetParams(sizes=(8, 4096), window=4).plan("bibw", [L.Rank((0,), 0),
+                                                               L.Rank((1,), 0)])
+    # bibw: both ways, every message of the window, CHECK_ITERS times
+    n = L.check_messages("bibw", 4, 1, L.CHECK_ITERS)
+    assert n == 2 * 4 * L.CHECK_ITERS and L.check_messages("lat", 1, 1, 2) == 4
+    ranks = [{"type": "rank", "rank": i, "cpu": i, "send_node": 0, "recv_node": 0}
+             for i in (0, 1)]
+    res = [{"type": "result", "size": s, "mbps": 5.0, "bytes": 1, "expect": 1, "bad": 0}
+           for s in (8, 4096)]
+    ok = [{"type": "check", "test": "bibw", "size": s, "messages": n, "bytes": n * s,
+           "bad": 0, "offset": -1} for s in (8, 4096)]
+    done = {"type": "done", "cpu_end": [0, 1]}
+
+    def run(checks):
+        return L.Launched([], [*ranks, *res, *checks, done], "", "", 0.1)
+    L.check(plan, run(ok), "t")
+    with pytest.raises(MeasurementError, match="bibw 4096 B: no validation pass"):
+        L.check(plan, run(ok[:1]), "t")
+    with pytest.raises(MeasurementError, match=f"checked {n - 1} of {n} messages"):
+        L.check(plan, run([ok[0], {**ok[1], "messages": n - 1}]), "t")
+    with pytest.raises(MeasurementError, match=r"4096 B: validation pass: 1 of .* offset 2048"):
+        L.check(plan, run([ok[0], {**ok[1], "bad": 1, "offset": 2048}]), "t")
+
+
+@needs_mpi
+def test_a_corrupted_byte_fails_the_run_with_the_size_and_offset():
+    # the program's test-only knob flips byte SIZE/2 of one message of that size
+    env = {**os.environ, "NUMASCOPE_NET_CORRUPT": "4096"}
+    r = cli("--json", "--cpus", "0,1", "--sizes", "8,4096", "--iters", "5", "--tests", "bw",
+            env=env)
+    assert r.returncode == 3, r.stderr
+    msg = json.loads(r.stdout)["errors"][0]["message"]
+    assert "bw 4096 B: validation pass: 1 of" in msg and "offset 2048" in msg, msg
+    r = cli("--cpus", "0,1", "--sizes", "8,4096", "--iters", "5", "--tests", "lat",
+            env={**os.environ, "NUMASCOPE_NET_CORRUPT": "8"})
+    assert r.returncode == 3 and "lat 8 B: validation pass" in r.stderr, r.stderr
+    assert "offset 4" in r.stderr and "Traceback" not in r.stderr
+
+
+@needs_mpi
+def test_distinct_buffers_run_and_are_labelled():
+    r = cli("--json", "--cpus", "0,1", "--sizes", "8,4096", "--iters", "5", "--tests",
+            "bw,bibw", "--buffers", "distinct")
+    assert r.returncode == 0, r.stderr
+    [res] = json.loads(r.stdout)["results"]
+    assert res["params"]["buffers"] == "distinct" and res["case"].endswith("distinct buffers)")
+    assert "--buffers distinct" in res["params"]["commands"]["bw"]
+    assert "distinct buffers" in res["metrics"]["bandwidth"]["note"]
+    assert res["metrics"]["bibw_4096"]["median"] > 0
+
+
+def test_replayed_topology_is_not_checked_against_this_hosts_memory(monkeypatch):
+    """The fresh-clone failure: a replayed 2-socket machine's suite cases were refused by
+    this host's free memory. With almost nothing free here, they still load; the live
+    topology's check still refuses."""
+    from numascope.host import Host
+    from numascope.profile import FULL
+    from numascope.suite import all_stages
+    monkeypatch.setattr(Host, "node_free", lambda self, node: 1 << 20)
+    monkeypatch.setattr(Host, "mem_available", lambda self: 1 << 20)
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    st = next(s for s in all_stages() if s.name == "interconnect")
+    topo = read_topology(hwloc_fixture("8em64t-2s2ca2c"))
+    _, cases = st.load(topo, FULL)
+    assert [c.params["path"] for c in cases] == ["same node", "other socket"]
+    assert cases[0].params["net"]["sizes"][-1] == 4 * net.MIB
+    net.check_memory(net.NetParams(sizes=(64 * net.MIB,), window=1024, buffers="distinct",
+                                   pairs=256), [cases[0].params], topo)
+    with pytest.raises(UserError, match="is free .*use smaller --sizes or --pairs"):
+        net.Interconnect().cases(read_topology("/"), params=net.NetParams(sizes=(4 * net.MIB,)))
+
+
+def _res(path: str, lat: list[float], bw: list[float]) -> BenchResult:
+    return BenchResult("interconnect", f"{path} (CPU 0 - CPU 1)",
+                       {"path": path, "cpu_a": 0, "cpu_b": 1, "node_a": 0, "node_b": 0,
+                        "distance": 10, "mpi": "Open MPI", "engine": "numascope",
+                        "buffers": "same", "net": {"pairs": 0}},
+                       {"latency": Metric("latency", "us", False, lat),
+                        "bandwidth": Metric("bandwidth", "MB/s", True, bw),
+                        "lat_8": Metric("lat_8", "us", False, lat)})
+
+
+def test_table_shows_the_median_first_and_the_best_beside_it():
+    from rich.console import Console
+
+    from numascope.cli.net import render
+    con = Console(record=True, width=200)
+    render([_res("same L3", [1.5, 2.5, 9.0], [900.0, 1000.0, 4000.0])], con, [], (), None)
+    text = con.export_text()
+    head = next(ln for ln in text.splitlines() if "lat us" in ln).split()
+    assert head[head.index("us") + 1] == "best" and head[head.index("MB/s") + 1] == "best"
+    row = next(ln for ln in text.splitlines() if "same L3" in ln and "0-1" in ln).split()
+    i = row.index("10")                       # the distance column, then lat, best, bw, best
+    assert row[i + 1:i + 5] == ["2.5", "1.5", "1,000", "4,000"], row
+    assert "median of 3 launches, best beside it" in " ".join(text.split())
+    assert "buffers same: one send and one receive buffer per rank" in text
