@@ -22,14 +22,17 @@ the window. The metrics hold the repetitions kept; excluded ones are listed in
 params["excluded_reps"] with a note.
 
 Byte conventions, per element of one array (8-byte doubles), as bw.c's table states them:
-    kernel  STREAM bytes   DRAM traffic, ordinary stores (write-allocate reads the target)
+    kernel  STREAM bytes   DRAM traffic when ordinary stores write-allocate (read the target)
     read         8              8
     fill         8             16
     copy        16             24
     scale       16             24
     add         24             32
     triad       24             32
-With streaming (non-temporal) stores there is no write-allocate: traffic = STREAM bytes."""
+Whether they do is stated per CPU and store kind (bw_traffic): streaming (non-temporal)
+stores never do (traffic = STREAM bytes); ordinary ones do on Zen and on Intel up to Cooper
+Lake; where it is not known (Ice Lake-SP and later: SpecI2M, an unidentified CPU) the
+record says "unknown" and has no DRAM figure."""
 
 from __future__ import annotations
 
@@ -43,6 +46,8 @@ from numascope.bench.base import Case
 from numascope.bench.bw_outliers import MIN_REPS, RULE, screen
 from numascope.bench.bw_placement import check_placement
 from numascope.bench.bw_sizes import LLC_FACTOR, default_array_bytes, format_bytes
+from numascope.bench.bw_traffic import cpu_uarch, write_allocate
+from numascope.bench.bw_traffic import dram_bytes as traffic_bytes
 from numascope.errors import MeasurementError, UserError
 from numascope.host import HUGE_2M, Host, live_host
 from numascope.memspec import MemorySpec
@@ -75,8 +80,9 @@ MIN_ARRAY_BYTES = 64 * 8       # the C core needs 64 elements per array
 
 
 def dram_bytes(kernel: str, nt: bool) -> int:
-    """Bytes per element that really cross the memory bus: ordinary stores first read the
-    target line (write-allocate), streaming stores do not (bw.c's table)."""
+    """Bytes per element that cross the memory bus where ordinary stores first read the
+    target line (write-allocate), streaming stores do not (bw.c's table). Whether this CPU's
+    stores allocate: bw_traffic.write_allocate."""
     return DRAM_BYTES[kernel][1 if nt else 0]
 
 
@@ -357,20 +363,21 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
     # nt=auto: the faster store kind by median bandwidth, both kept
     chosen = max(per_variant, key=lambda v: statistics.median(v[3]))
     visa, vnt, times, gbs = chosen
-    dram_pe = dram_bytes(kernel, vnt)
     stores = "n/a" if not STORES[kernel] else ("streaming" if vnt else "ordinary")
+    wa = write_allocate(cpu_uarch(topo), stores)
+    dram_pe = traffic_bytes(STREAM_BYTES[kernel], STORES[kernel], wa)
     metrics = {
         "bandwidth": Metric("bandwidth", "GB/s", True, gbs,
                             f"STREAM bytes: {STREAM_BYTES[kernel]} B/element; {UNITS_NOTE}"),
-        "dram_bandwidth": Metric("dram_bandwidth", "GB/s", True,
-                                 [dram_pe * n / t / GB for t in times],
-                                 f"DRAM traffic: {dram_pe} B/element ({stores} stores"
-                                 f"{', write-allocate counted' if stores == 'ordinary' else ''})"
-                                 f"; {UNITS_NOTE}"),
         "seconds": Metric("seconds", "s", False, list(times),
                           "per repetition, earliest thread start to latest thread end, "
                           "inside C"),
     }
+    if dram_pe is not None:     # unknown write-allocate: no DRAM figure rather than a guess
+        metrics["dram_bandwidth"] = Metric(
+            "dram_bandwidth", "GB/s", True, [dram_pe * n / t / GB for t in times],
+            f"DRAM traffic: {dram_pe} B/element ({stores} stores, write-allocate "
+            f"{wa.label}); {UNITS_NOTE}")
     if len(per_variant) > 1:
         for v in per_variant:
             key = f"bandwidth[{variant_name(v[0], v[1])}]"
@@ -390,7 +397,8 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
         "variants": [variant_name(v[0], v[1]) for v in per_variant],
         "array_bytes": n * 8, "arrays": ARRAYS[kernel], "elements": n, "reps": p.reps,
         "warmup": p.warmup, "stream_bytes_per_element": STREAM_BYTES[kernel],
-        "dram_bytes_per_element": dram_pe, "units": UNITS_NOTE,
+        "dram_bytes_per_element": dram_pe, "write_allocate": wa.label,
+        "write_allocate_reason": wa.reason, "units": UNITS_NOTE,
         "llc_bytes": topo.llc_bytes(cpus), "init_seconds": raw["init_seconds"],
         "timing": "earliest thread start to latest thread end",
         "excluded_reps": excluded, "start_spread_max_s": spread,
@@ -575,4 +583,5 @@ class Bandwidth:
 MEASURED_KEYS = frozenset({
     "kernel", "isa", "stores", "nt", "threads", "variants", "array_bytes", "arrays",
     "elements", "reps", "warmup", "stream_bytes_per_element", "dram_bytes_per_element",
-    "units", "llc_bytes", "init_seconds", "timing", "excluded_reps", "start_spread_max_s"})
+    "write_allocate", "write_allocate_reason", "units", "llc_bytes", "init_seconds", "timing",
+    "excluded_reps", "start_spread_max_s"})

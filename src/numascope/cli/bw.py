@@ -158,7 +158,7 @@ def _print(results, console) -> None:
               title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
               collapse_padding=True)
     for col, just in (("kernel", "left"), ("CPUs", "left"), ("placement", "left"),
-                      ("best", "right"), ("median", "right"), ("spread", "right"),
+                      ("median", "right"), ("best", "right"), ("spread", "right"),
                       ("DRAM", "right"), ("pages", "left")):
         t.add_column(col, justify=just, overflow="fold",
                      no_wrap=col in ("kernel", "best", "median", "spread", "DRAM"))
@@ -166,7 +166,7 @@ def _print(results, console) -> None:
     mems = {_memory(r) for r in results}
     for r in results:
         bw = r.metrics["bandwidth"]
-        dram = r.metrics["dram_bandwidth"]
+        dram = r.metrics.get("dram_bandwidth")     # absent where write-allocate is unknown
         p = r.params
         code = p["isa"] + ("-nt" if p.get("stores") == "streaming" else "")
         pages = _pages(r)
@@ -176,8 +176,9 @@ def _print(results, console) -> None:
         t.add_row(Text(f"{p['kernel']} {code}"),
                   Text(f"{r.placement.get('cpulist', '').replace(',', ', ')} "
                        f"({p['threads']})"),
-                  Text(_placement(r, memory=len(mems) > 1)), f"{bw.best:.1f}", f"{bw.median:.1f}",
-                  f"{100 * bw.spread:.1f}%", f"{dram.best:.1f}", Text(pages))
+                  Text(_placement(r, memory=len(mems) > 1)), f"{bw.median:.1f}",
+                  f"{bw.best:.1f}", f"{100 * bw.spread:.1f}%",
+                  "unknown" if dram is None else f"{dram.median:.1f}", Text(pages))
     console.print(t)
     if len(mems) == 1 and next(iter(mems)):
         console.print(Text(f"memory: {next(iter(mems))}"))
@@ -188,10 +189,24 @@ def _print(results, console) -> None:
                "excluded (see the notes)" if excluded else "")
     reps = p["reps"]
     console.print(Text(
-        f"best and median of {reps} timed repetition{'s' if reps != 1 else ''} after "
+        f"median and best of {reps} timed repetition{'s' if reps != 1 else ''} after "
         f"{p['warmup']} warm-up{'s' if p['warmup'] != 1 else ''}{dropped}; a repetition runs "
         "from the first thread's start to the last thread's end; arrays of "
-        f"{format_bytes(p['array_bytes'])} each; spread = (max - min) / median; DRAM = best "
-        "in bytes on the bus (write-allocate included); -nt = streaming stores; CPUs "
-        "(threads); pages = where sampled pages are" + ("; (!) = not where asked (see the warnings)."
-                                     if flagged else ".")))
+        f"{format_bytes(p['array_bytes'])} each; spread = (max - min) / median; DRAM = median "
+        "in bytes on the bus, write-allocate counted where stores do it (below); -nt = streaming stores; CPUs (threads); pages = where "
+        "sampled pages are" + ("; (!) = not where asked (see the warnings)."
+                               if flagged else ".")))
+    for line in write_allocate_lines(results):
+        console.print(Text(line))
+
+
+def write_allocate_lines(results) -> list[str]:
+    """One line per store kind in the table: whether its stores write-allocate, and why
+    (older records without the field say nothing)."""
+    seen: dict[str, str] = {}
+    for r in results:
+        p = r.params
+        if p.get("stores") in ("ordinary", "streaming") and "write_allocate" in p:
+            seen.setdefault(p["stores"], f"write-allocate, {p['stores']} stores: "
+                            f"{p['write_allocate']} ({p.get('write_allocate_reason', '')})")
+    return [seen[k] for k in sorted(seen)]
