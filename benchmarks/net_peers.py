@@ -94,8 +94,11 @@ def main() -> None:
     lat_it, bw_it = (int(x) for x in (a.iters.split(",") * 2)[:2])
     sizes = f"{small},{large}"
     mpirun, mpicc, numactl = (shutil.which(x) for x in ("mpirun", "mpicc", "numactl"))
-    if not mpirun or not mpicc or not numactl:
-        sys.exit("needs mpirun, mpicc and numactl on PATH")
+    missing = [n for n, x in (("mpirun", mpirun), ("mpicc", mpicc), ("numactl", numactl))
+               if not x]
+    if missing:
+        print(f"skipped: {', '.join(missing)} not installed")
+        return
     root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
     thp = "1" if a.pages == "thp" else "0"
 
