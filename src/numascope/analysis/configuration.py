@@ -58,7 +58,7 @@ def _figure(d: MetricDiff) -> dict[str, Any]:
     return {"family": d.family, "case": d.case, "metric": d.metric, "unit": d.unit,
             "median_a": _r(d.median_a), "median_b": _r(d.median_b), "runs_a": d.n_a,
             "runs_b": d.n_b, "change_percent": _r(d.change_pct, 3),
-            "ratio_low": _r(d.ci_low, 3), "ratio_high": _r(d.ci_high, 3),
+            "ratio_low": _r(d.ci_low, 4), "ratio_high": _r(d.ci_high, 4),
             "p_adjusted": _r(d.p_adjusted, 3), "verdict": d.verdict}
 
 
