@@ -132,3 +132,66 @@ def test_robust_z_is_the_modified_z_score():
     assert outliers.robust_z(12, 10, 1) == pytest.approx(0.6745 * 2)
     assert outliers.robust_z(10, 10, 0) == 0 and outliers.robust_z(9, 10, 0) == -math.inf
     assert len(METRICS) == 4
+
+
+def _stored(tmp_path, runs):
+    from numascope.results.store import Store
+    db = tmp_path / "runs.db"
+    with Store.open(db, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+    return str(db)
+
+
+def test_smoke_runs_are_not_read(tmp_path, capsys):
+    """A smoke fleet (the dry run) lists nodes, failures and shape and flags nothing on its
+    numbers; smoke runs among measured ones are refused, as compare refuses them; a check
+    against a baseline or a baseline of smoke runs is refused."""
+    import json
+    import random
+
+    from numascope.cli import main
+    runs = fleet(20, {3: {BW: 0.4}}, seed=12)
+    assert "n0003" in {f.host for f in outliers.analyze(runs).flags}
+    runs.append(node("odd-nps", "f1", {}, rng=random.Random(1), nodes=8, mode="NPS4"))
+    for r in runs:
+        r.profile = "smoke"
+    a = outliers.analyze(runs)
+    assert a.smoke and a.flags == [] and {s.host for s in a.shape} == {"odd-nps"}
+    db = _stored(tmp_path, runs)
+    assert main(["fleet", "report", "--fleet", "f1", "--store", db]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "not for reading; no node is flagged" in text and "odd-nps" in text
+    assert main(["fleet", "report", "--fleet", "f1", "--store", db, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["smoke"] is True and doc["results"] == []
+    assert main(["fleet", "baseline", "save", "b1", "--fleet", "f1", "--store", db]) == 2
+    assert "is a smoke run: its numbers measure caches" in capsys.readouterr().err
+
+    mixed = fleet(20, {}, seed=13)
+    mixed[5].profile = "smoke"
+    (tmp_path / "m").mkdir()
+    db = _stored(tmp_path / "m", mixed)
+    assert main(["fleet", "report", "--fleet", "f1", "--store", db]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"run {mixed[5].run_id} is a smoke run among measured" in err[0]
+    assert outliers.smoke_among_measured(mixed) == mixed[5].run_id
+    assert outliers.smoke_among_measured(mixed[:5]) is None
+
+
+def test_a_baseline_check_refuses_smoke_runs(tmp_path, capsys):
+    from numascope.cli import main
+    measured = fleet(10, {}, seed=14)
+    db = _stored(tmp_path, measured)
+    assert main(["fleet", "baseline", "save", "b1", "--fleet", "f1", "--store", db]) == 0
+    capsys.readouterr()
+    smoke = fleet(10, {}, seed=15, fleet_id="f2")
+    for r in smoke:
+        r.profile = "smoke"
+    _stored(tmp_path, smoke)
+    assert main(["fleet", "check", "--baseline", "b1", "--fleet", "f2", "--store", db]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not for a check against a baseline" in err[0]
+    # the measured fleet is checked (exit 0 or 1 by its nodes), not refused
+    assert main(["fleet", "check", "--baseline", "b1", "--fleet", "f1", "--store", db]) in (0, 1)
+    assert "smoke" not in capsys.readouterr().err

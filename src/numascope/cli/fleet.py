@@ -155,6 +155,21 @@ def select(store: Any, fleet: str | None, specs: list[str]) -> tuple[str | None,
     return fid, [store.get_run(i) for i in have[fid]]
 
 
+def refuse_smoke(runs: list, what: str, all_smoke_too: bool = False) -> None:
+    """One line, exit 2, for smoke runs (numbers that measure caches) set among measured
+    ones (as compare refuses them); with all_smoke_too, for any smoke run at all."""
+    from numascope.fleet.outliers import all_smoke, smoke_among_measured
+    first = smoke_among_measured(runs)
+    if first:
+        raise UserError(f"run {first} is a smoke run among measured ones: its numbers "
+                        f"measure caches, so {what} would set the profiles against each "
+                        "other; select the smoke runs or the measured runs alone")
+    if all_smoke_too and all_smoke(runs):
+        first = next(r.run_id for r in runs if r.status != "failed")
+        raise UserError(f"run {first} is a smoke run: its numbers measure caches and are "
+                        f"not for {what}; use a fleet run with --quick or --full")
+
+
 def _open(args: argparse.Namespace, write: bool = False):
     from numascope.results.store import Store
     return Store.open(args.store, write=write)
@@ -387,6 +402,7 @@ def _report(args: argparse.Namespace) -> int:
         check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs)
+    refuse_smoke(runs, "an outlier analysis")
     a = outliers.analyze(runs, z, gap, floor, floors, fid)
     if args.plot:
         from numascope.report.figures import fleet as fig
@@ -413,7 +429,10 @@ def print_analysis(a) -> None:
     for g in a.groups:
         _para(f"group: {g.label}: {plural(len(g.hosts), 'node')}, "
               f"{plural(len(g.metrics), 'metric')}", "  ")
-    if a.flags:
+    if a.smoke:
+        _para("smoke runs: their numbers measure caches and are not for reading; no node "
+              "is flagged on them (nodes, failures and shape below are real)")
+    elif a.flags:
         out.print(f"flagged ({len(a.flags)}, most severe first):", markup=False)
         for f in a.flags:
             ref = "median" if f.kind == "outlier" else "floor"
@@ -453,6 +472,7 @@ def _baseline(args: argparse.Namespace) -> int:
     name = baseline.check_name(args.name)
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs)
+    refuse_smoke(runs, "a baseline", all_smoke_too=True)
     a = outliers.analyze(runs, fleet=fid)
     with _open(args, write=True) as store:
         saved = baseline.save(store, name, a, replace=args.replace)
@@ -473,6 +493,7 @@ def _check(args: argparse.Namespace) -> int:
     with _open(args) as store:
         base = baseline.load(store, baseline.check_name(args.baseline))
         fid, runs = select(store, args.fleet, args.runs)
+    refuse_smoke(runs, "a check against a baseline", all_smoke_too=True)
     verdicts = baseline.check(base, runs, given)
     bad = [v for v in verdicts if not v.ok]
     if args.json:

@@ -17,6 +17,10 @@ Floor: a node's STREAM figure (its best triad bandwidth) under FLOOR (72 %) of i
 theoretical DRAM peak (host.peaks.dram) fails, whatever its peers do — a fleet where every
 node lost a DIMM has no outlier but every node under the floor. `floors` sets the fraction
 per CPU model.
+Smoke runs (`fleet run --smoke`, a dry run: their small working sets measure caches) are
+not read: a fleet of smoke runs lists its nodes, failures and shape but flags no node on its
+numbers (Analysis.smoke); smoke runs among measured ones are refused (smoke_among_measured),
+as compare refuses them.
 Shape: within each CPU model, NUMA node count, memory mode, DIMM count, kernel and the
 CPUs the task could use (a launcher binding) are
 compared with the most common value; a node that differs is listed apart (a wrong BIOS
@@ -209,6 +213,7 @@ class Analysis:
     z_limit: float = Z_LIMIT
     gap_pct: float = GAP_PCT
     floor: float = FLOOR
+    smoke: bool = False      # every measured node ran the smoke profile: nothing flagged
 
     def method(self) -> str:
         return (f"per configuration group and metric: median, robust z = {Z_SCALE}·(x − "
@@ -221,6 +226,7 @@ class Analysis:
 
     def to_dict(self) -> dict[str, Any]:
         return {"fleet": self.fleet, "nodes": self.nodes, "method": self.method(),
+                "smoke": self.smoke,
                 "z_limit": self.z_limit, "gap_pct": self.gap_pct, "floor": self.floor,
                 "flags": [f.to_dict() for f in self.flags],
                 "shape_outliers": [s.to_dict() for s in self.shape],
@@ -230,6 +236,21 @@ class Analysis:
 
 def host_of(rec: RunRecord) -> str:
     return str(rec.host.get("hostname") or rec.tags.get("host") or rec.run_id)
+
+
+def smoke_among_measured(runs: list[RunRecord]) -> str | None:
+    """The first smoke run when the measured (not failed) runs mix smoke and other
+    profiles, else None: every difference between them would be the profile's."""
+    from numascope.profile import readable
+    ok = [r for r in runs if r.status != "failed"]
+    smoke = [r.run_id for r in ok if not readable(r.profile)]
+    return smoke[0] if smoke and len(smoke) < len(ok) else None
+
+
+def all_smoke(runs: list[RunRecord]) -> bool:
+    from numascope.profile import readable
+    ok = [r for r in runs if r.status != "failed"]
+    return bool(ok) and not any(readable(r.profile) for r in ok)
 
 
 def analyze(runs: list[RunRecord], z_limit: float = Z_LIMIT, gap_pct: float = GAP_PCT,
@@ -286,9 +307,12 @@ def analyze(runs: list[RunRecord], z_limit: float = Z_LIMIT, gap_pct: float = GA
                               (frac * peak - st) / (frac * peak) * 100,
                               f"{st / peak:.0%} of its DRAM peak {peak:g} GB/s, under the "
                               f"floor {frac:.0%}"))
+    smoke = all_smoke(runs)
+    if smoke:
+        flags = []          # numbers that measure caches: no node is slow on them
     flags.sort(key=lambda f: (-f.severity, f.host, f.metric))
     return Analysis(fleet, len(runs), groups, flags, shape_outliers(ok), failed,
-                    list(per_node.values()), z_limit, gap_pct, floor)
+                    list(per_node.values()), z_limit, gap_pct, floor, smoke)
 
 
 def shape_outliers(runs: list[RunRecord]) -> list[ShapeOutlier]:
