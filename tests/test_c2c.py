@@ -77,4 +77,5 @@ def test_by_relation_median_is_the_true_median():
     rs = [BenchResult("c2c", f"p{i}", {"a": 0, "b": i, "relation": "l3"},
                       {"latency": Metric("latency", "ns", False, [v])})
           for i, v in enumerate([10.0, 20.0, 30.0, 40.0], 1)]
-    assert c2c.by_relation(rs)["l3"] == {"pairs": 4, "min": 10.0, "median": 25.0, "max": 40.0}
+    assert c2c.by_relation(rs)["l3"] == {"pairs": 4, "min": 10.0, "median": 25.0, "max": 40.0,
+                                         "best": 10.0}

@@ -171,10 +171,11 @@ def homes(results: list[BenchResult]) -> list[Any]:
     return seen
 
 
-def matrix(results: list[BenchResult],
-           home: Any = None) -> tuple[list[int], list[list[float]]]:
-    """(cpus, M) with M[i][j] the median one-way latency, symmetric, NaN when not measured.
-    With several home nodes among results, `home` picks one (default: the first seen)."""
+def matrix(results: list[BenchResult], home: Any = None, stat: str = "median"
+           ) -> tuple[list[int], list[list[float]]]:
+    """(cpus, M) with M[i][j] the median one-way latency (stat="best": the lowest sample),
+    symmetric, NaN when not measured. With several home nodes among results, `home` picks
+    one (default: the first seen)."""
     rs = [r for r in results if r.family == FAMILY]
     hs = homes(rs)
     if len(hs) > 1:
@@ -185,21 +186,23 @@ def matrix(results: list[BenchResult],
     m = [[math.nan] * len(cpus) for _ in cpus]
     for r in rs:
         i, j = idx[r.params["a"]], idx[r.params["b"]]
-        m[i][j] = m[j][i] = r.metrics["latency"].median
+        m[i][j] = m[j][i] = getattr(r.metrics["latency"], stat)
     return cpus, m
 
 
 def by_relation(results: list[BenchResult], home: Any = None) -> dict[str, dict[str, float]]:
-    """Per relation: pairs measured, and min / median / max of the pairs' medians (ns);
-    only the results with that home when `home` is given."""
+    """Per relation: pairs measured, min / median / max of the pairs' medians, and the best
+    (lowest) sample of any of its pairs (ns); only the results with that home when `home`
+    is given."""
     out: dict[str, dict[str, float]] = {}
     for rel in RELATIONS:
-        v = sorted(r.metrics["latency"].median for r in results
-                   if r.family == FAMILY and r.params.get("relation") == rel
-                   and (home is None or r.params.get("home", "first-touch") == home))
+        rs = [r.metrics["latency"] for r in results
+              if r.family == FAMILY and r.params.get("relation") == rel
+              and (home is None or r.params.get("home", "first-touch") == home)]
+        v = sorted(m.median for m in rs)
         if v:
             out[rel] = {"pairs": len(v), "min": v[0], "median": Metric("", "", False, v).median,
-                        "max": v[-1]}
+                        "max": v[-1], "best": min(m.best for m in rs)}
     return out
 
 

@@ -507,6 +507,7 @@ class ComboRow:
     compress_gbs: float
     gbs: dict[int, float]          # threads → median decompress+sum GB/s
     speedup: dict[int, float]      # threads → median paired speed-up over plain
+    gbs_best: dict[int, float] = field(default_factory=dict)  # threads → best repetition
 
 
 @dataclass
@@ -522,12 +523,13 @@ class DataSummary:
     best: dict[int, tuple[str, float, float]]  # threads → (combo, GB/s, speed-up)
     crossover: int | None          # fewest threads from which the best codec beats plain
     notes: list[str]
+    plain_best: dict[int, float] = field(default_factory=dict)  # threads → best repetition
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "dataset": self.dataset, "source": self.source, "nbytes": self.nbytes,
             "dtype": self.dtype, "chunk_bytes": self.chunk_bytes, "threads": self.threads,
-            "plain_gbs": self.plain,
+            "plain_gbs": self.plain, "plain_best_gbs": self.plain_best,
             "codecs": [r.__dict__ for r in self.rows],
             "best": {t: {"codec": b[0], "gbs": b[1], "speedup": b[2]}
                      for t, b in self.best.items()},
@@ -553,6 +555,7 @@ def summarize(results: list[BenchResult]) -> list[DataSummary]:
             row = rows.setdefault(lab, ComboRow(lab, r.metric("ratio").median,
                                                 r.metric("compress_speed").median, {}, {}))
             row.gbs[r.params["threads"]] = r.metric("decompress_sum").median
+            row.gbs_best[r.params["threads"]] = r.metric("decompress_sum").best
             row.speedup[r.params["threads"]] = r.metric("speedup").median
         best: dict[int, tuple[str, float, float]] = {}
         for t in threads:
@@ -567,7 +570,9 @@ def summarize(results: list[BenchResult]) -> list[DataSummary]:
                 break
             crossover = t
         notes = sorted({n for r in rs for n in r.notes})
+        plain_best = {t: max(r.metric("plain_sum").best for r in rs
+                             if r.params["threads"] == t) for t in threads}
         out.append(DataSummary(p0["dataset"], p0["source"], p0["nbytes"], p0["dtype"],
                                p0["chunk_bytes"], threads, plain, list(rows.values()), best,
-                               crossover, notes))
+                               crossover, notes, plain_best))
     return out

@@ -227,9 +227,10 @@ def run_matrix(topo: Topology, executor: Executor, src: list[int] | None = None,
     return out
 
 
-def table(results: list[BenchResult], metric: str) -> tuple[list[int], list[int],
-                                                             list[list[float]]]:
-    """(source nodes, target nodes, M) with M[i][j] the metric's median; NaN if missing."""
+def table(results: list[BenchResult], metric: str, stat: str = "median"
+          ) -> tuple[list[int], list[int], list[list[float]]]:
+    """(source nodes, target nodes, M) with M[i][j] the metric's median (stat="best": its
+    best repetition); NaN if missing."""
     rs = [r for r in results if r.family == FAMILY]
     src = sorted({r.params["src"] for r in rs})
     dst = sorted({r.params["dst"] for r in rs})
@@ -237,7 +238,7 @@ def table(results: list[BenchResult], metric: str) -> tuple[list[int], list[int]
     for r in rs:
         if metric in r.metrics:
             m[src.index(r.params["src"])][dst.index(r.params["dst"])] = \
-                r.metrics[metric].median
+                getattr(r.metrics[metric], stat)
     return src, dst, m
 
 

@@ -90,3 +90,14 @@ def finish(args: argparse.Namespace, command: str, outcome: Outcome,
     if outcome.stopped:
         return report_interrupted(outcome.stopped, len(outcome.results), what)
     return 0
+
+
+def rendered_width(table: Any) -> int:
+    """A rich table's width laid out without a width limit (within one, rich folds cells
+    instead): whether "median (best)" cells fit the console."""
+    import io
+
+    from rich.console import Console
+    c = Console(file=io.StringIO(), width=10_000, color_system=None)
+    c.print(table)
+    return max((len(line.rstrip()) for line in c.file.getvalue().splitlines()), default=0)

@@ -86,6 +86,7 @@ def render(results: list, con: Any, clusters: dict | None) -> None:
     from rich.table import Table
 
     from numascope.bench import c2c
+    from numascope.cli._runner import rendered_width
     if not results:
         return
     seen = c2c.homes(results)
@@ -98,26 +99,40 @@ def render(results: list, con: Any, clusters: dict | None) -> None:
         if len(seen) > 1 else
         f"first touch by each pair's first CPU, landed on {_nodes(landed)}"), markup=False)
     if len(ids) <= 32:
-        con.print("Core-to-core latency, one-way ns (median of samples):", markup=False)
-        t = Table()
-        t.add_column("CPU", justify="right")
-        for c in ids:
-            t.add_column(str(c), justify="right")
-        for c, row in zip(ids, m):
-            t.add_row(str(c), *["-" if math.isnan(v) else f"{v:.0f}" for v in row])
-        con.print(t)
+        best = c2c.matrix(results, stat="best")[1]
+        both = [["-" if math.isnan(v) else f"{v:.0f} ({b:.0f})" for v, b in zip(row, brow)]
+                for row, brow in zip(m, best)]
+        cells, head = both, "median (best) of samples"
+        if rendered_width(_grid(ids, both)) > con.width:     # best: in the relation table
+            cells = [["-" if math.isnan(v) else f"{v:.0f}" for v in row] for row in m]
+            head = "median of samples; best per relation below"
+        con.print(f"Core-to-core latency, one-way ns ({head}):", markup=False)
+        con.print(_grid(ids, cells))
     n = len(results)
     rt = Table(title=f"By relation ({n} pair{'s' if n != 1 else ''} measured)")
-    for col in ("relation", "pairs", "min ns", "median ns", "max ns"):
+    for col in ("relation", "pairs", "median ns", "best ns", "pair medians min–max"):
         rt.add_column(col, justify="right")
     for k, v in c2c.by_relation(results).items():
-        rt.add_row(k, str(v["pairs"]), f"{v['min']:.1f}", f"{v['median']:.1f}",
-                   f"{v['max']:.1f}")
+        rt.add_row(k, str(v["pairs"]), f"{v['median']:.1f}", f"{v['best']:.1f}",
+                   f"{v['min']:.1f}–{v['max']:.1f}")
     con.print(rt)
+    con.print("median ns: median of the pairs' medians; best ns: the lowest sample of any "
+              "pair", markup=False)
     if len(seen) > 1:
         print_by_home(results, seen, con)
     if clusters:
         print_clusters(clusters, con)
+
+
+def _grid(ids: list[int], cells: list[list[str]]) -> Any:
+    from rich.table import Table
+    t = Table()
+    t.add_column("CPU", justify="right")
+    for c in ids:
+        t.add_column(str(c), justify="right")
+    for c, row in zip(ids, cells):
+        t.add_row(str(c), *row)
+    return t
 
 
 def print_by_home(results: list, seen: list, con: Any) -> None:

@@ -167,6 +167,11 @@ def _pack(fixed: list[int], rest: list[int], limit: int) -> int:
     return max(1, n)
 
 
+def _median_best(median: float, best: float | None) -> str:
+    """"median/best" GB/s; the median alone for a summary without the best (older JSON)."""
+    return f"{median:.2f}" if best is None else f"{median:.2f}/{best:.2f}"
+
+
 def _print(s, console) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -183,12 +188,12 @@ def _print(s, console) -> None:
     comps = ["-"] + [f"{r.compress_gbs:.2f}" for r in rows]
     cells: dict[int, list[str]] = {}
     for th in s.threads:
-        col = [f"{s.plain[th]:.2f}"]
+        col = [_median_best(s.plain[th], s.plain_best.get(th))]
         for r in rows:
             if th in r.gbs:
                 mark = "[green]" if r.speedup[th] > 1 else ""
-                col.append(f"{r.gbs[th]:.2f} ({mark}{r.speedup[th]:.2f}x"
-                           f"{'[/green]' if mark else ''})")
+                col.append(f"{_median_best(r.gbs[th], r.gbs_best.get(th))} "
+                           f"({mark}{r.speedup[th]:.2f}x{'[/green]' if mark else ''})")
             else:
                 col.append("-")
         cells[th] = col
@@ -220,7 +225,8 @@ def _print(s, console) -> None:
         console.print(t)
         first = False
     say = _say(console)
-    say("thread columns: decompress+sum GB/s (speed-up over the plain sum)")
+    say("thread columns: decompress+sum GB/s, median/best of the repetitions (median "
+        "paired speed-up over the plain sum)")
     for th in s.threads:
         if th in s.best:
             name, gbs, sp = s.best[th]

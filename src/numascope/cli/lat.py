@@ -184,7 +184,8 @@ def _print(results, levels, console) -> None:
               + f", one pointer per {per}", box=box.SIMPLE_HEAD, pad_edge=False,
               padding=(0, 1, 0, 0))
     cols = (["delay", "read GB/s"] if loaded else ["size", "mode"]) + \
-        ["p5 ns", "p50 ns", "p95 ns", "TSC cyc", "core cyc"] + ([] if loaded else ["pages huge"])
+        ["median ns", "best ns", "p5 ns", "p95 ns", "TSC cyc", "core cyc"] + \
+        ([] if loaded else ["pages huge"])
     for c in cols:
         t.add_column(c, justify="right")
     for r in results:
@@ -193,9 +194,11 @@ def _print(results, levels, console) -> None:
         head = ([str(r.params["delay"]), f"{r.metrics['bandwidth'].median:.1f}"] if loaded
                 else [lat.format_bytes(r.params["bytes"]), r.params["mode"]])
         tail = [] if loaded else [_pages(r)]
-        t.add_row(*head, f"{s['p5']:.1f}", f"{s['p50']:.1f}", f"{s['p95']:.1f}",
-                  f"{s['tsc_cycles']:.0f}", core, *tail)
+        t.add_row(*head, f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
+                  f"{s['p95']:.1f}", f"{s['tsc_cycles']:.0f}", core, *tail)
     console.print(t)
+    console.print("median and best (lowest) of the timed samples, p5 and p95 their spread; "
+                  "cycles: medians", markup=False)
     if "core_cycles" not in results[0].metrics:
         console.print("core cycles: unknown (the core clock could not be measured here); "
                       "TSC ticks only")

@@ -146,21 +146,45 @@ def _table(title: str, console):
     return Table(box=box.SIMPLE_HEAD, pad_edge=False)
 
 
+def _matrices(src, dst, m, best, console) -> list[tuple[str, list[list[str]]]]:
+    """The cells to show: "median (best)" in one matrix where that fits the console, else a
+    median matrix and a best one below it."""
+    def cells(f):
+        return [["-" if math.isnan(v) else f(v, b) for v, b in zip(row, brow)]
+                for row, brow in zip(m, best)]
+    both = cells(lambda v, b: f"{v:.1f} ({b:.1f})")
+    from numascope.cli._runner import rendered_width
+    if rendered_width(_grid(src, dst, both)) <= console.width:
+        return [("median (best)", both)]
+    return [("median", cells(lambda v, b: f"{v:.1f}")), ("best", cells(lambda v, b: f"{b:.1f}"))]
+
+
+def _grid(src, dst, cells):
+    from rich import box
+    from rich.table import Table
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("", justify="right")
+    for j in dst:
+        t.add_column(f"N{j}", justify="right")
+    for i, row in zip(src, cells):
+        t.add_row(f"N{i}", *row)
+    return t
+
+
 def _print(results, ratios, what, console) -> None:
     from numascope.bench import matrix as mx
 
     for metric in what:
         unit = "ns" if metric == "latency" else "GB/s"
         src, dst, m = mx.table(results, metric)
+        best = mx.table(results, metric, "best")[2]
         if all(math.isnan(v) for row in m for v in row):
             continue
-        t = _table(f"{metric} ({unit}): rows = CPU node, columns = memory node", console)
-        t.add_column("", justify="right")
-        for j in dst:
-            t.add_column(f"N{j}", justify="right")
-        for i, row in zip(src, m):
-            t.add_row(f"N{i}", *["-" if math.isnan(v) else f"{v:.1f}" for v in row])
-        console.print(t)
+        for head, cells in _matrices(src, dst, m, best, console):
+            console.print()
+            console.print(f"{metric} ({unit}), {head} of the repetitions: rows = CPU node, "
+                          "columns = memory node", markup=False, style="italic")
+            console.print(_grid(src, dst, cells))
         if ratios.get(metric):
             rt = _table(f"{metric}: remote/local by distance class", console)
             for c in ("distance", "pairs", f"median {unit}", "ratio to local"):

@@ -122,18 +122,19 @@ def stages_table(rec: RunRecord) -> Table:
 
 
 def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
-    """Median, range and spread per result; only each case's primary metrics (the ones
+    """Median, best and spread per result (median first: the figure to quote; best beside
+    it: what the machine reached once); only each case's primary metrics (the ones
     compare tests, numascope.analysis.primary) unless all_metrics. The family is named once
     per group and a case once per result, so the table fits 80 columns; a metric is named
     when it is not the family's main one."""
     from numascope.analysis.primary import family_primary
-    title = "results (median of the repetitions" + \
+    title = "results (median and best of the repetitions; spread = (max - min) / median" + \
         (")" if all_metrics else "; primary metrics, --all-metrics for every one)")
     t = _table(title)
     t.add_column("family", no_wrap=True)
     t.add_column("case · metric", ratio=1, overflow="fold")
     t.add_column("median", justify="right", no_wrap=True)
-    t.add_column("min–max", justify="right", no_wrap=True)
+    t.add_column("best", justify="right", no_wrap=True)
     t.add_column("spread", justify="right", no_wrap=True)
     t.add_column("n", justify="right", no_wrap=True)
     last_family = None
@@ -156,7 +157,7 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
                 case = escape(r.case) + (f" [dim]· {escape(m.name)}[/dim]"
                                          if m.name != main else "")
             t.add_row(escape(family), case,
-                      f"{fmt(m.median)} {escape(m.unit)}", f"{fmt(m.min)}–{fmt(m.max)}",
+                      f"{fmt(m.median)} {escape(m.unit)}", fmt(m.best),
                       "–" if not math.isfinite(m.spread) else f"{m.spread:.1%}",
                       str(len(m.values)))
     return t
