@@ -28,6 +28,8 @@ BAD = [
         "the store as the root"),
     Bad(["advise", "--section", "recipes", *S], 2, "invalid choice", "unknown section"),
     Bad(["advise", "--rule", "nosuch", *S], 2, "invalid choice", "unknown rule"),
+    Bad(["advise", "--rule", "dram_efficiency", *S], 2, "invalid choice",
+        "a rule removed: no measurement backed its threshold"),
     Bad(["advise", "latest", *R, *S], 2, "runs were given but --section leaves out advice",
         "runs without the advice section"),
     Bad(["advise", "--rule", "remote_memory", *R, *S], 2, "--rule chooses advice rules",
