@@ -103,3 +103,14 @@ def test_compress_cells_show_median_then_best():
     assert "12.00/14.00 (1.50x)" in text and "8.00/9.00" in text
     assert "median/best of the repetitions" in " ".join(text.split())
     assert s.to_dict()["plain_best_gbs"] == {1: 9.0}
+
+
+def test_tier_sweep_table_shows_median_then_best():
+    from numascope.cli._tier_sweep import _print
+    rows = [{"kernel": "triad", "ratio": "1:1", "dram_node": 0, "tier_node": 1,
+             "dram_share": 0.5, "achieved_dram_share": 0.5, "best": 30.0, "median": 20.0,
+             "unit": "GB/s"}]
+    text = _text(lambda c: _print(rows, 0, 1, "given", "kernel line", c))
+    head = _cols(text, "kernel")
+    assert head.index("median") + 1 == head.index("best")
+    assert _cols(text, "triad")[-2:] == ["20.0", "30.0"]

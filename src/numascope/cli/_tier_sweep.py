@@ -59,14 +59,14 @@ def _print(rows: list[dict], dram: int, tier: int, how: str, line: str, console)
     t = Table(title=f"Bandwidth over DRAM:tier page ratios, N{dram} (DRAM) : N{tier} (tier), "
                     "GB/s (10^9 B), STREAM bytes", title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("kernel", "ratio", "DRAM share", "achieved", "best", "median"):
+    for col in ("kernel", "ratio", "DRAM share", "achieved", "median", "best"):
         t.add_column(col, justify="left" if col in ("kernel", "ratio") else "right",
                      overflow="fold")
     for r in rows:
         got = r["achieved_dram_share"]
         t.add_row(r["kernel"], r["ratio"], f"{100 * r['dram_share']:.0f}%",
-                  "unknown" if got is None else f"{100 * got:.1f}%", f"{r['best']:.1f}",
-                  f"{r['median']:.1f}")
+                  "unknown" if got is None else f"{100 * got:.1f}%", f"{r['median']:.1f}",
+                  f"{r['best']:.1f}")
     console.print(t)
     console.print(Text(f"nodes: {how}"))
     console.print(Text(line))
