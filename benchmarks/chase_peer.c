@@ -162,6 +162,17 @@ int main(int argc, char **argv) {
     for (size_t g = 0; g < groups; g++)
         random_order(order + g * per_group, per_group, gorder[g] * per_group);
     free(gorder);
+    /* the visiting order must name every element once: then the links below form one cycle
+     * through all of them */
+    unsigned char *seen = calloc(n, 1);
+    if (!seen) { perror("calloc"); return 1; }
+    for (size_t k = 0; k < n; k++) {
+        if (order[k] >= n || seen[order[k]]++) {
+            fprintf(stderr, "internal error: the visiting order is not a permutation\n");
+            return 1;
+        }
+    }
+    free(seen);
     /* each element at a random word of its slot; thread the cycle in visiting order */
     size_t words = stride / sizeof(void *);
     char **at = malloc(n * sizeof *at);
