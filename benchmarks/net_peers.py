@@ -172,6 +172,8 @@ def main() -> None:
         order = [numascope, *[lambda n=n: peer(n) for n in peers]]
         for f in (order if i % 2 == 0 else order[::-1]):
             f()
+        print(f"rep {i + 1}: " + "; ".join(f"{k} {d['lat'][-1]:.3f} us {d['bw'][-1]:,.0f} MB/s"
+                                           for k, d in got.items()), flush=True)
     med = {k: {t: statistics.median(v) if v else float("nan") for t, v in d.items()}
            for k, d in got.items()}
     print(f"\n{'':12} {'lat us':>9} {'bw MB/s':>10}   (medians; every rep after)")
@@ -184,6 +186,10 @@ def main() -> None:
         ok = all(0.9 <= r <= 1.1 for r in (r_lat, r_bw))
         print(f"numascope / {name}: latency {_size(small)} {r_lat:.3f}, bandwidth "
               f"{_size(large)} {r_bw:.3f}  ({'within' if ok else 'outside'} ±10 %)")
+        # each rep's two sides ran back to back: their ratio cancels slower load changes
+        pl, pb = (statistics.median(x / y for x, y in zip(got["numascope"][t], got[name][t]))
+                  for t in ("lat", "bw"))
+        print(f"  median of the per-rep ratios: latency {pl:.3f}, bandwidth {pb:.3f}")
 
 
 if __name__ == "__main__":
