@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import statistics
@@ -128,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=9, help="samples per run, both tools")
     ap.add_argument("--sample-ms", type=float, default=500,
                     help="peer's sample duration (multichase: 500 ms)")
-    ap.add_argument("--cpu", type=int, default=0)
+    ap.add_argument("--cpu", type=int, default=None,
+                    help="both tools' CPU (default: the first this process may use)")
     ap.add_argument("--quick", action="store_true",
                     help="64 MiB, 1 run of 3 samples of 100 ms: checks that it runs")
     a = ap.parse_args(argv)
@@ -143,13 +145,16 @@ def main(argv: list[str] | None = None) -> int:
         print("skipped: gcc not installed (it builds chase_peer)")
         return 0
     size = parse_size(a.size)
+    if size >= WINDOW:          # the peer rounds down to whole TLB groups: give both that size
+        size -= size % WINDOW
+    cpu = min(os.sched_getaffinity(0)) if a.cpu is None else a.cpu
     print("ns per dependent load; numascope: median and best of its samples; peer "
           "(multichase's method): median and best of its samples, first dropped; "
           f"each the median over {a.runs} alternating run(s)")
     with tempfile.TemporaryDirectory(prefix="numascope-lat-peers-") as d:
         exe = build_peer(d)
         for mode in modes:
-            compare(exe, a, mode, size, a.cpu)
+            compare(exe, a, mode, size, cpu)
     return 0
 
 
