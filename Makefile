@@ -16,9 +16,16 @@ run: $(STAMP)
 # Tests run in up to 4 processes (pytest-xdist), a module to a process (--dist loadscope): each
 # module's expensive fixtures (a QEMU guest, a Slurm cluster, an MPI job) start once, and on
 # a 2-core machine the second core works while the first waits on a guest or a launcher.
-PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadscope --durations 10
+# The order is shuffled (pytest-randomly), a new seed each run, said first: no test may
+# depend on another's leftovers. `make test SEED=N` replays an order.
+ifndef SEED
+SEED   := $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+endif
+PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadscope --durations 10 \
+          --randomly-seed=$(SEED)
 
 test: $(STAMP) test-deps
+	@echo "numascope tests: order seed $(SEED) (make test SEED=$(SEED) replays it)"
 	$(PYTEST) $(ARGS)
 
 # The multi-node tests alone: numascope inside QEMU guests with several NUMA nodes.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,33 @@ def hwloc_fixture(name: str) -> Path:
     if not p.exists():
         pytest.skip(f"fixture {p} not found")
     return p
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+# A shell without job control starts background commands with SIGINT ignored, and an ignored
+# signal stays ignored through fork and exec: every Ctrl-C test (and every numascope it
+# starts) would then see its SIGINT dropped. numascope honours an inherited SIG_IGN (as
+# nohup asks); the suite wants Python's default, however it was started.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def _signal_state_unchanged(request):
+    """Every test leaves the stop signals' handlers and the signal mask as it found them:
+    a handler or mask left behind is inherited by every later test of the worker and by the
+    programs they start (a later Ctrl-C test then sees its signal ignored), so the suite's
+    result would depend on its order."""
+    before = ({s: signal.getsignal(s) for s in _STOP_SIGNALS},
+              signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    yield
+    after = ({s: signal.getsignal(s) for s in _STOP_SIGNALS},
+             signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    if after != before:
+        for s, h in before[0].items():       # repair, so only the culprit fails
+            if h is not None:
+                signal.signal(s, h)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before[1])
+        pytest.fail(f"{request.node.nodeid} changed the stop signals' state: "
+                    f"{before} -> {after}")
