@@ -226,3 +226,34 @@ def _plain(run):
     r = copy.deepcopy(run)
     r.tags.pop("fleet", None)
     return r
+
+
+# -- case identity --------------------------------------------------------------------------
+
+def test_latency_case_names_do_not_depend_on_the_cpu_a_task_was_bound_to():
+    """A launcher that binds tasks gives each node's task another first CPU: the suite's
+    latency cases (quick and full) must keep one name, the CPU used going to params."""
+    import os
+
+    from numascope.bench import latency
+    from numascope.profile import FULL, QUICK
+    from numascope.topology import read_topology
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("needs two CPUs to bind to")
+    seen: dict[int, list[tuple[str, int]]] = {}
+    try:
+        for cpu in allowed[:2]:
+            os.sched_setaffinity(0, {cpu})
+            topo = read_topology("/")
+            seen[cpu] = [(c.params.label(), c.params.cpu)
+                         for prof in (QUICK, FULL) for c in latency.suite_cases(topo, prof)]
+    finally:
+        os.sched_setaffinity(0, allowed)
+    a, b = seen.values()
+    assert a and [name for name, _ in a] == [name for name, _ in b]
+    assert {c for _, c in a} == {allowed[0]} and {c for _, c in b} == {allowed[1]}
+    assert not any(f"cpu{allowed[0]}" in name for name, _ in a)
+    # a CPU the user names is part of what was asked: it stays in the label
+    named = latency.LatencyParams(cpu=allowed[1], bytes=1 << 20).checked(read_topology("/"))
+    assert named.label() == f"tlb 1 MiB stride 256 cpu{allowed[1]}"

@@ -29,18 +29,20 @@ def _mpirun() -> str:
     return path
 
 
-def _fleet(tmp, ranks: int, hooks: dict[str, str], *extra: str, recovery: bool = False):
+def _fleet(tmp, ranks: int, hooks: dict[str, str], *extra: str, recovery: bool = False,
+           profile: str = "--smoke", launch: tuple[str, ...] = ("--oversubscribe",),
+           timeout_s: int = TIMEOUT_S):
     mpirun = _mpirun()
     db = tmp / "fleet.db"
     env = dict(os.environ, NUMASCOPE_HOSTNAME="node{rank}", **hooks)
-    argv = [mpirun, "-np", str(ranks), "--oversubscribe"] + \
+    argv = [mpirun, "-np", str(ranks), *launch] + \
         (["--enable-recovery"] if recovery else [])
     if os.geteuid() == 0:
         argv.append("--allow-run-as-root")
     for k in ("NUMASCOPE_HOSTNAME", *hooks):
         argv += ["-x", k]
-    argv += [sys.executable, "-m", "numascope", "fleet", "run", "--smoke", "--stage", "latency",
-             "--node-timeout", str(TIMEOUT_S), "--store", str(db), *extra]
+    argv += [sys.executable, "-m", "numascope", "fleet", "run", profile, "--stage", "latency",
+             "--node-timeout", str(timeout_s), "--store", str(db), *extra]
     # far above the node timeout: rank 0 must end the job itself, not this limit
     p = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=240)
     return p, db
@@ -141,3 +143,29 @@ def test_a_lost_rank_is_recorded_when_mpirun_keeps_the_job(tmp_path):
     assert runs["node1"].status == "failed"
     assert runs["node1"].stages[0].reason == (f"no record within --node-timeout {TIMEOUT_S} s "
                                               "(hung, or its rank was lost)")
+
+
+def test_a_fleet_bound_by_mpirun_checks_clean_against_its_own_baseline(tmp_path):
+    """mpirun binds each rank to its own core (as Open MPI does by default): the nodes'
+    latency cases must still be one metric, so that the fleet's own baseline passes it."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs to bind two ranks to")
+    p, db = _fleet(tmp_path, 2, {}, profile="--quick", timeout_s=200,
+                   launch=("--bind-to", "core", "--map-by", "core"))
+    assert p.returncode == 0, p.stderr
+    with Store.open(db) as st:
+        runs = [st.get_run(r.run_id) for r in st.list_runs()]
+    cpus = {r.host["hostname"]: [x.params["cpu"] for x in r.results] for r in runs}
+    assert cpus["node0"] != cpus["node1"], cpus          # each rank had its own core
+    assert len({tuple(x.case for x in r.results) for r in runs}) == 1
+    cli = [sys.executable, "-m", "numascope", "fleet"]
+    s = subprocess.run([*cli, "baseline", "save", "gold", "--store", str(db)],
+                       check=False, capture_output=True, text=True, timeout=60)
+    assert s.returncode == 0, s.stderr
+    # the tolerance is loose: two busy cores' latencies, this test is about the names
+    c = subprocess.run([*cli, "check", "--baseline", "gold", "--tolerance", "*=60%",
+                        "--store", str(db), "--json"],
+                       check=False, capture_output=True, text=True, timeout=60)
+    doc = json.loads(c.stdout)
+    assert c.returncode == 0 and doc["errors"] == [], doc["results"]
+    assert all(v["checked"] >= 1 for v in doc["results"])

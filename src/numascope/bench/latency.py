@@ -155,6 +155,11 @@ class LatencyParams:
     delay: int = 0                          # loaded: the injected delay
     load_cpus: tuple[int, ...] = ()         # loaded: empty: every usable CPU but the chaser
     load_bytes: int | None = None           # loaded: per loader; None: dram_size / 4, >= 64 MiB
+    # The chaser was left to the default (the first CPU this task may use): a role, not a
+    # CPU number, so the case label leaves the number out (it is in params["cpu"]). Under a
+    # launcher that binds tasks (mpirun, srun) each node's first CPU differs, and a label
+    # naming it would make the same case a different metric on every node of a fleet.
+    default_cpu: bool = False
 
     @property
     def node(self) -> int | None:
@@ -189,7 +194,8 @@ class LatencyParams:
         memory = check_memory(topo, self.memory)
         nbytes = dram_size(topo, cpu) if self.bytes is None else self.bytes
         check_size(nbytes, self.stride)
-        p = replace(self, cpu=cpu, memory=memory, bytes=nbytes)
+        p = replace(self, cpu=cpu, memory=memory, bytes=nbytes,
+                    default_cpu=self.default_cpu or self.cpu is None)
         if self.kind == "loaded":
             p = p._loaded(topo)
         elif self.loads is None:   # cache-resident sizes: short samples are plenty
@@ -228,13 +234,14 @@ class LatencyParams:
 
     def label(self) -> str:
         """The case label: the stride is in it, as figures taken at another stride are not
-        the same case."""
+        the same case; the chaser's CPU only when it was chosen (default_cpu)."""
         if self.kind == "loaded":
             n = len(self.load_cpus)
             return f"loaded delay={self.delay} {n} loader{'s' if n != 1 else ''} " \
                    f"stride {self.stride}"
-        return f"{self.mode} {format_bytes(self.bytes or 0)} stride {self.stride} " \
-               f"cpu{self.cpu}" + (f" node{self.node}" if self.node is not None else "")
+        return f"{self.mode} {format_bytes(self.bytes or 0)} stride {self.stride}" + \
+            ("" if self.default_cpu else f" cpu{self.cpu}") + \
+            (f" node{self.node}" if self.node is not None else "")
 
 
 # -- measurements ---------------------------------------------------------------------------
@@ -289,6 +296,7 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
     return BenchResult(
         family=FAMILY, case=p.label(),
         params={"kind": "idle", "bytes": nbytes, "mode": p.mode, "pages": pages, "cpu": cpu,
+                "cpu_default": p.default_cpu,
                 "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
                 "window": p.window if p.mode == "tlb" else None, "stride": p.stride,
                 "seed": p.seed},
@@ -331,7 +339,8 @@ def run_loaded(topo: Topology, p: LatencyParams,
         out.append(BenchResult(
             family=FAMILY, case=at.label(),
             params={"kind": "loaded", "delay": pt["delay"], "bytes": p.bytes, "mode": p.mode,
-                    "cpu": cpu, "load_cpus": load_cpus, "load_bytes": p.load_bytes,
+                    "cpu": cpu, "cpu_default": p.default_cpu, "load_cpus": load_cpus,
+                    "load_bytes": p.load_bytes,
                     "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
                     "stride": p.stride},
             metrics=metrics,
@@ -565,7 +574,8 @@ class Latency:
         out = []
         for m in modes or [base.mode]:
             for s in sizes:
-                p = replace(base, cpu=cpu, bytes=s, mode=m).checked(topo)
+                p = replace(base, cpu=cpu, bytes=s, mode=m,
+                            default_cpu=base.default_cpu or base.cpu is None).checked(topo)
                 out.append(Case(f"{m} {format_bytes(p.bytes or 0)}", p))
         return out
 
