@@ -169,3 +169,58 @@ def test_a_fleet_bound_by_mpirun_checks_clean_against_its_own_baseline(tmp_path)
     doc = json.loads(c.stdout)
     assert c.returncode == 0 and doc["errors"] == [], doc["results"]
     assert all(v["checked"] >= 1 for v in doc["results"])
+
+
+def _no_mpi(tmp, *extra: str):
+    """`mpirun -np 2 … fleet run --no-mpi`: two tasks that do not talk."""
+    argv = [_mpirun(), "-np", "2", "--oversubscribe"]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    argv += ["-x", "NUMASCOPE_HOSTNAME", sys.executable, "-m", "numascope", "fleet", "run",
+             "--no-mpi", "--smoke", "--stage", "topology", "--store", str(tmp / "f.db"),
+             *extra]
+    return subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, NUMASCOPE_HOSTNAME="node{rank}"))
+
+
+def _error_lines(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln.startswith("numascope: error:")]
+
+
+def test_no_mpi_with_several_tasks_and_no_shared_dir_exits_2_with_one_line(tmp_path):
+    p = _no_mpi(tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert _error_lines(p.stderr) == [
+        ("numascope: error: 2 tasks without MPI: give --shared-dir DIR on a shared file "
+         "system (then `numascope fleet gather DIR`), or launch with MPI")], p.stderr
+    assert not (tmp_path / "f.db").exists()         # nothing measured, nothing stored
+
+
+def test_no_mpi_tasks_outside_slurm_need_one_fleet_id_then_report_as_one_fleet(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    p = _no_mpi(tmp_path, "--shared-dir", str(shared))
+    assert p.returncode == 2 and len(_error_lines(p.stderr)) == 1, p.stderr
+    assert "cannot agree on a fleet id: give --fleet-id ID" in p.stderr
+    assert not list(shared.iterdir())
+    p = _no_mpi(tmp_path, "--shared-dir", str(shared), "--fleet-id", "nightly-1")
+    assert p.returncode == 0, p.stderr
+    from numascope.fleet import files
+    recs = [r for _, r in files.read_records(shared)]
+    assert sorted(r.host["hostname"] for r in recs) == ["node0", "node1"]
+    assert {r.tags["fleet"] for r in recs} == {"nightly-1"}
+    assert sorted((r.host["fleet"]["rank"], r.host["fleet"]["ranks"]) for r in recs) == \
+        [(0, 2), (1, 2)]
+    assert {r.host["fleet"]["launcher"] for r in recs} == {"mpirun"}
+
+
+def test_launched_reads_the_task_count_from_any_launcher():
+    from numascope.fleet.mpi import Tasks, launched
+    assert launched({}) == Tasks(0, 1, "none")
+    assert launched({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "4"}) == \
+        Tasks(1, 4, "mpirun")
+    assert launched({"PMI_RANK": "2", "PMI_SIZE": "3"}) == Tasks(2, 3, "mpirun")
+    assert launched({"SLURM_STEP_NUM_TASKS": "8", "SLURM_PROCID": "5",
+                     "PMIX_RANK": "5"}) == Tasks(5, 8, "srun")
+    # a batch script knows its job's task count without being one of several tasks
+    assert launched({"SLURM_NTASKS": "64", "SLURM_JOB_ID": "7"}) == Tasks(0, 1, "none")

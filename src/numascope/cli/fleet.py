@@ -239,14 +239,21 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
     its run into the store. A watchdog writes a failed record after --node-timeout."""
     import os
 
-    from numascope.fleet import files, node
-    tasks = int(slurm.get("SLURM_STEP_NUM_TASKS") or 1)
+    from numascope.fleet import files, mpi, node
+    rank, tasks, launcher = mpi.launched()
+    why = None
     if tasks > 1 and shared is None:
-        raise UserError(f"{tasks} tasks without MPI: give --shared-dir DIR on a shared file "
-                        "system (then `numascope fleet gather DIR`), or launch with MPI")
-    rank = int(slurm.get("SLURM_PROCID") or 0)
+        why = (f"{tasks} tasks without MPI: give --shared-dir DIR on a shared file system "
+               "(then `numascope fleet gather DIR`), or launch with MPI")
+    elif tasks > 1 and args.fleet_id is None and "SLURM_JOB_ID" not in slurm:
+        why = (f"{tasks} tasks without MPI or Slurm cannot agree on a fleet id: give "
+               "--fleet-id ID (the same for every task)")
+    if why:
+        if rank != 0:
+            return 2          # one line for the job, from its first task
+        raise UserError(why)
     fid = args.fleet_id or node.default_fleet_id(slurm)
-    ident = node.identity(fid, rank, tasks, "srun" if slurm else "none")
+    ident = node.identity(fid, rank, tasks, launcher)
     store = None if shared is not None else _open(args, write=True)
     done = threading.Event()
 

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from numascope.results.run import RunRecord
 
@@ -29,6 +29,31 @@ GRACE_S = 2.0
 POLL_S = 0.05
 # Set by MPI launchers in every rank: mpirun (Open MPI), hydra / Slurm PMI, PMIx.
 LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK")
+
+
+class Tasks(NamedTuple):
+    """This task's place among the tasks its launcher started, MPI used or not."""
+    rank: int
+    size: int
+    launcher: str        # srun | mpirun | none
+
+
+def launched(env: dict[str, str] | None = None) -> Tasks:
+    """The rank and task count the launcher set: a Slurm step's (srun, with or without
+    --mpi), else an MPI launcher's rank variables (mpirun, hydra, PMIx: net.launch's
+    mpi_world); one task of its own otherwise. A task that does not use MPI reads them to
+    know it is not alone: `mpirun -np 2 … --no-mpi` would else write two one-node fleets.
+    Not SLURM_NTASKS: a batch script has it without being one of several tasks."""
+    from numascope.net.launch import mpi_world
+    e = os.environ if env is None else env
+    steps = e.get("SLURM_STEP_NUM_TASKS", "")
+    if steps.isdigit():
+        procid = e.get("SLURM_PROCID", "")
+        return Tasks(int(procid) if procid.isdigit() else 0, int(steps), "srun")
+    w = mpi_world(dict(e))
+    if w is not None:
+        return Tasks(w[0], w[1], "mpirun")
+    return Tasks(0, 1, "none")
 
 
 def world(allow: bool = True) -> Any | None:
