@@ -50,3 +50,53 @@ def fleet(n: int, planted: dict[int, dict[str, float]], seed: int, fleet_id: str
             factors[k] *= f
         out.append(node(f"n{i:04d}", fleet_id, factors, rng=rng))
     return out
+
+
+def quick_metrics() -> list[tuple[str, str, str, str, bool, float]]:
+    """The primary metrics of a real `run --quick` record (tests/data/advise_quick_run.json:
+    20 metrics in 7 families), as METRICS rows."""
+    import json
+    from pathlib import Path
+
+    from numascope.fleet.outliers import node_values
+    from numascope.results.run import migrate
+    d = json.loads((Path(__file__).parent / "data" / "advise_quick_run.json").read_text())
+    rows = []
+    for key, (v, unit, hib) in node_values(RunRecord.from_dict(migrate(d))).items():
+        fam, rest = key.split("/", 1)
+        case, name = rest.rsplit("/", 1)
+        rows.append((fam, case, name, unit, hib, v))
+    return rows
+
+
+def wide_fleet(n: int, planted: dict[int, float], seed: int,
+               noise: tuple[float, float] = (0.03, 0.05), fleet_id: str = "f1",
+               metrics: list | None = None) -> list[RunRecord]:
+    """n nodes measuring the quick run's 20 metrics; each metric's node-to-node relative sd
+    is drawn from `noise`; planted[i] = e makes node i worse by e on every metric (the
+    bandwidths x (1 - e), the latencies x (1 + e))."""
+    import numpy as np
+    rows = metrics or quick_metrics()
+    rng = np.random.default_rng(seed)
+    sds = rng.uniform(*noise, size=len(rows))
+    factors = np.maximum(0.05, 1 + rng.normal(0, 1, (n, len(rows))) * sds)
+    reps = 1 + rng.normal(0, 0.003, (n, len(rows), 2))
+    hib = np.array([r[4] for r in rows])
+    for i, e in planted.items():
+        factors[i] *= np.where(hib, 1 - e, 1 + e)
+    template = RunRecord.new(tags={"fleet": fleet_id})
+    template.host = {"cpu_model": MODEL, "memory_mode": "NPS1", "nodes": 2,
+                     "kernel": "6.1.0"}
+    out = []
+    for i in range(n):
+        rec = RunRecord.new(tags={"fleet": fleet_id, "host": f"n{i:05d}"})
+        rec.host = {**template.host, "hostname": f"n{i:05d}"}
+        by_case: dict[tuple[str, str], dict[str, Metric]] = {}
+        for j, (fam, case, name, unit, h, centre) in enumerate(rows):
+            vals = (centre * factors[i, j] * reps[i, j]).tolist()
+            by_case.setdefault((fam, case), {})[name] = Metric(name, unit, bool(h), vals)
+        rec.results = [BenchResult(f, c, {}, ms) for (f, c), ms in by_case.items()]
+        rec.stages = [StageInfo("topology", "done")]
+        rec.status, rec.finished = "complete", rec.started
+        out.append(rec)
+    return out

@@ -5,13 +5,14 @@ Nodes are grouped by configuration: CPU model, memory mode, DIMM population and 
 own tags (the fleet's bookkeeping tags — fleet, host, slurm_* — left out). Per group and
 metric (each case's primary metrics, as compare uses; one value per node: the median of its
 repetitions):
-- the group median, each node's % from it, and its robust z-score
-  z = 0.6745 · (x − median) / MAD (Iglewicz and Hoaglin's modified z; MAD = the median of
-  |x − median|), which a few bad nodes cannot drag the way they drag a mean and sd;
-- a node is flagged only when |z| > Z_LIMIT (3.5) **and** it is worse than the median by
-  more than the practical gap (GAP_PCT, 5 %), one-sided by the metric's direction
-  (higher_is_better): a node faster than its peers is never "bad", and a statistically odd
-  but practically equal node (a group with almost no spread) is not either;
+- the group median, each node's % from it and its robust z-score
+  z = (x − median) / (1.4826 MAD) (Iglewicz and Hoaglin's modified z, 0.6745 (x − m) / MAD),
+  which a few bad nodes cannot drag the way they drag a mean and sd;
+- what flags a node is numascope.fleet.screen: per metric and per family (the median of
+  its metrics' z, standardised again), one-sided by the metric's direction, only beyond the
+  metric's practical floor max(GAP_PCT, 2 x its robust relative sd), with the false alarms
+  held by Benjamini-Hochberg over the fleet's nodes, so that they do not grow with the
+  number of nodes and metrics (a fixed z_limit per test is the old rule, kept for --z);
 - groups with fewer than MIN_GROUP (3) measured nodes get no z-score.
 Floor: a node's STREAM figure (its best triad bandwidth) under FLOOR (72 %) of its own
 theoretical DRAM peak (host.peaks.dram) fails, whatever its peers do — a fleet where every
@@ -29,20 +30,24 @@ mode or a missing DIMM shows here even before its numbers do).
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from numascope.analysis.primary import primary_metrics
+from numascope.fleet import screen
 from numascope.results.run import RunRecord
 
-Z_LIMIT = 3.5
+Z_LIMIT: float | None = None   # None: the limit follows from the tests made (screen.py)
 Z_SCALE = 0.6745
 GAP_PCT = 5.0
 FLOOR = 0.72
-MIN_GROUP = 3
+MIN_GROUP = screen.MIN_GROUP
 BOOKKEEPING_TAGS = ("fleet", "host")
 SHAPE_KEYS = ("numa_nodes", "memory_mode", "dimm_count", "kernel", "cpus_allowed")
 
@@ -58,7 +63,7 @@ def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
     for res in rec.results:
         if not res.validated:
             continue
-        prim = primary_metrics(res.family, list(res.metrics))
+        prim = _primary(res.family, tuple(res.metrics))
         for m in res.metrics.values():
             if m.name not in prim:
                 continue
@@ -67,6 +72,13 @@ def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
                 out[metric_key(res.family, res.case, m.name)] = (
                     statistics.median(vals), m.unit, m.higher_is_better)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _primary(family: str, names: tuple[str, ...]) -> frozenset[str]:
+    """primary_metrics, once per family and metric list: it looks the family class up each
+    call, which was most of the analysis time at 10,000 nodes."""
+    return frozenset(primary_metrics(family, list(names)))
 
 
 def dimm_count(host: dict[str, Any]) -> int | None:
@@ -148,12 +160,14 @@ class MetricStats:
     n: int
     median: float
     mad: float
+    floor_pct: float = GAP_PCT   # the practical floor: how much worse a flagged node must be
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.key, "unit": self.unit,
                 "higher_is_better": self.higher_is_better, "nodes": self.n,
                 "median": self.median, "mad": self.mad,
-                "mad_pct": self.mad / abs(self.median) * 100 if self.median else math.nan}
+                "mad_pct": self.mad / abs(self.median) * 100 if self.median else math.nan,
+                "floor_pct": self.floor_pct}
 
 
 @dataclass
@@ -210,23 +224,34 @@ class Analysis:
     shape: list[ShapeOutlier]
     failed: list[dict[str, Any]]
     per_node: list[dict[str, Any]]
-    z_limit: float = Z_LIMIT
+    z_limit: float = 3.5     # the per-test robust-z limit (set by the fleet's size unless fixed)
     gap_pct: float = GAP_PCT
     floor: float = FLOOR
     smoke: bool = False      # every measured node ran the smoke profile: nothing flagged
+    fdr: float = screen.Q
+    multiple_testing: bool = True   # False: a fixed z limit per test was given
 
     def method(self) -> str:
-        return (f"per configuration group and metric: median, robust z = {Z_SCALE}·(x − "
-                f"median)/MAD; flagged when |z| > {self.z_limit:g} and worse than the "
-                f"median by > {self.gap_pct:g} % (one-sided); groups under {MIN_GROUP} "
+        if self.multiple_testing:
+            rule = (f"flagged by Benjamini-Hochberg at {self.fdr:g} over the nodes (a node's "
+                    "p: its smallest one-sided normal p x its number of tests; here "
+                    f"z > {self.z_limit:.2f} per test)")
+        else:
+            rule = f"flagged when z > {self.z_limit:g} (fixed, per test)"
+        return (f"per configuration group and metric: median, robust z = (x − median)/"
+                f"(1.4826 MAD), one-sided by the metric's direction; per node and family "
+                "(and over all its metrics) the median of its worse-z, standardised again "
+                f"across the group; {rule}; only when worse than the median by more than "
+                f"the metric's practical floor max({self.gap_pct:g} %, "
+                f"{screen.K_SPREAD:g} x its robust relative sd); groups under {MIN_GROUP} "
                 f"nodes get no z; STREAM (best triad) under {self.floor:.0%} of the node's "
                 "DRAM peak fails; shape (NUMA nodes, memory mode, DIMMs, kernel, CPUs the "
-                "task could use) compared "
-                "with the most common value per CPU model")
+                "task could use) compared with the most common value per CPU model")
 
     def to_dict(self) -> dict[str, Any]:
         return {"fleet": self.fleet, "nodes": self.nodes, "method": self.method(),
-                "smoke": self.smoke,
+                "smoke": self.smoke, "fdr": self.fdr,
+                "multiple_testing": self.multiple_testing,
                 "z_limit": self.z_limit, "gap_pct": self.gap_pct, "floor": self.floor,
                 "flags": [f.to_dict() for f in self.flags],
                 "shape_outliers": [s.to_dict() for s in self.shape],
@@ -253,10 +278,13 @@ def all_smoke(runs: list[RunRecord]) -> bool:
     return bool(ok) and not any(readable(r.profile) for r in ok)
 
 
-def analyze(runs: list[RunRecord], z_limit: float = Z_LIMIT, gap_pct: float = GAP_PCT,
-            floor: float = FLOOR, floors: dict[str, float] | None = None,
-            fleet: str | None = None) -> Analysis:
-    """The outlier analysis of `runs` (one per node; failed runs are listed apart)."""
+def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
+            gap_pct: float = GAP_PCT, floor: float = FLOOR,
+            floors: dict[str, float] | None = None, fleet: str | None = None,
+            q: float = screen.Q) -> Analysis:
+    """The outlier analysis of `runs` (one per node; failed runs are listed apart).
+    z_limit None: each test's limit is set by the fleet's multiple-testing rule (see
+    numascope.fleet.screen); a number: that fixed robust-z limit per test instead."""
     floors = floors or {}
     ok = [r for r in runs if r.status != "failed"]
     failed = [{"host": host_of(r), "run_id": r.run_id, "status": r.status,
@@ -268,41 +296,37 @@ def analyze(runs: list[RunRecord], z_limit: float = Z_LIMIT, gap_pct: float = GA
         cfg = config(r)
         by_cfg.setdefault(group_label(cfg), (cfg, []))[1].append(r)
 
-    flags: list[Flag] = []
     groups: list[Group] = []
-    per_node: dict[str, dict[str, Any]] = {
-        r.run_id: {"host": host_of(r), "run_id": r.run_id, "status": r.status,
-                   "group": "", "metrics": {}} for r in ok}
+    screened: list[tuple[Group, list[RunRecord], list[str], screen.GroupScreen]] = []
     for label, (cfg, members) in sorted(by_cfg.items()):
         g = Group(label, cfg, [host_of(r) for r in members])
         groups.append(g)
-        keys = sorted({k for r in members for k in values[r.run_id]})
-        for key in keys:
-            pts = [(r, values[r.run_id][key]) for r in members if key in values[r.run_id]]
-            xs = [v for _, (v, _, _) in pts]
-            unit, hib = pts[0][1][1], pts[0][1][2]
-            med = statistics.median(xs)
-            mad = statistics.median(abs(x - med) for x in xs)
-            g.metrics[key] = MetricStats(key, unit, hib, len(xs), med, mad)
-            for r, (x, _, _) in pts:
-                pct = (x - med) / abs(med) * 100 if med else math.nan
-                z = robust_z(x, med, mad) if len(xs) >= MIN_GROUP else math.nan
-                node = per_node[r.run_id]
-                node["group"] = label
-                node["metrics"][key] = {"value": x, "unit": unit, "pct": pct, "z": z}
-                worse = -pct if hib else pct
-                if math.isfinite(z) and abs(z) > z_limit and worse > gap_pct \
-                        and (z < 0) == hib:
-                    flags.append(Flag("outlier", host_of(r), r.run_id, label, key, unit, x, med,
-                                      pct, z, worse,
-                                      f"{abs(pct):.1f} % {'below' if hib else 'above'} the "
-                                      f"group median (z {z:+.1f})"))
+        keys, sc = _screen_group(g, members, values, gap_pct)
+        screened.append((g, members, keys, sc))
+
+    node_p = np.concatenate([sc.node_p() for *_, sc in screened]) if screened else \
+        np.zeros(0)
+    k_max = max((int(sc.tests().max(initial=0)) for *_, sc in screened), default=1) or 1
+    if z_limit is None:
+        cut = screen.bh_cutoff(node_p, q)
+        # the per-test limit: the cut-off where one was reached, else what the first
+        # Benjamini-Hochberg step would have needed of a node's most telling test
+        limit = max(screen.MIN_Z,
+                    screen.z_for((q / max(len(node_p), 1) if cut is None else cut) / k_max))
+    else:
+        cut, limit = None, z_limit
+
+    flags: list[Flag] = []
+    per_node: list[dict[str, Any]] = []
+    for g, members, keys, sc in screened:
+        flags += _group_flags(g, members, keys, sc, cut, z_limit)
+        per_node += _per_node(g, members, keys, sc)
     for r in ok:
         peak, st = dram_peak(r), stream(r)
         frac = floors.get(str(r.host.get("cpu_model")), floor)
         if peak and st is not None and st < frac * peak:
-            flags.append(Flag("floor", host_of(r), r.run_id, per_node[r.run_id]["group"] or
-                              group_label(config(r)), "STREAM (best triad)", "GB/s", st,
+            flags.append(Flag("floor", host_of(r), r.run_id, group_label(config(r)),
+                              "STREAM (best triad)", "GB/s", st,
                               frac * peak, st / peak * 100, math.nan,
                               (frac * peak - st) / (frac * peak) * 100,
                               f"{st / peak:.0%} of its DRAM peak {peak:g} GB/s, under the "
@@ -312,7 +336,86 @@ def analyze(runs: list[RunRecord], z_limit: float = Z_LIMIT, gap_pct: float = GA
         flags = []          # numbers that measure caches: no node is slow on them
     flags.sort(key=lambda f: (-f.severity, f.host, f.metric))
     return Analysis(fleet, len(runs), groups, flags, shape_outliers(ok), failed,
-                    list(per_node.values()), z_limit, gap_pct, floor, smoke)
+                    per_node, limit, gap_pct, floor, smoke, q, z_limit is None)
+
+
+def _screen_group(g: Group, members: list[RunRecord],
+                  values: dict[str, dict[str, tuple[float, str, bool]]],
+                  gap_pct: float) -> tuple[list[str], screen.GroupScreen]:
+    """The group's nodes x metrics array screened; g.metrics filled."""
+    info: dict[str, tuple[str, bool]] = {}
+    for r in members:
+        for k, (_, unit, hib) in values[r.run_id].items():
+            info.setdefault(k, (unit, hib))
+    keys = sorted(info)
+    col = {k: j for j, k in enumerate(keys)}
+    x = np.full((len(members), len(keys)), np.nan)
+    for i, r in enumerate(members):
+        for k, (v, _, _) in values[r.run_id].items():
+            x[i, col[k]] = v
+    hib = np.array([info[k][1] for k in keys], dtype=bool)
+    sc = screen.screen_group(x, hib, [k.split("/", 1)[0] for k in keys], gap_pct)
+    measured = np.isfinite(x).sum(axis=0)
+    for j, k in enumerate(keys):
+        g.metrics[k] = MetricStats(k, info[k][0], bool(hib[j]), int(measured[j]),
+                                   float(sc.median[j]), float(sc.mad[j]),
+                                   float(sc.floor[j]))
+    return keys, sc
+
+
+def _hit(p: np.ndarray, wz: np.ndarray, k: np.ndarray, cut: float | None,
+         z_limit: float | None) -> np.ndarray:
+    """Which tests flag: p x (the node's tests) within the fleet's cut-off, or, with a fixed
+    limit, worse-z beyond it (p < 1: over the practical floor)."""
+    if z_limit is None:
+        if cut is None:
+            return np.zeros(p.shape, bool)
+        return (p < 1) & (p * k[:, None] <= cut)
+    return (p < 1) & (np.nan_to_num(wz, nan=-np.inf) > z_limit)
+
+
+def _group_flags(g: Group, members: list[RunRecord], keys: list[str],
+                 sc: screen.GroupScreen, cut: float | None,
+                 z_limit: float | None) -> list[Flag]:
+    flags: list[Flag] = []
+    k = np.maximum(sc.tests(), 1)
+    sign = np.array([-1.0 if g.metrics[key].higher_is_better else 1.0 for key in keys])
+    for i, j in zip(*np.nonzero(_hit(sc.p_metric, sc.z * sign, k, cut, z_limit))):
+        r, key = members[i], keys[j]
+        st = g.metrics[key]
+        x, pct, z = float(sc.x[i, j]), float(sc.pct[i, j]), float(sc.z[i, j])
+        flags.append(Flag("outlier", host_of(r), r.run_id, g.label, key, st.unit, x,
+                          st.median, pct, z, float(sc.worse[i, j]),
+                          f"{abs(pct):.1f} % {'below' if st.higher_is_better else 'above'}"
+                          f" the group median (z {z:+.1f}; practical floor "
+                          f"{sc.floor[j]:.1f} %)"))
+    for i, c in zip(*np.nonzero(_hit(sc.p_family, sc.fam_z, k, cut, z_limit))):
+        r, (fam, ix) = members[i], sc.families[c]
+        worse, z = float(sc.fam_worse[i, c]), float(sc.fam_z[i, c])
+        what = "every metric" if fam == "all" else f"the {fam} metrics"
+        flags.append(Flag("outlier", host_of(r), r.run_id, g.label,
+                          f"{fam}/* ({len(ix)} metrics)", "%", worse, 0.0, worse, z, worse,
+                          f"{worse:.1f} % worse than the group median over {what} "
+                          f"(median of {len(ix)}; combined z {z:+.1f})"))
+    return flags
+
+
+def _per_node(g: Group, members: list[RunRecord], keys: list[str],
+              sc: screen.GroupScreen) -> list[dict[str, Any]]:
+    out = []
+    node_p = sc.node_p()
+    units = [g.metrics[k].unit for k in keys]
+    x = sc.x
+    for i, r in enumerate(members):
+        ms = {keys[j]: {"value": float(x[i, j]), "unit": units[j],
+                        "pct": float(sc.pct[i, j]), "z": float(sc.z[i, j])}
+              for j in np.nonzero(np.isfinite(x[i]))[0]}
+        fams = {f: {"z": float(sc.fam_z[i, c]), "worse_pct": float(sc.fam_worse[i, c])}
+                for c, (f, _) in enumerate(sc.families) if np.isfinite(sc.fam_z[i, c])}
+        out.append({"host": host_of(r), "run_id": r.run_id, "status": r.status,
+                    "group": g.label, "metrics": ms, "families": fams,
+                    "p": float(node_p[i])})
+    return out
 
 
 def shape_outliers(runs: list[RunRecord]) -> list[ShapeOutlier]:
