@@ -257,3 +257,72 @@ def test_latency_case_names_do_not_depend_on_the_cpu_a_task_was_bound_to():
     # a CPU the user names is part of what was asked: it stays in the label
     named = latency.LatencyParams(cpu=allowed[1], bytes=1 << 20).checked(read_topology("/"))
     assert named.label() == f"tlb 1 MiB stride 256 cpu{allowed[1]}"
+
+
+# -- fleet check: healthy, out, inconclusive -------------------------------------------------
+
+def _stage(rec, family: str, status: str, reason: str = ""):
+    """`rec` as if its `family` stage ended with `status` (no results of it kept)."""
+    from numascope.results.run import StageInfo
+    rec.results = [r for r in rec.results if r.family != family]
+    rec.stages = [s for s in rec.stages if s.name != family] + \
+        [StageInfo(family, status, reason)]
+    return rec
+
+
+@pytest.fixture
+def gold_db(tmp_path, capsys):
+    db = tmp_path / "g.db"
+    _store(db, fleet(10, {}, seed=31, fleet_id="b", spread=(0.01, 0.02)))
+    assert main(["fleet", "baseline", "save", "gold", "--fleet", "b", "--store", str(db)]) == 0
+    capsys.readouterr()
+    return db
+
+
+def test_check_exit_codes_healthy_out_and_inconclusive(gold_db, capsys):
+    from numascope.fleet.baseline import INCONCLUSIVE_EXIT
+    runs = fleet(4, {}, seed=32, fleet_id="later", spread=(0.01, 0.02))
+    skipped = _stage(runs[0], "latency", "skipped", "no permission")
+    only_bw = runs[1]               # asked for bandwidth alone: no latency stage, no result
+    only_bw.results = [r for r in only_bw.results if r.family != "latency"]
+    failed = _stage(runs[2], "latency", "failed", "validation failed: chase ended early")
+    _store(gold_db, runs)
+    check = ["fleet", "check", "--baseline", "gold", "--store", str(gold_db)]
+    # a stage this run did not ask for is not checked: healthy
+    assert main([*check, only_bw.run_id]) == 0
+    assert "1 of 1 nodes within tolerance" in capsys.readouterr().out
+    # a stage skipped on the node: nothing is out, but it cannot be judged
+    rc, doc = _json(capsys, [*check, skipped.run_id])
+    assert rc == INCONCLUSIVE_EXIT == 5 and doc["inconclusive"] == 1 and doc["failed"] == 0
+    (v,) = doc["results"]
+    assert v["status"] == "inconclusive" and not v["ok"] and v["problems"] == []
+    assert v["unjudged"][0]["why"] == "stage latency skipped: no permission"
+    assert doc["errors"] == [{"kind": "inconclusive", "exit_code": 5, "message":
+                              f"{v['host']}: stage latency skipped: no permission"}]
+    assert main([*check, skipped.run_id]) == 5
+    assert "inconclusive: latency: stage latency skipped" in capsys.readouterr().out
+    # a stage that failed is a fault of the node; out of baseline outranks inconclusive
+    assert main([*check, failed.run_id]) == 1
+    assert "stage latency failed: validation failed" in capsys.readouterr().out
+    assert main([*check, failed.run_id, skipped.run_id, runs[3].run_id]) == 1
+    capsys.readouterr()
+    assert main([*check, runs[3].run_id]) == 0
+
+
+def test_check_against_a_baseline_of_two_nodes_is_inconclusive(tmp_path, capsys):
+    """A median of two nodes is moved by either one's fault: too few to judge a node by."""
+    db = tmp_path / "two.db"
+    pair = fleet(2, {}, seed=33, fleet_id="pair", spread=(0.01, 0.02))
+    _store(db, pair)
+    assert main(["fleet", "baseline", "save", "duo", "--store", str(db)]) == 0
+    capsys.readouterr()
+    rc, doc = _json(capsys, ["fleet", "check", "--baseline", "duo", "--store", str(db)])
+    assert rc == 5 and doc["inconclusive"] == 2, doc["errors"]
+    assert all(v["status"] == "inconclusive" and v["checked"] == 0 for v in doc["results"])
+    assert "baseline median of 2 nodes: too few to judge (3 needed)" in \
+        doc["results"][0]["unjudged"][0]["why"]
+    # still out when the node fails outright: nothing to weigh
+    bad = fleet(1, {}, seed=34, fleet_id="pair")[0]
+    bad.status = "failed"
+    _store(db, [bad])
+    assert main(["fleet", "check", "--baseline", "duo", "--store", str(db), bad.run_id]) == 1

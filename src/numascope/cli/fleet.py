@@ -85,7 +85,8 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(bl)
 
     c = sub.add_parser("check", help="check runs against a baseline; exit 1 when a node "
-                                     "falls out (for a Slurm prolog/epilog or cron)")
+                                     "falls out, 5 when one cannot be judged (for NHC, a "
+                                     "Slurm prolog or cron)")
     c.add_argument("--baseline", required=True, metavar="NAME")
     _add_select(c)
     c.add_argument("--tolerance", action="append", metavar="METRIC=PCT%",
@@ -502,20 +503,28 @@ def _check(args: argparse.Namespace) -> int:
         fid, runs = select(store, args.fleet, args.runs)
     refuse_smoke(runs, "a check against a baseline", all_smoke_too=True)
     verdicts = baseline.check(base, runs, given)
-    bad = [v for v in verdicts if not v.ok]
+    bad = [v for v in verdicts if v.problems]
+    unsure = [v for v in verdicts if v.status == "inconclusive"]
+    code = 1 if bad else baseline.INCONCLUSIVE_EXIT if unsure else 0
     if args.json:
         emit(NAME, [v.to_dict() for v in verdicts],
              [{"kind": "out-of-baseline", "exit_code": 1,
-               "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad],
+               "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad] +
+             [{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
+               "message": f"{v.host}: {v.unjudged[0]['why']}"} for v in unsure],
              subcommand="check", baseline=base["name"], fleet=fid,
-             nodes=len(verdicts), failed=len(bad))
+             nodes=len(verdicts), failed=len(bad), inconclusive=len(unsure))
     else:
-        _para(f"baseline {base['name']}: {len(verdicts) - len(bad)} of {len(verdicts)} "
-              "nodes within tolerance")
+        ok = len(verdicts) - len(bad) - len(unsure)
+        _para(f"baseline {base['name']}: {ok} of {len(verdicts)} nodes within tolerance"
+              + (f", {len(unsure)} inconclusive" if unsure else ""))
         for v in bad:
             for p in v.problems:
                 _para(f"{v.host}  {p['metric'] or 'run'}: {p['why']}", "  ")
-    return 1 if bad else 0
+        for v in unsure:
+            for p in v.unjudged:
+                _para(f"{v.host}  inconclusive: {p['metric'] or 'run'}: {p['why']}", "  ")
+    return code
 
 
 # -- Prometheus ----------------------------------------------------------------------------

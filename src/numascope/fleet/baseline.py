@@ -11,8 +11,12 @@ data = {"groups": {label: {"config": {...}, "metrics": {key: {"median", "unit",
 
 A node falls out of the baseline when one of its group's metrics is worse than the
 baseline median by more than its tolerance (one-sided by the metric's direction), when the
-metric is missing from its run, when its run failed, or when no baseline group has its
-configuration.
+metric is missing from a stage that ran, when a stage or its run failed, or when no
+baseline group has its configuration. A check that cannot judge is inconclusive, neither
+healthy nor out: a baseline median from fewer than MIN_NODES nodes (a median resists one
+bad node only from three on), a stage skipped or stopped on this node, or nothing of the
+baseline measured at all. Stages the run did not ask for (`--stage bandwidth` in a prolog)
+are not checked.
 """
 
 from __future__ import annotations
@@ -20,14 +24,19 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from numascope.console import plural
 from numascope.errors import UserError
 from numascope.fleet.outliers import Analysis, config, group_label, host_of, node_values
 from numascope.results.run import RunRecord, utc_now
 
 TABLE = "fleet_baselines"
+MIN_NODES = 3
+# `fleet check` exits: 0 healthy, 1 out of baseline, INCONCLUSIVE when nothing is out but
+# something could not be judged (2, 3, 4 and 128+N are numascope's errors and signals)
+INCONCLUSIVE_EXIT = 5
 DEFAULT_TOLERANCE_PCT = 10.0
 FAMILY_TOLERANCE_PCT = {"bandwidth": 10.0, "latency": 10.0, "matrix": 15.0, "c2c": 20.0,
                         "compute": 10.0, "compress": 15.0, "storage": 20.0}
@@ -120,12 +129,26 @@ class Verdict:
     host: str
     run_id: str
     group: str
-    ok: bool
-    problems: list[dict[str, Any]]
+    ok: bool                           # judged, and within tolerance on everything checked
+    problems: list[dict[str, Any]]     # why the node is out of the baseline
     checked: int
+    unjudged: list[dict[str, Any]] = field(default_factory=list)  # why not, where not
+
+    @property
+    def status(self) -> str:
+        return "out" if self.problems else "inconclusive" if self.unjudged else "ok"
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "status": self.status}
+
+
+def _stages(r: RunRecord) -> dict[str, tuple[str, str]] | None:
+    """stage (family) name → (status, reason), a family with results counting as done;
+    None for a record that lists no stages (then every baseline metric is expected)."""
+    if not r.stages:
+        return None
+    done = {res.family: ("done", "") for res in r.results}
+    return {**done, **{s.name: (s.status, s.reason) for s in r.stages}}
 
 
 def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
@@ -135,6 +158,7 @@ def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
         label = group_label(config(r))
         g = base["groups"].get(label)
         problems: list[dict[str, Any]] = []
+        unjudged: list[dict[str, Any]] = []
         checked = 0
         if r.status == "failed":
             reason = next((s.reason for s in r.stages if s.status == "failed"), "")
@@ -143,21 +167,52 @@ def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
             problems.append({"metric": "", "why": f"no baseline group for its configuration "
                                                   f"({label})"})
         else:
-            vals = node_values(r)
-            for key, ref in sorted(g["metrics"].items()):
-                tol = tolerance(key, given)
-                if key not in vals:
-                    problems.append({"metric": key, "why": "not measured in this run",
-                                     "tolerance_pct": tol})
-                    continue
-                checked += 1
-                x, med = vals[key][0], ref["median"]
-                pct = (x - med) / abs(med) * 100 if med else math.nan
-                worse = -pct if ref["higher_is_better"] else pct
-                if worse > tol:
-                    problems.append({"metric": key, "value": x, "baseline": med,
-                                     "unit": ref["unit"], "pct": pct, "tolerance_pct": tol,
-                                     "why": f"{abs(pct):.1f} % worse than the baseline "
-                                            f"(tolerance {tol:g} %)"})
-        out.append(Verdict(host_of(r), r.run_id, label, not problems, problems, checked))
+            checked = _check_group(g, r, given, problems, unjudged)
+            if not checked and not problems and not unjudged:
+                unjudged.append({"metric": "", "why": "no metric of the baseline measured in "
+                                                      "this run (other stages?)"})
+        out.append(Verdict(host_of(r), r.run_id, label, not problems and not unjudged,
+                           problems, checked, unjudged))
     return out
+
+
+def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
+                 problems: list[dict[str, Any]], unjudged: list[dict[str, Any]]) -> int:
+    """Check run `r` against its baseline group `g`; problems and unjudged filled in, the
+    number of metrics compared returned."""
+    vals = node_values(r)
+    stages = _stages(r)
+    said: set[str] = set()          # one line per stage that was skipped or failed
+    checked = 0
+    for key, ref in sorted(g["metrics"].items()):
+        tol = tolerance(key, given)
+        family = key.partition("/")[0]
+        status, reason = (stages or {}).get(family, ("done", ""))
+        if stages is not None and family not in stages:
+            continue                # a stage this run did not ask for
+        if key not in vals and status != "done":
+            if family not in said:
+                said.add(family)
+                entry = {"metric": family, "why": f"stage {family} {status}"
+                                                  + (f": {reason}" if reason else "")}
+                (problems if status == "failed" else unjudged).append(entry)
+            continue
+        if key not in vals:
+            problems.append({"metric": key, "why": "not measured in this run",
+                             "tolerance_pct": tol})
+            continue
+        n = ref.get("nodes", g.get("nodes", MIN_NODES))
+        if n < MIN_NODES:
+            unjudged.append({"metric": key, "why": f"baseline median of {plural(n, 'node')}: "
+                                                   f"too few to judge ({MIN_NODES} needed)"})
+            continue
+        checked += 1
+        x, med = vals[key][0], ref["median"]
+        pct = (x - med) / abs(med) * 100 if med else math.nan
+        worse = -pct if ref["higher_is_better"] else pct
+        if worse > tol:
+            problems.append({"metric": key, "value": x, "baseline": med,
+                             "unit": ref["unit"], "pct": pct, "tolerance_pct": tol,
+                             "why": f"{abs(pct):.1f} % worse than the baseline "
+                                    f"(tolerance {tol:g} %)"})
+    return checked
