@@ -40,3 +40,33 @@ def test_consecutive_pairs_get_distinct_frames(cpus):
     if None in frames:
         pytest.skip("/proc/self/pagemap hides physical frames here (needs CAP_SYS_ADMIN)")
     assert all(x != y for x, y in itertools.pairwise(frames))
+
+
+def _mapped(addr: int) -> bool:
+    for line in open("/proc/self/maps"):
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        if lo <= addr < hi:
+            return True
+    return False
+
+
+def test_the_last_pairs_page_is_freed_when_the_measurement_ends(cpus):
+    """The page kept for the next pair is released by the family's finish (run_cases calls
+    it), not left mapped until some later stage (the guests' witness saw it unmapped there)."""
+    from numascope.bench.base import run_cases
+    from numascope.bench.c2c import C2C
+    topo = read_topology("/")
+    bench = C2C()
+    kept: list[int] = []
+    real = _core.c2c_pingpong
+
+    def spy(*a, **k):
+        r = real(*a, **k)
+        kept.append(r["line_address"])
+        return r
+    _core.c2c_pingpong = spy
+    try:
+        run_cases(bench, topo, bench.cases(topo, cpus=cpus, samples=2, trips=50))
+    finally:
+        _core.c2c_pingpong = real
+    assert kept and not _mapped(kept[-1] & ~4095)

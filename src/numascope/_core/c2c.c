@@ -179,7 +179,17 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     return res;
 }
 
+/* Python: c2c_release() -> None: frees the last pair's retired page (at the end of a
+ * measurement, so its unmapping is not left to whatever runs next). */
+static PyObject *py_c2c_release(PyObject *self, PyObject *args) {
+    retire(NULL, NULL);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef ns_c2c_methods[] = {
+    {"c2c_release", py_c2c_release, METH_NOARGS,
+     "c2c_release() -> None: free the page the last c2c_pingpong call kept (call after the "
+     "last pair)."},
     {"c2c_pingpong", (PyCFunction)(void (*)(void))py_c2c_pingpong, METH_VARARGS | METH_KEYWORDS,
      "c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> {'ns': one-way ns per "
      "sample, 'tsc': one-way TSC ticks per sample, 'round_trips', 'validated', 'where': "

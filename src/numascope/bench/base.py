@@ -72,6 +72,10 @@ def run_cases(
                 progress.advance(task)
     except KeyboardInterrupt as e:
         raise Interrupted(done, signum_of(e)) from None
+    finally:
+        finish = getattr(bench, "finish", None)   # a family's resources kept across cases
+        if finish is not None:
+            finish()
     return done
 
 

@@ -249,6 +249,10 @@ class C2C:
                                            "trips": params.trips, "home": h})
                 for h in params.homes for a, b in ps]
 
+    def finish(self) -> None:
+        """Free the last pair's page (each pair keeps its page until the next is placed)."""
+        _core().c2c_release()
+
     def measure(self, topo: Topology, case: Case) -> BenchResult:
         p = case.params
         d = C2CParams()
