@@ -195,3 +195,50 @@ def test_a_baseline_check_refuses_smoke_runs(tmp_path, capsys):
     # the measured fleet is checked (exit 0 or 1 by its nodes), not refused
     assert main(["fleet", "check", "--baseline", "b1", "--fleet", "f1", "--store", db]) in (0, 1)
     assert "smoke" not in capsys.readouterr().err
+
+
+def test_the_analysis_reads_the_same_from_light_records_as_from_whole_ones(tmp_path):
+    """fleet.load.analysis_runs picks out of the store only what the analysis reads; the
+    analysis of its records is the analysis of the whole records, and they carry no
+    topology, placement, notes or secondary metrics."""
+    import json
+    import random
+
+    from numascope.fleet import node as fnode
+    from numascope.fleet.load import analysis_runs
+    from numascope.results.record import BenchResult, Metric
+    from numascope.results.store import Store
+    runs = fleet(40, {3: {BW: 0.5}, 7: {LAT: 1.9}}, seed=16)
+    runs.append(node("odd-nps", "f1", {}, rng=random.Random(2), nodes=8, mode="NPS4"))
+    for r in runs:
+        r.topology = {"nodes": [{"id": 0, "cpus": list(range(96))}]}
+        r.host["fleet"] = {"cpus_allowed": "0-191"}
+        r.results[0].params = {"kernel": "triad", "threads": 96}
+        r.results[0].notes = ["a note"]
+        # a secondary metric beside the primary one, and a case whose family names no
+        # primary metric present (the analysis falls back to its first metric)
+        r.results[0].metrics["seconds"] = Metric("seconds", "s", False, [1.0, 1.1])
+        r.results.append(BenchResult("latency", "odd case", {},
+                                     {"first": Metric("first", "ns", False, [5.0, 5.1]),
+                                      "second": Metric("second", "ns", False, [6.0])}))
+    runs[5].results[1].validated = False
+    ident = fnode.identity("f1", 41, 42, "mpi", env={"NUMASCOPE_HOSTNAME": "dead"})
+    runs.append(fnode.failed_record(ident, "quick", {}, "no record within 10 s"))
+    db = _stored(tmp_path, runs)
+    with Store.open(db) as st:
+        ids = [r.run_id for r in runs]
+        whole = [st.get_run(i) for i in ids]
+        light = analysis_runs(st, list(reversed(ids)))[::-1]
+    assert [r.run_id for r in light] == ids
+    a, b = outliers.analyze(whole, fleet="f1"), outliers.analyze(light, fleet="f1")
+    # as JSON: NaN (no z in a one-node group) is not equal to itself as a float
+    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
+    assert {"n0003", "n0007"} <= {f.host for f in b.flags} and b.failed and b.shape
+    for w, x in zip(whole, light):
+        assert outliers.node_values(w) == outliers.node_values(x)
+        assert outliers.config(w) == outliers.config(x) and outliers.shape(w) == outliers.shape(x)
+        assert outliers.stream(w) == outliers.stream(x) and x.topology == {}
+    assert "latency/odd case/first" in outliers.node_values(light[0])
+    assert set(light[0].results[0].metrics) == {"bandwidth"}
+    assert light[0].results[0].params == {"kernel": "triad"} and not light[0].results[0].notes
+    assert not light[5].results[1].validated

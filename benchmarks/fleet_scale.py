@@ -1,0 +1,128 @@
+"""`numascope fleet report` at fleet scale: a store of N nodes (default 10,000), each a copy
+of one real `run --quick` record (default tests/data/advise_quick_run.json) with every
+metric given its own Gaussian node-to-node noise (default 3 %), and P nodes (default 10)
+made S worse (default 20 %) on every metric (bandwidths x (1 - S), latencies x (1 + S)).
+Times `numascope fleet report --json` as a user runs it (a new process), then where that
+time goes in-process: reading whole records (Store.get_run, what the CLI does) or only what
+the analysis reads (numascope.fleet.load.analysis_runs), and the analysis; prints the
+planted nodes found, the healthy nodes flagged and the seconds.
+
+    .venv/bin/python benchmarks/fleet_scale.py [--nodes 10000] [--noise 0.03] [--planted 10]
+        [--slow 0.2] [--seed 1] [--record PATH] [--store PATH] [--quick]
+
+--quick: 300 nodes (checks that it runs). --store keeps the store there, a new file (else a
+temporary folder, removed). The target at 10,000 nodes on the 2-core dev VM is <= 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build(db: Path, record: Path, n: int, noise: float, planted: int, slow: float,
+          seed: int) -> tuple[str, set[str]]:
+    """The store of n noisy copies of `record`; returns the fleet id and the planted hosts."""
+    from numascope.results.record import Metric
+    from numascope.results.run import RunRecord, migrate, new_run_id
+    from numascope.results.store import Store
+    base = RunRecord.from_dict(migrate(json.loads(record.read_text())))
+    rng = np.random.default_rng(seed)
+    fid = f"scale-{n}-{seed}"
+    slow_ix = set(rng.choice(n, size=min(planted, n), replace=False).tolist())
+    hosts = set()
+    with Store.open(db, write=True) as st:
+        for i in range(n):
+            host = f"node{i:05d}"
+            results = []
+            for res in base.results:
+                metrics = {}
+                for k, m in res.metrics.items():
+                    f = 1 + rng.normal(0, noise)
+                    if i in slow_ix:
+                        f *= (1 - slow) if m.higher_is_better else (1 + slow)
+                    metrics[k] = Metric(m.name, m.unit, m.higher_is_better,
+                                        [v * f if isinstance(v, float) else v
+                                         for v in m.values], m.note)
+                results.append(dataclasses.replace(res, metrics=metrics))
+            st.save_run(dataclasses.replace(
+                base, run_id=f"{new_run_id()}-{i:06d}", tags={"fleet": fid, "host": host},
+                host={**base.host, "hostname": host}, results=results))
+            if i in slow_ix:
+                hosts.add(host)
+    return fid, hosts
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", type=int, default=10_000)
+    ap.add_argument("--noise", type=float, default=0.03)
+    ap.add_argument("--planted", type=int, default=10)
+    ap.add_argument("--slow", type=float, default=0.20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--record", type=Path, default=ROOT / "tests/data/advise_quick_run.json")
+    ap.add_argument("--store", type=Path, default=None)
+    ap.add_argument("--quick", action="store_true", help="300 nodes: checks that it runs")
+    a = ap.parse_args()
+    n = 300 if a.quick else a.nodes
+    if a.store and a.store.exists():
+        ap.error(f"--store {a.store} exists: give a new path (a second fleet of the same "
+                 "seed would share its fleet id)")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = a.store or Path(tmp) / "fleet.db"
+        t0 = time.perf_counter()
+        fid, planted = build(db, a.record, n, a.noise, a.planted, a.slow, a.seed)
+        print(f"store: {n} nodes ({a.noise:.0%} noise, {len(planted)} planted "
+              f"{a.slow:.0%} worse) in {time.perf_counter() - t0:.1f} s, "
+              f"{db.stat().st_size / n / 1000:.0f} kB per node")
+        cmd = [sys.executable, "-m", "numascope", "fleet", "report", "--json",
+               "--store", str(db), "--fleet", fid]
+        print("$ " + " ".join(cmd[2:]))
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - t0
+        if p.returncode != 0:
+            print(p.stdout[-2000:], p.stderr[-2000:])
+            return 1
+        doc = json.loads(p.stdout)
+        flagged = {f["host"] for f in doc["results"] if f["kind"] == "outlier"}
+        print(f"fleet report --json: {wall:.2f} s; planted found {len(planted & flagged)} "
+              f"of {len(planted)}; healthy nodes flagged {len(flagged - planted)}; "
+              f"per-test z limit {doc['z_limit']:.2f}")
+        # where the time goes, in-process: the store's records, then the analysis
+        from numascope.cli.fleet import fleets, select
+        from numascope.fleet import outliers
+        from numascope.fleet.load import analysis_runs
+        from numascope.results.store import Store
+        with Store.open(db) as st:
+            t0 = time.perf_counter()
+            _, runs = select(st, fid, [])
+            t1 = time.perf_counter()
+            a = outliers.analyze(runs, fleet=fid)
+            t2 = time.perf_counter()
+            del runs
+            light = analysis_runs(st, fleets(st)[fid])
+            t3 = time.perf_counter()
+            b = outliers.analyze(light, fleet=fid)
+            t4 = time.perf_counter()
+        same = json.dumps(a.to_dict()) == json.dumps(b.to_dict())
+        print(f"in-process: whole records (Store.get_run) {t1 - t0:.2f} s "
+              f"({(t1 - t0) / len(light) * 1000:.2f} ms per node), analysis {t2 - t1:.2f} s")
+        print(f"in-process: fleet.load.analysis_runs {t3 - t2:.2f} s "
+              f"({(t3 - t2) / len(light) * 1000:.2f} ms per node), analysis {t4 - t3:.2f} s; "
+              f"total {t4 - t2:.2f} s; same analysis: {same}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
