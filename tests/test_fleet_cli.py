@@ -326,3 +326,27 @@ def test_check_against_a_baseline_of_two_nodes_is_inconclusive(tmp_path, capsys)
     bad.status = "failed"
     _store(db, [bad])
     assert main(["fleet", "check", "--baseline", "duo", "--store", str(db), bad.run_id]) == 1
+
+
+def test_a_baseline_of_the_older_latency_names_checks_the_new_ones(tmp_path, capsys):
+    """Baselines saved before the chaser became a role name it ("… cpu0"): a fleet measured
+    now, its cases without the number, is checked against them, not reported missing."""
+    def named(runs, case):
+        for r in runs:
+            for res in r.results:
+                if res.family == "latency":
+                    res.case = case
+        return runs
+    db = tmp_path / "old.db"
+    _store(db, named(fleet(10, {}, seed=41, fleet_id="old", spread=(0.01, 0.02)),
+                     "tlb 256 MiB stride 256 cpu0"))
+    assert main(["fleet", "baseline", "save", "gold", "--store", str(db)]) == 0
+    _store(db, named(fleet(5, {2: {LAT: 1.5}}, seed=42, fleet_id="new",
+                           spread=(0.01, 0.02)), "tlb 256 MiB stride 256"))
+    capsys.readouterr()
+    rc, doc = _json(capsys, ["fleet", "check", "--baseline", "gold", "--store", str(db)])
+    assert rc == 1 and doc["fleet"] == "new"
+    assert {v["host"] for v in doc["results"] if not v["ok"]} == {"n0002"}
+    assert all(v["checked"] == 4 for v in doc["results"]), doc["results"]
+    (p,) = next(v for v in doc["results"] if v["host"] == "n0002")["problems"]
+    assert p["metric"] == "latency/tlb 256 MiB stride 256/latency" and p["pct"] > 40
