@@ -242,3 +242,17 @@ def test_the_analysis_reads_the_same_from_light_records_as_from_whole_ones(tmp_p
     assert set(light[0].results[0].metrics) == {"bandwidth"}
     assert light[0].results[0].params == {"kernel": "triad"} and not light[0].results[0].notes
     assert not light[5].results[1].validated
+
+
+def test_the_json_per_node_lists_every_node_and_the_values_of_the_flagged_ones():
+    a = outliers.analyze(fleet(50, {4: {BW: 0.5}}, seed=17))
+    rows = a.to_dict()["per_node"]
+    assert [r["host"] for r in rows] == [n["host"] for n in a.per_node]
+    flagged = {f.host for f in a.flags}
+    assert "n0004" in flagged
+    for r in rows:
+        assert {"host", "run_id", "status", "group", "p"} <= set(r)
+        assert ("metrics" in r) == (r["host"] in flagged)
+    assert next(r for r in rows if r["host"] == "n0004")["p"] < 1e-6
+    # in memory every node keeps every value (the figures read them)
+    assert all(len(n["metrics"]) == len(METRICS) for n in a.per_node)
