@@ -164,8 +164,9 @@ def test_a_fleet_bound_by_mpirun_checks_clean_against_its_own_baseline(tmp_path)
     s = subprocess.run([*cli, "baseline", "save", "gold", "--store", str(db)],
                        check=False, capture_output=True, text=True, timeout=60)
     assert s.returncode == 0, s.stderr
-    # the tolerance is loose: two busy cores' latencies, this test is about the names
-    c = subprocess.run([*cli, "check", "--baseline", "gold", "--tolerance", "*=60%",
+    # the tolerance is loose (two ranks share a core, so a latency can double): this test
+    # is about the names; a case missing from a node fails it whatever the tolerance
+    c = subprocess.run([*cli, "check", "--baseline", "gold", "--tolerance", "*=300%",
                         "--store", str(db), "--json"],
                        check=False, capture_output=True, text=True, timeout=60)
     doc = json.loads(c.stdout)
