@@ -37,14 +37,23 @@ def _json_path(name: str) -> str:
     return '"' + name.replace('"', '\\"') + '"'
 
 
-def _results_sql(names: list[str]) -> str:
-    """Every result's family, case, validated, kernel parameter and, for each name, its
-    unit, direction and values: one json_extract (one parse per result), one table scan."""
-    paths = ["'$.validated'", "'$.params.kernel'"]
-    for n in names:
-        base = f"$.metrics.{_json_path(n)}"
-        paths += [f"'{base}.unit'", f"'{base}.higher_is_better'", f"'{base}.values'"]
-    return (f'SELECT run_id, id, family, "case", json_extract(result, {", ".join(paths)}) '
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _results_sql(primary: dict[str, tuple[str, ...]]) -> str:
+    """Every result's family, case and [validated, kernel parameter, then for each primary
+    name of its family: unit, direction, values]: one json_extract per result (one parse),
+    only its family's paths (a CASE on the family), one scan of the table."""
+    cases = []
+    for family, names in primary.items():
+        paths = ["'$.validated'", "'$.params.kernel'"]
+        for n in names:
+            base = f"$.metrics.{_json_path(n)}"
+            paths += [f"'{base}.unit'", f"'{base}.higher_is_better'", f"'{base}.values'"]
+        cases.append(f"WHEN {_sql_str(family)} THEN json_extract(result, {', '.join(paths)})")
+    return (f'SELECT run_id, id, family, "case", CASE family {" ".join(cases)} '
+            "ELSE json_extract(result, '$.validated', '$.params.kernel') END "
             "FROM results ORDER BY id")
 
 
@@ -65,18 +74,20 @@ def analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
             profile=profile or "unknown", tags=json.loads(tags),
             host={k: v for k, v in json.loads(host).items() if v is not None},
             stages=[StageInfo.from_dict(s) for s in json.loads(stages or "[]")])
-    primary = {f: family_primary(f)
-               for (f,) in store._q("SELECT DISTINCT family FROM results")}
-    names = sorted({n for ns in primary.values() for n in ns})
-    for run_id, rid, family, case, got in store._q(_results_sql(names)):
+    # the registered families' primary names, and their old aliases; a family with none
+    # (or not registered) has its cases' metrics read whole below
+    from numascope.families import ALIASES, families
+    fams = [cls.family for cls in families()] + list(ALIASES)
+    primary = {f: family_primary(f) for f in fams}
+    for run_id, rid, family, case, got in store._q(_results_sql(primary)):
         rec = light.get(run_id)
         if rec is None:
             continue
         validated, kernel, *per_metric = json.loads(got)
-        found = {n: (unit, hib, values) for n, unit, hib, values in
-                 zip(names, per_metric[0::3], per_metric[1::3], per_metric[2::3])}
-        metrics = {n: Metric(n, found[n][0], bool(found[n][1]), found[n][2])
-                   for n in primary[family] if found[n][2] is not None}
+        names = primary.get(family, ())
+        metrics = {n: Metric(n, per_metric[3 * k], bool(per_metric[3 * k + 1]),
+                             per_metric[3 * k + 2])
+                   for k, n in enumerate(names) if per_metric[3 * k + 2] is not None}
         if not metrics:
             # none of the family's primary names: the analysis falls back to the case's
             # first metric, so read its metrics whole
