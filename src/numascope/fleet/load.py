@@ -52,9 +52,12 @@ def _results_sql(primary: dict[str, tuple[str, ...]]) -> str:
             base = f"$.metrics.{_json_path(n)}"
             paths += [f"'{base}.unit'", f"'{base}.higher_is_better'", f"'{base}.values'"]
         cases.append(f"WHEN {_sql_str(family)} THEN json_extract(result, {', '.join(paths)})")
-    return (f'SELECT run_id, id, family, "case", CASE family {" ".join(cases)} '
-            "ELSE json_extract(result, '$.validated', '$.params.kernel') END "
-            "FROM results ORDER BY id")
+    # one JSON array per run (one json.loads per node, not per result: the call overhead
+    # was most of the decoding); in a run, the results in their order (the index on
+    # run_id keeps rowid order)
+    return ('SELECT run_id, json_group_array(json_array(id, family, "case", json(CASE '
+            f"family {' '.join(cases)} ELSE json_extract(result, '$.validated', "
+            "'$.params.kernel') END))) FROM results GROUP BY run_id")
 
 
 def analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
@@ -79,24 +82,27 @@ def analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
     from numascope.families import ALIASES, families
     fams = [cls.family for cls in families()] + list(ALIASES)
     primary = {f: family_primary(f) for f in fams}
-    for run_id, rid, family, case, got in store._q(_results_sql(primary)):
+    for run_id, rows in store._q(_results_sql(primary)):
         rec = light.get(run_id)
-        if rec is None:
-            continue
-        validated, kernel, *per_metric = json.loads(got)
-        names = primary.get(family, ())
-        metrics = {n: Metric(n, per_metric[3 * k], bool(per_metric[3 * k + 1]),
-                             per_metric[3 * k + 2])
-                   for k, n in enumerate(names) if per_metric[3 * k + 2] is not None}
-        if not metrics:
-            # none of the family's primary names: the analysis falls back to the case's
-            # first metric, so read its metrics whole
-            (m,), = store._q("SELECT json_extract(result, '$.metrics') FROM results "
-                             "WHERE id = ?", (rid,))
-            metrics = {k: Metric.from_dict(v) for k, v in json.loads(m).items()}
-        rec.results.append(BenchResult(family, case, {} if kernel is None else
-                                       {"kernel": kernel}, metrics,
-                                       validated=validated is None or bool(validated)))
+        if rec is not None:
+            rec.results = [_result(store, primary, *row) for row in json.loads(rows)]
     for run_id in whole:
         light[run_id] = store.get_run(run_id)
     return [light[i] for i in run_ids]
+
+
+def _result(store: Any, primary: dict[str, tuple[str, ...]], rid: int, family: str,
+            case: str, got: list[Any]) -> BenchResult:
+    validated, kernel, *per_metric = got
+    names = primary.get(family, ())
+    metrics = {n: Metric(n, per_metric[3 * k], bool(per_metric[3 * k + 1]),
+                         per_metric[3 * k + 2])
+               for k, n in enumerate(names) if per_metric[3 * k + 2] is not None}
+    if not metrics:
+        # none of the family's primary names: the analysis falls back to the case's first
+        # metric, so read its metrics whole
+        (m,), = store._q("SELECT json_extract(result, '$.metrics') FROM results "
+                         "WHERE id = ?", (rid,))
+        metrics = {k: Metric.from_dict(v) for k, v in json.loads(m).items()}
+    return BenchResult(family, case, {} if kernel is None else {"kernel": kernel}, metrics,
+                       validated=validated is None or bool(validated))
