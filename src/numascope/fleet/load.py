@@ -27,10 +27,10 @@ from numascope.results.run import SCHEMA_VERSION, RunRecord, StageInfo
 HOST_KEYS = ("hostname", "cpu_model", "memory_mode", "nodes", "kernel", "peaks", "dimms",
              "dimm_count", "fleet")
 
-_RUNS = ("SELECT run_id, started, finished, status, profile, tags, "
-         "json_extract(record, '$.schema_version'), json_extract(record, '$.stages'), "
-         "json_object(" + ", ".join(f"'{k}', json_extract(record, '$.host.{k}')"
-                                     for k in HOST_KEYS) + ") FROM runs")
+# one json_extract with every path: one parse of the record (each call parses it again)
+_RUNS = ("SELECT run_id, started, finished, status, profile, tags, json_extract(record, "
+         "'$.schema_version', '$.stages', "
+         + ", ".join(f"'$.host.{k}'" for k in HOST_KEYS) + ") FROM runs")
 
 
 def _json_path(name: str) -> str:
@@ -65,18 +65,18 @@ def analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
     want = set(run_ids)
     light: dict[str, RunRecord] = {}
     whole: list[str] = []
-    for (run_id, started, finished, status, profile, tags, version, stages,
-         host) in store._q(_RUNS):
+    for run_id, started, finished, status, profile, tags, got in store._q(_RUNS):
         if run_id not in want:
             continue
+        version, stages, *host = json.loads(got)
         if version != SCHEMA_VERSION:
             whole.append(run_id)
             continue
         light[run_id] = RunRecord(
             run_id=run_id, started=started, finished=finished, status=status,
             profile=profile or "unknown", tags=json.loads(tags),
-            host={k: v for k, v in json.loads(host).items() if v is not None},
-            stages=[StageInfo.from_dict(s) for s in json.loads(stages or "[]")])
+            host={k: v for k, v in zip(HOST_KEYS, host) if v is not None},
+            stages=[StageInfo.from_dict(s) for s in stages or []])
     # the registered families' primary names, and their old aliases; a family with none
     # (or not registered) has its cases' metrics read whole below
     from numascope.families import ALIASES, families
