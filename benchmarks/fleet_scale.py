@@ -65,6 +65,28 @@ def build(db: Path, record: Path, n: int, noise: float, planted: int, slow: floa
     return fid, hosts
 
 
+def in_memory(n: int, noise: float, noise_max: float, planted: int, slow: float,
+              seed: int) -> int:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fleet_synth import wide_fleet
+
+    from numascope.fleet import outliers
+    rng = np.random.default_rng(seed + 1)
+    slow_ix = rng.choice(n, size=min(planted, n), replace=False).tolist()
+    t0 = time.perf_counter()
+    runs = wide_fleet(n, {i: slow for i in slow_ix}, seed, (noise, noise_max))
+    t1 = time.perf_counter()
+    a = outliers.analyze(runs)
+    t2 = time.perf_counter()
+    want = {f"n{i:05d}" for i in slow_ix}
+    flagged = {f.host for f in a.flags if f.kind == "outlier"}
+    print(f"in memory: {n} nodes ({noise:.0%}-{noise_max:.0%} noise, {len(want)} planted "
+          f"{slow:.0%} worse) generated in {t1 - t0:.1f} s; analysis {t2 - t1:.2f} s; "
+          f"planted found {len(want & flagged)} of {len(want)}; healthy nodes flagged "
+          f"{len(flagged - want)}; per-test z limit {a.z_limit:.2f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=10_000)
@@ -75,8 +97,15 @@ def main() -> int:
     ap.add_argument("--record", type=Path, default=ROOT / "tests/data/advise_quick_run.json")
     ap.add_argument("--store", type=Path, default=None)
     ap.add_argument("--quick", action="store_true", help="300 nodes: checks that it runs")
+    ap.add_argument("--in-memory", action="store_true",
+                    help="no store: the quick record's 20 primary metrics generated as the "
+                         "tests do (tests/fleet_synth.wide_fleet, each metric's noise drawn "
+                         "from [--noise, --noise-max]) and analysed in-process")
+    ap.add_argument("--noise-max", type=float, default=None)
     a = ap.parse_args()
     n = 300 if a.quick else a.nodes
+    if a.in_memory:
+        return in_memory(n, a.noise, a.noise_max or a.noise, a.planted, a.slow, a.seed)
     reuse = bool(a.store and a.store.exists())
     with tempfile.TemporaryDirectory() as tmp:
         db = a.store or Path(tmp) / "fleet.db"
