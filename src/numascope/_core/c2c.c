@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 typedef struct {
@@ -101,6 +102,21 @@ static void retire(pingpong_t *pp, const ns_mem_spec *spec) {
     if (spec) retired.spec = *spec;
 }
 
+/* Place pp's page from CPU a (the first touch cpu_a's thread would make) with the calling
+ * thread briefly pinned there, so the page has its frame while the last pair's page still
+ * holds its own: the two can never be one frame. The last page is then freed before this
+ * pair's team starts, so its unmapping belongs to the pair that used it. Unpinnable (CPU
+ * not allowed): left to the team's touch. */
+static void place_from(int cpu, pingpong_t *pp) {
+    cpu_set_t was, one;
+    if (sched_getaffinity(0, sizeof was, &was) != 0) return;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) return;
+    memset(pp, 0, sizeof *pp);
+    sched_setaffinity(0, sizeof was, &was);
+}
+
 /* The physical frame of the page holding p (/proc/self/pagemap), -1 when not shown: not
  * present, or the frame hidden (needs CAP_SYS_ADMIN). */
 static long long page_frame(const void *p) {
@@ -128,18 +144,19 @@ static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     if (trips < 1) return ns_value_error("round trips per sample must be >= 1");
     if (ns_clear_interrupt() < 0) return NULL;
     char err[256];
-    ns_team *t = ns_team_create(cpus, 2, err, sizeof err);
-    if (!t) return ns_value_error("%s", err);
     ns_mem_spec spec = {.policy = home >= 0 ? NS_BIND : NS_FIRST_TOUCH,
                         .nnodes = home >= 0, .nodes = {home >= 0 ? home : 0}};
     pingpong_t *pp = ns_mem_alloc(sizeof *pp, &spec, err, sizeof err);
-    if (!pp) {
-        ns_team_destroy(t);
-        return home >= 0 ? ns_value_error("home node %d: %s", home, err)
-                         : ns_value_error("%s", err);
+    if (!pp) return home >= 0 ? ns_value_error("home node %d: %s", home, err)
+                              : ns_value_error("%s", err);
+    place_from(cpus[0], pp);        /* a frame for this page while the last one is held */
+    retire(NULL, NULL);             /* the last pair's page: freed before this pair's team */
+    ns_team *t = ns_team_create(cpus, 2, err, sizeof err);
+    if (!t) {
+        ns_mem_free(pp, sizeof *pp, &spec);
+        return ns_value_error("%s", err);
     }
     ns_team_run(t, touch_fn, pp);   /* the first touch: places the page */
-    retire(NULL, NULL);             /* the last pair's page: placed apart from this one */
     long long frame = page_frame(&pp->flag);
     long counts[NS_MAX_NODES + 1];
     PyObject *where = ns_mem_where(&pp->flag, sizeof pp->flag, counts, 1) > 0
