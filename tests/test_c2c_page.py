@@ -43,7 +43,9 @@ def test_consecutive_pairs_get_distinct_frames(cpus):
 
 
 def _mapped(addr: int) -> bool:
-    for line in open("/proc/self/maps"):
+    with open("/proc/self/maps") as maps:
+        lines = maps.readlines()
+    for line in lines:
         lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
         if lo <= addr < hi:
             return True
