@@ -4,7 +4,9 @@ launcher (srun, mpirun), gather the records into one store, find the outliers.
 - node.py      who this node is (host name, Slurm ids), one node's suite, failure records
 - mpi.py       coordination over MPI (mpi4py, imported lazily): rank 0 gathers and stores
 - files.py     without MPI: one record file per node in a shared folder, and `gather`
-- outliers.py  grouping by configuration, robust z-scores, practical gap, DRAM floor, shape
+- outliers.py  grouping by configuration, practical gap, DRAM floor, shape; the verdicts
+- screen.py    the statistics: robust z per metric, evidence per family, false-discovery rule
+- load.py      a fleet's runs read with only what the analysis needs (not whole records)
 - baseline.py  named baselines (group medians) kept in the store, and checks against them
 - prom.py      node_exporter textfile exposition
 """
