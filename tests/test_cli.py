@@ -37,3 +37,17 @@ def test_bad_values_are_one_line_exit_2(capsys):
         err = capsys.readouterr().err
         assert rc == 2, (argv, err)
         assert msg in err and err.strip().count("\n") == 0, (argv, err)
+
+
+def test_a_prefix_of_a_long_option_is_not_that_option(capsys):
+    """argparse's abbreviations are off, in every command and subcommand: `--thread` is not
+    `--threads` (a typo of a future option would silently mean an existing one)."""
+    for argv in (["bw", "--thread", "2"], ["lat", "--siz", "1M"],
+                 ["fleet", "report", "--fle", "x"], ["compare", "a", "b", "--all-metric"]):
+        try:
+            rc = main(argv)
+        except SystemExit as e:
+            rc = e.code
+        err = capsys.readouterr().err
+        assert rc == 2, (argv, err)
+        assert "unrecognized arguments" in err and err.strip().count("\n") == 0, (argv, err)

@@ -24,6 +24,12 @@ _json_command: str | None = None   # set when --json was asked for: errors are J
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kw: object) -> None:
+        # no prefixes of long options: `--thread` for `--threads` would also make a typo of a
+        # future option silently mean an existing one
+        kw.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kw)  # type: ignore[arg-type]
+
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
         _fail(message, "bad-input", 2)
         raise SystemExit(2)
