@@ -17,7 +17,10 @@ def test_measure_plausible_range():
     for c in cpus:
         ghz = r["per_cpu"][c]["single_ghz"]
         assert 0.5 < ghz < 6.0, ghz
-        assert 0.5 < r["per_cpu"][c]["all_busy_ghz"] < 6.0
+        # all CPUs busy at once competes with the rest of the suite (4 workers on 2 CPUs, the
+        # guests' emulators): a plausible ceiling, no floor (a CI run saw 0.26 GHz); the
+        # floor is a timing claim, for benchmarks/ on a quiet machine
+        assert 0 < r["per_cpu"][c]["all_busy_ghz"] < 6.0
     assert 0.5 < r["single_ghz"] < 6.0
     if r["tsc_ghz"] is not None:  # x86
         assert 0.5 < r["tsc_ghz"] < 6.0
