@@ -530,6 +530,11 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         need_c = (kern->arrays & ARR_C) != 0;
     size_t bytes = n * sizeof(double);
     size_t align = split_align(n, ncpu);
+    spots_t spots;
+    if (!spots_init(&spots, n, ncpu, align)) {
+        free(cpus);
+        return PyErr_NoMemory();
+    }
 
     char err[256] = "";
     double *times = calloc((size_t)reps * nvar, sizeof(double));
@@ -537,17 +542,6 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     double *rep_expect = calloc((size_t)reps * nvar, sizeof(double));
     size_t nstamp = (size_t)reps * nvar * ncpu;
     double *starts = calloc(nstamp, sizeof(double)), *ends = calloc(nstamp, sizeof(double));
-    spots_t *spots = calloc(1, sizeof *spots);
-    if (!spots || !spots_init(spots, n, ncpu, align)) {
-        free(spots);
-        free(cpus);
-        free(times);
-        free(rep_sums);
-        free(rep_expect);
-        free(starts);
-        free(ends);
-        return PyErr_NoMemory();
-    }
     double *sums = calloc((size_t)ncpu * SUM_STRIDE, sizeof(double));
     check_job *chk = calloc(1, sizeof *chk);
     bw_job job = {.k = kern, .n = n, .align = align, .sums = sums};
@@ -581,7 +575,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                 if (ns_interrupted) { interrupted = 1; break; }
                 job.isa = v_isa[v]; job.x.nt = v_nt[v];
                 job.x.s = last_x = step_value(step++);
-                prepare_step(kern, job.x.a, spots, job.x.s, corrupt);
+                prepare_step(kern, job.x.a, &spots, job.x.s, corrupt);
                 ns_team_run(team, kernel_work, &job);
             }
         for (int r = 0; r < reps && !interrupted; r++)
@@ -589,7 +583,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                 if (ns_interrupted) { interrupted = 1; break; }
                 job.isa = v_isa[v]; job.x.nt = v_nt[v];
                 job.x.s = last_x = step_value(step++);
-                prepare_step(kern, job.x.a, spots, job.x.s, corrupt);
+                prepare_step(kern, job.x.a, &spots, job.x.s, corrupt);
                 size_t at = (size_t)v * reps + r;
                 /* skip_rep: test hook, a repetition that does no work must be caught */
                 times[at] = r == skip_rep ? 0.0 : ns_team_run_timed(team, kernel_work, &job);
@@ -606,9 +600,9 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                     double tot = 0;
                     for (int t = 0; t < ncpu; t++) tot += sums[t * SUM_STRIDE];
                     rep_sums[at] = tot;
-                    rep_expect[at] = read_expect(n, spots, job.x.s);
+                    rep_expect[at] = read_expect(n, &spots, job.x.s);
                 } else {
-                    spot_bad += spot_check(output_array(&job), spots,
+                    spot_bad += spot_check(output_array(&job), &spots,
                                            kern->expect(job.x.s, 1));
                 }
             }
@@ -626,7 +620,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                 chk->out = out;
                 chk->expect = kern->expect(last_x, 0);
                 chk->spot = kern->expect(last_x, 1);
-                chk->spots = spots;
+                chk->spots = &spots;
                 ns_team_run(team, check_work, chk);
                 for (int t = 0; t < ncpu; t++) {
                     bad += chk->bad[t];
@@ -712,8 +706,7 @@ done:
     free(rep_expect);
     free(starts);
     free(ends);
-    free(spots->at);
-    free(spots);
+    free(spots.at);
     free(sums);
     free(chk);
     if (interrupted) return ns_raise_interrupt();
