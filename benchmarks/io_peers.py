@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _numascope import first_result
+
 UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 # fio's JSON: clat_ns.percentile is keyed by the percentile written with six decimals
 PERCENTILES = (("p50", "50.000000"), ("p99", "99.000000"))
@@ -70,12 +72,7 @@ def job_file(a: argparse.Namespace, engine: str, where: Path) -> str:
 
 
 def run_ours(cmd: list[str]) -> dict:
-    p = subprocess.run([sys.executable, "-m", "numascope", *cmd[1:]], capture_output=True,
-                       text=True, check=False)
-    if p.returncode != 0:
-        raise SystemExit(f"io_peers: {shlex.join(cmd)} exited {p.returncode}: "
-                         f"{p.stderr.strip()[-300:]}")
-    r = json.loads(p.stdout)["results"][0]
+    r = first_result(cmd, "io_peers")
     m = r["metrics"]
     return {"iops": m["iops"]["median"], "bw": m["bandwidth"]["median"],
             "p50": m["clat_p50"]["median"], "p99": m["clat_p99"]["median"],

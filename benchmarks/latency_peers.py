@@ -21,7 +21,6 @@ numascope / peer of each (target: within 0.95-1.05 on an idle machine).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
@@ -30,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _numascope import first_result
 
 HERE = Path(__file__).resolve().parent
 WINDOW = 256 * 1024          # multichase's default TLB locality (64 x 4 KiB) = numascope's tlb
@@ -67,12 +68,7 @@ def peer_cmd(exe: str, size: int, mode: str, pages: str, cpu: int, stride: int,
 
 def run_ours(cmd: list[str]) -> dict:
     """numascope's median and best ns per load and its huge-page share, from its JSON."""
-    p = subprocess.run([sys.executable, "-m", "numascope", *cmd[1:]], capture_output=True,
-                       text=True, check=False)
-    if p.returncode != 0:
-        raise SystemExit(f"latency_peers: {shlex.join(cmd)} exited {p.returncode}: "
-                         f"{p.stderr.strip()[-300:]}")
-    r = json.loads(p.stdout)["results"][0]
+    r = first_result(cmd, "latency_peers")
     lat = r["metrics"]["latency"]
     return {"median": lat["median"], "best": lat["best"],
             "huge": r["placement"].get("huge_fraction"), "bytes": r["params"]["bytes"]}
