@@ -46,9 +46,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from numascope import placement
-from numascope.bench import bandwidth as bw
-from numascope.bench.bw_sizes import default_array_bytes, format_bytes, parse_size
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.families.bandwidth import bench as bw
+from numascope.families.bandwidth.sizes import default_array_bytes, format_bytes, parse_size
 from numascope.memspec import MemorySpec
 from numascope.topology import read_topology
 

@@ -26,8 +26,8 @@ import time
 import blosc2
 import numpy as np
 
-from numascope.bench import compress as cz
-from numascope.bench.datasets import format_bytes, parse_size
+from numascope.families.compress import bench as cz
+from numascope.families.compress.datasets import format_bytes, parse_size
 from numascope.topology import read_topology
 
 FILTERS = {"none": [], "shuffle": [blosc2.Filter.SHUFFLE],

@@ -130,8 +130,8 @@ def main() -> int:
               f"of {len(planted)}; healthy nodes flagged {len(flagged - planted)}; "
               f"per-test z limit {doc['z_limit']:.2f}")
         # where the time goes, in-process: the store's records, then the analysis
-        from numascope.cli._common import envelope
         from numascope.cli.fleet import fleets, select
+        from numascope.command.output import envelope
         from numascope.fleet import outliers
         from numascope.fleet.load import analysis_runs
         from numascope.results.plain import to_plain

@@ -86,7 +86,7 @@ def main() -> None:
     if a.cpus:
         ca, cb = (int(x) for x in a.cpus.split(","))
     else:
-        from numascope.bench.net import paths
+        from numascope.families.interconnect.bench import paths
         places, _ = paths(topo)
         ca, cb = places[0]["cpu_a"], places[0]["cpu_b"]
     na, nb = topo.cpu(ca).node or 0, topo.cpu(cb).node or 0
@@ -136,7 +136,7 @@ def main() -> None:
               "--bw-iters", str(bw_it)]
         peers["mpi4py"] = {"both": launch_line(py, ["-x", f"NUMPY_MADVISE_HUGEPAGE={thp}"])}
 
-    from numascope.bench.net import _size
+    from numascope.families.interconnect.bench import _size
     print(f"CPUs {ca} (node {na}) and {cb} (node {nb}); latency at {_size(small)}, bandwidth "
           f"at {_size(large)}; {lat_it} ping-pongs, {bw_it} windows of 64 below 8 KiB (OSU's ratios "
           f"above); {a.reps} reps alternating; pages {a.pages}; buffers {a.buffers}")

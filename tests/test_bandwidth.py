@@ -11,8 +11,8 @@ import subprocess
 import pytest
 
 from numascope import _core
-from numascope.bench import bandwidth as bw
 from numascope.errors import MeasurementError, UserError
+from numascope.families.bandwidth import bench as bw
 from numascope.topology import read_topology
 
 SMALL = 4 << 20          # 4 MiB per array: fast; the cache warning is expected
@@ -158,7 +158,7 @@ def test_benchmark_protocol(topo):
 
 
 def test_plot_figures(topo, tmp_path):
-    from numascope.report.figures.bandwidth import figures
+    from numascope.families.bandwidth.figures import figures
     cases = bw.build_cases(topo, kernels=["triad"], scaling=True, per_domain=True,
                            size_bytes=SMALL, reps=1)
     bench = bw.Bandwidth()
@@ -197,7 +197,7 @@ def test_identical_case_reuses_measurement(topo):
                                 nt="off").checked(topo)
     from dataclasses import replace
 
-    from numascope.bench.base import Case
+    from numascope.benchmark import Case
     a = bench.measure(topo, Case("a", replace(common, sweep="scaling", policies=("compact",))))
     b = bench.measure(topo, Case("b", replace(common, sweep="per-domain", domains=("S0",))))
     assert b.case == "b" and b.params["sweep"] == "per-domain" and b.params["domains"] == ["S0"]
@@ -262,7 +262,7 @@ def test_compress_plain_sum_is_the_read_kernel():
     import array
     import random
 
-    from numascope.bench import compress as cz
+    from numascope.families.compress import bench as cz
     rng = random.Random(3)
     data = array.array("d", (rng.uniform(-1, 1) for _ in range(3000)))
     cpu = [min(os.sched_getaffinity(0))]

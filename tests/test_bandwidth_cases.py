@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from numascope.bench import bandwidth as bw
-from numascope.bench.bandwidth import BandwidthParams
-from numascope.bench.bw_placement import check_placement
-from numascope.bench.bw_sizes import default_array_bytes, parse_size
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.families.bandwidth import bench as bw
+from numascope.families.bandwidth.bench import BandwidthParams
+from numascope.families.bandwidth.placements import check_placement
+from numascope.families.bandwidth.sizes import default_array_bytes, parse_size
 from numascope.host import Host
 from numascope.memspec import MemorySpec
 from numascope.profile import FULL, QUICK

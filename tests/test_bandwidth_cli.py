@@ -58,8 +58,8 @@ def test_bad_input_one_line_exit_2(args):
 
 # -- in process: the runner, the envelope, the old spellings, the table ----------------------
 def _no_measuring(monkeypatch):
-    from numascope.bench import bandwidth
     from numascope.errors import MeasurementError
+    from numascope.families.bandwidth import bench as bandwidth
 
     def refuse(*a, **kw):
         raise MeasurementError("measured although the input was bad")
@@ -81,7 +81,7 @@ def test_hugetlb_without_pool_is_unavailable_before_measuring(monkeypatch, capsy
     (tmp_path / "proc" / "meminfo").write_text(
         "MemAvailable: 8388608 kB\nHugePages_Free: 0\nHugepagesize: 2048 kB\n")
     fake = hostmod.Host(tmp_path)
-    from numascope.bench import bandwidth
+    from numascope.families.bandwidth import bench as bandwidth
     monkeypatch.setattr(bandwidth, "live_host", lambda topo: fake)
     _no_measuring(monkeypatch)
     assert main(["bw", "--pages", "hugetlb", "--size", "8M", "--reps", "1"]) == 4
@@ -107,7 +107,7 @@ def test_table_reads_old_records_and_fits(capsys):
     columns, with the memory placement and page kind in words."""
     from rich.console import Console
 
-    from numascope.cli.bw import _print
+    from numascope.families.bandwidth.command import _print
     from numascope.results.record import BenchResult, Metric
     old = BenchResult(
         "bandwidth", "copy compact 2T",

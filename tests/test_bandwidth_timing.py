@@ -10,9 +10,9 @@ import statistics
 import pytest
 
 from numascope import _core
-from numascope.bench import bandwidth as bw
-from numascope.bench.bw_outliers import MIN_EXCESS, screen
 from numascope.errors import MeasurementError
+from numascope.families.bandwidth import bench as bw
+from numascope.families.bandwidth.outliers import MIN_EXCESS, screen
 from numascope.peaks import measured_from
 from numascope.topology import read_topology
 

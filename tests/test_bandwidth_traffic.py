@@ -10,8 +10,8 @@ import io
 import pytest
 from rich.console import Console
 
-from numascope.bench import bandwidth as bw
-from numascope.bench import bw_traffic as tr
+from numascope.families.bandwidth import bench as bw
+from numascope.families.bandwidth import traffic as tr
 from numascope.peaks import flops
 from numascope.results.record import BenchResult, Metric
 from numascope.topology import read_topology
@@ -98,7 +98,7 @@ def test_record_counts_write_allocate_where_known():
 
 
 def test_table_says_unknown_and_why():
-    from numascope.cli.bw import _print
+    from numascope.families.bandwidth.command import _print
     r = BenchResult(
         "bandwidth", "copy compact 2T",
         {"kernel": "copy", "isa": "avx512", "stores": "ordinary", "threads": 2, "reps": 3,

@@ -7,8 +7,8 @@ import math
 import pytest
 from conftest import hwloc_fixture
 
-from numascope.bench import c2c
 from numascope.errors import UserError
+from numascope.families.c2c import bench as c2c
 from numascope.topology import read_topology
 
 

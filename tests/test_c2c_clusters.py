@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 
-from numascope.bench import c2c_clusters as cc
+from numascope.families.c2c import clusters as cc
 
 # 2 sockets x 2 L3 x 2 cores x 2 SMT threads: cpu = s*8 + l*4 + c*2 + t
 LEVELS = {"smt": 10.0, "l3": 30.0, "package": 70.0, "remote": 140.0}
@@ -97,7 +97,7 @@ def _synth(tmp_path):
 
 
 def _from_topology(topo, swap: tuple[int, int] | None = None):
-    from numascope.bench.c2c import relation
+    from numascope.families.c2c.bench import relation
     rng = random.Random(5)
     cpus = topo.usable_cpus()
     as_ = {c: c for c in cpus}
@@ -136,7 +136,7 @@ def test_dies_of_one_l3_each_agree_with_the_l3_level():
     sysfs), each die one L3: the die grouping is the L3 grouping, and it agrees."""
     from conftest import hwloc_fixture
 
-    from numascope.bench.c2c import relation
+    from numascope.families.c2c.bench import relation
     from numascope.topology import read_topology
     topo = read_topology(hwloc_fixture("fakecpuid1f-64intel64-2p4d2n2c2t"))
     dies = {(c.package, c.die) for c in topo.cpus if c.online}
@@ -165,7 +165,7 @@ def _two_dies_of_two_l3s(tmp_path):
 
 
 def test_a_die_of_several_l3s_is_its_own_level(tmp_path):
-    from numascope.bench.c2c import relation
+    from numascope.families.c2c.bench import relation
     topo = _two_dies_of_two_l3s(tmp_path)
     cpus = topo.usable_cpus()
     rels = {relation(topo, a, b) for a in cpus for b in cpus if a < b}

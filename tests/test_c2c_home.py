@@ -9,8 +9,8 @@ import sys
 import pytest
 from conftest import hwloc_fixture
 
-from numascope.bench import c2c
 from numascope.errors import MeasurementError, UserError
+from numascope.families.c2c import bench as c2c
 from numascope.results.record import BenchResult, Metric
 from numascope.topology import read_topology
 

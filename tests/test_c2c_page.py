@@ -55,8 +55,8 @@ def _mapped(addr: int) -> bool:
 def test_the_last_pairs_page_is_freed_when_the_measurement_ends(cpus):
     """The page kept for the next pair is released by the family's finish (run_cases calls
     it), not left mapped until some later stage (the guests' witness saw it unmapped there)."""
-    from numascope.bench.base import run_cases
-    from numascope.bench.c2c import C2C
+    from numascope.benchmark import run_cases
+    from numascope.families.c2c.bench import C2C
     topo = read_topology("/")
     bench = C2C()
     kept: list[int] = []

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import RAINFALL
 
-from numascope.bench import compress as cz
-from numascope.bench.datasets import load
 from numascope.errors import MeasurementError, UserError
+from numascope.families.compress import bench as cz
+from numascope.families.compress.datasets import load
 from numascope.memspec import MemorySpec
 from numascope.profile import FULL, QUICK
 from numascope.topology import read_topology
@@ -357,7 +357,8 @@ def test_bad_plot_path_costs_no_measurement(monkeypatch, capsys):
 
 
 def test_cpus_and_the_old_where_spelling(monkeypatch, capsys):
-    from numascope.cli import _runner, main
+    from numascope.cli import main
+    from numascope.command import runner as _runner
     seen = []
 
     def record(bench, topo, cases, **kw):     # the cases the command built, not measured
@@ -386,7 +387,7 @@ def _summary(threads, label="blosclz-9-bitshuffle", name="rain.npy"):
 def test_many_thread_counts_spill_into_more_tables_not_past_the_width(width):
     from rich.console import Console
 
-    from numascope.cli.compress import _print
+    from numascope.families.compress.command import _print
     threads = [1, 2, 4, 8, 16, 32, 64, 128, 192]
     con = Console(width=width, record=True, force_terminal=False)
     _print(_summary(threads, name="rain [bold]x[/bold].npy"), con)
@@ -403,7 +404,7 @@ def test_many_thread_counts_spill_into_more_tables_not_past_the_width(width):
 
 
 def test_json_envelope_carries_an_interruption(monkeypatch, capsys):
-    from numascope.bench.base import Interrupted
+    from numascope.benchmark import Interrupted
     from numascope.cli import main
 
     def stop(self, topo, case):

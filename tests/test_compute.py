@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 
-from numascope.bench import compute
-from numascope.bench.base import Case
+from numascope.benchmark import Case
 from numascope.cli import main as cli_main
 from numascope.errors import UserError
+from numascope.families.compute import bench as compute
 from numascope.peaks import blas, hpcc
 from numascope.topology import read_topology
 
@@ -113,7 +113,7 @@ def test_cli_peak_json_no_compute(capsys):
 
 
 def test_clock_case_and_figures(topo):
-    from numascope.report.figures.peaks import figures
+    from numascope.families.compute.figures import figures
     b = compute.Compute()
     clk = b.measure(topo, Case("clock", {"kind": "clock", "reps": 1}))
     assert set(clk.params["per_cpu"]) == set(topo.usable_cpus())

@@ -8,8 +8,8 @@ import blosc2
 import numpy as np
 import pytest
 
-from numascope.bench import datasets as d
 from numascope.errors import UserError
+from numascope.families.compress import datasets as d
 
 
 def _ratio(a: np.ndarray) -> float:

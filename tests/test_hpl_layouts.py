@@ -10,9 +10,9 @@ import shutil
 import pytest
 from test_layouts import replay
 
-from numascope.bench.compute import Compute, ComputeParams
 from numascope.cli import main as cli_main
 from numascope.errors import UserError
+from numascope.families.compute.bench import Compute, ComputeParams
 from numascope.layouts import named
 from numascope.peaks import hpcc
 from numascope.recipes import expand_openmpi

@@ -11,11 +11,12 @@ import sys
 import pytest
 from conftest import hwloc_fixture
 
+from numascope.errors import UserError
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord, topology_digest
 from numascope.results.store import Store
 from numascope.topology import read_topology
-from numascope.topology.hwloc_xml import cpuset, matrix_attrs
+from numascope.topology.hwloc_xml import NodeFigure, cpuset, memattrs
 
 HWLOC = shutil.which("hwloc-annotate") and (shutil.which("lstopo-no-graphics")
                                             or shutil.which("lstopo"))
@@ -66,14 +67,28 @@ def test_cpuset_round_trip():
 
 
 def test_attrs_in_hwloc_units():
-    attrs = matrix_attrs([_matrix(0, 1, 123.4, 10.0)])
+    attrs = memattrs([NodeFigure(0, 1, "latency", 123.4), NodeFigure(0, 1, "bandwidth", 10.0)])
     got = {a.name: a.value for a in attrs}
     assert got == {"Latency": 123, "ReadLatency": 123,
                    "Bandwidth": round(10e9 / MIB), "ReadBandwidth": round(10e9 / MIB)}
     assert {(a.initiator, a.target) for a in attrs} == {(0, 1)}
+    with pytest.raises(UserError, match="run result N0->N1: latency 0.2 is not a figure"):
+        memattrs([NodeFigure(0, 1, "latency", 0.2, "run result N0->N1")])
+
+
+def test_a_run_becomes_plain_figures():
+    """The topo command turns stored results into the topology layer's figures: validated
+    matrix results only, latency then bandwidth, each metric's median."""
+    from numascope.cli.topo import matrix_figures
     bad = _matrix(0, 0, 1.0, 1.0)
     bad.validated = False
-    assert matrix_attrs([bad]) == []
+    empty = BenchResult("matrix", "N1->N0", {"src": 1, "dst": 0},
+                        {"latency": Metric("latency", "ns", False, [])})
+    figures = matrix_figures([_matrix(0, 1, 123.4, 10.0), bad, empty,
+                              BenchResult("bandwidth", "x", {}, {})])
+    assert figures == [NodeFigure(0, 1, "latency", 123.4, "run result N0->N1"),
+                       NodeFigure(0, 1, "bandwidth", 10.0, "run result N0->N1")]
+    assert matrix_figures([bad]) == []
 
 
 @needs_hwloc

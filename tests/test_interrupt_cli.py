@@ -70,7 +70,7 @@ def test_lat_interrupted_exits_130_without_internal_error():
 RUN = textwrap.dedent(r'''
     import sys, types
     from numascope import clock, suite
-    from numascope.bench.base import Case
+    from numascope.benchmark import Case
     from numascope.cli import main
     from numascope.results.record import BenchResult, Metric
 

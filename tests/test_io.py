@@ -15,12 +15,18 @@ import pytest
 from interrupting import SIGNALS, finish, start
 from test_io_targets import majmin_of, nvme_machine
 
-from numascope.bench import io
-from numascope.bench.io import Storage, job_groups, knee_text, placement_rows, scaling_rows
-from numascope.bench.io_fio import IoParams, job_text
-from numascope.bench.io_targets import locate
 from numascope.cli import main
 from numascope.errors import Unavailable, UserError
+from numascope.families.storage import bench as io
+from numascope.families.storage.bench import (
+    Storage,
+    job_groups,
+    knee_text,
+    placement_rows,
+    scaling_rows,
+)
+from numascope.families.storage.fio import IoParams, job_text
+from numascope.families.storage.targets import locate
 from numascope.profile import FULL, QUICK
 from numascope.results.record import BenchResult, Metric
 from numascope.topology import read_topology

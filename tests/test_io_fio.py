@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from numascope.bench import io_fio
-from numascope.bench.io_fio import Group, IoParams, job_text, parse, parse_json_text
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.families.storage import fio as io_fio
+from numascope.families.storage.fio import Group, IoParams, job_text, parse, parse_json_text
 
 DATA = Path(__file__).parent / "data" / "fio"
 FIO = shutil.which("fio")

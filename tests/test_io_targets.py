@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from synth_sysfs import add_pci, machine
 
-from numascope.bench import io_targets
-from numascope.bench.io_targets import check_device, check_dir, check_space, locate
 from numascope.errors import UserError
+from numascope.families.storage import targets as io_targets
+from numascope.families.storage.targets import check_device, check_dir, check_space, locate
 from numascope.topology import read_topology
 
 GIB = 1 << 30

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from numascope import _core
-from numascope.bench import latency as lat
 from numascope.errors import Unavailable, UserError
+from numascope.families.latency import bench as lat
 from numascope.host import Host
 from numascope.memspec import MemorySpec
 from numascope.profile import FULL, QUICK
@@ -319,6 +319,7 @@ def test_no_upper_middle_median_left():
     """Medians are Metric.median / statistics.median, never s[len(s) // 2]."""
     import re
     from pathlib import Path
-    for mod in ("bench/latency.py", "bench/matrix.py", "cli/lat.py", "cli/matrix.py"):
+    for mod in ("latency/bench.py", "matrix/bench.py", "latency/command.py",
+                "matrix/command.py"):
         text = (Path(lat.__file__).parent.parent / mod).read_text()
         assert not re.search(r"\[len\((\w+)\) // 2\]", text), mod

@@ -23,9 +23,10 @@ SIZE, LOADS = 32 << 20, 1 << 18
 
 def call(samples):
     if kind == "idle":
-        return _core.lat_chase(SIZE, cpus[0], None, "tlb", 256 << 10, samples, LOADS)
+        return _core.lat_chase(SIZE, cpus[0], None, "tlb", 256 << 10, samples, LOADS,
+                               stride=256)
     return _core.lat_loaded(SIZE, cpus[0], cpus[1:2], [0] * 2, None, 16 << 20, "tlb",
-                            256 << 10, samples, LOADS)
+                            256 << 10, samples, LOADS, stride=256)
 
 t0 = time.perf_counter()
 call(3)

@@ -8,9 +8,9 @@ import io
 import pytest
 from rich.console import Console
 
-from numascope.bench import latency as lat
-from numascope.cli.lat import _print
-from numascope.report.figures.latency import figures
+from numascope.families.latency import bench as lat
+from numascope.families.latency.command import _print
+from numascope.families.latency.figures import figures
 from numascope.results.record import BenchResult, Metric
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import hwloc_fixture
 
-from numascope.bench import matrix as mx
 from numascope.errors import UserError
+from numascope.families.matrix import bench as mx
 from numascope.profile import FULL, QUICK, SMOKE
 from numascope.results.record import Metric
 from numascope.topology import read_topology
@@ -140,7 +140,7 @@ def test_bad_params_are_user_errors_when_cases_are_built(eight, kw, msg):
 
 
 def test_matrix_measures_through_cases_with_a_fake_executor(eight):
-    from numascope.bench.base import run_cases
+    from numascope.benchmark import run_cases
     rec = Recorder(eight)
     b = mx.Matrix(rec)
     res = run_cases(b, eight, b.cases(eight, mx.MatrixParams(rows=(0,), cols=(0, 1))))
@@ -153,7 +153,7 @@ def _render(results, what=mx.METRICS) -> str:
 
     from rich.console import Console
 
-    from numascope.cli.matrix import _print, _print_tiers
+    from numascope.families.matrix.command import _print, _print_tiers
     buf = io.StringIO()
     c = Console(file=buf, width=80, color_system=None)
     _print(results, {m: mx.ratios_by_distance(results, m) for m in what}, what, c)

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO, hwloc_fixture
 
-from numascope.bench import net
-from numascope.bench.base import Case
+from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
-from numascope.net import launch as L
+from numascope.families.interconnect import bench as net
+from numascope.families.interconnect import launch as L
 from numascope.results.record import BenchResult, Metric
 from numascope.topology import read_topology
 
@@ -352,7 +352,7 @@ def test_osu_output_is_parsed_and_checked():
 
 
 def test_params_and_sizes():
-    from numascope.cli.net import _sizes
+    from numascope.families.interconnect.command import _sizes
     assert _sizes("1:4M", False) == net.FULL_SIZES and len(net.FULL_SIZES) == 23
     assert _sizes("8,1K,8", False) == (8, 1024)
     assert _sizes(None, True) == net.QUICK_SIZES
@@ -368,7 +368,7 @@ def test_params_and_sizes():
 
 
 def test_report_heat_map_by_node_pair():
-    from numascope.report.figures import net as fig
+    from numascope.families.interconnect import figures as fig
     cases = [Case(f"a N{a} - b N{b}", {"mode": "peer", "node_a": a, "node_b": b,
                                         "hosts": ["a", "b"], "path": "between hosts"})
              for a in (0, 1) for b in (0, 1, 2)]
@@ -535,7 +535,7 @@ def _res(path: str, lat: list[float], bw: list[float]) -> BenchResult:
 def test_table_shows_the_median_first_and_the_best_beside_it():
     from rich.console import Console
 
-    from numascope.cli.net import render
+    from numascope.families.interconnect.command import render
     con = Console(record=True, width=200)
     render([_res("same L3", [1.5, 2.5, 9.0], [900.0, 1000.0, 4000.0])], con, [], (), None)
     text = con.export_text()

@@ -4,7 +4,7 @@ import pytest
 from test_store_helpers import make_topo
 
 from numascope import suite
-from numascope.bench.base import Case
+from numascope.benchmark import Case
 from numascope.cli import main as cli
 from numascope.errors import MeasurementError, Unavailable
 from numascope.results.record import BenchResult, Metric

@@ -10,9 +10,15 @@ import pytest
 from conftest import hwloc_fixture
 from test_store_helpers import make_result, make_run
 
-from numascope.bench import bandwidth, compress, compute, io, latency, matrix, net
-from numascope.bench.io_targets import takes_direct_io
 from numascope.cli import main as cli
+from numascope.families.bandwidth import bench as bandwidth
+from numascope.families.compress import bench as compress
+from numascope.families.compute import bench as compute
+from numascope.families.interconnect import bench as net
+from numascope.families.latency import bench as latency
+from numascope.families.matrix import bench as matrix
+from numascope.families.storage import bench as io
+from numascope.families.storage.targets import takes_direct_io
 from numascope.profile import QUICK, SMOKE, SMOKE_NOTE, readable
 from numascope.report import html as report_html
 from numascope.results.store import Store

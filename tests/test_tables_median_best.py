@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from numascope.bench import compress as cz
+from numascope.families.compress import bench as cz
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
 
@@ -37,7 +37,7 @@ def test_report_summary_shows_median_then_best():
 
 
 def test_latency_table_shows_median_then_best():
-    from numascope.cli.lat import _print
+    from numascope.families.latency.command import _print
     ns = [130.0, 120.0, 150.0, 140.0, 135.0]
     r = BenchResult("latency", "idle 1G", {"bytes": 1 << 30, "mode": "tlb", "stride": 64,
                                            "pages": "none"},
@@ -59,8 +59,8 @@ def _matrix_results():
 
 
 def test_matrix_cells_are_median_then_best():
-    from numascope.bench import matrix as mx
-    from numascope.cli.matrix import _print
+    from numascope.families.matrix import bench as mx
+    from numascope.families.matrix.command import _print
     rs = _matrix_results()
     text = _text(lambda c: _print(rs, {"latency": []}, ("latency",), c), width=80)
     assert "latency (ns), median (best) of the repetitions" in text
@@ -69,7 +69,7 @@ def test_matrix_cells_are_median_then_best():
 
 
 def test_matrix_too_wide_for_both_prints_a_best_matrix_below():
-    from numascope.cli.matrix import _print
+    from numascope.families.matrix.command import _print
     rs = [BenchResult("matrix", f"N{s}->N{d}", {"src": s, "dst": d},
                       {"latency": Metric("latency", "ns", False, [1000.5, 999.5, 1001.5])})
           for s in range(8) for d in range(8)]
@@ -81,7 +81,7 @@ def test_matrix_too_wide_for_both_prints_a_best_matrix_below():
 
 
 def test_c2c_tables_show_median_then_best():
-    from numascope.cli.c2c import render
+    from numascope.families.c2c.command import render
     rs = [BenchResult("c2c", "cpu0<->cpu1", {"a": 0, "b": 1, "relation": "smt",
                                              "home": "first-touch", "home_node": 0},
                       {"latency": Metric("latency", "ns", False, [30.0, 20.0, 25.0])})]
@@ -95,7 +95,7 @@ def test_c2c_tables_show_median_then_best():
 
 
 def test_compress_cells_show_median_then_best():
-    from numascope.cli.compress import _print
+    from numascope.families.compress.command import _print
     row = cz.ComboRow("lz4-5-shuffle", 3.0, 1.0, {1: 12.0}, {1: 1.5}, {1: 14.0})
     s = cz.DataSummary("rain", "a file", 1 << 30, "f4", 1 << 18, [1], {1: 8.0}, [row],
                        {1: ("lz4-5-shuffle", 12.0, 1.5)}, 1, [], {1: 9.0})
@@ -106,7 +106,7 @@ def test_compress_cells_show_median_then_best():
 
 
 def test_tier_sweep_table_shows_median_then_best():
-    from numascope.cli._tier_sweep import _print
+    from numascope.families.bandwidth.tier_command import _print
     rows = [{"kernel": "triad", "ratio": "1:1", "dram_node": 0, "tier_node": 1,
              "dram_share": 0.5, "achieved_dram_share": 0.5, "best": 30.0, "median": 20.0,
              "unit": "GB/s"}]

@@ -12,10 +12,10 @@ from conftest import hwloc_fixture
 from tiers_sysfs import tiered
 
 from numascope import _core
-from numascope.bench import bw_tiers
-from numascope.bench.bandwidth import BandwidthParams
-from numascope.bench.base import run_cases
+from numascope.benchmark import run_cases
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.families.bandwidth import tiers as bw_tiers
+from numascope.families.bandwidth.bench import BandwidthParams
 from numascope.memspec import MemorySpec
 from numascope.results.record import BenchResult, Metric
 from numascope.topology import read_topology
@@ -141,7 +141,7 @@ def test_sweep_rejects_unknown_page_locations(cxl):
 
 
 def test_sweep_figure(cxl):
-    from numascope.report.figures.tiers import figures
+    from numascope.families.bandwidth.tier_figures import figures
     cases = bw_tiers.sweep_cases(cxl, 0, 2, ["1:0", "1:1", "0:1"], ["read", "triad"], [0])
     results = run_cases(bw_tiers.TierSweep(fake_measure(layout_locator)), cxl, cases)
     figs = figures(results)

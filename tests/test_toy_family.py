@@ -10,7 +10,7 @@ import time
 import pytest
 
 from numascope import families
-from numascope.bench.base import Case
+from numascope.benchmark import Case
 from numascope.cli import main
 from numascope.errors import MeasurementError
 from numascope.results.record import BenchResult, Metric

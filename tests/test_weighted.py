@@ -12,9 +12,9 @@ import pytest
 from tiers_sysfs import tiered
 
 from numascope import _core
-from numascope.bench import bandwidth as bw
-from numascope.bench.bw_placement import check_fractions, check_placement
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.families.bandwidth import bench as bw
+from numascope.families.bandwidth.placements import check_fractions, check_placement
 from numascope.placement import (
     check_weighted,
     format_weighted,

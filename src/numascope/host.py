@@ -1,6 +1,8 @@
 """One reader of the host's own files — /proc/meminfo, /proc/cpuinfo, the hugetlb pool,
 node meminfo — and the one rule for "does this fit", on top of the topology's Tree (so a
-replayed root is read exactly like the live one, jail included).
+replayed root is read exactly like the live one, jail included). Host builds on topology,
+never the reverse: the procfs text parsers (meminfo_field, cpuinfo_first) live in
+topology.files, which the topology reader uses too.
 
 Every benchmark asks here before it allocates:
     check_fits(need, what, nodes=None)      UserError (exit 2): a smaller --size is the fix
@@ -14,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from numascope.errors import Unavailable, UserError
-from numascope.topology.files import Tree
+from numascope.topology.files import Tree, cpuinfo_first, meminfo_field
 from numascope.units import format_bytes
 
 HEADROOM = 0.9          # use at most 90 % of what is free: the kernel and we need some too
@@ -137,27 +139,3 @@ def live_host(topo) -> Host | None:
     the topology is this machine's, none for a replayed or hand-built one (nothing is
     allocated for it)."""
     return host("/") if topo.source in ("/", "") else None
-
-
-def meminfo_field(text: str | None, key: str) -> int | None:
-    """`key` from meminfo text ("MemFree:  123 kB" or "Node 0 MemFree:  123 kB")."""
-    if not text:
-        return None
-    m = re.search(rf"^(?:Node \d+ )?{re.escape(key)}:\s+(\d+)\s*(kB)?", text, re.MULTILINE)
-    if not m:
-        return None
-    return int(m.group(1)) * (1024 if m.group(2) else 1)
-
-
-def cpuinfo_first(text: str) -> dict[str, str]:
-    """The first processor block that carries flags (x86) or Features (Arm)."""
-    info: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            if info.get("processor") is not None and ("flags" in info or "Features" in info):
-                break
-            continue
-        if ":" in line:
-            k, _, v = line.partition(":")
-            info.setdefault(k.strip(), v.strip())
-    return info

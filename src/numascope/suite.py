@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from numascope import signals
-from numascope.bench.base import Benchmark, Case, run_cases
+from numascope.benchmark import Benchmark, Case, run_cases
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.profile import DEFAULT, Profile
 from numascope.profile import profile as _profile

@@ -216,7 +216,7 @@ def build_witness(dest: Path) -> Path:
 def prebuild_net(home: Path) -> None:
     """numascope's MPI program built here into the cache the guest will look in (its HOME
     is the work dir): mpicc under TCG takes 20 s. Nothing when MPI is not installed."""
-    from numascope.net import launch
+    from numascope.families.interconnect import launch
     mpicc = launch.which("mpicc")
     if mpicc is None:
         return

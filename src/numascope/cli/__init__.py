@@ -4,7 +4,8 @@
     def register(parser: argparse.ArgumentParser) -> None   # add its options
     def main(args: argparse.Namespace) -> int               # thin: call the library, print
 
-Commands are found by scanning this package, so adding one touches no other file.
+Commands are found by scanning this package and the families' folders (each family's
+command.py), so adding one touches no other file.
 
 A stop signal (Ctrl-C, SIGTERM) reaches a command as a KeyboardInterrupt (numascope.signals);
 a command that measures prints what finished and returns signals.exit_code(e) (130, 143)."""
@@ -40,11 +41,13 @@ def _fail(message: str, kind: str, code: int) -> None:
     output carrying it (so a script reading JSON is never handed nothing)."""
     sys.stderr.write(f"numascope: error: {message}\n")
     if _json_command is not None:
-        from numascope.cli._common import emit
+        from numascope.command.output import emit
         emit(_json_command, [], [{"kind": kind, "message": message, "exit_code": code}])
 
 
 def _commands() -> list:
+    """This package's commands (topo, run, report …) and each family's (bw, lat …)."""
+    from numascope.families import command_modules
     mods = []
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_"):
@@ -52,7 +55,7 @@ def _commands() -> list:
         mod = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(mod, "register") and hasattr(mod, "main"):
             mods.append(mod)
-    return sorted(mods, key=lambda m: (getattr(m, "ORDER", 100), m.NAME))
+    return sorted(mods + command_modules(), key=lambda m: (getattr(m, "ORDER", 100), m.NAME))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,7 +94,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         return int(args._main(args) or 0)
     except (UserError, MeasurementError, Unavailable) as e:
-        from numascope.cli._common import error_entry
+        from numascope.command.output import error_entry
         _fail(str(e).splitlines()[0] if str(e) else type(e).__name__,
               error_entry(e)["kind"], e.exit_code)
         return e.exit_code
@@ -104,7 +107,7 @@ def _main(argv: list[str] | None) -> int:
             f"numascope: internal error: {type(e).__name__}: {e} "
             "(set NUMASCOPE_DEBUG=1 for the traceback)\n")
         if _json_command is not None:
-            from numascope.cli._common import emit
+            from numascope.command.output import emit
             emit(_json_command, [], [{"kind": "internal", "exit_code": 1,
                                       "message": f"{type(e).__name__}: {e}"}])
         return 1

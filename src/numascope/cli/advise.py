@@ -14,8 +14,9 @@ import argparse
 import textwrap
 from typing import Any
 
-from numascope.cli._common import add_json, add_sysfs_root, emit
 from numascope.cli.runs import add_store
+from numascope.command.flags import add_json, add_sysfs_root
+from numascope.command.output import emit
 from numascope.console import out
 
 NAME = "advise"
@@ -80,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _readiness(args: argparse.Namespace) -> dict[str, Any]:
-    from numascope.cli.peak import machine
+    from numascope.families.compute.command import machine
     from numascope.readiness import run_checks
     root = str(args.sysfs_root)
     with machine(root) as (topo, tree):
@@ -94,7 +95,7 @@ def _readiness(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _recipe(args: argparse.Namespace) -> dict[str, Any]:
-    from numascope.cli.peak import machine
+    from numascope.families.compute.command import machine
     from numascope.recipes import job_recipe, section
     with machine(str(args.sysfs_root)) as (topo, _tree):
         recipe = job_recipe(args, topo)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
+from numascope.command.flags import add_json
+from numascope.command.output import emit
 from numascope.console import err
 
 NAME = "export"
@@ -28,7 +29,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from numascope.cli._common import check_output
+    from numascope.command.output import check_output
     from numascope.errors import UserError
     from numascope.results.export import SUFFIXES, export, format_for, write_stdout
     from numascope.results.plain import to_plain

@@ -9,8 +9,9 @@ import textwrap
 import threading
 from typing import Any
 
-from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
+from numascope.command.flags import add_json
+from numascope.command.output import emit
 from numascope.console import err, out, plural
 from numascope.errors import UserError
 
@@ -29,7 +30,7 @@ def register(p: argparse.ArgumentParser) -> None:
                                    "or mpirun --map-by ppr:1:node",
                        description="Measure this node with the suite of `numascope run`; "
                                    "under MPI rank 0 stores every node's record.")
-    from numascope.cli._common import add_profile
+    from numascope.command.flags import add_profile
     add_profile(r, "the quick profile (the default)", "every sweep, more repetitions")
     r.add_argument("--stage", action="append", metavar="NAME",
                    help="run only these stages (repeatable; `numascope run --list-stages`)")
@@ -416,7 +417,7 @@ def _report(args: argparse.Namespace) -> int:
         raise UserError(f"--gap {gap:g}: give a percentage >= 0")
     floor, floors = parse_floors(args.floor)
     if args.plot:
-        from numascope.cli._common import check_output
+        from numascope.command.output import check_output
         check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs)
@@ -540,7 +541,7 @@ def _check(args: argparse.Namespace) -> int:
 # -- Prometheus ----------------------------------------------------------------------------
 
 def _prom(args: argparse.Namespace) -> int:
-    from numascope.cli._common import check_output
+    from numascope.command.output import check_output
     from numascope.fleet import prom
     check_output(args.out, "--out", (".prom",))
     with _open(args) as store:

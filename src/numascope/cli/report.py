@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
+from numascope.command.flags import add_json
+from numascope.command.output import emit
 from numascope.console import out
 
 NAME = "report"
@@ -40,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
 def check_report_path(output: str | None, flag: str) -> None:
     """UserError (exit 2) unless an HTML report can be written at `output` (or, when None,
     at the default name in the current folder): called before anything is read or run."""
-    from numascope.cli._common import check_output
+    from numascope.command.output import check_output
     from numascope.errors import UserError
     if output == "-":
         raise UserError(f"{flag} -: the report is a file; give a name ending in .html")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json, emit
 from numascope.cli.runs import add_store
+from numascope.command.flags import add_json
+from numascope.command.output import emit
 from numascope.console import err, out
 
 NAME = "run"
@@ -16,7 +17,7 @@ _ENVELOPE_KEYS = ("schema_version", "command", "results", "errors")
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    from numascope.cli._common import add_profile
+    from numascope.command.flags import add_profile
     add_profile(p, "under a minute on a small machine (the default)",
                 "every sweep, more repetitions (much longer)")
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
@@ -87,7 +88,7 @@ def _with_io_dir(stages: list, io_dir: str | None) -> list:
         return stages
     from dataclasses import replace
 
-    from numascope.bench.io_targets import check_dir
+    from numascope.families.storage.targets import check_dir
     check_dir(io_dir, "--io-dir")
     return [replace(s, options=(("io_dir", io_dir),)) if s.name == "storage" else s
             for s in stages]
@@ -118,8 +119,8 @@ def _measure(suite, store, stages: list, profile, tags: dict[str, str]):
 
 def _finish(args: argparse.Namespace, rec) -> int:
     from numascope import signals
-    from numascope.cli._common import error_entry
     from numascope.cli.report import write_html
+    from numascope.command.output import error_entry
     from numascope.report.terminal import print_run
 
     report = None if args.no_report else write_html([rec], args.report)

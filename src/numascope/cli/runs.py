@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli._common import add_json, emit
+from numascope.command.flags import add_json
+from numascope.command.output import emit
 from numascope.console import out
 
 NAME = "runs"

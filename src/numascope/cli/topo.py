@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from numascope.cli._common import add_json, add_sysfs_root, check_output, emit
 from numascope.cli.runs import add_store
+from numascope.command.flags import add_json, add_sysfs_root
+from numascope.command.output import check_output, emit
 
 NAME = "topo"
 HELP = "show packages, NUMA nodes, L3 domains, cores, devices and the inferred memory mode"
 ORDER = 10
+
+if TYPE_CHECKING:
+    from numascope.results.record import BenchResult
+    from numascope.topology.hwloc_xml import NodeFigure
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -66,7 +72,8 @@ def _hwloc_xml(args: argparse.Namespace, topo) -> int:
         raise UserError(f"run {rec.run_id} was measured on another machine (its topology "
                         "differs from this one's; --sysfs-root replays the machine it came "
                         "from)")
-    attrs, replaced = write_xml(topo, rec.results, args.hwloc_xml, args.sysfs_root)
+    attrs, replaced = write_xml(topo, matrix_figures(rec.results), args.hwloc_xml,
+                                args.sysfs_root)
     if args.json:
         emit(NAME, [a.__dict__ for a in attrs], xml=args.hwloc_xml, run=rec.run_id,
              firmware_values_replaced=replaced,
@@ -80,6 +87,23 @@ def _hwloc_xml(args: argparse.Namespace, topo) -> int:
                  "replaced" if replaced else ""), markup=False)
     out.print(f"read it with: lstopo --input {args.hwloc_xml} --memattrs", markup=False)
     return 0
+
+
+def matrix_figures(results: list[BenchResult]) -> list[NodeFigure]:
+    """A run's node matrix as the topology layer's plain figures (`NodeFigure`s): validated
+    matrix results with samples, each metric's median, in the results' order."""
+    from numascope.topology.hwloc_xml import METRICS, NodeFigure
+    out = []
+    for r in results:
+        if r.family != "matrix" or not r.validated:
+            continue
+        for metric in METRICS:
+            m = r.metrics.get(metric)
+            if m is not None and m.values:
+                out.append(NodeFigure(initiator=int(r.params["src"]),
+                                      target=int(r.params["dst"]), metric=metric,
+                                      value=m.median, source=f"run result {r.case}"))
+    return out
 
 
 def _pick_run(st, spec: str | None):

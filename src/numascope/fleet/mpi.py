@@ -44,7 +44,7 @@ def launched(env: dict[str, str] | None = None) -> Tasks:
     mpi_world); one task of its own otherwise. A task that does not use MPI reads them to
     know it is not alone: `mpirun -np 2 … --no-mpi` would else write two one-node fleets.
     Not SLURM_NTASKS: a batch script has it without being one of several tasks."""
-    from numascope.net.launch import mpi_world
+    from numascope.families.interconnect.launch import mpi_world
     e = os.environ if env is None else env
     steps = e.get("SLURM_STEP_NUM_TASKS", "")
     if steps.isdigit():

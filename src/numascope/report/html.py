@@ -16,7 +16,6 @@ import base64
 import importlib
 import io
 import math
-import pkgutil
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -150,14 +149,14 @@ def _stages_section(runs: list[RunRecord]) -> str:
 
 
 def figure_modules() -> list[Any]:
-    import numascope.report.figures as pkg
+    """Every module that draws figures of results: each family's, and the fleet's."""
+    from numascope.families import figure_names
     mods = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if not info.name.startswith("_"):
-            try:
-                mods.append(importlib.import_module(f"{pkg.__name__}.{info.name}"))
-            except Exception:  # noqa: BLE001, S112 — a broken plot module must not sink the report
-                continue
+    for name in figure_names() + ["numascope.report.figures.fleet"]:
+        try:
+            mods.append(importlib.import_module(name))
+        except Exception:  # noqa: BLE001, S112 — a broken plot module must not sink the report
+            continue
     return mods
 
 
@@ -247,7 +246,7 @@ def _compression_section(runs: list[RunRecord]) -> str:
     """Per run and data set, the table the labs publish: each codec setting's ratio and
     decompress+sum GB/s (speed-up over plain) per thread count, plain on top, the best
     setting per thread count and the crossover. Every metric stays in "All results"."""
-    from numascope.bench.compress import summarize
+    from numascope.families.compress.bench import summarize
     from numascope.units import format_bytes
 
     parts = []

@@ -1,8 +1,11 @@
-"""Reading single sysfs/procfs files under a root, with errors that name the file."""
+"""Reading single sysfs/procfs files under a root, with errors that name the file, and the
+parsers of the procfs text both the topology reader and `numascope.host` read
+(meminfo fields, the first /proc/cpuinfo block)."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from numascope.errors import UserError
@@ -119,3 +122,27 @@ class Tree:
             if name.startswith(prefix) and tail.isdigit():
                 ids.append(int(tail))
         return sorted(ids)
+
+
+def meminfo_field(text: str | None, key: str) -> int | None:
+    """`key` from meminfo text ("MemFree:  123 kB" or "Node 0 MemFree:  123 kB")."""
+    if not text:
+        return None
+    m = re.search(rf"^(?:Node \d+ )?{re.escape(key)}:\s+(\d+)\s*(kB)?", text, re.MULTILINE)
+    if not m:
+        return None
+    return int(m.group(1)) * (1024 if m.group(2) else 1)
+
+
+def cpuinfo_first(text: str) -> dict[str, str]:
+    """The first processor block that carries flags (x86) or Features (Arm)."""
+    info: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if info.get("processor") is not None and ("flags" in info or "Features" in info):
+                break
+            continue
+        if ":" in line:
+            k, _, v = line.partition(":")
+            info.setdefault(k.strip(), v.strip())
+    return info

@@ -16,7 +16,11 @@ reads back with `lstopo --input out.xml --memattrs`.
 hwloc files a value under an existing initiator whose cpuset includes the one given (so a
 firmware figure "from package 0" would absorb, and mix up, the figures measured from each
 of its nodes): such firmware values of a measured target are removed first; values of other
-initiators stay."""
+initiators stay.
+
+This module takes plain figures (`NodeFigure`: CPU node, memory node, metric, value), not
+stored runs: the layers above turn their records into figures (topology imports nothing
+above it)."""
 
 from __future__ import annotations
 
@@ -25,13 +29,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from numascope.errors import MeasurementError, Unavailable, UserError
-from numascope.results.record import BenchResult
 from numascope.topology.model import Topology
 
 LSTOPO = ("lstopo-no-graphics", "lstopo")
@@ -39,10 +42,21 @@ ANNOTATE = "hwloc-annotate"
 # (our metric, hwloc attribute names, conversion from our unit to hwloc's)
 ATTRS = (("latency", ("Latency", "ReadLatency"), 1.0),
          ("bandwidth", ("Bandwidth", "ReadBandwidth"), 1e9 / 2**20))
+METRICS = tuple(metric for metric, _, _ in ATTRS)   # the metrics a NodeFigure may carry
 _NODE_LINE = re.compile(r"NUMANode(?:\([^)]*\))? L#(\d+) \(P#(\d+)")
 _NODE_TAG = re.compile(r'<object type="NUMANode"[^>]*>')
 _MEMATTR = re.compile(r'(<memattr name="(\w+)"[^>]*>)(.*?)(</memattr>)', re.DOTALL)
 _VALUE = re.compile(r'\s*<memattr_value [^>]*/>')
+
+
+@dataclass(frozen=True)
+class NodeFigure:
+    """One measured figure between two NUMA nodes, in numascope's units."""
+    initiator: int     # OS index of the CPU node whose CPUs measured it
+    target: int        # OS index of the memory node
+    metric: str        # one of METRICS: "latency" (ns) or "bandwidth" (GB/s, 10^9 B/s)
+    value: float       # the figure (a median)
+    source: str = ""   # how an error names where it came from ("run result N0->N1")
 
 
 @dataclass(frozen=True)
@@ -64,21 +78,20 @@ def tools() -> tuple[str, str]:
     return lstopo, annotate   # type: ignore[return-value]
 
 
-def matrix_attrs(results: list[BenchResult]) -> list[MemAttr]:
-    """The hwloc memory attributes a run's node matrix gives (validated results only)."""
+def memattrs(figures: Iterable[NodeFigure]) -> list[MemAttr]:
+    """The hwloc memory attributes `figures` give, in their order (each metric under all
+    its hwloc names, in hwloc's units)."""
+    scales = {metric: (names, scale) for metric, names, scale in ATTRS}
     out = []
-    for r in results:
-        if r.family != "matrix" or not r.validated:
-            continue
-        for metric, names, scale in ATTRS:
-            m = r.metrics.get(metric)
-            if m is None or not m.values:
-                continue
-            v = round(m.median * scale)
-            if v <= 0:
-                raise UserError(f"run result {r.case}: {metric} {m.median} is not a figure "
-                                "hwloc can hold")
-            out += [MemAttr(n, int(r.params["dst"]), int(r.params["src"]), v) for n in names]
+    for f in figures:
+        if f.metric not in scales:
+            raise ValueError(f"{f.metric!r} is not a metric hwloc can hold ({METRICS})")
+        names, scale = scales[f.metric]
+        v = round(f.value * scale)
+        if v <= 0:
+            raise UserError(f"{f.source or 'a figure'}: {f.metric} {f.value} is not a figure "
+                            "hwloc can hold")
+        out += [MemAttr(n, f.target, f.initiator, v) for n in names]
     return out
 
 
@@ -172,13 +185,13 @@ def _input(root: str | Path) -> Iterator[list[str]]:
     yield ["--input", str(find_root(p, root))]
 
 
-def write_xml(topo: Topology, results: list[BenchResult], out: str | Path,
+def write_xml(topo: Topology, figures: Iterable[NodeFigure], out: str | Path,
               root: str | Path = "/") -> tuple[list[MemAttr], int]:
-    """Write hwloc's XML of the machine at `root` with `results`' matrix as memory
+    """Write hwloc's XML of the machine at `root` with the measured `figures` as memory
     attributes to `out` (atomically); returns the attributes written and the number of
     firmware values they replaced."""
     lstopo, annotate = tools()
-    attrs = matrix_attrs(results)
+    attrs = memattrs(figures)
     if not attrs:
         raise UserError("the run holds no node-matrix latency or bandwidth to export")
     for a in attrs:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from numascope import host as _host  # module, not names: host imports topology.files
 from numascope.errors import UserError
 from numascope.topology.archive import extracted, find_root, is_archive
 from numascope.topology.cgroup import Allowed, replayed_allowed
-from numascope.topology.files import Tree
+from numascope.topology.files import Tree, cpuinfo_first, meminfo_field
 from numascope.topology.lists import format_list
 from numascope.topology.model import Cache, Core, Cpu, L3Domain, Node, Package, Topology
 from numascope.topology.tiers import read_tiering
@@ -233,8 +232,8 @@ def _nodes(tree: Tree, node_ids: list[int], node_cpus: dict[int, list[int]],
            pkg: dict[int, int | None], allowed: Allowed, cpu_ids: list[int]) -> list[Node]:
     if not node_ids:
         mi = tree.read("proc/meminfo")
-        return [Node(id=0, cpus=tuple(cpu_ids), memory_bytes=_host.meminfo_field(mi, "MemTotal"),
-                     free_bytes=_host.meminfo_field(mi, "MemFree"),
+        return [Node(id=0, cpus=tuple(cpu_ids), memory_bytes=meminfo_field(mi, "MemTotal"),
+                     free_bytes=meminfo_field(mi, "MemFree"),
                      packages=tuple(sorted({p for p in pkg.values() if p is not None})))]
     nodes = []
     for n in node_ids:
@@ -249,8 +248,8 @@ def _nodes(tree: Tree, node_ids: list[int], node_cpus: dict[int, list[int]],
             if len(vals) == len(node_ids):
                 dist = {m: int(v) for m, v in zip(node_ids, vals)}
         nodes.append(Node(
-            id=n, cpus=tuple(node_cpus[n]), memory_bytes=_host.meminfo_field(mi, "MemTotal"),
-            free_bytes=_host.meminfo_field(mi, "MemFree"), distances=dist,
+            id=n, cpus=tuple(node_cpus[n]), memory_bytes=meminfo_field(mi, "MemTotal"),
+            free_bytes=meminfo_field(mi, "MemFree"), distances=dist,
             packages=tuple(sorted({pkg[c] for c in node_cpus[n]
                                    if c in pkg and pkg[c] is not None})),
             allowed=allowed.mems is None or n in allowed.mems))
@@ -258,7 +257,7 @@ def _nodes(tree: Tree, node_ids: list[int], node_cpus: dict[int, list[int]],
 
 
 def _cpuinfo(tree: Tree, topo: Topology) -> None:
-    first = _host.cpuinfo_first(tree.read("proc/cpuinfo") or "")
+    first = cpuinfo_first(tree.read("proc/cpuinfo") or "")
     topo.cpu_model = first.get("model name") or first.get("cpu") or None
     topo.cpu_vendor = first.get("vendor_id")
     fam, mod = first.get("cpu family"), first.get("model")

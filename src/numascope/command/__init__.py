@@ -1,0 +1,1 @@
+"""The command kit every command shares: flags, output, the runner."""

@@ -1,0 +1,160 @@
+"""The flags every command shares: one spelling of each placement flag (in numactl's words,
+from numascope.options.PLACEMENT), the profiles, --json, --sysfs-root; and the readers that
+turn them into what a family takes (a CPU list text, a MemorySpec, thread counts)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from numascope.options import PAGE_KINDS, WHERE, Option, placement  # noqa: F401 - PAGE_KINDS re-exported
+
+
+def add_sysfs_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sysfs-root", default="/", metavar="DIR",
+                   help="read the machine from this root (a directory or a .tar.bz2 dump); "
+                        "default: this machine")
+
+
+SMOKE_HELP = ("every stage on small working sets, in seconds: checks that this machine "
+              "(or job, or guest) runs them all; its numbers measure caches, not memory")
+
+
+def add_profile(p: argparse.ArgumentParser, quick: str, full: str) -> None:
+    """--quick / --full / --smoke (dest "profile"; none given: None, the quick profile)."""
+    prof = p.add_mutually_exclusive_group()
+    prof.add_argument("--quick", dest="profile", action="store_const", const="quick",
+                      help=quick)
+    prof.add_argument("--full", dest="profile", action="store_const", const="full", help=full)
+    prof.add_argument("--smoke", dest="profile", action="store_const", const="smoke",
+                      help=SMOKE_HELP)
+
+
+def add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (schema_version, command, results, errors)")
+
+
+# -- placement, in numactl's words ---------------------------------------------------------
+
+def add_options(p: argparse.ArgumentParser, options: tuple[Option, ...] | list[Option]) -> None:
+    """The argparse flags of `options` (a family's table, placement ones included): argparse
+    converts whole numbers and checks choices; bounds and rules are numascope.options.check's,
+    run before anything is measured. Placement flags go in their own group; options sharing
+    an `exclusive` name exclude each other."""
+    groups: dict[str, Any] = {}
+    exclusive: dict[str, Any] = {}
+    for o in options:
+        where: Any = p
+        if o.group:
+            if o.group not in groups:
+                groups[o.group] = p.add_argument_group(
+                    "placement (numactl's words)" if o.group == "placement" else o.group)
+            where = groups[o.group]
+        if o.exclusive:
+            if o.exclusive not in exclusive:
+                exclusive[o.exclusive] = where.add_mutually_exclusive_group()
+            where = exclusive[o.exclusive]
+        kw: dict[str, Any] = {"dest": o.name, "help": _help(o)}
+        if o.kind == "switch":
+            kw.update(action="store_true", default=bool(o.default))
+        else:
+            kw.update(default=o.default, metavar=o.metavar)
+            if o.kind == "int":
+                kw["type"] = int
+            elif o.kind == "float":
+                kw["type"] = float
+            elif o.kind == "choice":
+                kw.update(choices=o.choices, metavar=None)
+        where.add_argument(o.flag, **kw)
+        for old in o.hidden:                  # older spellings: the same dest, not listed
+            where.add_argument(old, **{**kw, "help": argparse.SUPPRESS})
+
+
+def _help(o: Option) -> str:
+    text = o.help
+    if o.group == "placement" and o.name == "cpus" and "S0" not in text:
+        text = f"{text}: {WHERE}"
+    if o.rule_text:
+        text = f"{text}, {o.rule_text}"
+    if (o.kind == "choice" or o.default is not None or o.default_text) \
+            and "default" not in text:
+        text = f"{text} (default: {o.default_words()})"
+    return text
+
+
+def add_placement(p: argparse.ArgumentParser, *, cpus: str | None = "run on these CPUs",
+                  cpunodebind: bool = True, membind: bool = True, interleave: bool = True,
+                  weighted: bool = False, pages: str | None = "thp",
+                  threads: str | None = "number of threads",
+                  threads_metavar: str = "N") -> None:
+    """The placement flags a command supports, from the one table (numascope.options.PLACEMENT):
+    --cpus LIST (0-3,8-11 | S0 | N1 | L3:5 | all), --cpunodebind NODES, --membind NODES,
+    --interleave NODES, [--weighted-interleave SPEC], --pages none|thp|hugetlb, --threads.
+    Pass None/False to leave a flag out; strings are the command's own help text (a family
+    with its own table picks from PLACEMENT with numascope.options.placement instead)."""
+    names: list[str] = []
+    changes: dict[str, dict[str, Any]] = {}
+    if cpus:
+        names.append("cpus")
+        changes["cpus"] = {"help": cpus}
+    if cpunodebind:
+        names.append("cpunodebind")
+    names += [n for n, on in (("membind", membind), ("interleave", interleave),
+                              ("weighted_interleave", weighted)) if on]
+    if pages:
+        names.append("pages")
+        changes["pages"] = {"default": pages}
+    if threads:
+        names.append("threads")
+        changes["threads"] = {"help": threads, "metavar": threads_metavar, "default_text": ""}
+    add_options(p, placement(*names, **changes))
+
+
+def cpus_arg(args: argparse.Namespace, default: str = "all") -> str:
+    """The "where" text of --cpus / --cpunodebind (one of them), checked not empty."""
+    from numascope.errors import UserError
+    cpus, nodes = getattr(args, "cpus", None), getattr(args, "cpunodebind", None)
+    if cpus is not None and nodes is not None:
+        raise UserError("give --cpus or --cpunodebind, not both")
+    for flag, v in (("--cpus", cpus), ("--cpunodebind", nodes)):
+        if v is not None and not v.strip():
+            raise UserError(f"{flag} is empty: give e.g. 0-3, S0, N1, L3:5 or all"
+                            if flag == "--cpus" else f"{flag} is empty: give nodes such as 0,1")
+    if nodes is not None:
+        t = nodes.strip()
+        return ",".join(p if p[:1] in "Nn" else f"N{p}" for p in t.split(",")) \
+            if t.lower() != "all" else "all"
+    return cpus if cpus is not None else default
+
+
+def memory_arg(args: argparse.Namespace, topo: Any):
+    """The MemorySpec the flags ask for (first touch when none is given)."""
+    from numascope.memspec import MemorySpec
+    return MemorySpec.from_flags(
+        topo, membind=getattr(args, "membind", None), interleave=getattr(args, "interleave", None),
+        weighted=getattr(args, "weighted_interleave", None),
+        pages=getattr(args, "pages", None) or "thp")
+
+
+def threads_arg(args: argparse.Namespace, *, many: bool = False) -> list[int] | int | None:
+    """--threads as one count (or, with `many`, a list such as 1,2,4); None when absent."""
+    from numascope.errors import UserError
+    v = getattr(args, "threads", None)
+    if v is None:
+        return None
+    parts = [s.strip() for s in str(v).split(",")]
+    try:
+        counts = [int(s) for s in parts]
+    except ValueError:
+        raise UserError(f"--threads {v!r}: expected a count such as 4"
+                        + (" or a list such as 1,2,4" if many else "")) from None
+    if any(c < 1 for c in counts):
+        raise UserError(f"--threads must be at least 1 (got {v})")
+    if not many:
+        if len(counts) != 1:
+            raise UserError(f"--threads {v!r}: one count here")
+        return counts[0]
+    return counts
+
+

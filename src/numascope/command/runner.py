@@ -1,0 +1,104 @@
+"""The one path from a command to its measurements: cases in, results out, with the
+progress bar, stop signals, notes, plots and the JSON envelope handled the same way for
+every command. A command module only parses its flags into cases and renders its table:
+
+    def main(args):
+        plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before measuring
+        topo = read_topology("/")
+        bench = Bandwidth()
+        cases = bench.cases(topo, params)
+        outcome = measure(bench, topo, cases, label="bw", quiet=args.json)
+        return finish(args, "bw", outcome, render=_print, plot=(plot, figures))
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from numascope.benchmark import Benchmark, Case, Interrupted, run_cases
+from numascope.results.record import BenchResult
+
+PLOT_SUFFIXES = (".png", ".svg")
+
+
+@dataclass
+class Outcome:
+    results: list[BenchResult] = field(default_factory=list)
+    stopped: Interrupted | None = None     # the stop signal that ended the sweep, if one did
+
+
+def measure(bench: Benchmark, topo: Any, cases: Iterable[Case], *, label: str,
+            quiet: bool = False) -> Outcome:
+    """Run the cases in turn under one progress bar (on a terminal, more than one case, not
+    `quiet`); a stop signal ends the sweep and is kept on the outcome with what finished."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from numascope.console import err
+    cases = list(cases)
+    out = Outcome()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=err, transient=True,
+                  disable=quiet or len(cases) < 2 or not err.is_terminal) as prog:
+        try:
+            out.results = run_cases(bench, topo, cases, progress=prog, description=label)
+        except Interrupted as e:
+            out.results, out.stopped = e.results, e
+    return out
+
+
+def warn_notes(results: list[BenchResult], skip: Callable[[str], bool] = lambda n: False) -> None:
+    """Each distinct note of the results once, as a warning on standard error."""
+    from numascope.console import warn
+    for note in dict.fromkeys(n for r in results for n in r.notes):
+        if not skip(note):
+            warn(note)
+
+
+def save_plot(path: Any, figures: str, results: list[BenchResult]) -> None:
+    """Draw and save the figures of `results` (numascope.families.<figures>, e.g.
+    "latency.figures") to `path`
+    (checked before measuring). Matplotlib is imported only here: a second on a fast
+    machine, and a command without --plot does not pay it."""
+    from numascope.console import err
+    if path is None or not results:
+        return
+    import importlib
+
+    from numascope.report.figures import save_figures
+    figs = importlib.import_module(f"numascope.families.{figures}").figures(results)
+    if not figs:
+        err.print("nothing to plot for these results", markup=False)
+        return
+    for p in save_figures(figs, str(path)):
+        err.print(f"plot written to {p}", markup=False)
+
+
+def finish(args: argparse.Namespace, command: str, outcome: Outcome,
+           render: Callable[[list[BenchResult], Any], None], *, what: str = "case",
+           extra: dict[str, Any] | None = None) -> int:
+    """Print the results (the envelope with --json, else `render(results, console)`), say
+    how a stop ended the sweep, and return the exit code (0, or 130/143 after a stop)."""
+    from numascope.command.output import emit, error_entry, report_interrupted
+    from numascope.console import out
+    if getattr(args, "json", False):
+        errors = [error_entry(outcome.stopped)] if outcome.stopped else []
+        emit(command, [r.to_dict() for r in outcome.results], errors, **(extra or {}))
+    else:
+        render(outcome.results, out)
+    if outcome.stopped:
+        return report_interrupted(outcome.stopped, len(outcome.results), what)
+    return 0
+
+
+def rendered_width(table: Any) -> int:
+    """A rich table's width laid out without a width limit (within one, rich folds cells
+    instead): whether "median (best)" cells fit the console."""
+    import io
+
+    from rich.console import Console
+    c = Console(file=io.StringIO(), width=10_000, color_system=None)
+    c.print(table)
+    return max((len(line.rstrip()) for line in c.file.getvalue().splitlines()), default=0)

@@ -1,0 +1,1 @@
+"""The bandwidth family: its measurement (bench), its command, its figures."""

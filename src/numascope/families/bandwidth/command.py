@@ -1,0 +1,213 @@
+"""`numascope bw`: memory bandwidth with STREAM-class kernels on pinned threads."""
+
+from __future__ import annotations
+
+import argparse
+
+from numascope.command.flags import add_json, add_placement
+
+NAME = "bw"
+HELP = "memory bandwidth (STREAM kernels) on pinned threads: one placement, --scaling, " \
+       "--per-domain"
+ORDER = 30
+
+
+def register(p: argparse.ArgumentParser) -> None:
+    from numascope.command.flags import PAGE_KINDS
+    # the kernels and ISAs are the C core's (bw.c's table): checked when the cases are built
+    p.add_argument("--kernel", default="triad", metavar="LIST",
+                   help="kernel(s), comma separated, or all (default triad; e.g. read,copy; "
+                        "a name it does not know lists the kernels)")
+    add_placement(p, cpus="run on these CPUs (default: every usable one)", weighted=True,
+                  pages="thp",
+                  threads="number of threads (default: every CPU the policy gives; with "
+                          "--scaling the largest count swept)")
+    # the old spellings, kept for scripts: --domain WHERE (now --cpus), --huge KIND (--pages)
+    p.add_argument("--domain", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--huge", dest="pages", default=argparse.SUPPRESS, choices=PAGE_KINDS,
+                   help=argparse.SUPPRESS)
+    p.add_argument("--policy", default="compact",
+                   choices=["compact", "spread", "per-l3", "per-node"],
+                   help="order in which CPUs are taken (default compact)")
+    p.add_argument("--size", default=None, metavar="BYTES",
+                   help="bytes per array, e.g. 512M, 2G, 1GiB, 3GB "
+                        "(default: 4x the LLC of the CPUs used)")
+    p.add_argument("--reps", type=int, default=10, help="timed repetitions (default 10)")
+    p.add_argument("--isa", default="auto", metavar="ISA",
+                   help="kernel instruction set: scalar, avx2, avx512, or auto (default: "
+                        "time the vector ISAs this CPU has and report the fastest)")
+    p.add_argument("--nt", default="auto", choices=["auto", "on", "off"],
+                   help="streaming stores: auto measures both and reports the faster")
+    p.add_argument("--scaling", action="store_true",
+                   help="sweep 1..all threads under every placement policy")
+    p.add_argument("--per-domain", action="store_true",
+                   help="each package, each node, each L3 alone")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="save the scaling / per-domain plot (.png or .svg)")
+    p.add_argument("--tier-sweep", nargs="?", const="auto", default=None, metavar="DRAM,TIER",
+                   help="bandwidth over interleave ratios between a DRAM node and a memory "
+                        "tier (default: the CPUs' node and its nearest CPU-less node)")
+    p.add_argument("--ratios", default=None, metavar="LIST",
+                   help="DRAM:TIER page ratios of --tier-sweep (default 1:0,3:1,1:1,1:3,0:1; "
+                        "'sys' adds the kernel's weighted interleave)")
+    add_json(p)
+
+
+def _kernels(text: str) -> list[str]:
+    from numascope.errors import UserError
+    from numascope.families.bandwidth.bench import KERNELS as kernels
+    names = [k.strip() for k in text.split(",") if k.strip()]
+    if not names:
+        raise UserError("--kernel needs at least one kernel")
+    if "all" in names:
+        return list(kernels)
+    for k in names:
+        if k not in kernels:
+            raise UserError(f"unknown kernel {k!r} (choose from {','.join(kernels)},all)")
+    return names
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.command.flags import cpus_arg, memory_arg, threads_arg
+    from numascope.command.output import check_output
+    from numascope.command.runner import PLOT_SUFFIXES, finish, measure, save_plot, warn_notes
+    from numascope.errors import UserError
+    from numascope.families.bandwidth.bench import UNITS_NOTE, Bandwidth
+    from numascope.topology import read_topology
+    from numascope.units import parse_size
+
+    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
+    kernels = _kernels(args.kernel)
+    if args.domain is not None:         # the old spelling of --cpus
+        if args.cpus is not None:
+            raise UserError("give --cpus or --domain, not both")
+        if not args.domain.strip():
+            raise UserError("--domain is empty: give e.g. 0-3, S0, N1, L3:5 or all")
+        args.cpus = args.domain
+    where = cpus_arg(args)
+    threads = threads_arg(args)
+    size = parse_size(args.size) if args.size is not None else None
+    topo = read_topology("/")
+    memory = memory_arg(args, topo)
+    if args.tier_sweep is not None or args.ratios is not None:
+        from numascope.families.bandwidth.tier_command import run_sweep
+        given = args.cpus is not None or args.cpunodebind is not None
+        return run_sweep(args, topo, kernels, where if given else None, threads, memory,
+                         size, plot)
+
+    bench = Bandwidth()
+    cases = bench.cases(topo, kernels=kernels, scaling=args.scaling, per_domain=args.per_domain,
+                        where=where, policy=args.policy, threads=threads, memory=memory,
+                        size_bytes=size, reps=args.reps, isa=args.isa, nt=args.nt)
+    outcome = measure(bench, topo, cases, label="bw", quiet=args.json)
+    warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
+    save_plot(plot, "bandwidth.figures", outcome.results)
+    return finish(args, NAME, outcome, render=_print, extra={"units": UNITS_NOTE})
+
+
+# -- the table --------------------------------------------------------------------------------
+def _pages(r) -> str:
+    """Where the sampled pages are: "N0 100%", "N0 50% N1 50%"; "unknown" when not read."""
+    pages = r.placement.get("pages_per_node") or {}
+    total = sum(pages.values())
+    if not total:
+        return "unknown"
+    return " ".join(f"N{k} {100 * v / total:.0f}%" if int(k) >= 0 else
+                    f"absent {100 * v / total:.0f}%" for k, v in sorted(pages.items(),
+                                                                        key=lambda kv: int(kv[0])))
+
+
+PAGE_WORDS = {"none": "base pages", "thp": "", "hugetlb": "hugetlb pages"}
+
+
+def _memory(r) -> str:
+    """The memory placement in words, empty for first touch on transparent huge pages:
+    "bind N1", "interleave N0,N1; base pages", "first-touch; hugetlb pages"."""
+    from dataclasses import replace
+
+    from numascope.memspec import MemorySpec
+    mem = MemorySpec.from_dict(r.placement.get("memory"))    # old records: "huge"
+    words = [] if mem.first_touch else [replace(mem, pages="thp").describe()]
+    if PAGE_WORDS[mem.pages]:
+        words.append(PAGE_WORDS[mem.pages])
+    return "; ".join(words)
+
+
+def _placement(r, memory: bool) -> str:
+    """What a row is about besides its kernel and CPUs: the policies or domains that gave
+    those CPUs ("every policy" when all of them did), and (`memory`) the memory placement
+    when it is not the same for every row."""
+    from numascope.placement import POLICIES
+    p = r.params
+    names = p.get("domains") or p.get("policies") or [p.get("policy") or "cpus"]
+    what = "every policy" if len(names) > 1 and set(names) == set(POLICIES) else \
+        ", ".join(names)
+    mem = _memory(r) if memory else ""
+    return f"{what}; {mem}" if mem else what
+
+
+def _print(results, console) -> None:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from numascope.units import format_bytes
+
+    if not results:
+        return
+    t = Table(title="Memory bandwidth, GB/s (GB = 10^9 B), STREAM bytes",
+              title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+              collapse_padding=True)
+    for col, just in (("kernel", "left"), ("CPUs", "left"), ("placement", "left"),
+                      ("median", "right"), ("best", "right"), ("spread", "right"),
+                      ("DRAM", "right"), ("pages", "left")):
+        t.add_column(col, justify=just, overflow="fold",
+                     no_wrap=col in ("kernel", "best", "median", "spread", "DRAM"))
+    flagged = False
+    mems = {_memory(r) for r in results}
+    for r in results:
+        bw = r.metrics["bandwidth"]
+        dram = r.metrics.get("dram_bandwidth")     # absent where write-allocate is unknown
+        p = r.params
+        code = p["isa"] + ("-nt" if p.get("stores") == "streaming" else "")
+        pages = _pages(r)
+        if not r.placement.get("ok", True):
+            pages += " (!)"
+            flagged = True
+        t.add_row(Text(f"{p['kernel']} {code}"),
+                  Text(f"{r.placement.get('cpulist', '').replace(',', ', ')} "
+                       f"({p['threads']})"),
+                  Text(_placement(r, memory=len(mems) > 1)), f"{bw.median:.1f}",
+                  f"{bw.best:.1f}", f"{100 * bw.spread:.1f}%",
+                  "unknown" if dram is None else f"{dram.median:.1f}", Text(pages))
+    console.print(t)
+    if len(mems) == 1 and next(iter(mems)):
+        console.print(Text(f"memory: {next(iter(mems))}"))
+    console.print()
+    p = results[0].params
+    excluded = sum(len(r.params.get("excluded_reps") or []) for r in results)
+    dropped = (f"; {excluded} implausibly fast repetition{'s' if excluded != 1 else ''} "
+               "excluded (see the notes)" if excluded else "")
+    reps = p["reps"]
+    console.print(Text(
+        f"median and best of {reps} timed repetition{'s' if reps != 1 else ''} after "
+        f"{p['warmup']} warm-up{'s' if p['warmup'] != 1 else ''}{dropped}; a repetition runs "
+        "from the first thread's start to the last thread's end; arrays of "
+        f"{format_bytes(p['array_bytes'])} each; spread = (max - min) / median; DRAM = median "
+        "in bytes on the bus, write-allocate counted where stores do it (below); -nt = streaming stores; CPUs (threads); pages = where "
+        "sampled pages are" + ("; (!) = not where asked (see the warnings)."
+                               if flagged else ".")))
+    for line in write_allocate_lines(results):
+        console.print(Text(line))
+
+
+def write_allocate_lines(results) -> list[str]:
+    """One line per store kind in the table: whether its stores write-allocate, and why
+    (older records without the field say nothing)."""
+    seen: dict[str, str] = {}
+    for r in results:
+        p = r.params
+        if p.get("stores") in ("ordinary", "streaming") and "write_allocate" in p:
+            seen.setdefault(p["stores"], f"write-allocate, {p['stores']} stores: "
+                            f"{p['write_allocate']} ({p.get('write_allocate_reason', '')})")
+    return [seen[k] for k in sorted(seen)]

@@ -1,0 +1,80 @@
+"""Memory tiers: bandwidth over the DRAM:tier page ratio (bw --tier-sweep) and, from a node
+matrix with a CPU-less tier, each tier's latency and bandwidth relative to local DRAM."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from numascope.results.record import BenchResult
+
+
+def sweep_figure(results: list[BenchResult]) -> Figure | None:
+    from numascope.families.bandwidth.tiers import summary
+    rows = summary(results)
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for kernel in dict.fromkeys(r["kernel"] for r in rows):
+        pts = sorted((100 * (r["achieved_dram_share"] if r["achieved_dram_share"] is not None
+                             else r["dram_share"]), r["median"], r["best"], r["ratio"])
+                     for r in rows if r["kernel"] == kernel)
+        xs = [p[0] for p in pts]
+        ax.plot(xs, [p[1] for p in pts], marker="o", label=f"{kernel} median")
+        ax.plot(xs, [p[2] for p in pts], ls=":", color=ax.lines[-1].get_color(),
+                label=f"{kernel} best")
+        for x, y, _, ratio in pts:
+            ax.annotate(ratio, (x, y), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=7)
+    r0 = rows[0]
+    ax.set_xlabel(f"share of pages on DRAM node N{r0['dram_node']} (%, measured), the rest "
+                  f"on N{r0['tier_node']}")
+    ax.set_ylabel("GB/s (10^9 B/s, STREAM bytes)")
+    ax.set_title("Bandwidth over the DRAM:tier interleave ratio")
+    ax.set_xlim(-5, 105)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def tier_figure(results: list[BenchResult]) -> Figure | None:
+    from numascope.families.matrix.bench import tier_summary
+    from numascope.topology.tiers import DRAM
+    rows = [r for r in tier_summary(results) if r["tier"] != DRAM]
+    if not rows:
+        return None
+    metrics = [m for m in ("latency", "bandwidth") if any(r[f"{m}_ratio"] for r in rows)]
+    if not metrics:
+        return None
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.8), squeeze=False)
+    srcs = sorted({r["src"] for r in rows})
+    tiers = list(dict.fromkeys(r["tier"] for r in rows))
+    width = 0.8 / max(len(srcs), 1)
+    for ax, m in zip(axes[0], metrics):
+        for k, s in enumerate(srcs):
+            ys = [next((r[f"{m}_ratio"] or 0 for r in rows if r["tier"] == t and r["src"] == s),
+                       0) for t in tiers]
+            ax.bar([i + k * width for i in range(len(tiers))], ys, width, label=f"from N{s}")
+        ax.axhline(1, color="k", lw=0.8)
+        ax.set_xticks([i + width * (len(srcs) - 1) / 2 for i in range(len(tiers))], tiers,
+                      fontsize=8)
+        ax.set_ylabel(f"{m} / local DRAM {m}")
+        ax.set_title(f"{m.capitalize()}: nearest node of each tier")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
+    out = []
+    f = sweep_figure(results)
+    if f is not None:
+        out.append(("Bandwidth over the DRAM:tier page ratio", f))
+    f = tier_figure(results)
+    if f is not None:
+        out.append(("Memory tiers relative to local DRAM", f))
+    return out

@@ -1,0 +1,1 @@
+"""The c2c family: its measurement (bench), its command, its figures."""

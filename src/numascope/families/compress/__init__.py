@@ -1,0 +1,1 @@
+"""The compress family: its measurement (bench), its command, its figures."""

@@ -1,0 +1,260 @@
+"""`numascope compress`: does compressed, chunked processing beat the memory wall on my data?"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from numascope.command.flags import add_json, add_placement
+
+NAME = "compress"
+HELP = ("compression vs the memory wall: plain sum vs Blosc2 decompress+sum per thread "
+        "count, on synthetic data or your own file")
+ORDER = 70
+UNITS_NOTE = "GB = 10^9 bytes of uncompressed data"
+
+
+def register(p: argparse.ArgumentParser) -> None:
+    src = p.add_argument_group("data")
+    src.add_argument("--data", metavar="FILE",
+                     help="your data: .npy, raw binary (--dtype), .csv/.tsv (--column), "
+                          ".parquet (--column), .h5/.nc (--variable), a Blosc chunk")
+    src.add_argument("--format", default="auto",
+                     choices=["auto", "npy", "raw", "csv", "parquet", "hdf5", "netcdf", "blosc"],
+                     help="file format (default: from the name)")
+    src.add_argument("--dtype", help="item type, e.g. float32, f8, int16 (raw data needs it)")
+    src.add_argument("--column", help="CSV/Parquet column (name or index) or .npy field")
+    src.add_argument("--variable", help="HDF5/netCDF variable")
+    src.add_argument("--synthetic", default=None, metavar="LIST",
+                     help="synthetic sets: smooth,noisy,precip or all (default: smooth)")
+    src.add_argument("--size", metavar="BYTES",
+                     help="synthetic: size generated; file: use this prefix (never enlarged)")
+    sw = p.add_argument_group("sweep")
+    sw.add_argument("--profile", choices=["quick", "full"], default="quick",
+                    help="quick: 4 fast codec settings; full: every codec x clevel x filter")
+    sw.add_argument("--codecs", metavar="LIST", help="blosclz,lz4,lz4hc,zstd,zlib")
+    sw.add_argument("--clevels", metavar="LIST", help="e.g. 1,5,9")
+    sw.add_argument("--filters", metavar="LIST", help="shuffle,bitshuffle,bytedelta,none")
+    sw.add_argument("--policy", default="compact",
+                    help="thread placement: compact, spread, per-l3, per-node")
+    sw.add_argument("--chunk", metavar="BYTES", help="chunk size (default: half the L2)")
+    sw.add_argument("--block", metavar="BYTES",
+                    help="Blosc block size (default: half the chunk; 0: Blosc's choice)")
+    sw.add_argument("--read", choices=["buffer", "fused"], default="buffer",
+                    help="buffer: decompress each chunk, then sum it; fused: sum each block "
+                         "in a Blosc2 postfilter as it is decompressed")
+    sw.add_argument("--reps", type=int, default=None,
+                    help="timed repetitions per case (default 5)")
+    # Without a policy the data is first-touched by the thread that owns each chunk (plain
+    # copy and compressed store), on 4 KiB pages as Blosc's users allocate it
+    # (--membind N on a CPU-less tier: does compression pay more on slower memory?)
+    add_placement(p, cpus="run the threads on these CPUs (default: all)", pages="none",
+                  threads="thread counts to sweep, e.g. 1,2,4 (default 1,2,4,...,all)",
+                  threads_metavar="LIST")
+    p.add_argument("--where", dest="cpus", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    p.add_argument("--plot", metavar="FILE", help="save GB/s vs threads plot(s) to FILE "
+                   "(.png or .svg)")
+    add_json(p)
+
+
+def _list(text: str | None, what: str, conv=str) -> list | None:
+    from numascope.errors import UserError
+    if text is None:
+        return None
+    try:
+        items = [conv(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"bad {what} list {text!r}") from None
+    if not items:
+        raise UserError(f"empty {what} list")
+    return items
+
+
+def _size(text: str | None, flag: str) -> int | None:
+    """A size flag in bytes (None when absent); the flag is named in the error."""
+    from numascope.errors import UserError
+    from numascope.families.compress.datasets import parse_size
+    if text is None:
+        return None
+    try:
+        return parse_size(text)
+    except UserError as e:
+        raise UserError(f"{flag}: {e}") from None
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.command.flags import cpus_arg, threads_arg
+    from numascope.command.output import check_output
+    from numascope.command.runner import PLOT_SUFFIXES, finish, measure, save_plot
+    from numascope.errors import UserError
+    from numascope.families.compress import bench as cz
+    from numascope.families.compress.datasets import SYNTHETIC
+    from numascope.memspec import MemorySpec
+    from numascope.profile import profile
+    from numascope.topology import read_topology
+
+    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
+    prof = profile(args.profile)
+    where = cpus_arg(args)
+    threads = threads_arg(args, many=True)
+    size = _size(args.size, "--size")
+    chunk = _size(args.chunk, "--chunk")
+    block = None if args.block is None else (0 if args.block.strip() == "0"
+                                            else _size(args.block, "--block"))
+    if args.data and args.synthetic:
+        raise UserError("give either --data or --synthetic, not both")
+    topo = read_topology("/")
+    if args.data:
+        spec = cz.DataSpec("file", path=args.data, fmt=args.format, dtype=args.dtype,
+                           column=args.column, variable=args.variable, size=size)
+        spec.build()    # a file that cannot be read, sized or validated fails here, once
+        specs = [spec]
+    else:
+        names = _list(args.synthetic or "smooth", "synthetic data set") or []
+        if names == ["all"]:
+            names = list(SYNTHETIC)
+        for n in names:
+            if n not in SYNTHETIC:
+                raise UserError(f"unknown synthetic data set {n!r} (choose from "
+                                f"{', '.join(SYNTHETIC)} or all)")
+        size = size or cz.default_size(topo, prof)
+        specs = [cz.DataSpec(n, dtype=args.dtype, size=size) for n in names]
+    quick = not prof.dense and not (args.codecs or args.clevels or args.filters)
+    reps = cz.DEFAULT_REPS if args.reps is None else args.reps
+    memory = MemorySpec.from_flags(topo, membind=args.membind, interleave=args.interleave,
+                                   pages=args.pages or "none")
+    common: dict[str, Any] = {"threads": threads, "where": where, "policy": args.policy,
+                              "chunk_bytes": chunk, "reps": reps, "block_bytes": block,
+                              "read": args.read, "memory": memory}
+    bench = cz.Compress()
+    if quick:
+        cases = []
+        for spec in specs:  # data-set-major, so each data set is built once
+            for codec, lv, filt in cz.QUICK_COMBOS:
+                cases += bench.cases(topo, spec, [codec], [lv], [filt], **common)
+    else:
+        cases = bench.cases(topo, specs, _list(args.codecs, "codec") or cz.CODECS,
+                            _list(args.clevels, "clevel", int) or cz.CLEVELS,
+                            _list(args.filters, "filter") or cz.FILTERS, **common)
+    outcome = measure(bench, topo, cases, label=NAME, quiet=args.json)
+    save_plot(plot, "compress.figures", outcome.results)
+    summaries = cz.summarize(outcome.results)
+    return finish(args, NAME, outcome, render=_render, extra={
+        "summary": [s.to_dict() for s in summaries], "units": UNITS_NOTE})
+
+
+def _render(results, console) -> None:
+    from numascope.families.compress.bench import summarize
+    for s in summarize(results):
+        _print(s, console)
+
+
+# -- the table: thread columns spill into further tables rather than past the width ---------
+
+def _threads(n: int) -> str:
+    return f"{n} thread{'' if n == 1 else 's'}"
+
+
+def _width(widths: list[int]) -> int:
+    """A rich table's width with the default box: padding 1 each side and one rule a column."""
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _pack(fixed: list[int], rest: list[int], limit: int) -> int:
+    """How many of the `rest` columns fit beside the `fixed` ones (at least one)."""
+    n = 0
+    while n < len(rest) and _width(fixed + rest[:n + 1]) <= limit:
+        n += 1
+    return max(1, n)
+
+
+def _median_best(median: float, best: float | None) -> str:
+    """"median/best" GB/s; the median alone for a summary without the best (older JSON)."""
+    return f"{median:.2f}" if best is None else f"{median:.2f}/{best:.2f}"
+
+
+def _print(s, console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from numascope.families.compress.datasets import format_bytes
+    head = (f"{s.dataset}: {format_bytes(s.nbytes)} of {s.dtype}, chunks of "
+            f"{format_bytes(s.chunk_bytes)}, {s.source}")
+    _say(console)(head, head=len(s.dataset), style="bold", indent=0)
+    top = max(s.threads)
+    rows = sorted(s.rows, key=lambda r: -r.gbs.get(top, 0.0))
+    label_head, ratio_head, comp_head = "codec-clevel-filter", "ratio", "compress GB/s"
+    labels = ["plain sum"] + [r.label for r in rows]
+    ratios = ["1.0"] + [f"{r.ratio:.2f}" for r in rows]
+    comps = ["-"] + [f"{r.compress_gbs:.2f}" for r in rows]
+    cells: dict[int, list[str]] = {}
+    for th in s.threads:
+        col = [_median_best(s.plain[th], s.plain_best.get(th))]
+        for r in rows:
+            if th in r.gbs:
+                mark = "[green]" if r.speedup[th] > 1 else ""
+                col.append(f"{_median_best(r.gbs[th], r.gbs_best.get(th))} "
+                           f"({mark}{r.speedup[th]:.2f}x{'[/green]' if mark else ''})")
+            else:
+                col.append("-")
+        cells[th] = col
+
+    def w(head: str, col: list[str]) -> int:
+        from rich.text import Text
+        return max(len(head), *(Text.from_markup(c).cell_len for c in col))
+
+    wl, wr, wc = w(label_head, labels), w(ratio_head, ratios), w(comp_head, comps)
+    wt = [w(_threads(th), cells[th]) for th in s.threads]
+    limit = max(60, console.width)
+    todo = list(range(len(s.threads)))
+    first = True
+    while todo:
+        fixed = [wl, wr, wc] if first else [wl]
+        n = _pack(fixed, [wt[i] for i in todo], limit)
+        part, todo = todo[:n], todo[n:]
+        t = Table(show_header=True, header_style="bold")
+        t.add_column(label_head, no_wrap=True, min_width=wl)
+        if first:
+            t.add_column(ratio_head, justify="right", no_wrap=True)
+            t.add_column(comp_head, justify="right", no_wrap=True)
+        for i in part:
+            t.add_column(_threads(s.threads[i]), justify="right", no_wrap=True)
+        for k, lab in enumerate(labels):
+            head = [escape(lab)] + ([ratios[k], comps[k]] if first else [])
+            t.add_row(*head, *[cells[s.threads[i]][k] for i in part],
+                      style="bold" if k == 0 else None)
+        console.print(t)
+        first = False
+    say = _say(console)
+    say("thread columns: decompress+sum GB/s, median/best of the repetitions (median "
+        "paired speed-up over the plain sum)")
+    for th in s.threads:
+        if th in s.best:
+            name, gbs, sp = s.best[th]
+            say(f"best at {_threads(th)}: {name} {gbs:.2f} GB/s = {sp:.2f}x plain")
+    if s.crossover:
+        say(f"crossover: compressed beats plain from {_threads(s.crossover)}", style="green")
+    else:
+        say(f"no crossover: compressed does not beat plain up to {_threads(top)} here")
+    for n in s.notes:
+        say(f"note: {n}", head=5, style="yellow")
+    say(f"{UNITS_NOTE}; medians of paired repetitions, timed in C; sums validated against a "
+        "Kahan reference")
+
+
+def _say(console):
+    """Print a line indented (by two), wrapped at the console's width with a hanging indent
+    (nothing from the data or the machine is read as markup); `head` characters styled."""
+    import textwrap
+
+    from rich.text import Text
+
+    def say(text: str, head: int = 0, style: str | None = None, indent: int = 2) -> None:
+        lines = textwrap.wrap(text, width=max(40, console.width) - 1,
+                              initial_indent=" " * indent, subsequent_indent=" " * (indent + 2),
+                              break_on_hyphens=False)
+        t = Text("\n".join(lines))
+        if style:
+            t.stylize(style, indent, indent + head if head else len(t))
+        console.print(t, soft_wrap=True)
+    return say

@@ -1,0 +1,1 @@
+"""The compute family: its measurement (bench), its command, its figures."""

@@ -1,0 +1,258 @@
+"""`numascope peak`: theoretical peaks (FLOP/s, DRAM, links) with their formulas, the measured
+clock, measured compute (DGEMM, LU, optionally HPL) and the efficiency table."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from numascope.command.flags import add_json, add_sysfs_root
+
+NAME = "peak"
+HELP = "theoretical peaks vs measured: clock, FLOP/s (DGEMM, LU, HPL), DRAM, links"
+ORDER = 60
+
+
+def register(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory", metavar="SPEC",
+                   help="memory per socket, e.g. '12x DDR5-4800' (default: SMBIOS type 17)")
+    p.add_argument("--links", metavar="SPEC",
+                   help="inter-socket links [NAME:]LINKSxLANES@GBPS, e.g. 'xgmi:4x16@32'")
+    p.add_argument("--hpl", action="store_true", help="also run HPL through hpcc (short run)")
+    p.add_argument("--hpl-big", action="store_true",
+                   help="HPL with N sized from 80%% of available memory (long)")
+    p.add_argument("--hpl-n", type=int, metavar="N", help="HPL problem size")
+    p.add_argument("--hpl-np", type=int, metavar="P",
+                   help="MPI processes for HPL (default: physical cores; 1 = no mpirun)")
+    p.add_argument("--layout", action="append", metavar="LAYOUT", dest="hpl_layout",
+                   help="HPL under mpirun with ranks per-l3 (threads inside), per-node, "
+                        "per-socket or per-core; repeat or comma-list for one run each "
+                        "(implies --hpl)")
+    p.add_argument("--hpl-layout", action="append", dest="hpl_layout", help=argparse.SUPPRESS)
+    p.add_argument("--size", type=int, default=2048, metavar="N",
+                   help="matrix size for DGEMM and LU (default 2048)")
+    p.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
+    p.add_argument("--no-compute", action="store_true",
+                   help="peaks and clock only: skip DGEMM/LU and the DRAM measurement")
+    p.add_argument("--dram-gbs", type=float, metavar="GB/S",
+                   help="use this measured DRAM bandwidth instead of measuring a triad")
+    p.add_argument("--link-gbs", type=float, metavar="GB/S",
+                   help="measured inter-socket bandwidth, for the efficiency table")
+    p.add_argument("--clock", type=float, metavar="GHZ",
+                   help="use this all-core clock for the FLOP/s peak instead of measuring "
+                        "(e.g. a spec-sheet base clock, or a replayed machine)")
+    add_sysfs_root(p)
+    add_json(p)
+
+
+def _layouts(values: list[str] | None) -> tuple[str, ...]:
+    """--layout per-l3 --layout per-node,per-core → ("per-l3", "per-node", "per-core")."""
+    from numascope.errors import UserError
+    out: list[str] = []
+    for v in values or []:
+        parts = [x.strip().lower() for x in v.split(",")]
+        if not all(parts):
+            raise UserError(f"--layout {v!r}: empty layout name (e.g. per-l3,per-node)")
+        out += parts
+    return tuple(out)
+
+
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The figures the user states for the efficiency table, checked."""
+    from numascope.errors import UserError
+    given: dict[str, Any] = {}
+    for flag, v, key in (("--dram-gbs", args.dram_gbs, "dram"),
+                         ("--link-gbs", args.link_gbs, "link")):
+        if v is None:
+            continue
+        if not (math.isfinite(v) and v > 0):
+            raise UserError(f"{flag} must be a positive, finite bandwidth (got {v})")
+        given[f"{key}_gbs"], given[f"{key}_by"] = v, flag
+    return given
+
+
+@contextlib.contextmanager
+def machine(sysfs_root: str) -> Iterator[tuple[Any, Any]]:
+    """(topology, Tree) of this machine ("/") or a replayed one (a directory or an archive,
+    extracted for as long as the context lasts): cpuinfo and SMBIOS are read through the
+    same jailed Tree as the topology."""
+    from numascope.topology import read_topology
+    from numascope.topology.archive import extracted, find_root, is_archive
+    from numascope.topology.files import Tree
+    from numascope.topology.reader import read_tree
+    p = Path(sysfs_root or "/")
+    if p.is_file() and is_archive(p):
+        with extracted(p) as d:
+            tree = Tree(d, label=sysfs_root)
+            yield read_tree(tree, live=False), tree
+        return
+    topo = read_topology(p)        # every check: missing, not a dump, /sys itself …
+    live = p.resolve() == Path("/")
+    yield topo, Tree("/" if live else find_root(p, sysfs_root), label=None if live
+                     else sysfs_root)
+
+
+def main(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from numascope.command.runner import finish
+    from numascope.errors import UserError
+    from numascope.families.compute.bench import Compute, ComputeParams
+    from numascope.peaks import efficiency_table, measured_from
+
+    given = _given(args)
+    live = args.sysfs_root in ("/", "")
+    compute = not args.no_compute
+    params = ComputeParams(       # every flag checked here, before anything is measured
+        dgemm=(args.size,), lu=(args.size,), reps=args.reps, clock=live, clock_ghz=args.clock,
+        hpl=args.hpl, hpl_np=args.hpl_np, hpl_n=args.hpl_n, hpl_big=args.hpl_big,
+        hpl_layouts=_layouts(args.hpl_layout), memory=args.memory, links=args.links)
+    if not live and (compute or params.runs_hpl):
+        raise UserError("measurements need this machine: add --no-compute with --sysfs-root")
+    if not compute:
+        params = replace(params, dgemm=(), lu=(), hpl=False, hpl_big=False, hpl_n=None,
+                         hpl_layouts=())
+    with machine(args.sysfs_root) as (topo, tree):
+        bench = Compute(params)
+        outcome, problems = _measure(bench, topo, quiet=args.json)
+        if compute and not outcome.stopped and "dram_gbs" not in given:
+            _measure_dram(topo, outcome, problems, quiet=args.json)
+        summary = bench.peaks(topo, root=tree)      # the one summary of this run
+    table = efficiency_table(summary, given, outcome.results)
+    extra = {"peaks": summary, "measured": measured_from(outcome.results, given),
+             "efficiency": [r.to_dict() for r in table],
+             "problems": [f"{label}: {msg}" for label, msg in problems]}
+    return finish(args, NAME, outcome, lambda rs, con: render(con, summary, rs, problems, table),
+                  what="measurement", extra=extra)
+
+
+def _measure(bench: Any, topo: Any, quiet: bool) -> tuple[Any, list[tuple[str, str]]]:
+    """Each case through the runner; a case that fails (hpcc missing, a failed check) is a
+    problem and the others still run; a stop signal ends the sweep with what finished."""
+    from numascope.command.runner import Outcome, measure
+    from numascope.console import err
+    from numascope.errors import MeasurementError, Unavailable
+    out, problems = Outcome(), []
+    for case in bench.cases(topo, bench.params):
+        try:
+            with _status(err, f"measuring {case.label} …", quiet):
+                one = measure(bench, topo, [case], label="peak", quiet=quiet)
+        except (Unavailable, MeasurementError) as e:
+            problems.append((case.label, str(e).splitlines()[0]))
+            continue
+        out.results += one.results
+        if one.stopped:
+            out.stopped = one.stopped
+            break
+    return out, problems
+
+
+def _status(err: Any, text: str, quiet: bool) -> Any:
+    return contextlib.nullcontext() if quiet or not err.is_terminal else err.status(text)
+
+
+def _measure_dram(topo: Any, outcome: Any, problems: list[tuple[str, str]],
+                  quiet: bool) -> None:
+    """A STREAM triad on every core, for the DRAM row (its result joins the results)."""
+    from numascope.console import err
+    from numascope.errors import MeasurementError, Unavailable, UserError
+    try:
+        from numascope.families.bandwidth import bench as bandwidth
+    except ImportError as e:
+        problems.append(("DRAM", f"not measured: bandwidth engine not available ({e})"))
+        return
+    try:
+        with _status(err, "measuring STREAM triad, all cores …", quiet):
+            outcome.results.append(bandwidth.measure(topo, kernel="triad"))
+    except (MeasurementError, Unavailable, UserError) as e:
+        problems.append(("DRAM", f"not measured: {str(e).splitlines()[0]}"))
+    except KeyboardInterrupt as e:
+        outcome.stopped = e
+
+
+# -- the tables (80 columns) -----------------------------------------------------------------
+
+def _fmt(v: float | None, digits: int = 1) -> str:
+    return "unknown" if v is None else f"{v:,.{digits}f}"
+
+
+def _val(v: float | None, unit: str) -> str:
+    return "unknown" if v is None else f"{_fmt(v)} {unit}"
+
+
+def _table(*cols: str, title: str | None = None) -> Any:
+    from rich.table import Table
+    t = Table(title=title, title_justify="left")
+    for c in cols:
+        t.add_column(c, overflow="fold", justify="right" if c in NUMERIC else "left")
+    return t
+
+
+NUMERIC = ("peak", "measured", "efficiency", "alone", "all busy", "best", "median",
+           "% of peak", "CPU")
+PEAK_NAMES = (("flops", "FP64 FLOP/s"), ("dram", "DRAM bandwidth"),
+              ("links", "inter-socket links"))
+
+
+def render(con: Any, summary: dict[str, Any], results: list, problems: list[tuple[str, str]],
+           table: list) -> None:
+    from rich.markup import escape
+    from rich.text import Text
+    t = _table("resource", "peak", "formula (source), or why unknown", title="Theoretical peaks")
+    for key, name in PEAK_NAMES:
+        p = summary[key]
+        how = Text(p["formula"] + (f" ({p['source']})" if p.get("source") else "")) \
+            if p["formula"] else Text(p["reason"] or "unknown", style="yellow")
+        t.add_row(name, _val(p["value"], p["unit"]), how)
+    con.print(t)
+    for key, _ in PEAK_NAMES:
+        for n in summary[key].get("notes", []):
+            con.print(f"  {key}: {n}", style="dim", markup=False)
+
+    c = summary.get("clock")
+    if c and c.get("per_cpu"):
+        t = _table("CPU", "alone", "all busy", title="Measured core clock (GHz)")
+        for cpu, v in c["per_cpu"].items():
+            t.add_row(str(cpu), _fmt(v["single_ghz"], 3), _fmt(v["all_busy_ghz"], 3))
+        con.print(t)
+        tsc = f"TSC {c['tsc_ghz']:.3f} GHz; " if c.get("tsc_ghz") else ""
+        con.print(f"  {tsc}{c['method']}", style="dim", markup=False)
+        for n in c.get("notes", []):
+            con.print(f"  {n}", style="yellow", markup=False)
+
+    rows = [r for r in results if r.family == "compute" and "gflops" in r.metrics]
+    failed = [(label, msg) for label, msg in problems if label != "DRAM"]
+    if rows or failed:
+        t = _table("case", "best", "median", "% of peak", "check",
+                   title="Measured compute (GFLOP/s)")
+        notes: list[str] = []
+        for r in rows:
+            pct = r.metrics.get("pct_of_peak")
+            res = r.metrics.get("residual")
+            t.add_row(Text(r.case), _fmt(r.metrics["gflops"].best), _fmt(r.metrics["gflops"].median),
+                      _fmt(pct.best if pct else None),
+                      f"residual {res.max:.2g} < 16" if res else "passed")
+            notes += [f"{r.case}: {n}" for n in r.notes]
+        for label, _ in failed:
+            t.add_row(Text(label), "unknown", "unknown", "unknown", "failed")
+        con.print(t)
+        for n in dict.fromkeys(notes):
+            con.print(f"  {n}", style="dim", markup=False)
+
+    if table:
+        t = _table("resource", "measured", "peak", "efficiency", "by, or note",
+                   title="Efficiency (measured / theoretical)")
+        for r in table:
+            pct = "unknown" if r.percent is None else f"{r.percent:.1f} %"
+            note = "peak unknown (see above)" if r.note.startswith("peak unknown") else r.note
+            by = "; ".join(x for x in (r.measured_by, note) if x)
+            t.add_row(r.what, _val(r.measured, r.unit), _val(r.peak, r.unit), pct,
+                      Text(by))
+        con.print(t)
+    from numascope.console import warn
+    for label, msg in problems:
+        warn(escape(f"{label}: {msg}"))

@@ -1,0 +1,1 @@
+"""The interconnect family: its measurement (bench), its command, its figures."""

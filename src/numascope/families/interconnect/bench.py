@@ -1,0 +1,636 @@
+"""Interconnect: MPI point-to-point latency, bandwidth and message rate by NUMA placement.
+
+One host (through shared memory): the intra-node paths the topology has — two cores sharing
+an L3, the same node on another L3, another node of the same socket, another socket — each a
+case with (cpu_a, cpu_b, node_a, node_b, distance); each rank's buffers on its own CPU's
+node. Two hosts (--hosts A,B): rank 0 on A and rank 1 on B, each moved through every NUMA
+node of its host, and the table by (A's node, B's node) with each node's distance to the
+HCA/NIC and the best node for MPI traffic.
+
+The programs are numascope's own (net/pt2pt.c, built with mpicc) or the OSU micro-benchmarks
+when they are on PATH; see net/launch.py for the launcher line and the validation. By default
+both follow OSU's method: one send and one receive buffer per rank, reused by every message
+of a window, and OSU's iteration and warm-up counts; --buffers distinct gives every window
+slot its own buffer (numascope's program only)."""
+
+from __future__ import annotations
+
+import math
+import shlex
+import shutil
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from numascope.benchmark import Case
+from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.families.interconnect import launch as L
+from numascope.profile import Profile
+from numascope.results.record import BenchResult, Metric
+from numascope.topology.model import Topology
+
+FAMILY = "interconnect"
+KIB, MIB = 1 << 10, 1 << 20
+FULL_SIZES = tuple(1 << i for i in range(23))                       # 1 B … 4 MiB
+QUICK_SIZES = (1, 8, 64, 512, 4 * KIB, 32 * KIB, 256 * KIB, 1 * MIB)
+SMOKE_SIZES = (1, 64, 4096, 65536)   # smoke: the launch and the placement, to 64 KiB
+MAX_SIZE = 64 * MIB
+PATHS = ("same L3", "same node", "other node", "other socket")
+BUFFERS = {"same": "one send and one receive buffer per rank (OSU's method)",
+           "distinct": "a buffer per window slot (fresh data every message)"}
+UNIT = {"lat": "us", "bw": "MB/s", "bibw": "MB/s", "mbw": "MB/s"}
+WHAT = {"lat": "latency (half round trip)", "bw": "uni-directional bandwidth",
+        "bibw": "bidirectional bandwidth", "mbw": "multi-pair bandwidth"}
+
+
+@dataclass(frozen=True)
+class NetParams:
+    """What every launch of a case measures."""
+
+    sizes: tuple[int, ...] = QUICK_SIZES
+    lat_iters: int = 1000          # timed ping-pongs per size (a tenth above 8 KiB)
+    bw_iters: int = 20             # timed windows per size (a fifth above 8 KiB)
+    buffers: str = "same"          # same: OSU's one buffer per rank; distinct: one per slot
+    window: int = 64
+    pairs: int = 0                 # multi-pair test with this many pairs (0: none)
+    reps: int = 1                  # launches per test
+    timeout: float = 300.0         # seconds per launch
+    engine: str = "auto"           # auto | numascope | osu
+    tests: tuple[str, ...] = ("lat", "bw", "bibw")   # mbw joins when pairs > 0
+    pages: str = "thp"             # thp: buffers madvise(MADV_HUGEPAGE); none: base pages
+
+    def __post_init__(self) -> None:
+        if not self.sizes:
+            raise UserError("--sizes: at least one message size")
+        bad = [s for s in self.sizes if not isinstance(s, int) or s < 1 or s > MAX_SIZE]
+        if bad:
+            b = _size(bad[0]) if isinstance(bad[0], int) and bad[0] > 0 else bad[0]
+            raise UserError(f"--sizes: {b} is not a message size from 1 B to 64 MiB")
+        if len(self.sizes) > 60:
+            raise UserError("--sizes: at most 60 sizes")
+        for name, v in (("--iters", self.lat_iters), ("--iters", self.bw_iters),
+                        ("--reps", self.reps)):
+            if v < 1:
+                raise UserError(f"{name} must be at least 1 (got {v})")
+        if self.window < 1 or self.window > 1024:
+            raise UserError(f"--window must be from 1 to 1024 (got {self.window})")
+        if self.pairs < 0 or self.pairs > 256:
+            raise UserError(f"--pairs must be from 1 to 256 (got {self.pairs})")
+        if not (self.timeout > 0 and math.isfinite(self.timeout)):
+            raise UserError(f"--timeout must be a positive number of seconds "
+                            f"(got {self.timeout})")
+        bad = [t for t in self.tests if t not in ("lat", "bw", "bibw")]
+        if bad or not self.tests:
+            raise UserError(f"--tests {','.join(self.tests)}: choose from lat, bw, bibw "
+                            "(--pairs N adds the multi-pair test)")
+        if self.pages not in ("thp", "none"):
+            raise UserError(f"--pages {self.pages!r}: thp or none")
+        if self.engine not in ("auto", "numascope", "osu"):
+            raise UserError(f"--engine {self.engine!r}: auto, numascope or osu")
+        if self.buffers not in BUFFERS:
+            raise UserError(f"--buffers {self.buffers!r}: same or distinct")
+        if self.buffers == "distinct" and self.engine == "osu":
+            raise UserError("--buffers distinct: OSU's programs reuse one buffer per rank; "
+                            "use --engine numascope (or auto)")
+
+    def all_tests(self) -> list[str]:
+        return [t for t in ("lat", "bw", "bibw") if t in self.tests] + \
+            (["mbw"] if self.pairs else [])
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["sizes"] = list(self.sizes)
+        d["tests"] = list(self.tests)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> NetParams:
+        d = dict(d)
+        d["sizes"] = tuple(d["sizes"])
+        d["tests"] = tuple(d.get("tests", ("lat", "bw", "bibw")))
+        d.setdefault("pages", "thp")
+        # records from before --buffers were measured with a buffer per window slot
+        d.setdefault("buffers", "distinct")
+        return cls(**d)
+
+    def plan(self, test: str, ranks: list[L.Rank], hosts: tuple[str, ...] = ()) -> L.Plan:
+        """OSU's ratios (osu_util.h): latency 10000 timed / 100 warm-up at or below 8 KiB,
+        1000 / 10 above; bandwidth 100 / 10 and 20 / 2. The defaults are OSU's counts;
+        other counts keep the ratios."""
+        lat = test == "lat"
+        it = self.lat_iters if lat else self.bw_iters
+        warm = max(1, it // (100 if lat else 10))
+        large = max(1, it // (10 if lat else 5))
+        large_warm = max(1, it // (1000 if lat else 50))
+        return L.Plan(test, tuple(sorted(set(self.sizes))), it, warm, large, large_warm,
+                      window=1 if lat else self.window,
+                      pairs=self.pairs if test == "mbw" else 1, ranks=tuple(ranks),
+                      hosts=hosts, thp=self.pages == "thp", buffers=self.buffers)
+
+
+def profile_params(profile: Profile, ncpus: int = 2) -> NetParams:
+    """full: 1 B … 4 MiB, OSU's counts (10000 ping-pongs / 100 windows, warm-up and large
+    sizes in OSU's ratios), and the multi-pair test with up to 4 pairs when there are CPUs
+    for them; quick: 8 sizes to 1 MiB and a tenth / a fifth of OSU's counts (1000 / 20);
+    smoke: 4 sizes to 64 KiB, 100 / 4. Every profile: OSU's one buffer per rank."""
+    if profile.dense:
+        pairs = min(4, ncpus // 2) if ncpus >= 4 else 0
+        return NetParams(sizes=FULL_SIZES, lat_iters=10000, bw_iters=100,
+                         reps=min(profile.reps, 3), pairs=pairs)
+    if not profile.readable:        # smoke: the launch and placement, not the figures
+        return NetParams(sizes=SMOKE_SIZES, lat_iters=100, bw_iters=4, reps=1)
+    return NetParams(sizes=QUICK_SIZES, lat_iters=1000, bw_iters=20, reps=1)
+
+
+# -- the intra-node paths ---------------------------------------------------------------------
+
+def _usable(topo: Topology) -> list[Any]:
+    cpus = [c for c in topo.cpus if c.usable]
+    return sorted(cpus, key=lambda c: (c.smt, c.id))     # first threads of cores first
+
+
+def paths(topo: Topology) -> tuple[list[dict[str, Any]], list[str]]:
+    """The intra-node paths present here, as (cases' placements, what is absent and why).
+    Each path: kind, cpu_a, cpu_b, node_a, node_b, distance. CPU a is the first usable CPU;
+    CPU b another core's first thread, chosen by the path's rule."""
+    cpus = _usable(topo)
+    if len(cpus) < 2:
+        return [], ["fewer than two usable CPUs: no path to measure"]
+    a = cpus[0]
+    others = [c for c in cpus if c.core != a.core or c.core is None]
+    others = [c for c in others if c.id != a.id]
+    rules = {
+        "same L3": lambda c: a.l3 is not None and c.l3 == a.l3,
+        "same node": lambda c: (c.node == a.node and c.package == a.package
+                                and (a.l3 is None or c.l3 != a.l3)),
+        "other node": lambda c: c.node != a.node and c.package == a.package,
+        "other socket": lambda c: c.package != a.package,
+    }
+    why = {
+        "same L3": "no L3 shared by two cores here" if a.l3 is not None else
+                   "no L3 reported: no same-L3 path",
+        "same node": ("one L3 per node: no same-node, other-L3 path" if a.l3 is not None
+                      else "one core per node: no same-node path"),
+        "other node": ("one node: no remote path here" if len(topo.nodes) < 2 else
+                       "one node per socket: no other-node path inside a socket"),
+        "other socket": "one socket: no other-socket path here",
+    }
+    out, absent = [], []
+    for kind in PATHS:
+        b = next((c for c in others if rules[kind](c)), None)
+        if b is None:
+            absent.append(f"{kind}: {why[kind]}")
+            continue
+        d = topo.distance(a.node, b.node) if a.node is not None and b.node is not None \
+            else None
+        out.append({"path": kind, "cpu_a": a.id, "cpu_b": b.id, "node_a": a.node,
+                    "node_b": b.node, "distance": d})
+    return out, absent
+
+
+def _mem(topo: Topology, node: int | None) -> int | None:
+    if node is None or node not in topo.node_ids():
+        return None
+    n = topo.node(node)
+    return node if (not n.memoryless and n.allowed) else None
+
+
+def pair_ranks(topo: Topology, place: dict[str, Any], pairs: int) -> tuple[list[L.Rank], bool]:
+    """Ranks for `pairs` pairs on a path: senders near CPU a (its L3, then its node), the
+    receivers near CPU b, distinct CPUs while there are enough; (ranks, CPUs shared)."""
+    cpus = _usable(topo)
+    a, b = topo.cpu(place["cpu_a"]), topo.cpu(place["cpu_b"])
+
+    def pool(c, taken):
+        near = [x for x in cpus if x.id != c.id and x.l3 == c.l3 and c.l3 is not None]
+        node = [x for x in cpus if x.id != c.id and x.node == c.node and x not in near]
+        return [c] + [x for x in near + node if x.id not in taken]
+
+    pa = pool(a, {b.id})
+    pb = pool(b, {x.id for x in pa[:pairs]})
+    shared = len(pa) < pairs or len(pb) < pairs
+    ma, mb = _mem(topo, a.node), _mem(topo, b.node)
+    send = [L.Rank((pa[i % len(pa)].id,), ma) for i in range(pairs)]
+    recv = [L.Rank((pb[i % len(pb)].id,), mb) for i in range(pairs)]
+    return send + recv, shared
+
+
+def given_case(topo: Topology, p: NetParams, a: int, b: int) -> Case:
+    """Rank 0 on CPU a, rank 1 on CPU b (--cpus A,B), buffers on each CPU's node."""
+    if a == b:
+        raise UserError(f"--cpus {a},{b}: two different CPUs")
+    ca, cb = topo.cpu(a), topo.cpu(b)
+    d = topo.distance(ca.node, cb.node) if ca.node is not None and cb.node is not None \
+        else None
+    pl = {"path": "given", "cpu_a": a, "cpu_b": b, "node_a": ca.node, "node_b": cb.node,
+          "distance": d}
+    check_memory(p, [pl], topo)
+    ranks = [L.Rank((a,), _mem(topo, ca.node)), L.Rank((b,), _mem(topo, cb.node))]
+    multi, shared = pair_ranks(topo, pl, p.pairs) if p.pairs else ([], False)
+    return Case(_label(pl, p), {"mode": "path", **pl, "net": p.to_dict(),
+                                "buffers": p.buffers,
+                             "ranks": [asdict(r) for r in ranks],
+                             "multi_ranks": [asdict(r) for r in multi],
+                             "shared_cpus": shared, "hosts": []})
+
+
+def buffer_bytes(p: NetParams) -> int:
+    """What one rank allocates at most: a send and a receive buffer of the largest message
+    (same), or of a window of them (distinct; a ping-pong needs one message each)."""
+    return 2 * max(p.sizes) * (p.window if p.buffers == "distinct" else 1)
+
+
+def check_memory(p: NetParams, places: list[dict[str, Any]], topo: Topology) -> None:
+    """UserError (before anything runs) when the ranks' buffers would not fit in what is
+    free on their nodes of this machine; nothing is checked for a replayed or hand-built
+    topology (nothing is allocated for it, and this host's memory says nothing of it)."""
+    from numascope.host import HEADROOM, live_host
+    h = live_host(topo)
+    if h is None or not places:
+        return
+    from numascope.units import format_bytes
+    ranks = 2 * max(1, p.pairs)
+    what = (f"a window of {p.window} x {_size(max(p.sizes))}" if p.buffers == "distinct"
+            else f"a send and a receive buffer of {_size(max(p.sizes))} each")
+    fix = "--window" if p.buffers == "distinct" else "--pairs"
+    for pl in places:
+        nodes = sorted({n for n in (pl["node_a"], pl["node_b"]) if n is not None})
+        need = ranks * buffer_bytes(p)
+        free, where = h.free_for(nodes)
+        if free is not None and need > HEADROOM * free:
+            raise UserError(f"{ranks} ranks with {what} need {format_bytes(need)} but only "
+                            f"{format_bytes(free)} is free {where}: use smaller --sizes or "
+                            f"{fix}")
+
+
+# -- the family -------------------------------------------------------------------------------
+
+def _label(place: dict[str, Any], p: NetParams) -> str:
+    """The case's name; distinct buffers are named in it so that `compare` never sets them
+    against OSU's method."""
+    tail = ", distinct buffers" if p.buffers == "distinct" else ""
+    return f"{place['path']} (CPU {place['cpu_a']} - CPU {place['cpu_b']}{tail})"
+
+
+class Interconnect:
+    """MPI point-to-point by NUMA placement (numascope's mpicc-built program or OSU)."""
+
+    family = FAMILY
+    title = "MPI latency and bandwidth by NUMA placement (point to point)"
+    # compared by default: small-message latency and large-message bandwidth
+    primary = ("latency", "bandwidth")
+
+    def __init__(self, *, env: dict[str, str] | None = None) -> None:
+        self.env = env          # the launches' environment (tests inject faults here)
+        self.absent: list[str] = []
+
+    def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
+        """Every intra-node path with the profile's sizes; Unavailable without MPI (the
+        stage is skipped with that reason)."""
+        L.mpi_tools()
+        cases = self.cases(topo, params=profile_params(profile, len(topo.usable_cpus())))
+        if not cases:
+            raise Unavailable("; ".join(self.absent))
+        return cases
+
+    def cases(self, topo: Topology, *, params: NetParams | None = None,
+              hosts: tuple[str, ...] = (), peer_nodes: list[int] | None = None,
+              only: list[str] | None = None, **_: Any) -> list[Case]:
+        p = params or NetParams()
+        if hosts:
+            return self._peer_cases(topo, p, hosts, peer_nodes)
+        places, self.absent = paths(topo)
+        if only:
+            unknown = [k for k in only if k not in PATHS]
+            if unknown:
+                raise UserError(f"--path {unknown[0]!r}: choose from {', '.join(PATHS)}")
+            places = [pl for pl in places if pl["path"] in only]
+            if not places:
+                raise UserError(f"no {' or '.join(only)} path on this machine ("
+                                + "; ".join(self.absent) + ")")
+        check_memory(p, places, topo)
+        out = []
+        for pl in places:
+            ranks, _ = pair_ranks(topo, pl, 1)
+            multi, mshared = pair_ranks(topo, pl, p.pairs) if p.pairs else ([], False)
+            out.append(Case(_label(pl, p), {
+                "mode": "path", **pl, "net": p.to_dict(), "buffers": p.buffers,
+                "ranks": [asdict(r) for r in ranks], "multi_ranks": [asdict(r) for r in multi],
+                "shared_cpus": mshared, "hosts": []}))
+        return out
+
+    def _peer_cases(self, topo, p, hosts, peer_nodes) -> list[Case]:
+        if len(hosts) != 2 or not all(hosts):
+            raise UserError(f"--hosts takes two host names, A,B (got {','.join(hosts)})")
+        if p.pairs:
+            raise UserError("--pairs measures pairs on one host: leave it out with --hosts")
+        mine = [n for n in topo.node_ids() if any(c.node == n for c in _usable(topo))]
+        theirs = peer_nodes if peer_nodes is not None else mine
+        out = []
+        for na in mine:
+            ca = next(c.id for c in _usable(topo) if c.node == na)
+            for nb in theirs:
+                cb = [c.id for c in _usable(topo) if c.node == nb]
+                if hosts[0] == hosts[1] and len(cb) > 1:   # one host named twice
+                    cb = [c for c in cb if c != ca]
+                # B's node nb may have no CPU in this host's numbering (--peer-nodes): its
+                # memory is still bound there, its CPU left to the scheduler
+                ranks = [L.Rank((ca,), _mem(topo, na)), L.Rank(tuple(cb[:1]), nb)]
+                tail = ", distinct buffers" if p.buffers == "distinct" else ""
+                out.append(Case(f"{hosts[0]} N{na} - {hosts[1]} N{nb}{tail}", {
+                    "mode": "peer", "path": "between hosts", "cpu_a": ca,
+                    "cpu_b": cb[0] if cb else None, "node_a": na, "node_b": nb,
+                    "distance": None, "net": p.to_dict(), "buffers": p.buffers,
+                    "hosts": list(hosts),
+                    "ranks": [asdict(r) for r in ranks], "multi_ranks": [],
+                    "shared_cpus": False, "hca": hca_distance(topo, na)}))
+        return out
+
+    # -- measuring ---------------------------------------------------------------------------
+    def measure(self, topo: Topology, case: Case) -> BenchResult:
+        cp = case.params
+        p = NetParams.from_dict(cp["net"])
+        mpirun, mpicc = L.mpi_tools()
+        hosts = tuple(cp.get("hosts") or ())
+        tests = [t for t in p.all_tests() if not (t == "mbw" and not cp.get("multi_ranks"))]
+        # OSU's programs have one buffer per rank: distinct buffers are numascope's own
+        osu = L.osu_tools(tests) if p.engine in ("auto", "osu") and p.buffers == "same" \
+            else None
+        if p.engine == "osu" and osu is None:
+            raise Unavailable("--engine osu: " + ", ".join(L.OSU[t] for t in tests)
+                              + " not all on PATH")
+        exe = None if osu else L.build(mpicc)
+        numactl = shutil.which("numactl")
+        notes: list[str] = []
+        values: dict[str, dict[int, list[float]]] = {}
+        rates: dict[int, list[float]] = {}
+        commands, where, huge = {}, [], {}
+        for t in tests:
+            key = "multi_ranks" if t == "mbw" else "ranks"
+            ranks = [L.Rank(tuple(r["cpus"]), r["node"]) for r in cp[key]]
+            plan = p.plan(t, ranks, hosts)
+            what = f"{case.label} {t}"
+            for _ in range(p.reps):
+                if osu:
+                    cmd = L.osu_command(mpirun, osu[t], plan, numactl)
+                    run = L.launch(cmd, p.timeout, what, self.env)
+                    rows = L.check_osu(plan, L.parse_osu(run.stdout), what)
+                else:
+                    cmd = L.command(mpirun, str(exe), plan)
+                    run = L.launch(cmd, p.timeout, what, self.env)
+                    got = L.check(plan, run, what)
+                    rows = got["results"]
+                    notes += got["notes"]
+                    if t == "lat" or not where:
+                        where = got["ranks"]
+                    huge[t] = [d.get("anon_huge_kb") for d in got["ranks"]]
+                for s in plan.sizes:
+                    values.setdefault(t, {}).setdefault(s, []).append(
+                        float(rows[s][L.VALUE[t]]))
+                    if t == "mbw" and "msg_rate" in rows[s]:
+                        rates.setdefault(s, []).append(float(rows[s]["msg_rate"]))
+            commands[t] = shlex.join(cmd)
+        if osu and not numactl:
+            notes.append("numactl is missing: the OSU ranks ran unbound")
+        if cp.get("shared_cpus"):
+            notes.append(f"{p.pairs} pairs on too few CPUs: some ranks share a CPU")
+        res = self._result(case, p, values, rates, commands, where, notes,
+                           "osu" if osu else "numascope", L.mpi_version(mpirun))
+        res.params["pages_seen"] = huge     # test -> AnonHugePages kB per rank (last launch)
+        return res
+
+    def _result(self, case, p, values, rates, commands, where, notes, engine, version
+                ) -> BenchResult:
+        cp = case.params
+        m: dict[str, Metric] = {}
+        small, big = min(p.sizes), max(p.sizes)
+        if "lat" in values:
+            m["latency"] = Metric("latency", "us", False, values["lat"][small],
+                                  f"{small} B, half the round trip")
+        if "bw" in values:
+            m["bandwidth"] = Metric("bandwidth", "MB/s", True, values["bw"][big],
+                                    f"{_size(big)}, window of {p.window}, {p.buffers} "
+                                    "buffers, 10^6 B/s")
+        if "bibw" in values:
+            m["bibw"] = Metric("bibw", "MB/s", True, values["bibw"][big],
+                               f"{_size(big)}, both ways at once, 10^6 B/s")
+        if "mbw" in values:
+            m["mbw"] = Metric("mbw", "MB/s", True, values["mbw"][big],
+                              f"{_size(big)}, {p.pairs} pairs together, 10^6 B/s")
+            if rates:
+                s0 = min(rates)
+                m["msg_rate"] = Metric("msg_rate", "msg/s", True, rates[s0],
+                                       f"{s0} B messages, {p.pairs} pairs together")
+        for t, by in values.items():
+            for s, vs in sorted(by.items()):
+                name = f"{t}_{s}"
+                m[name] = Metric(name, UNIT[t], t != "lat", vs, f"{WHAT[t]}, {_size(s)}")
+        params = {k: v for k, v in cp.items()}
+        params.update({"engine": engine, "mpi": version, "commands": commands,
+                       "ranks_seen": where, "tests": sorted(values), "buffers": p.buffers})
+        placement = {"cpus": [cp["cpu_a"], cp["cpu_b"]],
+                     "memory": [cp["node_a"], cp["node_b"]],
+                     "where": [f"rank 0: CPU {cp['cpu_a']}", f"rank 1: CPU {cp['cpu_b']}"]}
+        res = BenchResult(FAMILY, case.label, params, m, placement, list(dict.fromkeys(notes)))
+        check_measured(res)
+        return res
+
+
+def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
+                   ) -> list[BenchResult]:
+    """numascope started as one of 2 ranks by the user's own mpirun / srun (one per host):
+    the program runs as this rank's child, once, moving both ranks through every node of
+    their hosts. Rank 0 returns a result per (its node, the peer's node); the other rank
+    measures and returns []."""
+    rank, size = world
+    if size != 2:
+        raise UserError(f"under mpirun/srun, numascope net needs exactly 2 ranks, one per "
+                        f"host (this job has {size})")
+    if p.reps != 1 or p.pairs or p.engine == "osu":
+        raise UserError("under your own mpirun/srun: one launch, lat and bw only (leave out "
+                        "--reps, --pairs and --engine osu)")
+    _, mpicc = L.mpi_tools()
+    exe = L.build(mpicc)
+    cmd = L.sweep_command(str(exe), tuple(sorted(set(p.sizes))), p.lat_iters, p.bw_iters,
+                          p.window, p.pages == "thp", p.buffers)
+    run = L.run_child(cmd, p.timeout, f"rank {rank}")
+    if rank != 0:
+        return []
+    got = L.check_sweep(run, tuple(sorted(set(p.sizes))), "node sweep")
+    ha, hb = got["hosts"][0]["host"], got["hosts"][1]["host"]
+    out = []
+    for (a, b), st in sorted(got["steps"].items()):
+        ranks = sorted(st["ranks"], key=lambda d: d["rank"])
+        params = {"mode": "peer", "path": "between hosts", "cpu_a": ranks[0]["cpu"],
+                  "cpu_b": ranks[1]["cpu"], "node_a": a, "node_b": b, "distance": None,
+                  "net": p.to_dict(), "buffers": p.buffers, "hosts": [ha, hb], "ranks": [],
+                  "multi_ranks": [],
+                  "shared_cpus": False, "hca": hca_distance(topo, a),
+                  "engine": "numascope", "mpi": "the user's launcher",
+                  "launcher": "the user's mpirun/srun (2 ranks)",
+                  "commands": {"sweep": shlex.join(cmd)}, "ranks_seen": ranks,
+                  "tests": ["bw", "lat"]}
+        m: dict[str, Metric] = {}
+        lat = {sz: st["lat"][sz]["usec"] for sz in st["lat"]}
+        bw = {sz: st["bw"][sz]["mbps"] for sz in st["bw"]}
+        small, big = min(lat), max(bw)
+        m["latency"] = Metric("latency", "us", False, [lat[small]],
+                              f"{small} B, half the round trip")
+        m["bandwidth"] = Metric("bandwidth", "MB/s", True, [bw[big]],
+                                f"{_size(big)}, window of {p.window}, {p.buffers} buffers, "
+                                "10^6 B/s")
+        for t, by in (("lat", lat), ("bw", bw)):
+            for sz, v in sorted(by.items()):
+                m[f"{t}_{sz}"] = Metric(f"{t}_{sz}", UNIT[t], t != "lat", [v],
+                                        f"{WHAT[t]}, {_size(sz)}")
+        notes = []
+        if ha == hb:
+            notes.append(f"both ranks on {ha}: a rehearsal through shared memory, not the "
+                         "network")
+        tail = ", distinct buffers" if p.buffers == "distinct" else ""
+        res = BenchResult(FAMILY, f"{ha} N{a} - {hb} N{b}{tail}", params, m,
+                          {"cpus": [ranks[0]["cpu"], ranks[1]["cpu"]], "memory": [a, b],
+                           "where": [f"rank 0: {ha} CPU {ranks[0]['cpu']}",
+                                     f"rank 1: {hb} CPU {ranks[1]['cpu']}"]}, notes)
+        check_measured(res)
+        out.append(res)
+    return out
+
+
+def check_measured(r: BenchResult) -> None:
+    for k, mt in r.metrics.items():
+        if not mt.values or not all(math.isfinite(v) and v > 0 for v in mt.values):
+            raise MeasurementError(f"{r.case}: {k} is not a positive number")
+
+
+def _size(b: int) -> str:
+    for unit, n in (("MiB", MIB), ("KiB", KIB)):
+        if b >= n and b % n == 0:
+            return f"{b // n} {unit}"
+    return f"{b} B"
+
+
+# -- reading results --------------------------------------------------------------------------
+
+def of(results: list[BenchResult]) -> list[BenchResult]:
+    return [r for r in results if r.family == FAMILY]
+
+
+def buffers_of(r: BenchResult) -> str:
+    """same | distinct: the record's own word; before --buffers existed, numascope's program
+    gave each window slot its buffer and OSU's reused one."""
+    b = r.params.get("buffers")
+    if b in BUFFERS:
+        return b
+    return "same" if r.params.get("engine") == "osu" else "distinct"
+
+
+def sweep(r: BenchResult, test: str) -> dict[int, float]:
+    """{size: median} of one test of a result."""
+    out = {}
+    for k, mt in r.metrics.items():
+        t, _, s = k.rpartition("_")
+        if t == test and s.isdigit():
+            out[int(s)] = mt.median
+    return dict(sorted(out.items()))
+
+
+def hca_devices(topo: Topology) -> list[Any]:
+    """The InfiniBand HCAs, else the NICs, whose NUMA node is known."""
+    for kinds in (("infiniband",), ("nic",)):
+        devs = [d for d in topo.devices if d.kind in kinds and d.numa_node is not None]
+        if devs:
+            return devs
+    return []
+
+
+def hca_distance(topo: Topology, node: int) -> dict[str, Any] | None:
+    """The nearest HCA/NIC to `node`: {device, kind, hca_node, distance}; None without one."""
+    best = None
+    for d in hca_devices(topo):
+        dist = topo.distance(node, d.numa_node) if node in topo.node_ids() else None
+        key = (dist if dist is not None else 1 << 30, d.address)
+        if best is None or key < best[0]:
+            best = (key, {"device": d.name, "address": d.address, "kind": d.kind,
+                          "hca_node": d.numa_node, "distance": dist})
+    return best[1] if best else None
+
+
+def hca_table(topo: Topology) -> list[dict[str, Any]]:
+    """Per node with CPUs: its nearest HCA/NIC and the SLIT distance to it."""
+    rows = []
+    for n in topo.node_ids():
+        if not any(c.node == n and c.usable for c in topo.cpus):
+            continue
+        h = hca_distance(topo, n)
+        rows.append({"node": n, **(h or {"device": None, "address": None, "kind": None,
+                                         "hca_node": None, "distance": None})})
+    return rows
+
+
+def peer_table(results: list[BenchResult]) -> dict[str, Any]:
+    """Between two hosts: rows of (node_a, node_b, latency, bandwidth, hca distance), the
+    per-node summary of host A (mean over B's nodes) and the best node for MPI traffic:
+    highest mean bandwidth, then lowest mean latency."""
+    rows = []
+    for r in of(results):
+        if r.params.get("mode") != "peer":
+            continue
+        h = r.params.get("hca") or {}
+        rows.append({"node_a": r.params["node_a"], "node_b": r.params["node_b"],
+                     "latency_us": _med(r.metrics, "latency"),
+                     "bandwidth_mbs": _med(r.metrics, "bandwidth"),
+                     "hca_device": h.get("device"), "hca_node": h.get("hca_node"),
+                     "hca_distance": h.get("distance"), "case": r.case})
+    by: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by.setdefault(row["node_a"], []).append(row)
+    nodes = []
+    for n, rs in sorted(by.items()):
+        nodes.append({"node": n, "bandwidth_mbs": _mean(x["bandwidth_mbs"] for x in rs),
+                      "latency_us": _mean(x["latency_us"] for x in rs),
+                      "hca_distance": rs[0]["hca_distance"], "hca_node": rs[0]["hca_node"]})
+    best = max(nodes, key=lambda x: (x["bandwidth_mbs"], -x["latency_us"])) if nodes else None
+    text = None
+    if best is not None:
+        hca = ("" if best["hca_node"] is None else
+               f"; the HCA/NIC is on node {best['hca_node']} (distance "
+               f"{best['hca_distance']})")
+        text = (f"best node for MPI traffic: {best['node']} ({best['bandwidth_mbs']:,.0f} "
+                f"MB/s, {best['latency_us']:.2f} us mean to the peer's nodes){hca}")
+    return {"rows": rows, "nodes": nodes, "best_node": best["node"] if best else None,
+            "best": text}
+
+
+def path_rows(results: list[BenchResult]) -> list[dict[str, Any]]:
+    """Per case: medians over the launches (`…`) and the best launch beside them
+    (`…_best`: the lowest latency, the highest bandwidth)."""
+    rows = []
+    for r in of(results):
+        pp = r.params
+        m = r.metrics
+        rows.append({"path": pp.get("path"), "cpu_a": pp.get("cpu_a"), "cpu_b": pp.get("cpu_b"),
+                     "node_a": pp.get("node_a"), "node_b": pp.get("node_b"),
+                     "distance": pp.get("distance"), "latency_us": _med(m, "latency"),
+                     "latency_us_best": _best(m, "latency"),
+                     "bandwidth_mbs": _med(m, "bandwidth"),
+                     "bandwidth_mbs_best": _best(m, "bandwidth"),
+                     "bibw_mbs": m["bibw"].median if "bibw" in m else None,
+                     "bibw_mbs_best": m["bibw"].best if "bibw" in m else None,
+                     "mbw_mbs": m["mbw"].median if "mbw" in m else None,
+                     "msg_rate": m["msg_rate"].median if "msg_rate" in m else None,
+                     "launches": max((len(x.values) for x in m.values()), default=0),
+                     "buffers": buffers_of(r), "engine": pp.get("engine"), "case": r.case})
+    return rows
+
+
+def _mean(xs) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def _med(m: dict[str, Metric], name: str) -> float:
+    return m[name].median if name in m else math.nan
+
+
+def _best(m: dict[str, Metric], name: str) -> float:
+    return m[name].best if name in m else math.nan

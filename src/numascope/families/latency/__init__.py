@@ -1,0 +1,1 @@
+"""The latency family: its measurement (bench), its command, its figures."""

@@ -1,0 +1,68 @@
+"""The latency family's options, declared once: `numascope lat`'s flags, LatencyParams'
+defaults, the matrix's chase options and docs/lat.md's option table all come from TABLE."""
+
+from __future__ import annotations
+
+from numascope.errors import UserError
+from numascope.options import Option, Table, placement
+
+LINE = 64                     # a cache line: the smallest stride
+MAX_STRIDE = 4096             # beyond a page every load is a page walk as well
+MODES = ("tlb", "random")
+LOADED_DELAYS = (0, 50, 100, 200, 400, 800, 1600, 3200, 10000)
+DRAM_SIZE = "4x the LLC, >= 256 MiB"
+
+
+def check_stride(stride: int, name: str = "stride") -> int:
+    """The stride as given, or UserError: a power of two from 64 B (a cache line) to 4 KiB."""
+    if not isinstance(stride, int) or stride < LINE or stride > MAX_STRIDE \
+            or stride & (stride - 1):
+        raise UserError(f"{name} must be a power of two from {LINE} to {MAX_STRIDE} bytes "
+                        f"(got {stride})")
+    return stride
+
+
+def _delays(values: list[int], flag: str) -> None:
+    if any(d < 0 for d in values):
+        raise UserError(f"{flag} {','.join(map(str, values))}: delays must be >= 0")
+
+
+# the chase, as lat and matrix both take it
+# (256 B: the prefetchers cannot serve the chase; 64 B reads low, see bench.py)
+STRIDE = Option("--stride", "bytes between two pointers of the chase", kind="int", default=256, unit="B",
+                metavar="BYTES", rule=check_stride,
+                rule_text=f"a power of two from {LINE} to {MAX_STRIDE}")
+MODE = Option("--mode", "tlb: random in 256 KiB windows, windows shuffled (MLC/multichase); "
+              "random: one random cycle over the whole buffer", kind="choice",
+              choices=(*MODES, "both"), default="tlb")
+SAMPLES = Option("--samples", "timed samples per working set or delay", kind="int",
+                 default=15, low=1, metavar="N")
+
+TABLE = Table("latency", (
+    Option("--size", "working set, e.g. 64K, 256M, 1G", kind="size", metavar="BYTES",
+           default_text=DRAM_SIZE),
+    Option("--sweep", "walk working sets from --min to --max (log steps), detect cache levels",
+           kind="switch"),
+    Option("--min", "sweep start", kind="size", default=4 << 10, metavar="BYTES"),
+    Option("--max", "sweep end", kind="size", metavar="BYTES", default_text=DRAM_SIZE),
+    Option("--per-octave", "sweep points per doubling", kind="int", default=2, low=1,
+           metavar="N"),
+    Option("--loaded", "loaded latency: chaser on --cpus, the other CPUs read with a delay "
+           "sweep", kind="switch"),
+    Option("--delays", "loaded: injected delays, e.g. 0,100,1000 (empty-loop iterations)",
+           kind="ints", default=LOADED_DELAYS, metavar="LIST", rule=_delays),
+    Option("--load-cpus", "loaded: CPUs generating bandwidth, 0-3 or S1, N1 …",
+           metavar="CPUS", default_text="all others"),
+    *placement("cpus", "membind", "pages",
+               cpus={"help": "the chaser's CPU: one, e.g. 2, or the first usable CPU of S0 "
+                             "(package), N1 (node), L3:5", "hidden": ("--cpu",),
+                     "default_text": "the first usable CPU"},
+               membind={"help": "bind the buffer to this NUMA node (default: first touch, "
+                                "local)", "hidden": ("--node",)},
+               pages={"default": "none"}),
+    MODE,
+    STRIDE,
+    SAMPLES,
+    Option("--loads", "dependent loads per sample", kind="int", low=1, metavar="N",
+           noun="loads per sample", default_text="65536 up to 64 MiB or loaded, else 262144"),
+))

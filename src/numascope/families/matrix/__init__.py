@@ -1,0 +1,1 @@
+"""The matrix family: its measurement (bench), its command, its figures."""

@@ -1,0 +1,1 @@
+"""The storage family: its measurement (bench), its command, its figures."""

@@ -1,0 +1,221 @@
+"""`numascope io`: fio's IOPS and latency on the drives under the directories you name, by
+NUMA placement (--placement) and by drive count (--scaling)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from numascope.command.flags import add_json, add_placement
+
+NAME = "io"
+HELP = "storage IOPS and latency with fio: files in --dir DIR (one per drive), by placement " \
+       "(--placement) and drive count (--scaling)"
+ORDER = 48
+
+
+def register(p: argparse.ArgumentParser) -> None:
+    t = p.add_argument_group("targets (numascope creates a file in each --dir and removes it)")
+    t.add_argument("--dir", action="append", default=[], metavar="DIR", dest="dirs",
+                   help="a directory on the drive to measure; repeat for each drive")
+    t.add_argument("--device", default=None, metavar="/dev/X",
+                   help="read a raw block device instead (needs --readonly; never written, "
+                        "refused while it or a partition is mounted)")
+    t.add_argument("--readonly", action="store_true",
+                   help="acknowledge that --device is only read")
+    j = p.add_argument_group("the fio job")
+    j.add_argument("--rw", default="randread",
+                   choices=["randread", "randwrite", "randrw", "read"],
+                   help="workload (default randread; read is sequential)")
+    j.add_argument("--bs", default=None, metavar="SIZE",
+                   help="block size (default 4k; 128k for --rw read)")
+    j.add_argument("--iodepth", default="32", metavar="LIST",
+                   help="queue depth per job; a list such as 1,32 sweeps it (default 32)")
+    j.add_argument("--runtime", type=float, default=5.0, metavar="S",
+                   help="seconds measured per run (default 5)")
+    j.add_argument("--ramp", type=float, default=1.0, metavar="S",
+                   help="seconds run before measuring (default 1)")
+    j.add_argument("--size", default="1G", metavar="SIZE",
+                   help="file size per --dir, or the region of --device read (default 1G)")
+    j.add_argument("--rwmixread", type=int, default=70, metavar="PCT",
+                   help="--rw randrw: percent reads (default 70)")
+    j.add_argument("--reps", type=int, default=1, metavar="N",
+                   help="fio runs per case (default 1)")
+    s = p.add_mutually_exclusive_group()
+    s.add_argument("--placement", action="store_true",
+                   help="per target: jobs and buffers on its node, each other node, unpinned")
+    s.add_argument("--scaling", action="store_true",
+                   help="1..N --dir at once, each local to its drive: IOPS per drive, knee")
+    add_placement(p, cpus="run fio's jobs on these CPUs", weighted=False, pages=None,
+                  threads="fio jobs per target (fio's numjobs); a list such as 1,4 sweeps it")
+    p.add_argument("--numjobs", dest="threads", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="save the placement / scaling plot (.png or .svg)")
+    add_json(p)
+
+
+def _counts(text: str, flag: str) -> list[int]:
+    from numascope.errors import UserError
+    parts = [x.strip() for x in str(text).split(",")]
+    try:
+        vals = [int(x) for x in parts]
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected a count such as 32 or a list such as "
+                        "1,32") from None
+    if any(v < 1 for v in vals):
+        raise UserError(f"{flag} must be at least 1 (got {text})")
+    return list(dict.fromkeys(vals))
+
+
+def params_from(args: argparse.Namespace):
+    """(IoParams, sweep of (iodepth, numjobs)) from the flags; UserError on a bad value."""
+    from numascope.command.flags import threads_arg
+    from numascope.errors import UserError
+    from numascope.families.storage.fio import IoParams
+    from numascope.units import parse_size
+    for flag, v in (("--runtime", args.runtime), ("--ramp", args.ramp)):
+        if not math.isfinite(v):
+            raise UserError(f"{flag} {v}: a number of seconds")
+    depths = _counts(args.iodepth, "--iodepth")
+    jobs = threads_arg(args, many=True) or [1]
+    bs = parse_size(args.bs) if args.bs is not None else None
+    p = IoParams(rw=args.rw, bs=bs, iodepth=depths[0], numjobs=jobs[0], runtime=args.runtime,
+                 ramp=args.ramp, size=parse_size(args.size), rwmixread=args.rwmixread)
+    sweep = [(d, n) for d in depths for n in jobs]
+    for d, n in sweep:   # every point checked now, not when it is reached
+        IoParams(rw=p.rw, bs=p.bs, iodepth=d, numjobs=n, runtime=p.runtime, ramp=p.ramp,
+                 size=p.size, rwmixread=p.rwmixread)
+    return p, sweep
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.command.flags import cpus_arg, memory_arg
+    from numascope.command.output import check_output
+    from numascope.command.runner import PLOT_SUFFIXES, measure, save_plot, warn_notes
+    from numascope.errors import UserError
+    from numascope.families.storage.bench import UNKNOWN, Storage
+    from numascope.families.storage.fio import fio_path, fio_version, probe
+    from numascope.placement import select_cpus
+    from numascope.topology import read_topology
+
+    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)
+    if args.plot and not (args.placement or args.scaling):
+        raise UserError("--plot draws --placement or --scaling: add one of them")
+    if args.reps < 1:
+        raise UserError(f"--reps must be at least 1 (got {args.reps})")
+    p, sweep = params_from(args)
+    topo = read_topology("/")
+    where = cpus_arg(args, default="")
+    cpus = select_cpus(topo, where) if where else None
+    memory = memory_arg(args, topo)
+    mode = "placement" if args.placement else "scaling" if args.scaling else "run"
+    bench = Storage()
+    cases = bench.cases(topo, params=p, dirs=args.dirs, device=args.device,
+                        readonly=args.readonly, mode=mode, reps=args.reps, cpus=cpus,
+                        memory=memory, where=where, sweep=sweep)
+    path = fio_path()                      # before measuring: fio missing is exit 4, one line
+    version = fio_version(path)
+    engine, numa = probe(path)
+    with bench.reusing_files():       # one file per --dir for every case, removed after
+        outcome = measure(bench, topo, cases, label="io", quiet=args.json)
+    if not args.json:
+        warn_notes(outcome.results, skip=lambda n: n.endswith(UNKNOWN))
+    if plot is not None:
+        save_plot(plot, "storage.figures", outcome.results)
+    from numascope.families.storage import bench as io
+    extra = {"fio_version": version, "engine": engine, "fio_numa": numa,
+             "placement_rows": io.placement_rows(outcome.results),
+             "scaling_rows": io.scaling_rows(outcome.results),
+             "knee": io.knee_text(io.scaling_rows(outcome.results))}
+    from numascope.command.runner import finish
+    return finish(args, NAME, outcome, lambda rs, con: render(rs, con, mode),
+                  extra=extra)
+
+
+def _n(v: float | None, fmt: str = ",.0f") -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
+
+
+def _us(v: float | None) -> str:
+    if v is None or math.isnan(v):
+        return "-"
+    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+
+def render(results: list, con, mode: str) -> None:
+    """Tables that fit 80 columns: the job, then one row per case (or the study's table)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    from numascope.families.storage import bench as io
+    if not results:
+        con.print("no case finished")
+        return
+    r0 = results[0]
+    con.print(escape(f"{r0.params['fio_version']}, {r0.params['engine']}, direct I/O; "
+                     f"{len(results)} case{'s' if len(results) != 1 else ''}"))
+    seen = set()
+    for r in results:
+        for t in r.params["targets"]:
+            if t["path"] in seen:
+                continue
+            seen.add(t["path"])
+            node = f"node {t['node']}" if t["node"] is not None else "node unknown"
+            disk = t.get("disk") or "?"
+            con.print(escape(f"target {t['path']}: {disk}, {node}"))
+    if mode == "placement":
+        tb = Table(title="IOPS by placement (jobs + buffers on a node)", box=box.SIMPLE_HEAD,
+                   pad_edge=False)
+        for c, j in (("job", "left"), ("where", "left"), ("role", "left"), ("dist", "right"),
+                     ("IOPS", "right"), ("vs local", "right"), ("p99 us", "right"),
+                     ("sys %", "right")):
+            tb.add_column(c, justify=j)
+        for row in io.placement_rows(results):
+            r = next(x for x in results if x.case == row["case"])
+            p = r.params["io"]
+            tb.add_row(f"QD{p['iodepth']} x{p['numjobs']}", escape(row["where"]), row["role"],
+                       _n(row["distance"], "d"), _n(row["iops"]),
+                       "-" if row["vs_local"] is None else f"{row['vs_local']:.0%}",
+                       _us(row["p99_us"]), _n(row["cpu_sys"], ".0f"))
+        con.print(tb)
+        return
+    if mode == "scaling":
+        rows = io.scaling_rows(results)
+        tb = Table(title="Drive scaling (each drive's jobs local to it)", box=box.SIMPLE_HEAD,
+                   pad_edge=False)
+        for c in ("drives", "IOPS", "per drive", "vs one", "p99 us", "kernel CPUs", "IRQs"):
+            tb.add_column(c, justify="right")
+        for row in rows:
+            tb.add_row(str(row["drives"]) + (" knee" if row["knee"] else ""), _n(row["iops"]),
+                       _n(row["per_drive"]),
+                       "-" if row["efficiency"] is None else f"{row['efficiency']:.0%}",
+                       _us(row["p99_us"]), f"{row['kernel_cpus']:.2f}",
+                       _n(row["interrupts"]) if row["interrupts"] else "-")
+        con.print(tb)
+        k = io.knee_text(rows)
+        con.print(k if k else "no knee: IOPS per drive stayed within "
+                  f"{io.KNEE:.0%} of one drive alone")
+        return
+    tb = Table(title="fio results (median of runs; latency: completion, us)",
+               box=box.SIMPLE_HEAD, pad_edge=False)
+    for c, j in (("job", "left"), ("placed", "left"), ("IOPS", "right"), ("MB/s", "right"),
+                 ("p50", "right"), ("p99", "right"), ("p99.9", "right"), ("usr%", "right"),
+                 ("sys%", "right")):
+        tb.add_column(c, justify=j)
+    for r in results:
+        p, m = r.params["io"], r.metrics
+        where = ", ".join(dict.fromkeys(r.placement.get("where") or ["-"]))
+        tb.add_row(f"{p['rw']} {_bs(p['bs'])} QD{p['iodepth']} x{p['numjobs']}", escape(where),
+                   _n(m["iops"].median), _n(m["bandwidth"].median, ",.1f"),
+                   _us(m["clat_p50"].median), _us(m["clat_p99"].median),
+                   _us(m["clat_p99.9"].median), _n(m["cpu_usr"].median, ".0f"),
+                   _n(m["cpu_sys"].median, ".0f"))
+    con.print(tb)
+    errs = sum(r.metrics["errors"].max for r in results)
+    if errs:
+        con.print(f"fio counted {errs:.0f} errors, short or dropped I/Os")
+
+
+def _bs(b: int) -> str:
+    return f"{b // 1024}k" if b % 1024 == 0 else f"{b}"

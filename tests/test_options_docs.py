@@ -1,0 +1,53 @@
+"""Each family's option table is declared once (families/<name>/options.py); its docs page
+carries the table generated from it, and --help and the checks come from the same rows."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from numascope.command.flags import add_options
+from numascope.errors import UserError
+from numascope.options import PLACEMENT, Option, Table, check, markdown, render_docs
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_every_generated_option_table_is_current():
+    stale = [p.name for p in sorted(DOCS.glob("*.md")) if render_docs(p.read_text()) !=
+             p.read_text()]
+    assert not stale, f"run scripts/option-docs.py: stale option tables in {stale}"
+
+
+def test_every_family_with_a_table_has_it_on_a_doc_page():
+    from importlib.util import find_spec
+
+    from numascope.families import BUILTIN
+    pages = "".join(p.read_text() for p in DOCS.glob("*.md"))
+    for folder in BUILTIN:
+        mod = f"numascope.families.{folder}.options"
+        if find_spec(mod) is not None:
+            assert f"<!-- options: {mod} -->" in pages, f"{mod}: no doc page carries it"
+
+
+def test_a_table_gives_flags_checks_and_docs_from_one_row():
+    t = Table("toy", (Option("--stride", "bytes apart", kind="int", default=256, low=64,
+                             high=4096, unit="B"),
+                      Option("--size", "working set", kind="size", default=4096),
+                      Option("--mode", "how", kind="choice", choices=("a", "b"), default="a"),
+                      *PLACEMENT.options[:1]))
+    p = argparse.ArgumentParser()
+    add_options(p, t.options)
+    args = p.parse_args(["--stride", "128", "--size", "1M"])
+    assert check(t, vars(args)) == {"stride": 128, "size": 1 << 20, "mode": "a", "cpus": None}
+    with pytest.raises(UserError, match="--stride must be at least 64 B"):
+        check(t, vars(p.parse_args(["--stride", "8"])))
+    with pytest.raises(UserError, match="--cpus is empty"):
+        check(t, vars(p.parse_args(["--cpus", " "])))
+    with pytest.raises(UserError, match="bad size"):
+        check(t, vars(p.parse_args(["--size", "lots"])))
+    doc = markdown(t)
+    assert "| `--stride` | 256 | B | 64 … 4096 |" in doc
+    assert "`--mode` | a |  | a \\| b |" in doc
