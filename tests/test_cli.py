@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 
@@ -51,3 +52,14 @@ def test_a_prefix_of_a_long_option_is_not_that_option(capsys):
         err = capsys.readouterr().err
         assert rc == 2, (argv, err)
         assert "unrecognized arguments" in err and err.strip().count("\n") == 0, (argv, err)
+
+
+def test_a_family_command_answers_to_the_family_s_name(capsys):
+    from numascope.cli import main
+    for alias, name in (("latency", "lat"), ("storage", "io"), ("interconnect", "net"),
+                        ("compute", "peak"), ("bandwidth", "bw")):
+        assert main([alias, "--help"]) == 0
+        assert f"usage: numascope {name} " in capsys.readouterr().out
+    assert main(["latency", "--samples", "0", "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "lat" and doc["errors"][0]["kind"] == "bad-input"

@@ -1,52 +1,24 @@
-"""Adding a family costs one module plus its registration: a toy family defined here (and
-nowhere else) runs as a stage of `numascope run`, is stored, shown, compared, exported and
-reported without touching any other file."""
+"""Adding a family costs one folder plus one line: the toy family (tests/toy_family/: its
+options, bench, command and figures, and nowhere else) runs as a stage of `numascope run`
+and as its own command, is stored, shown, compared, exported and reported without
+touching any other file."""
 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from numascope import families
-from numascope.benchmark import Case
 from numascope.cli import main
-from numascope.errors import MeasurementError
-from numascope.results.record import BenchResult, Metric
-
-
-class Toy:
-    """Sums 0..n-1 in Python and checks the sum: a real, if slow, kernel."""
-
-    family = "toy"
-    title = "a toy family: Python sums"
-
-    def cases(self, topo, sizes=(100_000,), reps=3):
-        return [Case(f"sum {n}", {"n": n, "reps": reps}) for n in sizes]
-
-    def suite_cases(self, topo, profile):
-        return self.cases(topo, sizes=(100_000,) if profile.quick else (100_000, 200_000),
-                          reps=profile.reps)
-
-    def measure(self, topo, case):
-        n, rates = case.params["n"], []
-        for _ in range(case.params["reps"]):
-            t0 = time.perf_counter()
-            s = sum(range(n))
-            dt = time.perf_counter() - t0
-            if s != n * (n - 1) // 2:
-                raise MeasurementError("sum mismatch")
-            rates.append(n / dt / 1e6)
-        return BenchResult(self.family, case.label, dict(case.params),
-                           {"rate": Metric("rate", "Melem/s", True, rates)})
 
 
 @pytest.fixture
 def toy():
-    families.register(Toy)
+    families.add_folder("toy_family", "Toy")        # the one line that adds the family
+    from toy_family.bench import Toy
     yield Toy
-    families.unregister(Toy)
+    families.remove_folder("toy_family")
 
 
 def test_a_registered_family_runs_stores_compares_exports_and_reports(toy, tmp_path, capsys):
@@ -81,3 +53,27 @@ def test_a_family_without_the_shape_is_refused():
 
     with pytest.raises(TypeError, match="no title"):
         families.register(NotAFamily)
+
+
+def test_the_folder_gives_the_command_its_options_and_checks(toy, capsys):
+    assert main(["toy", "--n", "1000", "--reps", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "toy" and not doc["errors"]
+    (r,) = doc["results"]
+    assert r["family"] == "toy" and r["params"] == {"n": 1000, "reps": 2}
+    assert len(r["metrics"]["rate"]["values"]) == 2
+    assert main(["toy", "--n", "0"]) == 2                      # the table's bound
+    assert "--n must be at least 1 (got 0)" in capsys.readouterr().err
+    assert main(["toy", "--help"]) == 0
+    assert "(default: 100000)" in capsys.readouterr().out
+
+
+def test_the_folder_s_figures_reach_the_report(toy):
+    from numascope.report.html import figure_modules
+    assert "toy_family.figures" in [m.__name__ for m in figure_modules()]
+
+
+def test_without_its_line_the_family_is_unknown(capsys):
+    assert main(["toy"]) == 2
+    assert "invalid choice: 'toy'" in capsys.readouterr().err
+

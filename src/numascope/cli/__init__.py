@@ -58,12 +58,21 @@ def _commands() -> list:
     return sorted(mods + command_modules(), key=lambda m: (getattr(m, "ORDER", 100), m.NAME))
 
 
+def _family_alias(mod) -> list[str]:
+    """A family's command answers to the family's one name too (`numascope latency` is
+    `numascope lat`, `storage` is `io`, `interconnect` is `net`, `compute` is `peak`)."""
+    parts = mod.__name__.split(".")
+    folder = parts[-2] if len(parts) > 2 and parts[-3] == "families" else None
+    return [folder] if folder and folder != mod.NAME else []
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="numascope", description="Characterize NUMA and multi-chiplet servers.")
     p.add_argument("--version", action="version", version=f"numascope {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for mod in _commands():
-        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
+        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP,
+                            aliases=_family_alias(mod))
         mod.register(sp)
         sp.set_defaults(_main=mod.main)
     return p
@@ -78,11 +87,21 @@ def main(argv: list[str] | None = None) -> int:
             return signals.exit_code(e)
 
 
+def _canonical(word: str) -> str:
+    """The command's own name for a family's name typed in its place (latency -> lat)."""
+    from numascope.families import BUILTIN, command_modules
+    if word in BUILTIN:
+        for mod in command_modules():
+            if mod.__name__.split(".")[-2] == word:
+                return mod.NAME
+    return word
+
+
 def _main(argv: list[str] | None) -> int:
     global _json_command
     argv = sys.argv[1:] if argv is None else list(argv)
     words = [a for a in argv if not a.startswith("-")]
-    _json_command = (words[0] if words else "") if "--json" in argv else None
+    _json_command = _canonical(words[0] if words else "") if "--json" in argv else None
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

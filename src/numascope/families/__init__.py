@@ -30,24 +30,30 @@ BUILTIN = {
     "storage": "Storage",
     "interconnect": "Interconnect",
 }
+_folders: dict[str, str] = {}   # folders outside this package: package name -> class name
 _extra: list[type] = []
 ALIASES = {"peaks": "compute"}   # the compute family's stage name before they were one
 
 
+def _packages() -> dict[str, str]:
+    """Every family folder (as an importable package) and its class's name, in order."""
+    return {f"{__name__}.{folder}": cls for folder, cls in BUILTIN.items()} | _folders
+
+
 def families() -> list[type]:
     """Every family class, in the order `numascope run` measures them."""
-    return [getattr(importlib.import_module(f"{__name__}.{folder}.bench"), cls)
-            for folder, cls in BUILTIN.items()] + _extra
+    return [getattr(importlib.import_module(f"{pkg}.bench"), cls)
+            for pkg, cls in _packages().items()] + _extra
 
 
 def _names(suffix: str) -> list[str]:
-    """The built-in families' modules whose names end in `suffix`, folder by folder (found
-    without importing them)."""
+    """The families' modules whose names end in `suffix`, folder by folder (found without
+    importing them)."""
     import pkgutil
     out = []
-    for folder in BUILTIN:
-        pkg = importlib.import_module(f"{__name__}.{folder}")
-        out += [f"{pkg.__name__}.{m.name}" for m in pkgutil.iter_modules(pkg.__path__)
+    for name in _packages():
+        pkg = importlib.import_module(name)
+        out += [f"{name}.{m.name}" for m in pkgutil.iter_modules(pkg.__path__)
                 if f".{m.name}".endswith(suffix)]
     return out
 
@@ -76,6 +82,17 @@ def register(cls: type) -> type:
 def unregister(cls: type) -> None:
     if cls in _extra:
         _extra.remove(cls)
+
+
+def add_folder(package: str, cls: str) -> None:
+    """Add a family folder that lives outside numascope (an importable package with the
+    same files as a built-in one: bench.py holding class `cls`, command.py, figures.py …):
+    the run line for a folder of one's own, as BUILTIN's line is for numascope's."""
+    _folders[package] = cls
+
+
+def remove_folder(package: str) -> None:
+    _folders.pop(package, None)
 
 
 def by_name(name: str) -> type | None:
