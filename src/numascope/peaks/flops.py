@@ -1,15 +1,30 @@
 """FLOP per cycle per core, by microarchitecture, and the FLOP/s peak.
 
 peak = cores × FLOP/cycle × clock. FLOP/cycle = FMA units × vector lanes × 2 (an FMA is two
-FLOPs). The microarchitecture is inferred from /proc/cpuinfo (x86 family/model, Arm
-implementer/part) read under a root, then checked against the ISA flags the OS shows: a
-guest that hides AVX-512 can only reach the AVX2 rate. Unknown CPUs fall back to the flags,
-with the assumption spelled out."""
+FLOPs). The table (UARCHS) is keyed by archspec's microarchitecture names: zen4, icelake,
+skylake_avx512, neoverse_v1, … The microarchitecture comes from /proc/cpuinfo read under a
+root (a replayed machine's, never this host's), then is checked against the ISA flags the OS
+shows: a guest that hides AVX-512 can only reach the AVX2 rate.
+
+- Arm: implementer/part, looked up in archspec's own part numbers.
+- x86: family/model (and stepping for model 0x55) through AMD_MODELS / INTEL_MODELS, whose
+  values are archspec names. archspec itself names an x86 CPU from its flags alone, which a
+  hypervisor masks (a Genoa guest is "x86_64_v4") and which do not tell a part with one
+  512-bit FMA unit from one with two (archspec's icelake is Ice Lake-SP and the client
+  Ice/Tiger/Rocket Lake alike); the family/model does. Parts archspec does not name yet
+  (Cooper Lake, Emerald/Granite Rapids, Sierra Forest, Rocket Lake) get names in its style.
+- any other CPU: archspec's name from the flags goes into the evidence, and the figure comes
+  from the vector width the flags show, with the assumption spelled out."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from archspec.cpu import TARGETS, Microarchitecture
+from archspec.cpu import detect as _archspec
+from archspec.cpu.schema import TARGETS_JSON
 
 from numascope.host import Host
 from numascope.topology.files import Tree
@@ -50,39 +65,67 @@ NEOVERSE_N1 = Uarch("Neoverse N1", 8, 16, "neon", "2 × 128-bit FMA")
 NEOVERSE_N2 = Uarch("Neoverse N2", 8, 16, "neon", "2 × 128-bit FMA (SVE2 at 128 bits)")
 NEOVERSE_V1 = Uarch("Neoverse V1", 16, 32, "neon", "4 × 128-bit FMA (= 2 × 256-bit SVE)")
 NEOVERSE_V2 = Uarch("Neoverse V2", 16, 32, "neon", "4 × 128-bit FMA (SVE2 at 128 bits)")
+A64FX = Uarch("A64FX", 32, 64, "sve", "2 × 512-bit SVE FMA")
+THUNDERX2 = Uarch("ThunderX2", 8, 16, "neon", "2 × 128-bit FMA")
 
-# AMD: (family, first model, last model) → uarch
-AMD_MODELS: list[tuple[int, int, int, Uarch]] = [
-    (0x17, 0x00, 0x2F, ZEN1),
-    (0x17, 0x30, 0xFF, ZEN2),        # Rome 0x31, Renoir 0x60, Matisse 0x71 …
-    (0x18, 0x00, 0xFF, ZEN1),        # Hygon Dhyana
-    (0x19, 0x00, 0x0F, ZEN3),        # Milan 0x01
-    (0x19, 0x10, 0x1F, ZEN4),        # Genoa 0x11
-    (0x19, 0x20, 0x5F, ZEN3),        # Vermeer, Rembrandt, Cezanne
-    (0x19, 0x60, 0xAF, ZEN4),        # Raphael, Phoenix, Bergamo/Siena 0xA0
-    (0x1A, 0x00, 0xFF, ZEN5),        # Turin 0x02 / 0x11, Granite Ridge 0x44 …
-]
-# Intel family 6: model → uarch (Skylake-SP and Cascade/Cooper Lake share model 0x55)
-INTEL_MODELS: dict[int, Uarch] = {
-    0x55: SKYLAKE_SP, 0x6A: ICE_LAKE_SP, 0x6C: ICE_LAKE_SP, 0x8F: SAPPHIRE_RAPIDS,
-    0xCF: EMERALD_RAPIDS, 0xAD: GRANITE_RAPIDS, 0xAE: GRANITE_RAPIDS, 0xAF: SIERRA_FOREST,
-    0xA7: ROCKET_LAKE,
-    0x2A: SANDY_BRIDGE, 0x2D: SANDY_BRIDGE, 0x3A: SANDY_BRIDGE, 0x3E: SANDY_BRIDGE,
-    0x3C: HASWELL, 0x3F: HASWELL, 0x45: HASWELL, 0x46: HASWELL, 0x3D: HASWELL, 0x47: HASWELL,
-    0x4F: HASWELL, 0x56: HASWELL,
+# archspec name → uarch. The names archspec (0.2.7) does not have are NOT_IN_ARCHSPEC.
+UARCHS: dict[str, Uarch] = {
+    "zen": ZEN1, "zen2": ZEN2, "zen3": ZEN3, "zen4": ZEN4, "zen5": ZEN5,
+    "sandybridge": SANDY_BRIDGE, "ivybridge": SANDY_BRIDGE,
+    "haswell": HASWELL, "broadwell": HASWELL,
+    "skylake_avx512": SKYLAKE_SP, "cascadelake": CASCADE_LAKE, "cooperlake": COOPER_LAKE,
+    "icelake": ICE_LAKE_SP, "sapphirerapids": SAPPHIRE_RAPIDS,
+    "emeraldrapids": EMERALD_RAPIDS, "graniterapids": GRANITE_RAPIDS,
+    "sierraforest": SIERRA_FOREST, "rocketlake": ROCKET_LAKE,
+    "neoverse_n1": NEOVERSE_N1, "neoverse_n2": NEOVERSE_N2,
+    "neoverse_v1": NEOVERSE_V1, "neoverse_v2": NEOVERSE_V2,
+    "a64fx": A64FX, "thunderx2": THUNDERX2,
 }
-# Arm: (implementer, part) → uarch
-ARM_PARTS: dict[tuple[int, int], Uarch] = {
-    (0x41, 0xD0C): NEOVERSE_N1, (0x41, 0xD49): NEOVERSE_N2,
-    (0x41, 0xD40): NEOVERSE_V1, (0x41, 0xD4F): NEOVERSE_V2,
+NOT_IN_ARCHSPEC = {"cooperlake", "emeraldrapids", "graniterapids", "sierraforest",
+                   "rocketlake"}
+
+# AMD: (family, first model, last model) → archspec name
+AMD_MODELS: list[tuple[int, int, int, str]] = [
+    (0x17, 0x00, 0x2F, "zen"),
+    (0x17, 0x30, 0xFF, "zen2"),      # Rome 0x31, Renoir 0x60, Matisse 0x71 …
+    (0x18, 0x00, 0xFF, "zen"),       # Hygon Dhyana
+    (0x19, 0x00, 0x0F, "zen3"),      # Milan 0x01
+    (0x19, 0x10, 0x1F, "zen4"),      # Genoa 0x11
+    (0x19, 0x20, 0x5F, "zen3"),      # Vermeer, Rembrandt, Cezanne
+    (0x19, 0x60, 0xAF, "zen4"),      # Raphael, Phoenix, Bergamo/Siena 0xA0
+    (0x1A, 0x00, 0xFF, "zen5"),      # Turin 0x02 / 0x11, Granite Ridge 0x44 …
+]
+# Intel family 6: model → archspec name (Skylake-SP and Cascade/Cooper Lake share 0x55)
+INTEL_MODELS: dict[int, str] = {
+    0x55: "skylake_avx512", 0x6A: "icelake", 0x6C: "icelake", 0x8F: "sapphirerapids",
+    0xCF: "emeraldrapids", 0xAD: "graniterapids", 0xAE: "graniterapids",
+    0xAF: "sierraforest", 0xA7: "rocketlake",
+    0x2A: "sandybridge", 0x2D: "sandybridge", 0x3A: "ivybridge", 0x3E: "ivybridge",
+    0x3C: "haswell", 0x3F: "haswell", 0x45: "haswell", 0x46: "haswell",
+    0x3D: "broadwell", 0x47: "broadwell", 0x4F: "broadwell", 0x56: "broadwell",
 }
 # Flags no core of the inferred kind has: seeing them means the CPUID is synthetic.
 _NEWER_THAN: dict[str, set[str]] = {
-    "Rocket Lake (client)": {"amx_tile", "avx512_fp16"},
-    "Skylake-SP": {"amx_tile", "avx512_fp16", "avx512_bf16", "avx512vbmi"},
-    "Cascade Lake": {"amx_tile", "avx512_fp16", "avx512_bf16", "avx512vbmi"},
-    "Ice Lake-SP": {"amx_tile", "avx512_fp16"},
+    "rocketlake": {"amx_tile", "avx512_fp16"},
+    "skylake_avx512": {"amx_tile", "avx512_fp16", "avx512_bf16", "avx512vbmi"},
+    "cascadelake": {"amx_tile", "avx512_fp16", "avx512_bf16", "avx512vbmi"},
+    "icelake": {"amx_tile", "avx512_fp16"},
 }
+
+
+@functools.cache
+def arm_parts() -> dict[tuple[int, int], str]:
+    """(implementer, part) → archspec name, from archspec's own targets and vendor codes."""
+    codes: dict[str, list[int]] = {}
+    for code, vendor in TARGETS_JSON["conversions"]["arm_vendors"].items():
+        codes.setdefault(vendor, []).append(int(code, 16))
+    parts: dict[tuple[int, int], str] = {}
+    for t in TARGETS.values():
+        part = _int(t.cpu_part)             # "" or "Unknown" where archspec has no number
+        if t.family.name == "aarch64" and part is not None:
+            for code in codes.get(t.vendor, []):
+                parts[(code, part)] = t.name
+    return parts
 
 
 @dataclass
@@ -95,6 +138,7 @@ class FlopsPerCycle:
     assumption: str = ""        # what the figure rests on when not known
     alt_dp: int | None = None   # the other plausible figure when assumed
     notes: list[str] = field(default_factory=list)
+    archspec: str | None = None  # the uarch's archspec name; or archspec's from the flags
 
 
 def _int(v: str | None) -> int | None:
@@ -106,31 +150,76 @@ def _int(v: str | None) -> int | None:
         return None
 
 
-def identify(info: dict[str, str]) -> tuple[Uarch | None, str]:
-    """The microarchitecture from family/model (x86) or implementer/part (Arm)."""
+def archspec_name(info: dict[str, str]) -> tuple[str | None, str]:
+    """The CPU's archspec name (a UARCHS key) from its identity: family/model (x86) or
+    implementer/part (Arm); None when the tables do not hold it. With the evidence."""
     vendor = info.get("vendor_id", "")
     fam, model = _int(info.get("cpu family")), _int(info.get("model"))
     step = _int(info.get("stepping"))
     if vendor in ("AuthenticAMD", "HygonGenuine") and fam is not None and model is not None:
-        for f, lo, hi, u in AMD_MODELS:
+        for f, lo, hi, name in AMD_MODELS:
             if f == fam and lo <= model <= hi:
-                return u, f"{vendor} family {fam:#x} model {model:#x}"
+                return name, f"{vendor} family {fam:#x} model {model:#x}"
         return None, f"{vendor} family {fam:#x} model {model:#x} is not in the table"
     if vendor == "GenuineIntel" and fam is not None and model is not None:
         ev = f"GenuineIntel family {fam} model {model:#x} stepping {step}"
         if fam == 6 and model in INTEL_MODELS:
-            u = INTEL_MODELS[model]
+            name = INTEL_MODELS[model]
             if model == 0x55 and step is not None:  # same model, told apart by stepping
-                u = CASCADE_LAKE if 5 <= step <= 7 else COOPER_LAKE if step >= 10 else u
-            return u, ev
+                name = ("cascadelake" if 5 <= step <= 7 else "cooperlake" if step >= 10
+                        else name)
+            return name, ev
         return None, ev + " is not in the table"
     impl, part = _int(info.get("CPU implementer")), _int(info.get("CPU part"))
     if impl is not None and part is not None:
         ev = f"Arm implementer {impl:#x} part {part:#x}"
-        if (impl, part) in ARM_PARTS:
-            return ARM_PARTS[(impl, part)], ev
-        return None, ev + " is not in the table"
+        name = arm_parts().get((impl, part))
+        if name in UARCHS:
+            return name, ev
+        return None, ev + (f" ({name}) has no figure in the table" if name
+                           else " is not in the table")
     return None, "no family/model or implementer/part in /proc/cpuinfo"
+
+
+def identify(info: dict[str, str]) -> tuple[Uarch | None, str]:
+    """The microarchitecture from family/model (x86) or implementer/part (Arm)."""
+    name, ev = archspec_name(info)
+    return (UARCHS[name] if name else None), ev
+
+
+def archspec_detect(info: dict[str, str]) -> Microarchitecture | None:
+    """archspec's microarchitecture for this cpuinfo (its first processor block, as
+    numascope.host reads it), chosen by archspec.cpu.host's rule but from the text given:
+    archspec.cpu.host() reads this host's /proc/cpuinfo, which a replayed machine must never
+    be judged by. x86 and Arm only; None for other CPUs."""
+    if "CPU implementer" in info:
+        family = "aarch64"
+        code = info["CPU implementer"]
+        vendor = TARGETS_JSON["conversions"]["arm_vendors"].get(code, code)
+        partial = _archspec.partial_uarch(vendor=vendor, features=_flags(info),
+                                          cpu_part=info.get("CPU part", ""))
+    elif "vendor_id" in info and "flags" in info:
+        family = "x86_64"
+        partial = _archspec.partial_uarch(vendor=info["vendor_id"], features=_flags(info))
+    else:
+        return None
+    compatible = _archspec.COMPATIBILITY_CHECKS[family]
+    try:
+        candidates = [t for t in TARGETS.values() if compatible(partial, t)]
+    except (KeyError, ValueError):          # a check that wants more than a cpuinfo gives
+        return None
+    if not candidates:
+        return TARGETS[family]
+
+    def depth(t: Microarchitecture) -> tuple[int, int]:
+        return len(t.ancestors), len(t.features)
+
+    best_generic = max((t for t in candidates if t.vendor == "generic"), key=depth,
+                       default=TARGETS[family])
+    if partial.cpu_part and any(t.cpu_part == partial.cpu_part for t in candidates):
+        candidates = [t for t in candidates if t.cpu_part == partial.cpu_part]
+    candidates = [t for t in candidates if t > best_generic]
+    return max(candidates, key=depth) if candidates else best_generic
 
 
 def _from_flags(flags: set[str]) -> tuple[int, int, str, int | None]:
@@ -167,21 +256,23 @@ def flops_per_cycle(root: str | Path | Tree = "/", info: dict[str, str] | None =
             return FlopsPerCycle(0, 0, None, "unknown",
                                  f"{h.tree.where('proc/cpuinfo')} is unreadable")
     flags = _flags(info)
-    u, ev = identify(info)
+    name, ev = archspec_name(info)
+    u = UARCHS[name] if name else None
     notes: list[str] = []
     if "hypervisor" in flags:
         notes.append("running in a guest: family/model and flags are what the hypervisor "
                      "presents, not necessarily the host CPU")
     if u is not None:
-        newer = _NEWER_THAN.get(u.name, set()) & flags
+        newer = _NEWER_THAN.get(name, set()) & flags
         if newer:
             dp, sp, assumption, alt = _from_flags(flags)
             notes.append(f"family/model says {u.name} but the flags show "
                          f"{', '.join(sorted(newer))}, which {u.name} lacks: the CPUID is "
                          "synthetic, so the microarchitecture is not determined")
             _hint_from_flags(flags, notes)
+            found = archspec_detect(info)
             return FlopsPerCycle(dp, sp, None, "assumed", ev + f" (would be {u.name})",
-                                 assumption, alt, notes)
+                                 assumption, alt, notes, found.name if found else None)
         dp, sp = u.dp, u.sp
         if u.isa == "avx512" and "avx512f" not in flags:
             dp, sp = min(dp, 16), min(sp, 32)
@@ -192,11 +283,17 @@ def flops_per_cycle(root: str | Path | Tree = "/", info: dict[str, str] | None =
             notes.append("AVX2/FMA hidden from this OS: limited to the AVX rate")
         if u.note:
             notes.append(f"{u.name}: {u.note}")
-        return FlopsPerCycle(dp, sp, u.name, "known", ev, "", None, notes)
+        return FlopsPerCycle(dp, sp, u.name, "known", f"{ev} ({name})", "",
+                             None, notes, name)
+    # archspec's name from the flags is a floor (a hypervisor hides flags, and one name
+    # covers parts with one or two FMA units): recorded, and the figure is the flags'.
+    found = archspec_detect(info)
+    if found is not None:
+        ev += f"; archspec names it {found.name} from the flags"
     dp, sp, assumption, alt = _from_flags(flags)
     _hint_from_flags(flags, notes)
     return FlopsPerCycle(dp, sp, None, "assumed", ev + "; figure from ISA flags", assumption,
-                         alt, notes)
+                         alt, notes, found.name if found else None)
 
 
 def _hint_from_flags(flags: set[str], notes: list[str]) -> None:
