@@ -78,7 +78,7 @@ def test_unmapped_range_is_unknown(back_to_back):
 def test_bw_arrays_are_counted_apart(kernel, huge):
     cpu = [min(os.sched_getaffinity(0))]
     r = _core.bw_run(kernel, cpu, (8 * MIB) // 8, 1, [("scalar", False)],
-                     memory={"policy": "first-touch", "huge": huge})
+                     memory={"policy": "first-touch", "huge": huge}, warmup=1)
     per = r["huge_by_array"]
     assert len(per) == (3 if kernel == "triad" else 2)
     # each array is its own mapping: its share is known and at most 1

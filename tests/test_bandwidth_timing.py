@@ -28,7 +28,8 @@ def _two_threads() -> list[int]:
 def test_a_late_thread_is_inside_the_window(kernel):
     # Thread 0 starts only after thread 1 has finished its half, plus LATE: the old window
     # (thread 0's own start to the end) held none of thread 1's work and missed LATE.
-    r = _core.bw_run(kernel, _two_threads(), 1 << 16, 2, [("scalar", False)], late_start=LATE)
+    r = _core.bw_run(kernel, _two_threads(), 1 << 16, 2, [("scalar", False)], warmup=1,
+                     late_start=LATE)
     assert r["validated"]
     for t, starts, ends in zip(r["times"][0], r["thread_starts"][0], r["thread_ends"][0]):
         assert min(starts) == 0.0                       # offsets from the earliest start
@@ -42,7 +43,8 @@ def test_a_late_thread_is_inside_the_window(kernel):
 
 def test_every_thread_is_stamped():
     cpus = _two_threads()
-    r = _core.bw_run("fill", cpus, 1 << 16, 3, [("scalar", False), ("scalar", True)])
+    r = _core.bw_run("fill", cpus, 1 << 16, 3, [("scalar", False), ("scalar", True)],
+                     warmup=1)
     assert len(r["thread_starts"]) == 2 and len(r["thread_starts"][0]) == 3
     for times, starts, ends in zip(r["times"], r["thread_starts"], r["thread_ends"]):
         for t, st, en in zip(times, starts, ends):

@@ -44,6 +44,7 @@ from typing import Any
 from numascope import _core, placement, sysstate
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
+from numascope.families.bandwidth.options import TABLE
 from numascope.families.bandwidth.outliers import MIN_REPS, RULE, screen
 from numascope.families.bandwidth.placements import check_placement
 from numascope.families.bandwidth.sizes import LLC_FACTOR, default_array_bytes, format_bytes
@@ -67,16 +68,17 @@ STORES = {k["name"]: int(k["stores"]) for k in KERNEL_TABLE}
 DRAM_BYTES = {k["name"]: (k["dram_bytes"], k["dram_bytes_nt"]) for k in KERNEL_TABLE}
 FORMULAS = {k["name"]: k["formula"] for k in KERNEL_TABLE}
 ISAS = tuple(dict.fromkeys(i for k in KERNEL_TABLE for i in k["isas"]))
-NT_CHOICES = ("auto", "on", "off")
 
 GB = 1e9
 UNITS_NOTE = "GB = 10^9 bytes"
-DEFAULT_REPS = 10
+# the defaults, declared in options.py
+DEFAULT_KERNEL, DEFAULT_REPS, DEFAULT_ISA, DEFAULT_NT, DEFAULT_POLICY = (
+    TABLE[n].default for n in ("kernel", "reps", "isa", "nt", "policy"))
+WARMUP = 1                     # untimed rounds before the timed ones (no flag)
 NUMA_BALANCING_NOTE = ("automatic NUMA balancing is on: it may migrate pages during the "
                        "measurement (echo 0 > /proc/sys/kernel/numa_balancing)")
 QUICK_REPS = MIN_REPS          # 5 vs 5 is the least that a rank test can call significant
 LATE_START_SHARE = 0.10        # threads starting further apart than this share of a rep: noted
-MIN_ARRAY_BYTES = 64 * 8       # the C core needs 64 elements per array
 
 
 def dram_bytes(kernel: str, nt: bool) -> int:
@@ -98,21 +100,22 @@ def auto_isas() -> list[str]:
 # -- the parameters of one measurement -------------------------------------------------------
 @dataclass(frozen=True)
 class BandwidthParams:
-    """One bandwidth measurement. The defaults live here and nowhere else; `checked(topo)`
-    validates every input once, when a case is built, and resolves the defaults (CPUs,
-    array size), so that a case holds exactly what will be measured.
+    """One bandwidth measurement. The defaults are the options' (options.py) and nowhere
+    else; `checked(topo)` validates every input once, by the options' rules, when a case is
+    built, and resolves the defaults (CPUs, array size), so that a case holds exactly what
+    will be measured.
 
     The second group says what the case stands for (sweep, placement policy, domain …): it
     is copied into the record's params, never used to measure."""
 
-    kernel: str = "triad"
+    kernel: str = DEFAULT_KERNEL
     cpus: tuple[int, ...] = ()             # empty: every usable CPU, compact order
     memory: MemorySpec = field(default_factory=MemorySpec)
     size_bytes: int | None = None          # per array; None: LLC_FACTOR x the CPUs' LLC
     reps: int = DEFAULT_REPS
-    isa: str = "auto"                      # auto | one of ISAS
-    nt: str = "auto"                       # streaming stores: auto (both timed) | on | off
-    warmup: int = 1
+    isa: str = DEFAULT_ISA                 # auto | one of ISAS
+    nt: str = DEFAULT_NT                   # streaming stores: auto (both timed) | on | off
+    warmup: int = WARMUP
     # what the case stands for
     sweep: str | None = None               # single | scaling | per-domain | tier-ratio
     policy: str | None = None              # CPU order (placement.POLICIES), "cpus" if given
@@ -127,11 +130,9 @@ class BandwidthParams:
         """These parameters with every input checked against `topo` (UserError, or
         Unavailable where this host cannot, e.g. an empty hugetlb pool) and the defaults
         resolved."""
-        if self.kernel not in KERNELS:
-            raise UserError(f"unknown kernel {self.kernel!r} (choose from "
-                            f"{', '.join(KERNELS)})")
-        if self.reps < 1:
-            raise UserError(f"repetitions must be at least 1 (got {self.reps})")
+        if TABLE["kernel"].convert(self.kernel) != [self.kernel]:    # the options' rules
+            raise UserError(f"one kernel per measurement (got {self.kernel!r})")
+        TABLE["reps"].convert(self.reps)
         if self.warmup < 0:
             raise UserError(f"warm-up rounds cannot be negative (got {self.warmup})")
         variants(self.kernel, self.isa, self.nt)
@@ -141,9 +142,8 @@ class BandwidthParams:
         size = self.size_bytes
         if size is None:
             size = default_array_bytes(topo.llc_bytes(cpus))
-        elif size < MIN_ARRAY_BYTES:
-            raise UserError(f"array size {size} B is too small (at least "
-                            f"{MIN_ARRAY_BYTES} B)")
+        else:
+            TABLE["size"].convert(size)
         p = replace(self, cpus=tuple(cpus), memory=memory, size_bytes=size)
         h = live_host(topo)
         if h is not None:
@@ -218,18 +218,10 @@ def check_memory(topo: Topology, memory: MemorySpec | dict[str, Any] | None) -> 
 
 
 def variants(kernel: str, isa: str, nt: str) -> list[tuple[str, bool]]:
-    """(isa, streaming stores) pairs to time, interleaved; the fastest is reported."""
-    avail = _core.isa()
-    if isa == "auto":
-        isas = auto_isas()
-    elif isa not in ISAS:
-        raise UserError(f"unknown ISA {isa!r} (choose from auto, {', '.join(ISAS)})")
-    elif isa not in avail:
-        raise UserError(f"this CPU cannot run {isa} kernels (it has {', '.join(avail)})")
-    else:
-        isas = [isa]
-    if nt not in NT_CHOICES:
-        raise UserError(f"--nt must be one of {', '.join(NT_CHOICES)} (got {nt!r})")
+    """(isa, streaming stores) pairs to time, interleaved; the fastest is reported. The
+    ISA and the store kind are checked by their options' rules."""
+    isas = auto_isas() if TABLE["isa"].convert(isa) == "auto" else [isa]
+    TABLE["nt"].convert(nt)
     kinds = [False] if not STORES[kernel] else [False, True] if nt == "auto" else [nt == "on"]
     return [(i, k) for i in isas for k in kinds]
 
@@ -239,10 +231,10 @@ def variant_name(isa: str, nt: bool) -> str:
 
 
 # -- one measurement --------------------------------------------------------------------------
-def measure(topo: Topology, kernel: str = "triad", cpus: list[int] | None = None,
+def measure(topo: Topology, kernel: str = DEFAULT_KERNEL, cpus: list[int] | None = None,
             memory: MemorySpec | dict[str, Any] | None = None, size_bytes: int | None = None,
-            reps: int = DEFAULT_REPS, isa: str = "auto", nt: str = "auto",
-            warmup: int = 1, label: str | None = None, corrupt_index: int = -1
+            reps: int = DEFAULT_REPS, isa: str = DEFAULT_ISA, nt: str = DEFAULT_NT,
+            warmup: int = WARMUP, label: str | None = None, corrupt_index: int = -1
             ) -> BenchResult:
     """Measure one kernel on pinned `cpus` (default: all usable, compact order) over arrays of
     `size_bytes` each (default: 4 × the LLC of those CPUs) placed by `memory` (a MemorySpec;
@@ -496,18 +488,17 @@ def domain_cases(topo: Topology, kernels: list[str], base: BandwidthParams | Non
 
 
 def build_cases(topo: Topology, kernels: list[str] | None = None, scaling: bool = False,
-                per_domain: bool = False, where: str = "all", policy: str = "compact",
+                per_domain: bool = False, where: str = "all", policy: str = DEFAULT_POLICY,
                 threads: int | None = None, cpus: list[int] | None = None,
                 memory: MemorySpec | None = None, size_bytes: int | None = None,
-                reps: int = DEFAULT_REPS, isa: str = "auto", nt: str = "auto") -> list[Case]:
+                reps: int = DEFAULT_REPS, isa: str = DEFAULT_ISA, nt: str = DEFAULT_NT
+                ) -> list[Case]:
     """The cases `numascope bw` measures for its options, each carrying its checked
-    BandwidthParams: input is checked here, before any measurement starts."""
-    kernels = list(kernels or ["triad"])
-    for k in kernels:
-        if k not in KERNELS:
-            raise UserError(f"unknown kernel {k!r} (choose from {', '.join(KERNELS)}, all)")
-    if threads is not None and threads < 1:
-        raise UserError(f"threads must be at least 1 (got {threads})")
+    BandwidthParams: input is checked here (by the options' rules), before any measurement
+    starts."""
+    kernels = TABLE["kernel"].convert(kernels or [DEFAULT_KERNEL])
+    if threads is not None:
+        TABLE["threads"].convert(threads)
     base = BandwidthParams(kernel=kernels[0], memory=memory or MemorySpec(),
                            size_bytes=size_bytes, reps=reps, isa=isa, nt=nt)
     # the inputs every case shares, checked once even when a sweep yields no case

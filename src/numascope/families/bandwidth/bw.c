@@ -472,7 +472,9 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     const char *kname;
     PyObject *cpus_obj, *variants_obj, *mem_obj = Py_None;
     Py_ssize_t n_el;
-    int reps = 10, warmup = 1;
+    /* reps and warmup come checked from the Python side (families/bandwidth/options.py and
+       BandwidthParams declare their defaults): no default here, warmup must be given */
+    int reps = 0, warmup = -1;
     long long corrupt = -1;
     long where_samples = 4096;
     int skip_rep = -1;
@@ -486,7 +488,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     if (n_el < 64) return ns_value_error("arrays need at least 64 elements (got %zd)", n_el);
     if (reps < 1) return ns_value_error("at least one repetition is needed");
     if (!(late_start >= 0 && late_start < 60)) return ns_value_error("late_start out of range");
-    if (warmup < 0) warmup = 0;
+    if (warmup < 0) return ns_value_error("warmup (untimed rounds, >= 0) must be given");
     size_t n = (size_t)n_el;
     if (corrupt >= (long long)n)
         return ns_value_error("corrupt_index %lld outside the array", corrupt);
@@ -804,8 +806,8 @@ PyMethodDef ns_bw_methods[] = {
      "stores), 'scalar' (a new scalar each step), 'isas' (implemented)}]: bw_run's kernels, "
      "in table order."},
     {"bw_run", (PyCFunction)(void (*)(void))py_bw_run, METH_VARARGS | METH_KEYWORDS,
-     "bw_run(kernel, cpus, n, reps, variants, memory=None, warmup=1, corrupt_index=-1, "
-     "where_samples=4096, skip_rep=-1, late_start=0.0) -> dict\n\n"
+     "bw_run(kernel, cpus, n, reps, variants, memory=None, warmup (required, >= 0), "
+     "corrupt_index=-1, where_samples=4096, skip_rep=-1, late_start=0.0) -> dict\n\n"
      "Run a STREAM-class kernel (a name from kernels()) on threads "
      "pinned to `cpus` over arrays of n doubles placed by `memory` (see ns_mem_spec), "
      "first-touched by the pinned threads. `variants` lists (isa, nt) pairs timed "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.command.flags import add_json, add_placement
+from numascope.command.flags import add_json, add_options
 
 NAME = "bw"
 HELP = "memory bandwidth (STREAM kernels) on pinned threads: one placement, --scaling, " \
@@ -13,92 +13,59 @@ ORDER = 30
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    from numascope.command.flags import PAGE_KINDS
-    # the kernels and ISAs are the C core's (bw.c's table): checked when the cases are built
-    p.add_argument("--kernel", default="triad", metavar="LIST",
-                   help="kernel(s), comma separated, or all (default triad; e.g. read,copy; "
-                        "a name it does not know lists the kernels)")
-    add_placement(p, cpus="run on these CPUs (default: every usable one)", weighted=True,
-                  pages="thp",
-                  threads="number of threads (default: every CPU the policy gives; with "
-                          "--scaling the largest count swept)")
-    # the old spellings, kept for scripts: --domain WHERE (now --cpus), --huge KIND (--pages)
+    from numascope.families.bandwidth.options import TABLE
+    sweep = TABLE["tier_sweep"]      # a flag that takes its nodes or nothing (nargs="?"),
+    at = TABLE.options.index(sweep)  # which add_options has no kind for: added from its row
+    add_options(p, TABLE.options[:at])
+    p.add_argument(sweep.flag, nargs="?", const="auto", default=sweep.default,
+                   metavar=sweep.metavar, help=sweep.help)
+    add_options(p, TABLE.options[at + 1:])
+    # the old spelling of --cpus, kept for scripts: its own dest, so that giving both, or it
+    # empty, is an error naming it (a hidden alias of --cpus would share --cpus's dest)
     p.add_argument("--domain", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--huge", dest="pages", default=argparse.SUPPRESS, choices=PAGE_KINDS,
-                   help=argparse.SUPPRESS)
-    p.add_argument("--policy", default="compact",
-                   choices=["compact", "spread", "per-l3", "per-node"],
-                   help="order in which CPUs are taken (default compact)")
-    p.add_argument("--size", default=None, metavar="BYTES",
-                   help="bytes per array, e.g. 512M, 2G, 1GiB, 3GB "
-                        "(default: 4x the LLC of the CPUs used)")
-    p.add_argument("--reps", type=int, default=10, help="timed repetitions (default 10)")
-    p.add_argument("--isa", default="auto", metavar="ISA",
-                   help="kernel instruction set: scalar, avx2, avx512, or auto (default: "
-                        "time the vector ISAs this CPU has and report the fastest)")
-    p.add_argument("--nt", default="auto", choices=["auto", "on", "off"],
-                   help="streaming stores: auto measures both and reports the faster")
-    p.add_argument("--scaling", action="store_true",
-                   help="sweep 1..all threads under every placement policy")
-    p.add_argument("--per-domain", action="store_true",
-                   help="each package, each node, each L3 alone")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="save the scaling / per-domain plot (.png or .svg)")
-    p.add_argument("--tier-sweep", nargs="?", const="auto", default=None, metavar="DRAM,TIER",
-                   help="bandwidth over interleave ratios between a DRAM node and a memory "
-                        "tier (default: the CPUs' node and its nearest CPU-less node)")
-    p.add_argument("--ratios", default=None, metavar="LIST",
-                   help="DRAM:TIER page ratios of --tier-sweep (default 1:0,3:1,1:1,1:3,0:1; "
-                        "'sys' adds the kernel's weighted interleave)")
     add_json(p)
 
 
-def _kernels(text: str) -> list[str]:
+def options(args: argparse.Namespace) -> argparse.Namespace:
+    """The flags with every option converted and checked by its row in the table (one
+    pass, before anything is measured); the old --domain folded into --cpus."""
     from numascope.errors import UserError
-    from numascope.families.bandwidth.bench import KERNELS as kernels
-    names = [k.strip() for k in text.split(",") if k.strip()]
-    if not names:
-        raise UserError("--kernel needs at least one kernel")
-    if "all" in names:
-        return list(kernels)
-    for k in names:
-        if k not in kernels:
-            raise UserError(f"unknown kernel {k!r} (choose from {','.join(kernels)},all)")
-    return names
-
-
-def main(args: argparse.Namespace) -> int:
-    from numascope.command.flags import cpus_arg, memory_arg, threads_arg
-    from numascope.command.output import check_output
-    from numascope.command.runner import PLOT_SUFFIXES, finish, measure, save_plot, warn_notes
-    from numascope.errors import UserError
-    from numascope.families.bandwidth.bench import UNITS_NOTE, Bandwidth
-    from numascope.topology import read_topology
-    from numascope.units import parse_size
-
-    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
-    kernels = _kernels(args.kernel)
+    from numascope.families.bandwidth.options import TABLE
+    from numascope.options import check
     if args.domain is not None:         # the old spelling of --cpus
         if args.cpus is not None:
             raise UserError("give --cpus or --domain, not both")
         if not args.domain.strip():
             raise UserError("--domain is empty: give e.g. 0-3, S0, N1, L3:5 or all")
-        args.cpus = args.domain
+        args = argparse.Namespace(**{**vars(args), "cpus": args.domain})
+    return argparse.Namespace(**{**vars(args), **check(TABLE, vars(args))})
+
+
+def main(args: argparse.Namespace) -> int:
+    from numascope.command.flags import cpus_arg, memory_arg
+    from numascope.command.output import check_output
+    from numascope.command.runner import PLOT_SUFFIXES, finish, measure, save_plot, warn_notes
+    from numascope.families.bandwidth.bench import UNITS_NOTE, Bandwidth
+    from numascope.topology import read_topology
+
+    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
+    args = options(args)
     where = cpus_arg(args)
-    threads = threads_arg(args)
-    size = parse_size(args.size) if args.size is not None else None
     topo = read_topology("/")
     memory = memory_arg(args, topo)
     if args.tier_sweep is not None or args.ratios is not None:
         from numascope.families.bandwidth.tier_command import run_sweep
         given = args.cpus is not None or args.cpunodebind is not None
-        return run_sweep(args, topo, kernels, where if given else None, threads, memory,
-                         size, plot)
+        return run_sweep(args, topo, args.kernel, where if given else None, args.threads,
+                         memory, args.size, plot)
 
     bench = Bandwidth()
-    cases = bench.cases(topo, kernels=kernels, scaling=args.scaling, per_domain=args.per_domain,
-                        where=where, policy=args.policy, threads=threads, memory=memory,
-                        size_bytes=size, reps=args.reps, isa=args.isa, nt=args.nt)
+    cases = bench.cases(topo, kernels=args.kernel, scaling=args.scaling,
+                        per_domain=args.per_domain, where=where, policy=args.policy,
+                        threads=args.threads, memory=memory, size_bytes=args.size,
+                        reps=args.reps, isa=args.isa, nt=args.nt)
     outcome = measure(bench, topo, cases, label="bw", quiet=args.json)
     warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
     save_plot(plot, "bandwidth.figures", outcome.results)

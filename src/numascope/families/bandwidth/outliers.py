@@ -14,7 +14,7 @@ implausible when both hold:
                                              MAD is 0 (identical repetitions).
 Z_LIMIT 3.5 is Iglewicz and Hoaglin's outlier threshold for the modified z-score. With fewer
 than MIN_REPS repetitions nothing is excluded: the MAD of three or four values is too unsteady
-to tell noise from signal (numascope run's quick profile takes 5, bw's default 10)."""
+to tell noise from signal (numascope run's quick profile takes 5, bw's default --reps more)."""
 
 from __future__ import annotations
 

@@ -13,14 +13,16 @@ from numascope.topology.model import Topology
 def run_sweep(args: argparse.Namespace, topo: Topology, kernels: list[str], where: str | None,
               threads: int | None, memory: MemorySpec, size: int | None,
               plot: Path | None) -> int:
-    """The sweep for `bw`'s parsed flags: `where` is the --cpus/--cpunodebind text (None:
-    the first usable CPU's node), `memory` only gives the page kind (the sweep places the
-    pages itself), `plot` was checked before."""
+    """The sweep for `bw`'s checked flags (each converted by its row in the bandwidth
+    options table): `where` is the --cpus/--cpunodebind text (None: the first usable CPU's
+    node), `memory` only gives the page kind (the sweep places the pages itself), `plot`
+    was checked before."""
     from numascope import placement
     from numascope.command.runner import finish, measure, save_plot, warn_notes
     from numascope.errors import UserError
     from numascope.families.bandwidth import tiers as bw_tiers
     from numascope.families.bandwidth.bench import UNITS_NOTE, BandwidthParams
+    from numascope.families.bandwidth.options import DEFAULT_RATIOS
 
     if args.scaling or args.per_domain:
         raise UserError("--tier-sweep measures one placement: leave out --scaling and "
@@ -28,7 +30,7 @@ def run_sweep(args: argparse.Namespace, topo: Topology, kernels: list[str], wher
     if not memory.first_touch:
         raise UserError("--tier-sweep sets the memory placement itself: leave out "
                         "--membind, --interleave and --weighted-interleave")
-    ratios = bw_tiers.parse_ratios(args.ratios)
+    ratios = list(args.ratios or DEFAULT_RATIOS)
     if where is None:
         where = f"N{topo.cpu(placement.select_cpus(topo)[0]).node}"
     cpus = placement.select_cpus(topo, where, args.policy, threads)

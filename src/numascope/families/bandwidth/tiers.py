@@ -24,6 +24,12 @@ from numascope import placement
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.families.bandwidth.bench import BandwidthParams
+from numascope.families.bandwidth.options import (
+    DEFAULT_RATIOS,
+    SYSTEM,
+    TIER_MIN_ARRAY_BYTES,
+    check_ratios,
+)
 from numascope.families.bandwidth.placements import achieved_fractions, check_fractions
 from numascope.families.bandwidth.sizes import default_array_bytes
 from numascope.memspec import MemorySpec
@@ -31,29 +37,14 @@ from numascope.results.record import BenchResult
 from numascope.topology import tiers as tiermod
 from numascope.topology.model import Topology
 
-DEFAULT_RATIOS = ("1:0", "3:1", "1:1", "1:3", "0:1")
-SYSTEM = "sys"                  # the kernel's weighted interleave with its own weights
-MIN_ARRAY_BYTES = 256 << 20     # >= 128 granules of 2 MiB: the ratio holds to a few %
+MIN_ARRAY_BYTES = TIER_MIN_ARRAY_BYTES   # the default size's floor (options.py says why)
 Measure = Callable[..., BenchResult]
 
 
 def parse_ratios(text: str | None) -> list[str]:
-    """"1:0,3:1,sys" → ["1:0", "3:1", "sys"] (each a:b in lowest terms, not 0:0)."""
-    items = [t.strip() for t in (text or ",".join(DEFAULT_RATIOS)).split(",") if t.strip()]
-    if not items:
-        raise UserError("--ratios needs at least one ratio such as 3:1")
-    out = []
-    for t in items:
-        if t.lower() == SYSTEM:
-            out.append(SYSTEM)
-            continue
-        a, sep, b = t.partition(":")
-        if not sep or not a.strip().isdigit() or not b.strip().isdigit() or \
-                int(a) + int(b) == 0:
-            raise UserError(f"bad ratio {t!r}: expected DRAM:TIER page counts such as 3:1, "
-                            f"or '{SYSTEM}' for the kernel's weights")
-        out.append(f"{int(a)}:{int(b)}")
-    return list(dict.fromkeys(out))
+    """"1:0,3:1,sys" → ["1:0", "3:1", "sys"] (each a:b in lowest terms, not 0:0); None: the
+    default ratios. The rule is --ratios' own (options.check_ratios)."""
+    return check_ratios(text or list(DEFAULT_RATIOS))
 
 
 def pick_nodes(topo: Topology, text: str | None, cpus: list[int]) -> tuple[int, int, str]:
