@@ -139,7 +139,7 @@ def test_cpu_outside_affinity_mask_is_user_error():
     # the C team refuses CPUs outside the mask; measure() turns that into a UserError
     allowed = sorted(os.sched_getaffinity(0))
     with pytest.raises(ValueError, match="affinity"):
-        _core.bw_run("triad", [max(allowed) + 1000], 4096, 1, [("scalar", False)])
+        _core.bw_run("triad", [max(allowed) + 1000], 4096, 1, [("scalar", False)], warmup=1)
 
 
 def test_small_arrays_are_flagged(topo):
@@ -220,17 +220,17 @@ def test_a_repetition_that_did_no_work_is_caught(kernel, threads, variant):
     # every repetition's output depends on the repetition (a new scalar, or new input values
     # at the spot-checked elements), so a skipped one leaves stale values behind
     cpus = sorted(os.sched_getaffinity(0))[:threads]
-    ok = _core.bw_run(kernel, cpus, (1 << 16) + 5, 3, [variant])
+    ok = _core.bw_run(kernel, cpus, (1 << 16) + 5, 3, [variant], warmup=1)
     assert ok["validated"] and ok["spot_bad"] == 0 and ok["bad_elements"] == 0
     for skip in (0, 2):
-        r = _core.bw_run(kernel, cpus, (1 << 16) + 5, 3, [variant], skip_rep=skip)
+        r = _core.bw_run(kernel, cpus, (1 << 16) + 5, 3, [variant], warmup=1, skip_rep=skip)
         assert not r["validated"]
         assert (r["bad_elements"] if kernel == "read" else r["spot_bad"]) > 0
 
 
 def test_read_sums_change_with_the_repetition():
     cpu = [min(os.sched_getaffinity(0))]
-    r = _core.bw_run("read", cpu, 1 << 16, 4, [("scalar", False)])
+    r = _core.bw_run("read", cpu, 1 << 16, 4, [("scalar", False)], warmup=1)
     sums = r["read_sums"]
     assert r["validated"] and all(a != b for a, b in itertools.pairwise(sums))
 
@@ -270,6 +270,6 @@ def test_compress_plain_sum_is_the_read_kernel():
     core = cz._core()
     plain = core.cz_plain_new(data, nbytes, cpu)
     store, *_ = core.cz_store_new(data, nbytes, 8, "lz4", 5, "shuffle", cpu, nbytes)
-    r = core.cz_measure(plain, store, cpu, "f8", 1)
+    r = core.cz_measure(plain, store, cpu, "f8", 1, "buffer")
     assert r["isa"] == ISAS[-1]
     assert r["plain_sums"][0] == _core.read_sum(memoryview(data).cast("B"), ISAS[-1])

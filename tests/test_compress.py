@@ -341,7 +341,7 @@ def test_block_and_read_options(topo):
         core.cz_store_new(np.zeros(1024, np.float32), 4096, 4, "lz4", 5, "shuffle", [0], 6)
     with pytest.raises(ValueError, match="mode"):
         store, *_ = core.cz_store_new(np.zeros(1024, np.float32), 4096, 4, "lz4", 5,
-                                      "shuffle", [0])
+                                      "shuffle", [0], 0)
         core.cz_measure(core.cz_plain_new(np.zeros(1024, np.float32), 4096, [0]), store, [0],
                         "f4", 1, "block")
 

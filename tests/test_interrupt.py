@@ -101,9 +101,10 @@ data = np.random.default_rng(2).random((64 << 20) // 8)
 chunk = 256 << 10
 store = _core.cz_store_new(data, chunk, 8, "lz4", 1, "shuffle", cpus, 0)[0]
 plain = _core.cz_plain_new(data, chunk, cpus)
-rep = timed(lambda: _core.cz_measure(plain, store, cpus, "f8", 3)) / 3
+rep = timed(lambda: _core.cz_measure(plain, store, cpus, "f8", 3, "buffer")) / 3
 reps = max(3, int(20 / rep))                   # about 20 s in all
-interrupted(lambda: _core.cz_measure(plain, store, cpus, "f8", reps), reps * rep, {int(signum)})
+interrupted(lambda: _core.cz_measure(plain, store, cpus, "f8", reps, "buffer"), reps * rep,
+            {int(signum)})
 """)
     _assert_prompt(r, signum)
 

@@ -18,33 +18,35 @@ from typing import Any
 
 from numascope.benchmark import Case, core_errors
 from numascope.errors import MeasurementError, UserError
+from numascope.families.c2c.options import TABLE
 from numascope.placement import check_cpus, parse_nodes
 from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
 FAMILY = "c2c"
-MAX_PAIRS = 256               # beyond this many pairs, sample
+MAX_PAIRS = TABLE["max_pairs"].default   # beyond this many pairs, sample (options.py)
 QUICK_PAIRS = 16              # the quick profile's sample
 RELATIONS = ("smt", "l3", "die", "package", "remote")
 
 
 @dataclass(frozen=True)
 class C2CParams:
-    """What one c2c sweep measures; every default lives here and every value is checked
-    when the params are made (the flag names are the command's)."""
+    """What one c2c sweep measures; the defaults and the rules are the options' (options.py),
+    every value checked by them when the params are made (the flag names are the command's)."""
 
     cpus: tuple[int, ...] | None = None       # CPUs to pair (None: every usable CPU)
-    max_pairs: int = MAX_PAIRS                # beyond this many pairs, a sample
-    samples: int = 15                         # timed samples per pair
-    trips: int = 2000                         # round trips per sample
+    max_pairs: int = TABLE["max_pairs"].default   # beyond this many pairs, a sample
+    samples: int = TABLE["samples"].default       # timed samples per pair
+    trips: int = TABLE["trips"].default           # round trips per sample
     homes: tuple[int | None, ...] = (None,)   # the line's node per sweep (None: first touch)
 
     def __post_init__(self) -> None:
-        for flag, v in (("--max-pairs", self.max_pairs), ("--samples", self.samples),
-                        ("--trips", self.trips)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise UserError(f"{flag} must be at least 1 (got {v})")
+        for name in ("max_pairs", "samples", "trips"):
+            v, opt = getattr(self, name), TABLE[name]
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise UserError(f"{opt.flag} must be a whole number (got {v!r})")
+            opt.convert(v)
         if not self.homes:
             raise UserError("--membind: no node given")
 

@@ -130,12 +130,14 @@ static long long page_frame(const void *p) {
     return got == (ssize_t)sizeof e && (e >> 63) && pfn ? pfn : -1;
 }
 
-/* Python: c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> dict */
+/* Python: c2c_pingpong(cpu_a, cpu_b, samples, trips, home=-1) -> dict. samples and trips
+ * come checked by the Python side (families/c2c/options.py declares them, their defaults
+ * and bounds); the checks below only assert them. */
 static PyObject *py_c2c_pingpong(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"cpu_a", "cpu_b", "samples", "trips", "home", NULL};
-    int cpus[2], samples = 15, home = -1;
-    long trips = 2000;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ii|ili", kws, &cpus[0], &cpus[1], &samples,
+    int cpus[2], samples, home = -1;
+    long trips;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiil|i", kws, &cpus[0], &cpus[1], &samples,
                                      &trips, &home))
         return NULL;
     if (home >= NS_MAX_NODES) return ns_value_error("home node %d out of range", home);
@@ -208,7 +210,7 @@ PyMethodDef ns_c2c_methods[] = {
      "c2c_release() -> None: free the page the last c2c_pingpong call kept (call after the "
      "last pair)."},
     {"c2c_pingpong", (PyCFunction)(void (*)(void))py_c2c_pingpong, METH_VARARGS | METH_KEYWORDS,
-     "c2c_pingpong(cpu_a, cpu_b, samples=15, trips=2000, home=-1) -> {'ns': one-way ns per "
+     "c2c_pingpong(cpu_a, cpu_b, samples, trips, home=-1) -> {'ns': one-way ns per "
      "sample, 'tsc': one-way TSC ticks per sample, 'round_trips', 'validated', 'where': "
      "{node: pages} of the shared line's page (None when move_pages is unavailable), "
      "'line_address': the line's address, 'line_frame': its page's physical frame (None "

@@ -6,28 +6,16 @@ import argparse
 import math
 from typing import Any
 
-from numascope.command.flags import add_json, add_placement
+from numascope.command.flags import add_json, add_options
 
 NAME = "c2c"
 HELP = "core-to-core latency: cache-line ping-pong between CPU pairs (one-way ns)"
 ORDER = 44
-MEMBIND_HELP = ("put the shared line on this node (verified with move_pages), a list, or "
-                "all: one sweep per node with memory (default: first touch by each pair's "
-                "first CPU, node recorded)")
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    add_placement(p, cpus="CPUs to pair (default: every usable CPU)", interleave=False,
-                  pages=None, threads=None)
-    for a in p._actions:    # --membind here says where the one shared line lives
-        if a.dest == "membind":
-            a.help, a.metavar = MEMBIND_HELP, "NODE"
-    p.add_argument("--home", dest="membind", help=argparse.SUPPRESS)   # old spelling
-    p.add_argument("--max-pairs", type=int, default=256,
-                   help="sample this many pairs on big machines (default 256)")
-    p.add_argument("--samples", type=int, default=15, help="timed samples per pair (default 15)")
-    p.add_argument("--trips", type=int, default=2000,
-                   help="round trips per sample (default 2000)")
+    from numascope.families.c2c.options import TABLE
+    add_options(p, TABLE)
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="save the heat map to FILE (.png or .svg)")
     add_json(p)
@@ -55,13 +43,16 @@ def main(args: argparse.Namespace) -> int:
     from numascope.command.runner import PLOT_SUFFIXES, finish, measure, save_plot
     from numascope.families.c2c import bench as c2c
     from numascope.families.c2c.clusters import analyse
+    from numascope.families.c2c.options import TABLE
+    from numascope.options import check
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)   # before measuring
+    v = check(TABLE, vars(args))                              # the options' rules, once
     topo = read_topology("/")
-    params = c2c.C2CParams(cpus=_cpus(topo, args), max_pairs=args.max_pairs,
-                           samples=args.samples, trips=args.trips,
-                           homes=tuple(c2c.home_nodes(topo, args.membind)))
+    params = c2c.C2CParams(cpus=_cpus(topo, argparse.Namespace(**v)),
+                           max_pairs=v["max_pairs"], samples=v["samples"], trips=v["trips"],
+                           homes=tuple(c2c.home_nodes(topo, v["membind"])))
     bench = c2c.C2C()
     cases = bench.cases(topo, params)
     outcome = measure(bench, topo, cases, label="c2c", quiet=args.json)

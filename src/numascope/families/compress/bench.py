@@ -27,7 +27,6 @@ from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
 from numascope.families.bandwidth.placements import check_placement
 from numascope.families.compress.datasets import (
-    SYNTHETIC,
     Dataset,
     check_values,
     fit,
@@ -35,6 +34,21 @@ from numascope.families.compress.datasets import (
     load,
     synthetic,
     too_small,
+)
+from numascope.families.compress.options import (  # noqa: F401 - the names re-exported
+    CLEVELS,
+    CODECS,
+    DEFAULT_SET,
+    FILTERS,
+    MAX_CHUNK,
+    READS,
+    SYNTHETIC,
+    SYNTHETIC_DTYPE,
+    TABLE,
+    check_clevel,
+    check_codec,
+    check_filter,
+    check_synthetic,
 )
 from numascope.host import host
 from numascope.memspec import MemorySpec
@@ -44,14 +58,10 @@ from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
 FAMILY = "compress"
-CODECS = ("blosclz", "lz4", "lz4hc", "zstd", "zlib")
-FILTERS = ("shuffle", "bitshuffle", "bytedelta", "none")
-CLEVELS = (1, 5, 9)
 QUICK_COMBOS = (("blosclz", 5, "shuffle"), ("lz4", 5, "shuffle"), ("lz4", 5, "bitshuffle"),
                 ("zstd", 1, "shuffle"))
 MIB = 1 << 20
-DEFAULT_REPS = 5              # timed repetitions per case (`numascope compress --reps`)
-MAX_CHUNK = (2 << 30) - 64    # Blosc2's largest buffer (BLOSC2_MAX_BUFFERSIZE, rounded down)
+DEFAULT_REPS = TABLE["reps"].default   # timed repetitions per case (options.py)
 REL_TOL = 1e-9                # |sum - reference| <= REL_TOL * sum(|x|) (float data)
 
 
@@ -74,9 +84,6 @@ def chunk_for(topo: Topology, cpu: int | None = None) -> int:
     the streaming compressed input stay in L2. 256 KiB when the L2 is unknown."""
     l2 = topo.cache_bytes(2, cpu) or 512 * 1024
     return max(64 * 1024, l2 // 2)
-
-
-READS = ("buffer", "fused")
 
 
 def block_for(chunk: int, item: int = 1) -> int:
@@ -107,15 +114,13 @@ def check_memory(nbytes: int, memory: MemorySpec | None = None) -> None:
 
 
 def combos(codecs=CODECS, clevels=CLEVELS, filters=FILTERS) -> list[tuple[str, int, str]]:
+    """Every codec x clevel x filter, each checked by the options' rules (options.py)."""
     for c in codecs:
-        if c not in CODECS:
-            raise UserError(f"unknown codec {c!r} (choose from {', '.join(CODECS)})")
+        check_codec(c)
     for f in filters:
-        if f not in FILTERS:
-            raise UserError(f"unknown filter {f!r} (choose from {', '.join(FILTERS)})")
+        check_filter(f)
     for lv in clevels:
-        if not 1 <= lv <= 9:
-            raise UserError(f"clevel {lv} outside 1..9")
+        check_clevel(lv)
     return [(c, lv, f) for c in codecs for lv in clevels for f in filters]
 
 
@@ -127,13 +132,16 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+SYNTHETIC_BYTES = 256 * MIB  # a synthetic data set's size when none is given
+
+
 @dataclass(frozen=True)
 class DataSpec:
     """How to get a data set; carried in case params so any process can rebuild it."""
 
-    name: str = "smooth"              # a synthetic name, or "file"
+    name: str = DEFAULT_SET           # a synthetic name, or "file"
     path: str | None = None
-    fmt: str = "auto"
+    fmt: str = TABLE["format"].default
     dtype: str | None = None
     column: str | None = None
     variable: str | None = None
@@ -151,20 +159,16 @@ class DataSpec:
         if self.path:
             return check_values(fit(load(self.path, self.fmt, self.dtype, self.column,
                                          self.variable), self.size))
-        if self.name not in SYNTHETIC:
-            raise UserError(f"unknown synthetic data set {self.name!r} (choose from "
-                            f"{', '.join(SYNTHETIC)})")
-        return synthetic(self.name, self.size or 256 * MIB, self.dtype or "float32", self.seed)
-
-
-SYNTHETIC_BYTES = 256 * MIB  # a synthetic data set's size when none is given
+        return synthetic(self.name, self.size or SYNTHETIC_BYTES,
+                         self.dtype or SYNTHETIC_DTYPE, self.seed)
 
 
 @dataclass(frozen=True)
 class CompressParams:
-    """One compression case. The defaults live here and nowhere else; `checked(topo)`
-    validates every input once, when the case is built, and resolves the defaults (thread
-    count, chunk size), so a case holds exactly what will be measured.
+    """One compression case. The options' defaults and rules are options.py's (TABLE);
+    `checked(topo)` validates every input once with them, when the case is built, and
+    resolves the defaults (thread count, chunk size), so a case holds exactly what will be
+    measured.
 
     The data lives where the owning thread first touches it (plain copy and compressed
     store alike), on 4 KiB pages, unless `memory` binds or interleaves it (numactl's
@@ -177,12 +181,12 @@ class CompressParams:
     filter: str = "shuffle"
     threads: int | None = None        # None: every CPU `where` gives
     where: str = "all"                # --cpus: all, S0, N1, L3:5 or a CPU list
-    policy: str = "compact"           # the order threads take those CPUs in
+    policy: str = TABLE["policy"].default    # the order threads take those CPUs in
     chunk_bytes: int | None = None    # None: half the L2 (chunk_for)
     block_bytes: int | None = None    # None: half the chunk (block_for); 0: Blosc's choice
-    read: str = "buffer"              # buffer | fused (READS)
+    read: str = TABLE["read"].default        # buffer | fused (READS)
     reps: int = DEFAULT_REPS
-    memory: MemorySpec = field(default_factory=lambda: MemorySpec(pages="none"))
+    memory: MemorySpec = field(default_factory=lambda: MemorySpec(pages=TABLE["pages"].default))
 
     # -- checking ---------------------------------------------------------------------
     def checked(self, topo: Topology) -> CompressParams:
@@ -190,28 +194,23 @@ class CompressParams:
         resolved."""
         from numascope.placement import select_cpus
         combos([self.codec], [self.clevel], [self.filter])
-        if self.read not in READS:
-            raise UserError(f"unknown read mode {self.read!r} (choose from {', '.join(READS)})")
-        if self.reps < 1:
-            raise UserError(f"--reps must be at least 1 (got {self.reps})")
+        TABLE["read"].convert(self.read, "read mode")
+        TABLE["reps"].convert(self.reps)
+        TABLE["policy"].convert(self.policy)
         avail = len(select_cpus(topo, self.where, self.policy))
         threads = avail if self.threads is None else self.threads
         if not 1 <= threads <= avail:
             raise UserError(f"{threads} threads asked but {self.where} with policy "
                             f"{self.policy} gives {plural(avail, 'CPU')}")
-        chunk = chunk_for(topo) if self.chunk_bytes is None else self.chunk_bytes
-        if not 0 < chunk <= MAX_CHUNK:
-            raise UserError(f"a chunk of {chunk} B is outside 1 B..2 GiB (--chunk)")
+        chunk = TABLE["chunk"].convert(chunk_for(topo) if self.chunk_bytes is None
+                                       else self.chunk_bytes)
         if self.block_bytes is not None and not 0 <= self.block_bytes <= chunk:
             raise UserError(f"a Blosc block ({self.block_bytes} B) cannot be larger than its "
                             f"chunk ({chunk} B)")
         if not self.data.path:
-            if self.data.name not in SYNTHETIC:
-                raise UserError(f"unknown synthetic data set {self.data.name!r} (choose from "
-                                f"{', '.join(SYNTHETIC)} or all)")
+            check_synthetic(self.data.name)
             if self.data.dtype is not None:
-                from numascope.families.compress.datasets import parse_dtype
-                parse_dtype(self.data.dtype)
+                TABLE["dtype"].convert(self.data.dtype)
         if self.memory.policy not in ("first-touch", "bind", "interleave", "preferred"):
             raise UserError(f"compress places its data by first touch, --membind, "
                             f"--interleave or --preferred, not {self.memory.policy}")
@@ -290,9 +289,10 @@ class Compress:
 
     def cases(self, topo: Topology, data: DataSpec | list[DataSpec] | None = None,
               codecs=CODECS, clevels=CLEVELS, filters=FILTERS,
-              threads: list[int] | None = None, where: str = "all", policy: str = "compact",
-              chunk_bytes: int | None = None, reps: int = DEFAULT_REPS,
-              block_bytes: int | None = None, read: str = "buffer",
+              threads: list[int] | None = None, where: str = "all",
+              policy: str = CompressParams.policy, chunk_bytes: int | None = None,
+              reps: int = DEFAULT_REPS, block_bytes: int | None = None,
+              read: str = CompressParams.read,
               memory: MemorySpec | None = None, **_: Any) -> list[Case]:
         """Every data set x codec x clevel x filter x thread count (descending), checked."""
         from numascope.placement import select_cpus
@@ -489,7 +489,7 @@ def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
     size = default_size(topo, prof)
     if not prof.dense:
         cases: list[Case] = []
-        spec = DataSpec("smooth", size=size)
+        spec = DataSpec(DEFAULT_SET, size=size)
         for codec, lv, filt in QUICK_COMBOS:
             cases += bench.cases(topo, spec, codecs=[codec], clevels=[lv], filters=[filt],
                                  reps=reps)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from numascope.command.flags import add_json, add_placement
+from numascope.command.flags import add_json, add_options
 
 NAME = "compress"
 HELP = ("compression vs the memory wall: plain sum vs Blosc2 decompress+sum per thread "
@@ -15,117 +15,47 @@ UNITS_NOTE = "GB = 10^9 bytes of uncompressed data"
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    src = p.add_argument_group("data")
-    src.add_argument("--data", metavar="FILE",
-                     help="your data: .npy, raw binary (--dtype), .csv/.tsv (--column), "
-                          ".parquet (--column), .h5/.nc (--variable), a Blosc chunk")
-    src.add_argument("--format", default="auto",
-                     choices=["auto", "npy", "raw", "csv", "parquet", "hdf5", "netcdf", "blosc"],
-                     help="file format (default: from the name)")
-    src.add_argument("--dtype", help="item type, e.g. float32, f8, int16 (raw data needs it)")
-    src.add_argument("--column", help="CSV/Parquet column (name or index) or .npy field")
-    src.add_argument("--variable", help="HDF5/netCDF variable")
-    src.add_argument("--synthetic", default=None, metavar="LIST",
-                     help="synthetic sets: smooth,noisy,precip or all (default: smooth)")
-    src.add_argument("--size", metavar="BYTES",
-                     help="synthetic: size generated; file: use this prefix (never enlarged)")
-    sw = p.add_argument_group("sweep")
-    sw.add_argument("--profile", choices=["quick", "full"], default="quick",
-                    help="quick: 4 fast codec settings; full: every codec x clevel x filter")
-    sw.add_argument("--codecs", metavar="LIST", help="blosclz,lz4,lz4hc,zstd,zlib")
-    sw.add_argument("--clevels", metavar="LIST", help="e.g. 1,5,9")
-    sw.add_argument("--filters", metavar="LIST", help="shuffle,bitshuffle,bytedelta,none")
-    sw.add_argument("--policy", default="compact",
-                    help="thread placement: compact, spread, per-l3, per-node")
-    sw.add_argument("--chunk", metavar="BYTES", help="chunk size (default: half the L2)")
-    sw.add_argument("--block", metavar="BYTES",
-                    help="Blosc block size (default: half the chunk; 0: Blosc's choice)")
-    sw.add_argument("--read", choices=["buffer", "fused"], default="buffer",
-                    help="buffer: decompress each chunk, then sum it; fused: sum each block "
-                         "in a Blosc2 postfilter as it is decompressed")
-    sw.add_argument("--reps", type=int, default=None,
-                    help="timed repetitions per case (default 5)")
-    # Without a policy the data is first-touched by the thread that owns each chunk (plain
-    # copy and compressed store), on 4 KiB pages as Blosc's users allocate it
-    # (--membind N on a CPU-less tier: does compression pay more on slower memory?)
-    add_placement(p, cpus="run the threads on these CPUs (default: all)", pages="none",
-                  threads="thread counts to sweep, e.g. 1,2,4 (default 1,2,4,...,all)",
-                  threads_metavar="LIST")
-    p.add_argument("--where", dest="cpus", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    from numascope.families.compress.options import TABLE
+    add_options(p, TABLE)
     p.add_argument("--plot", metavar="FILE", help="save GB/s vs threads plot(s) to FILE "
                    "(.png or .svg)")
     add_json(p)
 
 
-def _list(text: str | None, what: str, conv=str) -> list | None:
-    from numascope.errors import UserError
-    if text is None:
-        return None
-    try:
-        items = [conv(x.strip()) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UserError(f"bad {what} list {text!r}") from None
-    if not items:
-        raise UserError(f"empty {what} list")
-    return items
-
-
-def _size(text: str | None, flag: str) -> int | None:
-    """A size flag in bytes (None when absent); the flag is named in the error."""
-    from numascope.errors import UserError
-    from numascope.families.compress.datasets import parse_size
-    if text is None:
-        return None
-    try:
-        return parse_size(text)
-    except UserError as e:
-        raise UserError(f"{flag}: {e}") from None
-
-
 def main(args: argparse.Namespace) -> int:
-    from numascope.command.flags import cpus_arg, threads_arg
+    from numascope.command.flags import cpus_arg
     from numascope.command.output import check_output
     from numascope.command.runner import PLOT_SUFFIXES, finish, measure, save_plot
     from numascope.errors import UserError
     from numascope.families.compress import bench as cz
-    from numascope.families.compress.datasets import SYNTHETIC
+    from numascope.families.compress.options import DEFAULT_SET, TABLE
     from numascope.memspec import MemorySpec
+    from numascope.options import check
     from numascope.profile import profile
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured
-    prof = profile(args.profile)
-    where = cpus_arg(args)
-    threads = threads_arg(args, many=True)
-    size = _size(args.size, "--size")
-    chunk = _size(args.chunk, "--chunk")
-    block = None if args.block is None else (0 if args.block.strip() == "0"
-                                            else _size(args.block, "--block"))
-    if args.data and args.synthetic:
+    v = check(TABLE, vars(args))                                  # the options' rules, once
+    prof = profile(v["profile"])
+    where = cpus_arg(argparse.Namespace(**v))
+    if v["data"] and v["synthetic"]:
         raise UserError("give either --data or --synthetic, not both")
     topo = read_topology("/")
-    if args.data:
-        spec = cz.DataSpec("file", path=args.data, fmt=args.format, dtype=args.dtype,
-                           column=args.column, variable=args.variable, size=size)
+    if v["data"]:
+        spec = cz.DataSpec("file", path=v["data"], fmt=v["format"], dtype=v["dtype"],
+                           column=v["column"], variable=v["variable"], size=v["size"])
         spec.build()    # a file that cannot be read, sized or validated fails here, once
         specs = [spec]
     else:
-        names = _list(args.synthetic or "smooth", "synthetic data set") or []
-        if names == ["all"]:
-            names = list(SYNTHETIC)
-        for n in names:
-            if n not in SYNTHETIC:
-                raise UserError(f"unknown synthetic data set {n!r} (choose from "
-                                f"{', '.join(SYNTHETIC)} or all)")
-        size = size or cz.default_size(topo, prof)
-        specs = [cz.DataSpec(n, dtype=args.dtype, size=size) for n in names]
-    quick = not prof.dense and not (args.codecs or args.clevels or args.filters)
-    reps = cz.DEFAULT_REPS if args.reps is None else args.reps
-    memory = MemorySpec.from_flags(topo, membind=args.membind, interleave=args.interleave,
-                                   pages=args.pages or "none")
-    common: dict[str, Any] = {"threads": threads, "where": where, "policy": args.policy,
-                              "chunk_bytes": chunk, "reps": reps, "block_bytes": block,
-                              "read": args.read, "memory": memory}
+        size = v["size"] or cz.default_size(topo, prof)
+        specs = [cz.DataSpec(n, dtype=v["dtype"], size=size)
+                 for n in v["synthetic"] or [DEFAULT_SET]]
+    quick = not prof.dense and not (v["codecs"] or v["clevels"] or v["filters"])
+    memory = MemorySpec.from_flags(topo, membind=v["membind"], interleave=v["interleave"],
+                                   pages=v["pages"])
+    common: dict[str, Any] = {"threads": v["threads"], "where": where, "policy": v["policy"],
+                              "chunk_bytes": v["chunk"], "reps": v["reps"],
+                              "block_bytes": v["block"], "read": v["read"], "memory": memory}
     bench = cz.Compress()
     if quick:
         cases = []
@@ -133,9 +63,8 @@ def main(args: argparse.Namespace) -> int:
             for codec, lv, filt in cz.QUICK_COMBOS:
                 cases += bench.cases(topo, spec, [codec], [lv], [filt], **common)
     else:
-        cases = bench.cases(topo, specs, _list(args.codecs, "codec") or cz.CODECS,
-                            _list(args.clevels, "clevel", int) or cz.CLEVELS,
-                            _list(args.filters, "filter") or cz.FILTERS, **common)
+        cases = bench.cases(topo, specs, v["codecs"] or cz.CODECS, v["clevels"] or cz.CLEVELS,
+                            v["filters"] or cz.FILTERS, **common)
     outcome = measure(bench, topo, cases, label=NAME, quiet=args.json)
     save_plot(plot, "compress.figures", outcome.results)
     summaries = cz.summarize(outcome.results)

@@ -296,14 +296,15 @@ static int parse_codec(const char *c) {
 
 /* store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus, block_bytes, mem)
  *   -> (capsule, compress_seconds, compressed_bytes, block_bytes of the first chunk);
- * block_bytes 0: Blosc's automatic choice; mem: a memory spec (memory.h; None: first
- * touch by the owning thread, 4 KiB pages) for every region the store maps. */
+ * block_bytes 0: Blosc's automatic choice (given: the Python side resolves --block, see
+ * families/compress/options.py); mem: a memory spec (memory.h; None: first touch by the
+ * owning thread, 4 KiB pages) for every region the store maps. */
 static PyObject *py_store_new(PyObject *self, PyObject *args) {
     PyObject *data, *cpus_obj, *mem_obj = Py_None;
-    Py_ssize_t chunk_bytes, block_bytes = 0;
+    Py_ssize_t chunk_bytes, block_bytes;
     int typesize, clevel;
     const char *codec, *filter;
-    if (!PyArg_ParseTuple(args, "OnisisO|nO", &data, &chunk_bytes, &typesize, &codec, &clevel,
+    if (!PyArg_ParseTuple(args, "OnisisOn|O", &data, &chunk_bytes, &typesize, &codec, &clevel,
                           &filter, &cpus_obj, &block_bytes, &mem_obj))
         return NULL;
     ns_mem_spec spec;
@@ -625,14 +626,15 @@ static acc_t total(const measure_job *j, int n) {  /* fixed order: bit-reproduci
     return a;
 }
 
-/* measure(plain, store, cpus, dtype, reps, mode="buffer") -> dict with per-repetition
- * seconds and sums of both aggregations (alternating plain, compressed after one untimed
- * warm-up each). */
+/* measure(plain, store, cpus, dtype, reps, mode) -> dict with per-repetition seconds and
+ * sums of both aggregations (alternating plain, compressed after one untimed warm-up
+ * each). reps and mode (--reps, --read) come checked by the Python side, their defaults
+ * declared once in families/compress/options.py; the checks below only assert them. */
 static PyObject *py_measure(PyObject *self, PyObject *args) {
     PyObject *pcap, *scap, *cpus_obj;
-    const char *dtype, *mode_s = "buffer";
+    const char *dtype, *mode_s;
     int reps;
-    if (!PyArg_ParseTuple(args, "OOOsi|s", &pcap, &scap, &cpus_obj, &dtype, &reps, &mode_s))
+    if (!PyArg_ParseTuple(args, "OOOsis", &pcap, &scap, &cpus_obj, &dtype, &reps, &mode_s))
         return NULL;
     plain_t *p = PyCapsule_GetPointer(pcap, PLAIN_CAPSULE);
     cstore *s = PyCapsule_GetPointer(scap, STORE_CAPSULE);
@@ -779,17 +781,17 @@ static PyObject *py_where(PyObject *self, PyObject *args) {
 
 PyMethodDef ns_compress_methods[] = {
     {"cz_store_new", py_store_new, METH_VARARGS,
-     "cz_store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus, block_bytes=0, "
+     "cz_store_new(data, chunk_bytes, typesize, codec, clevel, filter, cpus, block_bytes, "
      "mem=None) "
      "-> (store, compress_seconds, compressed_bytes, block_bytes): Blosc2 chunks compressed "
-     "by their owners."},
+     "by their owners; block_bytes 0: Blosc's choice."},
     {"cz_store_place", py_store_place, METH_VARARGS,
      "cz_store_place(store, cpus): re-own the compressed chunks for a team on cpus."},
     {"cz_plain_new", py_plain_new, METH_VARARGS,
      "cz_plain_new(data, chunk_bytes, cpus, mem=None) -> plain copy first-touched by its "
      "owners under the memory spec."},
     {"cz_measure", py_measure, METH_VARARGS,
-     "cz_measure(plain, store, cpus, dtype, reps, mode='buffer') -> {plain_s, comp_s, "
+     "cz_measure(plain, store, cpus, dtype, reps, mode) -> {plain_s, comp_s, "
      "plain_sums, comp_sums, isa, mode, postfilter_bytes}: timed plain and decompress+sum "
      "repetitions, alternating; mode buffer or fused."},
     {"cz_ref_sum", py_ref_sum, METH_VARARGS,

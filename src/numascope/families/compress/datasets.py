@@ -21,10 +21,14 @@ from typing import Any
 import numpy as np
 
 from numascope.errors import UserError
+from numascope.families.compress.options import (  # declared with the options
+    FORMATS,
+    SYNTHETIC,
+    SYNTHETIC_DTYPE,
+    TABLE,
+)
 from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
 
-SYNTHETIC = ("smooth", "noisy", "precip")
-FORMATS = ("auto", "npy", "raw", "csv", "parquet", "hdf5", "netcdf", "blosc")
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 _BLOCK = 1 << 22              # elements generated per block
 _GRID_W = 2048                # columns of the synthetic precipitation grid
@@ -70,7 +74,7 @@ def dtype_code(dt: np.dtype) -> str:
 
 # -- synthetic data -------------------------------------------------------------------------
 
-def synthetic(name: str, nbytes: int, dtype: str | np.dtype = "float32", seed: int = 0
+def synthetic(name: str, nbytes: int, dtype: str | np.dtype = SYNTHETIC_DTYPE, seed: int = 0
               ) -> Dataset:
     """Generate `nbytes` (rounded down to whole items) of the named synthetic data set."""
     dt = parse_dtype(str(dtype)) if not isinstance(dtype, np.dtype) else dtype
@@ -146,7 +150,7 @@ def _precip(out: np.ndarray, rng: np.random.Generator) -> None:
 
 # -- the user's files ------------------------------------------------------------------------
 
-def load(path: str | Path, fmt: str = "auto", dtype: str | None = None,
+def load(path: str | Path, fmt: str = TABLE["format"].default, dtype: str | None = None,
          column: str | None = None, variable: str | None = None) -> Dataset:
     """Read a data file into a 1-D array. Any failure to parse is one UserError line."""
     p = Path(path)
