@@ -1,6 +1,7 @@
 """Profiles: how much a suite measures. One object instead of the string "quick" tested in
 every family: repetitions, working-set bounds and sweep density, with every family's
-`suite_cases(topo, profile)` reading the fields it needs."""
+`suite_cases(topo, profile)` reading the fields it needs. What only one family sizes by
+profile lives with that family (compute's matrix orders: families/compute/options.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ class Profile:
     dense: bool               # sweep every policy / count / kernel, not a thinned subset
     min_bytes: int            # working-set floor for "bigger than the caches" sizes
     max_bytes: int            # ceiling, so a profile stays within its time budget
-    dgemm: int = 2048         # compute: DGEMM order
-    lu: int = 4096            # compute: LU order
     # every memory working set this size, whatever the caches (smoke); None: each family's
     # own rule for a working set that lives in DRAM
     working_set: int | None = None
@@ -37,12 +36,12 @@ class Profile:
 QUICK = Profile("quick", reps=3, samples=9, dense=False, min_bytes=64 * MIB,
                 max_bytes=256 * MIB)
 FULL = Profile("full", reps=10, samples=15, dense=True, min_bytes=256 * MIB,
-               max_bytes=4096 * MIB, dgemm=4096, lu=8192)
+               max_bytes=4096 * MIB)
 # SPEC's "test" size: every stage on working sets that fit the caches of most servers, in
 # seconds, to check that a machine, a batch job or a guest runs numascope end to end
 # (permissions, placement, fio, MPI, store, report) before an hour of --full
 SMOKE = Profile("smoke", reps=2, samples=3, dense=False, min_bytes=4 * MIB, max_bytes=16 * MIB,
-                dgemm=128, lu=128, working_set=8 * MIB, readable=False)
+                working_set=8 * MIB, readable=False)
 PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, FULL, SMOKE)}
 SMOKE_NOTE = ("smoke profile: every stage on small working sets, to check that the machine "
               "runs them; the numbers measure caches, not memory, and are not for reading")

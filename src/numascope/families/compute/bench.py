@@ -9,7 +9,6 @@ tens of milliseconds or more, far above the timer's resolution)."""
 
 from __future__ import annotations
 
-import math
 import shutil
 import time
 from dataclasses import dataclass, replace
@@ -19,8 +18,9 @@ from numascope import clock as _clock
 from numascope import peaks as _peaks
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
+from numascope.families.compute.options import PRESETS, TABLE, orders
 from numascope.host import host
-from numascope.peaks import blas, dram, hpcc, links
+from numascope.peaks import blas, hpcc
 from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
@@ -41,70 +41,49 @@ def _np():
     return np
 
 
-MIN_SIZE = 16
-
-
 def _check_size(n: int) -> None:
-    if n < MIN_SIZE:
-        raise UserError(f"--size {n}: matrix size too small (at least {MIN_SIZE})")
+    TABLE["size"].convert(n)
     host().check_fits(4 * 8 * n * n, f"matrix size {n} (4 matrices of doubles)")
 
 
 @dataclass(frozen=True)
 class ComputeParams:
-    """What one compute sweep measures, every default here, checked when made (the flag
-    names are `numascope peak`'s). `clock_ghz` is a stated all-core clock used instead of
-    measuring one; `memory` and `links` describe the machine for the DRAM and link peaks."""
+    """What one compute sweep measures; the defaults are the options' (families/compute/
+    options.py), every value checked by its option's rule when made (the flag names are
+    `numascope peak`'s). `clock_ghz` is a stated all-core clock used instead of measuring
+    one; `memory` and `links` describe the machine for the DRAM and link peaks."""
 
-    dgemm: tuple[int, ...] = (2048,)      # DGEMM matrix sizes
-    lu: tuple[int, ...] = (4096,)         # LU solve sizes
-    reps: int = 3                         # timed repetitions per case (and clock passes)
+    dgemm: tuple[int, ...] = (PRESETS["quick"].dgemm,)   # DGEMM matrix sizes
+    lu: tuple[int, ...] = (PRESETS["quick"].lu,)         # LU solve sizes
+    reps: int = TABLE["reps"].default     # timed repetitions per case (and clock passes)
     clock: bool = True                    # measure the clock first (one case)
-    clock_ghz: float | None = None        # a given all-core clock instead (GHz)
-    hpl: bool = False                     # also HPL through hpcc
-    hpl_np: int | None = None             # MPI processes (None: physical cores)
-    hpl_n: int | None = None              # HPL problem size (None: short run, or sized)
-    hpl_big: bool = False                 # N from 80 % of available memory
+    clock_ghz: float | None = TABLE["clock_ghz"].default   # a given all-core clock (GHz)
+    hpl: bool = TABLE["hpl"].default      # also HPL through hpcc
+    hpl_np: int | None = TABLE["hpl_np"].default   # MPI processes (None: physical cores)
+    hpl_n: int | None = TABLE["hpl_n"].default     # HPL N (None: short run, or sized)
+    hpl_big: bool = TABLE["hpl_big"].default       # N from 80 % of available memory
     hpl_layouts: tuple[str, ...] = ()     # rank layouts (per-l3, per-node, per-core, …):
     #                                       one HPL run each under its generated mpirun line
-    memory: str | None = None             # '12x DDR5-4800' per socket (None: SMBIOS)
-    links: str | None = None              # 'xgmi:4x16@32' (None: unknown)
+    memory: str | None = TABLE["memory"].default   # '12x DDR5-4800' per socket (None: SMBIOS)
+    links: str | None = TABLE["links"].default     # 'xgmi:4x16@32' (None: unknown)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.reps, int) or self.reps < 1:
-            raise UserError(f"--reps must be at least 1 (got {self.reps})")
+        if not isinstance(self.reps, int):
+            raise UserError(f"--reps must be a whole number (got {self.reps!r})")
+        for name in ("reps", "clock_ghz", "hpl_np", "hpl_n", "hpl_layouts", "memory",
+                     "links"):                   # the options' own rules
+            TABLE[name].convert(getattr(self, name))
         for n in (*self.dgemm, *self.lu):
-            if n < MIN_SIZE:
-                raise UserError(f"--size {n}: matrix size too small (at least {MIN_SIZE})")
-        if self.clock_ghz is not None and not (math.isfinite(self.clock_ghz)
-                                               and 0 < self.clock_ghz < 100):
-            raise UserError(f"--clock must be a positive, finite clock in GHz below 100 "
-                            f"(got {self.clock_ghz})")
-        if self.hpl_np is not None:
-            hpcc.check_procs(self.hpl_np)
-        if self.hpl_n is not None:
-            hpcc.check_n(self.hpl_n)
-        if self.hpl_layouts:
-            from numascope.layouts import NAMED
-            for name in self.hpl_layouts:
-                if name not in NAMED:
-                    raise UserError(f"--layout {name}: unknown layout (choose from "
-                                    f"{', '.join(NAMED)})")
-            if len(set(self.hpl_layouts)) != len(self.hpl_layouts):
-                raise UserError("--layout names a layout twice")
-            if self.hpl_np is not None:
-                raise UserError("--hpl-np and --layout both set the HPL processes: give one")
-        if self.memory is not None:
-            dram.parse_memory_spec(self.memory)
-        if self.links is not None:
-            links.parse_links_spec(self.links)
+            TABLE["size"].convert(n)
+        if self.hpl_layouts and self.hpl_np is not None:
+            raise UserError("--hpl-np and --layout both set the HPL processes: give one")
 
     @property
     def runs_hpl(self) -> bool:
         return self.hpl or self.hpl_big or self.hpl_n is not None or bool(self.hpl_layouts)
 
 
-def run_dgemm(n: int, reps: int = 3, seed: int = 1) -> dict[str, Any]:
+def run_dgemm(n: int, reps: int = TABLE["reps"].default, seed: int = 1) -> dict[str, Any]:
     """C = A·B with numpy's BLAS; seconds per repetition; raises MeasurementError when the
     product is wrong."""
     _check_size(n)
@@ -128,7 +107,7 @@ def run_dgemm(n: int, reps: int = 3, seed: int = 1) -> dict[str, Any]:
     return {"n": n, "seconds": times, "check": float(rel)}
 
 
-def run_lu(n: int, reps: int = 3, seed: int = 2) -> dict[str, Any]:
+def run_lu(n: int, reps: int = TABLE["reps"].default, seed: int = 2) -> dict[str, Any]:
     """x = A⁻¹b with LAPACK dgesv (LU with partial pivoting) via numpy.linalg.solve."""
     _check_size(n)
     np = _np()
@@ -253,7 +232,7 @@ class Compute:
         return res
 
     def _measure_blas(self, topo: Topology, case: Case, kind: str) -> BenchResult:
-        n, reps = int(case.params["n"]), int(case.params.get("reps", 3))
+        n, reps = int(case.params["n"]), int(case.params.get("reps", TABLE["reps"].default))
         r = run_dgemm(n, reps) if kind == "dgemm" else run_lu(n, reps)
         flop = dgemm_flop(n) if kind == "dgemm" else lu_flop(n)
         gflops = [flop / t / 1e9 for t in r["seconds"]]
@@ -329,14 +308,14 @@ def _physical_cores(topo: Topology) -> int:
 
 
 def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
-    """quick: clock + DGEMM 2048 + LU 4096 (seconds with an optimized BLAS); smoke: 128 and
-    128; full (dense): larger matrices + HPL through hpcc (N=10000 or what fits) when
-    installed. Five repetitions either way: enough for compare."""
+    """quick: clock + DGEMM and LU at the profile's orders (options.PRESETS: seconds with an
+    optimized BLAS; smoke: tiny); full (dense): larger matrices + HPL through hpcc (N=10000
+    or what fits) when installed. Five repetitions either way: enough for compare."""
+    size = orders(profile.name)           # the profile's matrix orders (options.PRESETS)
     if not profile.dense:
-        return Compute().cases(topo, ComputeParams(dgemm=(profile.dgemm,), lu=(profile.lu,),
-                                                   reps=5))
+        return Compute().cases(topo, ComputeParams(dgemm=(size.dgemm,), lu=(size.lu,), reps=5))
     avail = host().mem_available() or 0
     n = min(10000, hpcc.size_n(avail, 0.5)) if avail else hpcc.SHORT_N
     # HPL only when hpcc is there: a missing tool is not a failed stage
-    return Compute().cases(topo, ComputeParams(dgemm=(profile.dgemm,), lu=(profile.lu,), reps=5,
+    return Compute().cases(topo, ComputeParams(dgemm=(size.dgemm,), lu=(size.lu,), reps=5,
                                                hpl=shutil.which("hpcc") is not None, hpl_n=n))

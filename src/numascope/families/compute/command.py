@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from numascope.command.flags import add_json, add_sysfs_root
+from numascope.command.flags import add_json, add_options, add_sysfs_root
 
 NAME = "peak"
 HELP = "theoretical peaks vs measured: clock, FLOP/s (DGEMM, LU, HPL), DRAM, links"
@@ -18,60 +17,25 @@ ORDER = 60
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--memory", metavar="SPEC",
-                   help="memory per socket, e.g. '12x DDR5-4800' (default: SMBIOS type 17)")
-    p.add_argument("--links", metavar="SPEC",
-                   help="inter-socket links [NAME:]LINKSxLANES@GBPS, e.g. 'xgmi:4x16@32'")
-    p.add_argument("--hpl", action="store_true", help="also run HPL through hpcc (short run)")
-    p.add_argument("--hpl-big", action="store_true",
-                   help="HPL with N sized from 80%% of available memory (long)")
-    p.add_argument("--hpl-n", type=int, metavar="N", help="HPL problem size")
-    p.add_argument("--hpl-np", type=int, metavar="P",
-                   help="MPI processes for HPL (default: physical cores; 1 = no mpirun)")
-    p.add_argument("--layout", action="append", metavar="LAYOUT", dest="hpl_layout",
-                   help="HPL under mpirun with ranks per-l3 (threads inside), per-node, "
-                        "per-socket or per-core; repeat or comma-list for one run each "
-                        "(implies --hpl)")
-    p.add_argument("--hpl-layout", action="append", dest="hpl_layout", help=argparse.SUPPRESS)
-    p.add_argument("--size", type=int, default=2048, metavar="N",
-                   help="matrix size for DGEMM and LU (default 2048)")
-    p.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
-    p.add_argument("--no-compute", action="store_true",
-                   help="peaks and clock only: skip DGEMM/LU and the DRAM measurement")
-    p.add_argument("--dram-gbs", type=float, metavar="GB/S",
-                   help="use this measured DRAM bandwidth instead of measuring a triad")
-    p.add_argument("--link-gbs", type=float, metavar="GB/S",
-                   help="measured inter-socket bandwidth, for the efficiency table")
-    p.add_argument("--clock", type=float, metavar="GHZ",
-                   help="use this all-core clock for the FLOP/s peak instead of measuring "
-                        "(e.g. a spec-sheet base clock, or a replayed machine)")
+    from numascope.families.compute.options import REPEATABLE, TABLE
+    for o in TABLE:                          # in the table's order
+        if o.name in REPEATABLE:             # --layout, given once per layout
+            p.add_argument(o.flag, action="append", dest=o.name, metavar=o.metavar,
+                           help=o.help)
+            for old in o.hidden:
+                p.add_argument(old, action="append", dest=o.name, help=argparse.SUPPRESS)
+        else:
+            add_options(p, (o,))
     add_sysfs_root(p)
     add_json(p)
 
 
-def _layouts(values: list[str] | None) -> tuple[str, ...]:
-    """--layout per-l3 --layout per-node,per-core → ("per-l3", "per-node", "per-core")."""
-    from numascope.errors import UserError
-    out: list[str] = []
-    for v in values or []:
-        parts = [x.strip().lower() for x in v.split(",")]
-        if not all(parts):
-            raise UserError(f"--layout {v!r}: empty layout name (e.g. per-l3,per-node)")
-        out += parts
-    return tuple(out)
-
-
-def _given(args: argparse.Namespace) -> dict[str, Any]:
-    """The figures the user states for the efficiency table, checked."""
-    from numascope.errors import UserError
+def _given(opts: dict[str, Any]) -> dict[str, Any]:
+    """The figures the user states for the efficiency table (checked by their options)."""
     given: dict[str, Any] = {}
-    for flag, v, key in (("--dram-gbs", args.dram_gbs, "dram"),
-                         ("--link-gbs", args.link_gbs, "link")):
-        if v is None:
-            continue
-        if not (math.isfinite(v) and v > 0):
-            raise UserError(f"{flag} must be a positive, finite bandwidth (got {v})")
-        given[f"{key}_gbs"], given[f"{key}_by"] = v, flag
+    for flag, key in (("--dram-gbs", "dram"), ("--link-gbs", "link")):
+        if opts[f"{key}_gbs"] is not None:
+            given[f"{key}_gbs"], given[f"{key}_by"] = opts[f"{key}_gbs"], flag
     return given
 
 
@@ -102,15 +66,19 @@ def main(args: argparse.Namespace) -> int:
     from numascope.command.runner import finish
     from numascope.errors import UserError
     from numascope.families.compute.bench import Compute, ComputeParams
+    from numascope.families.compute.options import TABLE
+    from numascope.options import check
     from numascope.peaks import efficiency_table, measured_from
 
-    given = _given(args)
+    opts = check(TABLE, vars(args))    # every flag checked here, before anything is measured
+    given = _given(opts)
     live = args.sysfs_root in ("/", "")
-    compute = not args.no_compute
-    params = ComputeParams(       # every flag checked here, before anything is measured
-        dgemm=(args.size,), lu=(args.size,), reps=args.reps, clock=live, clock_ghz=args.clock,
-        hpl=args.hpl, hpl_np=args.hpl_np, hpl_n=args.hpl_n, hpl_big=args.hpl_big,
-        hpl_layouts=_layouts(args.hpl_layout), memory=args.memory, links=args.links)
+    compute = not opts["no_compute"]
+    params = ComputeParams(
+        dgemm=(opts["size"],), lu=(opts["size"],), reps=opts["reps"], clock=live,
+        clock_ghz=opts["clock_ghz"], hpl=opts["hpl"], hpl_np=opts["hpl_np"],
+        hpl_n=opts["hpl_n"], hpl_big=opts["hpl_big"], hpl_layouts=opts["hpl_layouts"] or (),
+        memory=opts["memory"], links=opts["links"])
     if not live and (compute or params.runs_hpl):
         raise UserError("measurements need this machine: add --no-compute with --sysfs-root")
     if not compute:

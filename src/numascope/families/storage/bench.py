@@ -33,6 +33,7 @@ from numascope.families.storage.fio import (
     probe,
     run_fio,
 )
+from numascope.families.storage.options import TABLE
 from numascope.families.storage.targets import (
     Files,
     Target,
@@ -134,12 +135,11 @@ class Storage:
         if self.io_dir is None:
             raise Unavailable("no --io-dir given: the storage stage needs a directory on the "
                               "drive to measure (numascope io --dir DIR measures one directly)")
-        size = min(profile.max_bytes, 1 << 30)
-        if profile.dense:
-            p = IoParams(runtime=5.0, ramp=1.0, size=size)
-            return self.cases(topo, params=p, dirs=[self.io_dir], mode="placement",
-                              reps=min(profile.reps, 5))
-        p = IoParams(runtime=2.0, ramp=1.0, size=size) if profile.readable else \
+        size = min(profile.max_bytes, TABLE["size"].default)
+        if profile.dense:                                    # the default job
+            return self.cases(topo, params=IoParams(size=size), dirs=[self.io_dir],
+                              mode="placement", reps=min(profile.reps, 5))
+        p = IoParams(runtime=2.0, size=size) if profile.readable else \
             IoParams(runtime=1.0, ramp=0.0, size=size)       # smoke: fio runs, placed
         return self.cases(topo, params=p, dirs=[self.io_dir], mode="run",
                           reps=min(profile.reps, 3))
@@ -165,7 +165,7 @@ class Storage:
 
     def cases(self, topo: Topology, *, params: IoParams | None = None,
               dirs: list[str] | tuple[str, ...] = (), device: str | None = None,
-              readonly: bool = False, mode: str = "run", reps: int = 1,
+              readonly: bool = False, mode: str = "run", reps: int = TABLE["reps"].default,
               cpus: list[int] | None = None, memory: MemorySpec | None = None,
               where: str = "", sweep: list[tuple[int, int]] | None = None,
               targets: list[Target] | None = None, **_: Any) -> list[Case]:
@@ -174,8 +174,7 @@ class Storage:
         p = params or IoParams()
         if mode not in MODES:
             raise UserError(f"unknown study {mode!r} (choose from {', '.join(MODES)})")
-        if reps < 1:
-            raise UserError(f"--reps must be at least 1 (got {reps})")
+        TABLE["reps"].convert(reps)
         ts = targets if targets is not None else self.targets(topo, p, list(dirs), device,
                                                               readonly)
         pinned = bool(cpus) or (memory is not None and not memory.first_touch)
@@ -250,7 +249,7 @@ class Storage:
             if not numa:
                 cpus, wrap = self._fallback(groups, notes)
             cmd = ""
-            for _ in range(int(cp.get("reps", 1))):
+            for _ in range(int(cp.get("reps", TABLE["reps"].default))):
                 run, cmd = run_fio(text, path=fio, cpus=cpus, wrap=wrap, readonly=device,
                                    timeout=p.runtime + p.ramp + 600)
                 runs.append(run)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from numascope.command.flags import add_json, add_placement
+from numascope.command.flags import add_json, add_options
 
 NAME = "io"
 HELP = "storage IOPS and latency with fio: files in --dir DIR (one per drive), by placement " \
@@ -15,72 +15,27 @@ ORDER = 48
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    t = p.add_argument_group("targets (numascope creates a file in each --dir and removes it)")
-    t.add_argument("--dir", action="append", default=[], metavar="DIR", dest="dirs",
-                   help="a directory on the drive to measure; repeat for each drive")
-    t.add_argument("--device", default=None, metavar="/dev/X",
-                   help="read a raw block device instead (needs --readonly; never written, "
-                        "refused while it or a partition is mounted)")
-    t.add_argument("--readonly", action="store_true",
-                   help="acknowledge that --device is only read")
-    j = p.add_argument_group("the fio job")
-    j.add_argument("--rw", default="randread",
-                   choices=["randread", "randwrite", "randrw", "read"],
-                   help="workload (default randread; read is sequential)")
-    j.add_argument("--bs", default=None, metavar="SIZE",
-                   help="block size (default 4k; 128k for --rw read)")
-    j.add_argument("--iodepth", default="32", metavar="LIST",
-                   help="queue depth per job; a list such as 1,32 sweeps it (default 32)")
-    j.add_argument("--runtime", type=float, default=5.0, metavar="S",
-                   help="seconds measured per run (default 5)")
-    j.add_argument("--ramp", type=float, default=1.0, metavar="S",
-                   help="seconds run before measuring (default 1)")
-    j.add_argument("--size", default="1G", metavar="SIZE",
-                   help="file size per --dir, or the region of --device read (default 1G)")
-    j.add_argument("--rwmixread", type=int, default=70, metavar="PCT",
-                   help="--rw randrw: percent reads (default 70)")
-    j.add_argument("--reps", type=int, default=1, metavar="N",
-                   help="fio runs per case (default 1)")
-    s = p.add_mutually_exclusive_group()
-    s.add_argument("--placement", action="store_true",
-                   help="per target: jobs and buffers on its node, each other node, unpinned")
-    s.add_argument("--scaling", action="store_true",
-                   help="1..N --dir at once, each local to its drive: IOPS per drive, knee")
-    add_placement(p, cpus="run fio's jobs on these CPUs", weighted=False, pages=None,
-                  threads="fio jobs per target (fio's numjobs); a list such as 1,4 sweeps it")
-    p.add_argument("--numjobs", dest="threads", default=None, help=argparse.SUPPRESS)
+    from numascope.families.storage.options import REPEATABLE, TABLE
+    for o in TABLE:            # --dir, given once per drive (it heads the table)
+        if o.name in REPEATABLE:
+            p.add_argument(o.flag, action="append", dest=o.name, metavar=o.metavar,
+                           help=o.help)
+    add_options(p, [o for o in TABLE if o.name not in REPEATABLE])
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="save the placement / scaling plot (.png or .svg)")
     add_json(p)
 
 
-def _counts(text: str, flag: str) -> list[int]:
-    from numascope.errors import UserError
-    parts = [x.strip() for x in str(text).split(",")]
-    try:
-        vals = [int(x) for x in parts]
-    except ValueError:
-        raise UserError(f"{flag} {text!r}: expected a count such as 32 or a list such as "
-                        "1,32") from None
-    if any(v < 1 for v in vals):
-        raise UserError(f"{flag} must be at least 1 (got {text})")
-    return list(dict.fromkeys(vals))
-
-
 def params_from(args: argparse.Namespace):
-    """(IoParams, sweep of (iodepth, numjobs)) from the flags; UserError on a bad value."""
-    from numascope.command.flags import threads_arg
-    from numascope.errors import UserError
+    """(IoParams, sweep of (iodepth, numjobs)) from the flags, each checked by its option
+    in the table (families/storage/options.py) before anything is measured; UserError on
+    a bad value."""
     from numascope.families.storage.fio import IoParams
-    from numascope.units import parse_size
-    for flag, v in (("--runtime", args.runtime), ("--ramp", args.ramp)):
-        if not math.isfinite(v):
-            raise UserError(f"{flag} {v}: a number of seconds")
-    depths = _counts(args.iodepth, "--iodepth")
-    jobs = threads_arg(args, many=True) or [1]
-    bs = parse_size(args.bs) if args.bs is not None else None
-    p = IoParams(rw=args.rw, bs=bs, iodepth=depths[0], numjobs=jobs[0], runtime=args.runtime,
-                 ramp=args.ramp, size=parse_size(args.size), rwmixread=args.rwmixread)
+    depths = list(dict.fromkeys(args.iodepth))     # checked: lists of counts
+    jobs = args.threads
+    p = IoParams(rw=args.rw, bs=args.bs, iodepth=depths[0], numjobs=jobs[0],
+                 runtime=args.runtime, ramp=args.ramp, size=args.size,
+                 rwmixread=args.rwmixread)
     sweep = [(d, n) for d in depths for n in jobs]
     for d, n in sweep:   # every point checked now, not when it is reached
         IoParams(rw=p.rw, bs=p.bs, iodepth=d, numjobs=n, runtime=p.runtime, ramp=p.ramp,
@@ -95,14 +50,14 @@ def main(args: argparse.Namespace) -> int:
     from numascope.errors import UserError
     from numascope.families.storage.bench import UNKNOWN, Storage
     from numascope.families.storage.fio import fio_path, fio_version, probe
+    from numascope.families.storage.options import TABLE
+    from numascope.options import check
     from numascope.placement import select_cpus
     from numascope.topology import read_topology
-
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)
     if args.plot and not (args.placement or args.scaling):
         raise UserError("--plot draws --placement or --scaling: add one of them")
-    if args.reps < 1:
-        raise UserError(f"--reps must be at least 1 (got {args.reps})")
+    args = argparse.Namespace(**{**vars(args), **check(TABLE, vars(args))})   # its rules
     p, sweep = params_from(args)
     topo = read_topology("/")
     where = cpus_arg(args, default="")
@@ -110,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
     memory = memory_arg(args, topo)
     mode = "placement" if args.placement else "scaling" if args.scaling else "run"
     bench = Storage()
-    cases = bench.cases(topo, params=p, dirs=args.dirs, device=args.device,
+    cases = bench.cases(topo, params=p, dirs=args.dirs or [], device=args.device,
                         readonly=args.readonly, mode=mode, reps=args.reps, cpus=cpus,
                         memory=memory, where=where, sweep=sweep)
     path = fio_path()                      # before measuring: fio missing is exit 4, one line

@@ -25,13 +25,11 @@ from functools import lru_cache
 from typing import Any
 
 from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.families.storage.options import BS_RANDOM, BS_SEQUENTIAL, RW, TABLE
 from numascope.procs import stop_group
 from numascope.units import format_bytes
 
-RW = ("randread", "randwrite", "randrw", "read")
 ENGINES = ("io_uring", "libaio")
-KIB = 1024
-MIB = 1 << 20
 PERCENTILES = (("p50", "50.000000"), ("p99", "99.000000"), ("p99.9", "99.900000"))
 KILL_GRACE_S = 5.0
 PIN_SRC = ("import os, sys; os.sched_setaffinity(0, [int(c) for c in sys.argv[1].split(',')]); "
@@ -42,41 +40,35 @@ PIN_SRC = ("import os, sys; os.sched_setaffinity(0, [int(c) for c in sys.argv[1]
 
 @dataclass(frozen=True)
 class IoParams:
-    """One fio workload; every default in one place, checked once here."""
+    """One fio workload; the defaults are the options' (families/storage/options.py), every
+    value checked by its option's rule when made (the flag names are `numascope io`'s)."""
 
-    rw: str = "randread"
-    bs: int | None = None          # bytes; None: 4 KiB, or 128 KiB for sequential read
-    iodepth: int = 32
-    numjobs: int = 1
-    runtime: float = 5.0           # seconds measured (time_based)
-    ramp: float = 1.0              # seconds run before measuring (ramp_time)
-    size: int = 1 << 30            # bytes of the file per target (region of a device)
-    rwmixread: int = 70            # randrw: percent reads
+    rw: str = TABLE["rw"].default
+    bs: int | None = TABLE["bs"].default      # bytes; None: BS_SEQUENTIAL for read, else BS_RANDOM
+    iodepth: int = TABLE["iodepth"].default
+    numjobs: int = TABLE["threads"].default   # fio's numjobs: `numascope io --threads`
+    runtime: float = TABLE["runtime"].default   # seconds measured (time_based)
+    ramp: float = TABLE["ramp"].default         # seconds run before measuring (ramp_time)
+    size: int = TABLE["size"].default         # bytes of the file per target (region of a device)
+    rwmixread: int = TABLE["rwmixread"].default   # randrw: percent reads
     direct: bool = True
 
     def __post_init__(self) -> None:
         if self.rw not in RW:
             raise UserError(f"--rw {self.rw}: choose one of {', '.join(RW)}")
         if self.bs is None:
-            object.__setattr__(self, "bs", 128 * KIB if self.rw == "read" else 4 * KIB)
+            object.__setattr__(self, "bs", BS_SEQUENTIAL if self.rw == "read" else BS_RANDOM)
+        for name, flag, value in (("bs", "--bs", int(self.bs or 0)),
+                                  ("iodepth", "--iodepth", self.iodepth),
+                                  ("threads", "--numjobs", self.numjobs),
+                                  ("runtime", "--runtime", self.runtime),
+                                  ("ramp", "--ramp", self.ramp),
+                                  ("rwmixread", "--rwmixread", self.rwmixread)):
+            TABLE[name].convert(value, flag)          # the options' own rules
         bs = int(self.bs or 0)
-        if bs < 512 or bs % 512:
-            raise UserError(f"--bs {bs}: a block size is a multiple of 512 bytes (e.g. 4k)")
-        if bs > 64 * MIB:
-            raise UserError(f"--bs {format_bytes(bs)}: at most 64 MiB")
-        if not 1 <= self.iodepth <= 65536:
-            raise UserError(f"--iodepth {self.iodepth}: between 1 and 65536")
-        if not 1 <= self.numjobs <= 4096:
-            raise UserError(f"--numjobs {self.numjobs}: between 1 and 4096")
-        if not 0.5 <= self.runtime <= 86400:
-            raise UserError(f"--runtime {self.runtime:g}: between 0.5 and 86400 seconds")
-        if not 0 <= self.ramp <= 3600:
-            raise UserError(f"--ramp {self.ramp:g}: between 0 and 3600 seconds")
         if self.size < bs or self.size % bs:
             raise UserError(f"--size {format_bytes(self.size)}: a whole number of blocks of "
                             f"{format_bytes(bs)}, at least one")
-        if not 0 <= self.rwmixread <= 100:
-            raise UserError(f"--rwmixread {self.rwmixread}: a percentage, 0 to 100")
 
     @property
     def reads(self) -> bool:
