@@ -24,19 +24,28 @@ from typing import Any
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.families.interconnect import launch as L
+from numascope.families.interconnect.options import (  # noqa: F401 - re-exported
+    BUFFERS,
+    FULL_ITERS,
+    FULL_SIZES,
+    KIB,
+    MAX_SIZE,
+    MIB,
+    QUICK_ITERS,
+    QUICK_SIZES,
+    SMOKE_ITERS,
+    SMOKE_SIZES,
+    TABLE,
+    TESTS,
+    one_of,
+)
+from numascope.families.interconnect.options import size_text as _size
 from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 
 FAMILY = "interconnect"
-KIB, MIB = 1 << 10, 1 << 20
-FULL_SIZES = tuple(1 << i for i in range(23))                       # 1 B … 4 MiB
-QUICK_SIZES = (1, 8, 64, 512, 4 * KIB, 32 * KIB, 256 * KIB, 1 * MIB)
-SMOKE_SIZES = (1, 64, 4096, 65536)   # smoke: the launch and the placement, to 64 KiB
-MAX_SIZE = 64 * MIB
 PATHS = ("same L3", "same node", "other node", "other socket")
-BUFFERS = {"same": "one send and one receive buffer per rank (OSU's method)",
-           "distinct": "a buffer per window slot (fresh data every message)"}
 UNIT = {"lat": "us", "bw": "MB/s", "bibw": "MB/s", "mbw": "MB/s"}
 WHAT = {"lat": "latency (half round trip)", "bw": "uni-directional bandwidth",
         "bibw": "bidirectional bandwidth", "mbw": "multi-pair bandwidth"}
@@ -44,56 +53,35 @@ WHAT = {"lat": "latency (half round trip)", "bw": "uni-directional bandwidth",
 
 @dataclass(frozen=True)
 class NetParams:
-    """What every launch of a case measures."""
+    """What every launch of a case measures. The defaults are the options' (TABLE), the
+    sizes and iterations the quick preset's; every value is checked by its option's rule."""
 
     sizes: tuple[int, ...] = QUICK_SIZES
-    lat_iters: int = 1000          # timed ping-pongs per size (a tenth above 8 KiB)
-    bw_iters: int = 20             # timed windows per size (a fifth above 8 KiB)
-    buffers: str = "same"          # same: OSU's one buffer per rank; distinct: one per slot
-    window: int = 64
-    pairs: int = 0                 # multi-pair test with this many pairs (0: none)
-    reps: int = 1                  # launches per test
-    timeout: float = 300.0         # seconds per launch
-    engine: str = "auto"           # auto | numascope | osu
-    tests: tuple[str, ...] = ("lat", "bw", "bibw")   # mbw joins when pairs > 0
-    pages: str = "thp"             # thp: buffers madvise(MADV_HUGEPAGE); none: base pages
+    lat_iters: int = QUICK_ITERS[0]    # timed ping-pongs per size (a tenth above 8 KiB)
+    bw_iters: int = QUICK_ITERS[1]     # timed windows per size (a fifth above 8 KiB)
+    buffers: str = TABLE["buffers"].default    # same: OSU's one per rank; distinct: per slot
+    window: int = TABLE["window"].default
+    pairs: int = TABLE["pairs"].default        # multi-pair test with this many pairs (0: none)
+    reps: int = TABLE["reps"].default          # launches per test
+    timeout: float = TABLE["timeout"].default  # seconds per launch
+    engine: str = TABLE["engine"].default      # auto | numascope | osu
+    tests: tuple[str, ...] = TESTS             # mbw joins when pairs > 0
+    pages: str = TABLE["pages"].default        # thp: madvise(MADV_HUGEPAGE); none: base pages
 
     def __post_init__(self) -> None:
-        if not self.sizes:
-            raise UserError("--sizes: at least one message size")
-        bad = [s for s in self.sizes if not isinstance(s, int) or s < 1 or s > MAX_SIZE]
-        if bad:
-            b = _size(bad[0]) if isinstance(bad[0], int) and bad[0] > 0 else bad[0]
-            raise UserError(f"--sizes: {b} is not a message size from 1 B to 64 MiB")
-        if len(self.sizes) > 60:
-            raise UserError("--sizes: at most 60 sizes")
-        for name, v in (("--iters", self.lat_iters), ("--iters", self.bw_iters),
-                        ("--reps", self.reps)):
-            if v < 1:
-                raise UserError(f"{name} must be at least 1 (got {v})")
-        if self.window < 1 or self.window > 1024:
-            raise UserError(f"--window must be from 1 to 1024 (got {self.window})")
-        if self.pairs < 0 or self.pairs > 256:
-            raise UserError(f"--pairs must be from 1 to 256 (got {self.pairs})")
-        if not (self.timeout > 0 and math.isfinite(self.timeout)):
-            raise UserError(f"--timeout must be a positive number of seconds "
-                            f"(got {self.timeout})")
-        bad = [t for t in self.tests if t not in ("lat", "bw", "bibw")]
-        if bad or not self.tests:
-            raise UserError(f"--tests {','.join(self.tests)}: choose from lat, bw, bibw "
-                            "(--pairs N adds the multi-pair test)")
-        if self.pages not in ("thp", "none"):
-            raise UserError(f"--pages {self.pages!r}: thp or none")
-        if self.engine not in ("auto", "numascope", "osu"):
-            raise UserError(f"--engine {self.engine!r}: auto, numascope or osu")
-        if self.buffers not in BUFFERS:
-            raise UserError(f"--buffers {self.buffers!r}: same or distinct")
+        for name, value in (("sizes", self.sizes), ("iters", (self.lat_iters, self.bw_iters)),
+                            ("reps", self.reps), ("window", self.window),
+                            ("pairs", self.pairs), ("timeout", self.timeout),
+                            ("tests", self.tests)):
+            TABLE[name].convert(value)            # the options' own rules
+        for name in ("pages", "engine", "buffers"):
+            one_of(name, getattr(self, name))
         if self.buffers == "distinct" and self.engine == "osu":
             raise UserError("--buffers distinct: OSU's programs reuse one buffer per rank; "
                             "use --engine numascope (or auto)")
 
     def all_tests(self) -> list[str]:
-        return [t for t in ("lat", "bw", "bibw") if t in self.tests] + \
+        return [t for t in TESTS if t in self.tests] + \
             (["mbw"] if self.pairs else [])
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,8 +94,8 @@ class NetParams:
     def from_dict(cls, d: dict[str, Any]) -> NetParams:
         d = dict(d)
         d["sizes"] = tuple(d["sizes"])
-        d["tests"] = tuple(d.get("tests", ("lat", "bw", "bibw")))
-        d.setdefault("pages", "thp")
+        d["tests"] = tuple(d.get("tests", TESTS))
+        d.setdefault("pages", "thp")       # records from before --pages: read so, as always
         # records from before --buffers were measured with a buffer per window slot
         d.setdefault("buffers", "distinct")
         return cls(**d)
@@ -134,11 +122,13 @@ def profile_params(profile: Profile, ncpus: int = 2) -> NetParams:
     smoke: 4 sizes to 64 KiB, 100 / 4. Every profile: OSU's one buffer per rank."""
     if profile.dense:
         pairs = min(4, ncpus // 2) if ncpus >= 4 else 0
-        return NetParams(sizes=FULL_SIZES, lat_iters=10000, bw_iters=100,
+        return NetParams(sizes=FULL_SIZES, lat_iters=FULL_ITERS[0], bw_iters=FULL_ITERS[1],
                          reps=min(profile.reps, 3), pairs=pairs)
     if not profile.readable:        # smoke: the launch and placement, not the figures
-        return NetParams(sizes=SMOKE_SIZES, lat_iters=100, bw_iters=4, reps=1)
-    return NetParams(sizes=QUICK_SIZES, lat_iters=1000, bw_iters=20, reps=1)
+        return NetParams(sizes=SMOKE_SIZES, lat_iters=SMOKE_ITERS[0],
+                         bw_iters=SMOKE_ITERS[1], reps=1)
+    return NetParams(sizes=QUICK_SIZES, lat_iters=QUICK_ITERS[0], bw_iters=QUICK_ITERS[1],
+                     reps=1)
 
 
 # -- the intra-node paths ---------------------------------------------------------------------
@@ -500,13 +490,6 @@ def check_measured(r: BenchResult) -> None:
     for k, mt in r.metrics.items():
         if not mt.values or not all(math.isfinite(v) and v > 0 for v in mt.values):
             raise MeasurementError(f"{r.case}: {k} is not a positive number")
-
-
-def _size(b: int) -> str:
-    for unit, n in (("MiB", MIB), ("KiB", KIB)):
-        if b >= n and b % n == 0:
-            return f"{b // n} {unit}"
-    return f"{b} B"
 
 
 # -- reading results --------------------------------------------------------------------------

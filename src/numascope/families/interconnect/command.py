@@ -6,113 +6,66 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
-from numascope.command.flags import add_json
+from numascope.command.flags import add_json, add_options
 
 NAME = "net"
 HELP = "MPI latency and bandwidth by NUMA placement (mpirun; OSU when on PATH): this " \
        "host's paths, or two hosts with --hosts A,B"
 ORDER = 50
-PATH_FLAGS = {"same-l3": "same L3", "same-node": "same node", "other-node": "other node",
-              "other-socket": "other socket"}
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    m = p.add_argument_group("what is measured")
-    m.add_argument("--sizes", default=None, metavar="LIST",
-                   help="message sizes, e.g. 1,8,4K,1M, or MIN:MAX for the powers of two "
-                        "between (default 1:4M; --quick: 8 sizes to 1M)")
-    m.add_argument("--tests", default="lat,bw,bibw", metavar="LIST",
-                   help="lat (ping-pong), bw (window of sends), bibw (both ways) "
-                        "(default all three)")
-    m.add_argument("--pairs", type=int, default=0, metavar="N",
-                   help="add the multi-pair test: N pairs at once, bandwidth and message "
-                        "rate")
-    m.add_argument("--iters", default=None, metavar="N[,M]",
-                   help="timed iterations per size: N ping-pongs, M windows (N for both "
-                        "when M is left out; default OSU's 10000,100, --quick 1000,20; above "
-                        "8 KiB a tenth / a fifth; warm-up in OSU's ratios)")
-    m.add_argument("--window", type=int, default=64, metavar="N",
-                   help="sends in flight per window (default 64)")
-    m.add_argument("--reps", type=int, default=1, metavar="N",
-                   help="launches per test (default 1)")
-    m.add_argument("--quick", action="store_true", help="fewer sizes and iterations")
-    m.add_argument("--buffers", default="same", choices=["same", "distinct"],
-                   help="same: one send and one receive buffer per rank, reused by every "
-                        "message of a window (OSU's method, the default); distinct: a buffer "
-                        "per window slot (an application streaming fresh data)")
-    m.add_argument("--pages", default="thp", choices=["none", "thp"],
-                   help="page kind of the ranks' buffers: none (base pages), thp "
-                        "(transparent huge pages); default thp")
-    w = p.add_argument_group("where the ranks run")
-    w.add_argument("--path", action="append", default=[], choices=sorted(PATH_FLAGS),
-                   help="only this intra-node path (repeatable; default every one present)")
-    w.add_argument("--cpus", default=None, metavar="A,B",
-                   help="rank 0 on CPU A, rank 1 on CPU B (buffers on each CPU's node)")
-    w.add_argument("--hosts", default=None, metavar="A,B",
-                   help="two hosts: rank 0 on A, rank 1 on B, through every node pair")
-    w.add_argument("--peer-nodes", default=None, metavar="LIST",
-                   help="--hosts: host B's nodes (default: the same as this host's)")
-    e = p.add_argument_group("launching")
-    e.add_argument("--engine", default="auto", choices=["auto", "numascope", "osu"],
-                   help="auto: the OSU micro-benchmarks when on PATH, else numascope's "
-                        "program (built with mpicc at first use)")
-    e.add_argument("--timeout", type=float, default=300.0, metavar="S",
-                   help="seconds per mpirun launch before every rank is killed (default 300)")
+    """The table's flags in its groups (--path repeats: argparse's "append", which
+    add_options does not make), then --plot and --json."""
+    from dataclasses import replace
+
+    from numascope.families.interconnect.options import REPEATED, TABLE
+    groups: dict[str, Any] = {}
+    for o in TABLE:
+        if o.group not in groups:
+            groups[o.group] = p.add_argument_group(o.group)
+        g = groups[o.group]
+        if o.name in REPEATED:
+            g.add_argument(o.flag, dest=o.name, action="append", default=[],
+                           choices=o.choices, help=f"{o.help}; default: {o.default_words()}")
+        else:
+            add_options(g, [replace(o, group="")])
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="save the latency / bandwidth plot (.png or .svg)")
     add_json(p)
 
 
+def checked(args: argparse.Namespace) -> dict[str, Any]:
+    """Every option's value converted and checked by its rule (one pass, before anything
+    runs); --path: each value given, once."""
+    from numascope.families.interconnect.options import REPEATED, TABLE
+    from numascope.options import check
+    values = check(TABLE, {**vars(args), **{n: None for n in REPEATED}})
+    for n in REPEATED:
+        values[n] = [TABLE[n].convert(x) for x in dict.fromkeys(getattr(args, n) or [])]
+    return values
+
+
 def _sizes(text: str | None, quick: bool) -> tuple[int, ...]:
-    from numascope.errors import UserError
-    from numascope.families.interconnect.bench import FULL_SIZES, QUICK_SIZES
-    from numascope.units import parse_size
+    """--sizes (its option's rule), or the preset when it is not given."""
+    from numascope.families.interconnect.options import FULL_SIZES, QUICK_SIZES, TABLE
     if text is None:
         return QUICK_SIZES if quick else FULL_SIZES
-    if ":" in text:
-        lo_t, _, hi_t = text.partition(":")
-        lo, hi = parse_size(lo_t or "1"), parse_size(hi_t)
-        if lo > hi:
-            raise UserError(f"--sizes {text}: the first size is larger than the second")
-        out, s = [], 1
-        while s <= hi:
-            if s >= lo:
-                out.append(s)
-            s *= 2
-        if not out:
-            raise UserError(f"--sizes {text}: no power of two between them")
-        return tuple(out)
-    parts = [x.strip() for x in text.split(",")]
-    if not all(parts):
-        raise UserError(f"--sizes {text!r}: an empty entry")
-    return tuple(sorted({parse_size(x) for x in parts}))
+    return TABLE["sizes"].convert(text)
 
 
-def _pair(text: str, flag: str) -> list[str]:
-    from numascope.errors import UserError
-    parts = [x.strip() for x in text.split(",")]
-    if len(parts) != 2 or not all(parts):
-        raise UserError(f"{flag} {text!r}: give two, A,B")
-    return parts
-
-
-def params_from(args: argparse.Namespace):
-    from numascope.errors import UserError
+def params_from(v: dict[str, Any]):
+    """NetParams from the checked values (the presets where --sizes, --iters are left
+    out)."""
     from numascope.families.interconnect.bench import NetParams
-    if not math.isfinite(args.timeout):
-        raise UserError(f"--timeout {args.timeout}: a number of seconds")
-    tests = tuple(dict.fromkeys(x.strip() for x in args.tests.split(",")))
-    lat, bw = (1000, 20) if args.quick else (10000, 100)
-    if args.iters is not None:
-        its = _ints(str(args.iters), "--iters")
-        if len(its) > 2 or min(its) < 1:
-            raise UserError(f"--iters {args.iters}: one or two counts of at least 1")
-        lat, bw = its[0], its[-1]
-    return NetParams(sizes=_sizes(args.sizes, args.quick), lat_iters=lat, bw_iters=bw,
-                     window=args.window, pairs=args.pairs, reps=args.reps,
-                     timeout=args.timeout, engine=args.engine, tests=tests,
-                     pages=args.pages, buffers=args.buffers)
+    from numascope.families.interconnect.options import FULL_ITERS, QUICK_ITERS
+    lat, bw = v["iters"] or (QUICK_ITERS if v["quick"] else FULL_ITERS)
+    return NetParams(sizes=v["sizes"] or _sizes(None, v["quick"]), lat_iters=lat,
+                     bw_iters=bw, window=v["window"], pairs=v["pairs"], reps=v["reps"],
+                     timeout=v["timeout"], engine=v["engine"], tests=v["tests"],
+                     pages=v["pages"], buffers=v["buffers"])
 
 
 def main(args: argparse.Namespace) -> int:
@@ -121,34 +74,34 @@ def main(args: argparse.Namespace) -> int:
     from numascope.errors import UserError
     from numascope.families.interconnect import bench as net
     from numascope.families.interconnect import launch
+    from numascope.families.interconnect.options import PATH_FLAGS
     from numascope.placement import check_cpus
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)
-    p = params_from(args)
+    v = checked(args)
+    p = params_from(v)
     world = launch.mpi_world()
     if world is not None:
-        return _under_launcher(args, p, world, plot)
+        return _under_launcher(args, v, p, world, plot)
     topo = read_topology("/")
-    hosts = tuple(_pair(args.hosts, "--hosts")) if args.hosts else ()
-    if args.peer_nodes is not None and not hosts:
+    hosts = v["hosts"] or ()
+    if v["peer_nodes"] is not None and not hosts:
         raise UserError("--peer-nodes goes with --hosts A,B")
-    if hosts and (args.cpus or args.path):
+    if hosts and (v["cpus"] or v["path"]):
         raise UserError("--hosts moves the ranks through every node itself: leave out "
                         "--cpus and --path")
-    if args.cpus and args.path:
+    if v["cpus"] and v["path"]:
         raise UserError("give --cpus or --path, not both")
-    peer_nodes = None
-    if args.peer_nodes is not None:
-        peer_nodes = list(dict.fromkeys(_ints(args.peer_nodes, "--peer-nodes")))
     bench = net.Interconnect()
-    if args.cpus:
-        a, b = (_ints(x, "--cpus")[0] for x in _pair(args.cpus, "--cpus"))
+    if v["cpus"]:
+        a, b = v["cpus"]
         check_cpus(topo, [a, b])
         cases = [net.given_case(topo, p, a, b)]
     else:
-        only = [PATH_FLAGS[x] for x in dict.fromkeys(args.path)] or None
-        cases = bench.cases(topo, params=p, hosts=hosts, peer_nodes=peer_nodes, only=only)
+        only = [PATH_FLAGS[x] for x in v["path"]] or None
+        cases = bench.cases(topo, params=p, hosts=hosts, peer_nodes=v["peer_nodes"],
+                            only=only)
         if not cases:
             raise UserError("no path to measure: " + "; ".join(bench.absent))
     mpirun, _ = launch.mpi_tools()            # exit 4, one line, before anything runs
@@ -166,14 +119,15 @@ def main(args: argparse.Namespace) -> int:
                                                                topo), extra=extra)
 
 
-def _under_launcher(args: argparse.Namespace, p, world: tuple[int, int], plot) -> int:
+def _under_launcher(args: argparse.Namespace, v: dict[str, Any], p, world: tuple[int, int],
+                    plot) -> int:
     """Started by the user's `mpirun -np 2 -H a,b numascope net` / `srun -N2 -n2 …`: rank 0
     prints the node-pair table (or the envelope); the other rank prints nothing."""
     from numascope.command.runner import Outcome, finish, save_plot, warn_notes
     from numascope.errors import UserError
     from numascope.families.interconnect import bench as net
     from numascope.topology import read_topology
-    if args.hosts or args.cpus or args.path or args.peer_nodes is not None:
+    if v["hosts"] or v["cpus"] or v["path"] or v["peer_nodes"] is not None:
         raise UserError("under your own mpirun/srun the ranks' hosts are yours: leave out "
                         "--hosts, --cpus, --path and --peer-nodes")
     topo = read_topology("/")
@@ -190,17 +144,6 @@ def _under_launcher(args: argparse.Namespace, p, world: tuple[int, int], plot) -
              "launched_by": "user"}
     return finish(args, NAME, Outcome(results=results),
                   lambda rs, con: render(rs, con, [], hosts, topo), extra=extra)
-
-
-def _ints(text: str, flag: str) -> list[int]:
-    from numascope.errors import UserError
-    try:
-        vals = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise UserError(f"{flag} {text!r}: expected numbers such as 0,4") from None
-    if any(v < 0 for v in vals):
-        raise UserError(f"{flag} {text!r}: numbers are not negative")
-    return vals
 
 
 def _f(v, fmt: str) -> str:

@@ -163,13 +163,13 @@ class Plan:
     warmup: int
     large_iters: int
     large_warmup: int
-    window: int = 64
-    pairs: int = 1
-    ranks: tuple[Rank, ...] = ()
-    hosts: tuple[str, ...] = ()       # two hosts: ranks [0, pairs) on the first, the rest on
+    window: int                       # every value from NetParams.plan (no second default)
+    pairs: int
+    ranks: tuple[Rank, ...]
+    hosts: tuple[str, ...]            # two hosts: ranks [0, pairs) on the first, the rest on
                                       # the second; empty: this host only
-    thp: bool = True                  # buffers madvise(MADV_HUGEPAGE) (else MADV_NOHUGEPAGE)
-    buffers: str = "same"             # same: OSU's one buffer per rank; distinct: per slot
+    thp: bool                         # buffers madvise(MADV_HUGEPAGE) (else MADV_NOHUGEPAGE)
+    buffers: str                      # same: OSU's one buffer per rank; distinct: per slot
     check_iters: int = CHECK_ITERS    # the untimed validation pass's iterations per size
 
     def __post_init__(self) -> None:
@@ -498,7 +498,7 @@ def mpi_world(env: dict[str, str] | None = None) -> tuple[int, int] | None:
 
 
 def sweep_command(exe: str, sizes: tuple[int, ...], lat_iters: int, bw_iters: int,
-                  window: int, thp: bool = True, buffers: str = "same") -> list[str]:
+                  window: int, thp: bool, buffers: str) -> list[str]:
     """The program's line when the user's launcher started us: one launch, the node sweep
     inside it (each rank can join the job once). The lat and bw iteration counts differ in
     the other modes; here one count serves both: the larger of bw's, the smaller of lat's."""

@@ -11,12 +11,12 @@
  * set_mempolicy(MPOL_BIND), then touches its buffers first. Warm-up iterations, then timed
  * iterations per message size. Receivers count the bytes they got (MPI_Get_count).
  *
- * Buffers (--buffers): "same" (the default, OSU's method) gives each rank one send and one
+ * Buffers (--buffers): "same" (OSU's method) gives each rank one send and one
  * receive buffer of the largest size, and every message of a window is sent from / received
  * into that one buffer; "distinct" gives every window slot its own buffer (a window x the
  * largest size per rank: what an application streaming fresh data sees).
  *
- * After every size's timed loops, an untimed validation pass (--check-iters N, default 2)
+ * After every size's timed loops, an untimed validation pass (--check-iters N times)
  * sends every size again, every message of the window, with a pattern that differs per
  * message, per iteration and per sender (a counter mixed into each 8-byte word), and the
  * receiver compares every byte. Everything is printed by rank 0 as JSON lines:
@@ -31,6 +31,12 @@
  * its host's nodes with CPUs (sysfs), and for every (rank 0's node, rank 1's node) both bind
  * to the first allowed CPU of their node with memory on it, allocate and touch new buffers,
  * and run --tests (lat,bw) over the sizes; lines carry "node_a" and "node_b".
+ *
+ * Every parameter is given on the command line (launch.py writes it from checked values):
+ * none has a default here, and a missing one is an error (exit 2) rather than a second
+ * default that could disagree with numascope's. Always: --sizes, --iters, --warmup, --large,
+ * --large-iters, --large-warmup, --window, --thp 0|1, --buffers same|distinct,
+ * --check-iters; one launch per test: --test, --pairs, --bind; --sweep 1: --tests.
  *
  * Fault injection for numascope's own tests: NUMASCOPE_NET_DIE_RANK=R makes rank R exit(7)
  * after MPI_Init; NUMASCOPE_NET_HANG_RANK=R makes it sleep forever;
@@ -61,9 +67,10 @@
 
 static int rank, world;
 static int step_a = -1, step_b = -1;     /* --sweep: the node pair being measured */
-static int thp = 0;                      /* --thp 1: madvise(MADV_HUGEPAGE) the buffers */
-static int distinct = 0;                 /* --buffers distinct: a buffer per window slot */
-static int check_iters = 2;              /* --check-iters: validation iterations per size */
+#define UNSET INT_MIN                    /* a parameter not given (each one is required) */
+static int thp = UNSET;                  /* --thp 1: madvise(MADV_HUGEPAGE) the buffers */
+static int distinct = UNSET;             /* --buffers distinct: a buffer per window slot */
+static int check_iters = UNSET;          /* --check-iters: validation iterations per size */
 static long corrupt_size = -1;           /* NUMASCOPE_NET_CORRUPT (tests only) */
 
 static void die(const char *msg) {
@@ -472,8 +479,8 @@ static int run_sweep(const char *tests, long *sizes, int nsizes, int iters, int 
             rank_line(host, cpus_text, nodes[mine], s, r);
             for (int i = 0; i < nsizes; i++) {
                 int big = sizes[i] > large;
-                int it = big && large_iters > 0 ? large_iters : iters;
-                int wu = big && large_warm >= 0 ? large_warm : warm;
+                int it = big ? large_iters : iters;
+                int wu = big ? large_warm : warm;
                 if (strstr(tests, "lat")) run_lat(sizes[i], it, wu, s, r);
                 if (strstr(tests, "bw")) run_bw("bw", sizes[i], it, wu, window, 1, 0, s, r);
             }
@@ -523,10 +530,11 @@ static void rank_line(const char *host, const char *cpus_text, int node, unsigne
 }
 
 int main(int argc, char **argv) {
-    const char *test = "lat", *sizes_s = "1", *bind = NULL, *tests = "lat,bw";
+    const char *test = NULL, *sizes_s = NULL, *bind = NULL, *tests = NULL;
     int sweep = 0;
-    int iters = 100, warm = 10, window = 64, pairs = 1, large_iters = -1, large_warm = -1;
-    long large = 8192;
+    int iters = UNSET, warm = UNSET, window = UNSET, pairs = UNSET, large_iters = UNSET,
+        large_warm = UNSET;
+    long large = UNSET;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) break;
@@ -543,10 +551,30 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--sweep")) sweep = atoi(v);
         else if (!strcmp(a, "--thp")) thp = atoi(v);
         else if (!strcmp(a, "--tests")) tests = v;
-        else if (!strcmp(a, "--buffers")) distinct = !strcmp(v, "distinct");
+        else if (!strcmp(a, "--buffers"))
+            distinct = !strcmp(v, "distinct") ? 1 : !strcmp(v, "same") ? 0 : -1;
         else if (!strcmp(a, "--check-iters")) check_iters = atoi(v);
         else continue;
         i++;
+    }
+    struct { int unset; const char *flag; } need[] = {
+        {!sizes_s, "--sizes"}, {iters == UNSET, "--iters"}, {warm == UNSET, "--warmup"},
+        {large == UNSET, "--large"}, {large_iters == UNSET, "--large-iters"},
+        {large_warm == UNSET, "--large-warmup"}, {window == UNSET, "--window"},
+        {thp == UNSET, "--thp"}, {distinct == UNSET, "--buffers"},
+        {check_iters == UNSET, "--check-iters"}, {sweep && !tests, "--tests"},
+        {!sweep && !test, "--test"}, {!sweep && pairs == UNSET, "--pairs"},
+        {!sweep && !bind, "--bind"}};
+    for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
+        if (need[k].unset) {
+            fprintf(stderr, "pt2pt: %s is required (numascope gives every parameter)\n",
+                    need[k].flag);
+            return 2;
+        }
+    }
+    if (distinct < 0 || thp < 0 || thp > 1) {
+        fprintf(stderr, "pt2pt: --buffers same|distinct, --thp 0|1\n");
+        return 2;
     }
     /* bind before MPI_Init so the library's own allocations follow the policy too */
     cpu_set_t set;
@@ -583,6 +611,8 @@ int main(int argc, char **argv) {
     if (getenv_rank("NUMASCOPE_NET_HANG_RANK") == rank) for (;;) pause();
     corrupt_size = getenv_rank("NUMASCOPE_NET_CORRUPT");
     if (check_iters < 1) die("--check-iters must be at least 1");
+    if (iters < 1 || warm < 0 || large < 0 || large_iters < 1 || large_warm < 0 || window < 1)
+        die("bad arguments");
 
     long sizes[MAXSIZES];
     int nsizes = parse_sizes(sizes_s, sizes);
@@ -613,8 +643,8 @@ int main(int argc, char **argv) {
     rank_line(host, cpus_text, node, s, r);
     for (int i = 0; i < nsizes; i++) {
         int big = sizes[i] > large;
-        int it = big && large_iters > 0 ? large_iters : iters;
-        int wu = big && large_warm >= 0 ? large_warm : warm;
+        int it = big ? large_iters : iters;
+        int wu = big ? large_warm : warm;
         if (!strcmp(test, "lat")) run_lat(sizes[i], it, wu, s, r);
         else if (!strcmp(test, "bw") || bidir || mbw)
             run_bw(test, sizes[i], it, wu, window, pairs, bidir, s, r);
