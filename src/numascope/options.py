@@ -49,6 +49,8 @@ class Option:
     exclusive: str = ""                       # options sharing a name exclude each other
     meaning: str = ""                         # numactl's words, where the flag is numactl's
     noun: str = ""                            # what a bound's message calls the value
+    repeat: bool = False                      # may be given several times: a list of values
+    const: Any = None                         # the value of the flag given without one
 
     def __post_init__(self) -> None:
         assert self.flag.startswith("--"), self.flag
@@ -61,8 +63,21 @@ class Option:
 
     def convert(self, text: Any, flag: str | None = None) -> Any:
         """The value `text` (as typed) means, checked against the kind, bounds and rule;
-        UserError naming `flag` (the spelling the user typed) otherwise."""
+        UserError naming `flag` (the spelling the user typed) otherwise. A repeated option
+        (a list) has each value checked by its kind, then the rule sees them all."""
         flag = flag or self.flag
+        if self.repeat and isinstance(text, (list, tuple)):
+            value: Any = [self._one(v, flag) for v in text]
+        else:
+            value = self._one(text, flag)
+        if value is None:
+            return None
+        if self.rule is not None:
+            out = self.rule(value, flag)
+            value = value if out is None else out
+        return value
+
+    def _one(self, text: Any, flag: str) -> Any:
         if self.kind == "switch" or not isinstance(text, str):
             value = text
         else:
@@ -78,9 +93,6 @@ class Option:
                 self._bounds(v, flag)
         elif self.kind == "choice" and value not in self.choices:
             raise UserError(f"{flag} {value!r}: choose one of {', '.join(self.choices)}")
-        if self.rule is not None:
-            out = self.rule(value, flag)
-            value = value if out is None else out
         return value
 
     def _parse(self, text: str, flag: str) -> Any:
@@ -164,10 +176,10 @@ class Table:
 def check(table: Table, values: dict[str, Any]) -> dict[str, Any]:
     """Each option's value (as typed, or its default when not given) converted and checked;
     the names are the options' dests. UserError on the first bad one."""
-    out = {}
+    out: dict[str, Any] = {}
     for o in table:
         given = values.get(o.name, o.default)
-        out[o.name] = o.convert(given) if given is not None else None
+        out[o.name] = None if given is None else o.convert(given)
     return out
 
 
@@ -225,6 +237,8 @@ def markdown(table: Table) -> str:
             accepted = o.metavar or o.kind
         if o.rule_text:
             accepted += f"; {o.rule_text}"
+        if o.repeat:
+            accepted += "; repeatable"
         meaning = o.help + (f" ({o.meaning})" if o.meaning else "")
         unit = o.unit or ("B" if o.kind == "size" else "")
         rows.append(f"| `{o.flag}` | {o.default_words()} | {unit} | {accepted} | "

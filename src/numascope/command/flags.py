@@ -60,6 +60,10 @@ def add_options(p: argparse.ArgumentParser, options: tuple[Option, ...] | list[O
             kw.update(action="store_true", default=bool(o.default))
         else:
             kw.update(default=o.default, metavar=o.metavar)
+            if o.repeat:
+                kw["action"] = "append"
+            if o.const is not None:
+                kw.update(nargs="?", const=o.const)
             if o.kind == "int":
                 kw["type"] = int
             elif o.kind == "float":
@@ -71,6 +75,19 @@ def add_options(p: argparse.ArgumentParser, options: tuple[Option, ...] | list[O
             where.add_argument(old, **{**kw, "help": argparse.SUPPRESS})
 
 
+def add_family(p: argparse.ArgumentParser, options: Any, *, plot: str | None = None,
+               sysfs_root: bool = False) -> None:
+    """A family command's flags: its option table, then what every command may have —
+    --plot FILE (`plot` says what it draws), --sysfs-root, --json."""
+    add_options(p, tuple(options))
+    if plot:
+        p.add_argument("--plot", default=None, metavar="FILE",
+                       help=f"save {plot} to FILE (.png or .svg)")
+    if sysfs_root:
+        add_sysfs_root(p)
+    add_json(p)
+
+
 def _help(o: Option) -> str:
     text = o.help
     if o.group == "placement" and o.name == "cpus" and "S0" not in text:
@@ -80,7 +97,9 @@ def _help(o: Option) -> str:
     if (o.kind == "choice" or o.default is not None or o.default_text) \
             and "default" not in text:
         text = f"{text} (default: {o.default_words()})"
-    return text
+    if o.repeat:
+        text = f"{text}; may be given several times"
+    return text.replace("%", "%%")          # argparse formats help with %
 
 
 def add_placement(p: argparse.ArgumentParser, *, cpus: str | None = "run on these CPUs",

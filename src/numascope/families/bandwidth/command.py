@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.command.flags import add_json, add_options
+from numascope.command.flags import add_family
 
 NAME = "bw"
 HELP = "memory bandwidth (STREAM kernels) on pinned threads: one placement, --scaling, " \
@@ -14,18 +14,10 @@ ORDER = 30
 
 def register(p: argparse.ArgumentParser) -> None:
     from numascope.families.bandwidth.options import TABLE
-    sweep = TABLE["tier_sweep"]      # a flag that takes its nodes or nothing (nargs="?"),
-    at = TABLE.options.index(sweep)  # which add_options has no kind for: added from its row
-    add_options(p, TABLE.options[:at])
-    p.add_argument(sweep.flag, nargs="?", const="auto", default=sweep.default,
-                   metavar=sweep.metavar, help=sweep.help)
-    add_options(p, TABLE.options[at + 1:])
+    add_family(p, TABLE, plot="the scaling / per-domain plot")
     # the old spelling of --cpus, kept for scripts: its own dest, so that giving both, or it
     # empty, is an error naming it (a hidden alias of --cpus would share --cpus's dest)
     p.add_argument("--domain", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="save the scaling / per-domain plot (.png or .svg)")
-    add_json(p)
 
 
 def options(args: argparse.Namespace) -> argparse.Namespace:

@@ -111,11 +111,10 @@ TABLE = Table("bandwidth", (
            kind="choice", choices=NT_CHOICES, default="auto"),
     Option("--scaling", "sweep 1..all threads under every placement policy", kind="switch"),
     Option("--per-domain", "each package, each node, each L3 alone", kind="switch"),
-    # --tier-sweep takes its nodes or nothing (argparse nargs="?"): command.py adds the flag
-    # from this row, since add_options has no optional-value kind
+    # --tier-sweep takes its nodes or nothing ("auto": the CPUs' node and its nearest tier)
     Option("--tier-sweep", "bandwidth over interleave ratios between a DRAM node and a "
            "memory tier (given alone: the CPUs' node and its nearest CPU-less node)",
-           metavar="DRAM,TIER", default_text="off"),
+           metavar="DRAM,TIER", default_text="off", const="auto"),
     Option("--ratios", f"DRAM:TIER page ratios of --tier-sweep ('{SYSTEM}' adds the kernel's "
            "weighted interleave); given alone, it runs the sweep", metavar="LIST",
            rule=check_ratios, default_text=",".join(DEFAULT_RATIOS)),

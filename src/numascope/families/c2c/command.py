@@ -6,7 +6,7 @@ import argparse
 import math
 from typing import Any
 
-from numascope.command.flags import add_json, add_options
+from numascope.command.flags import add_family
 
 NAME = "c2c"
 HELP = "core-to-core latency: cache-line ping-pong between CPU pairs (one-way ns)"
@@ -15,10 +15,7 @@ ORDER = 44
 
 def register(p: argparse.ArgumentParser) -> None:
     from numascope.families.c2c.options import TABLE
-    add_options(p, TABLE)
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="save the heat map to FILE (.png or .svg)")
-    add_json(p)
+    add_family(p, TABLE, plot="the heat map")
 
 
 def _cpus(topo: Any, args: argparse.Namespace) -> tuple[int, ...] | None:

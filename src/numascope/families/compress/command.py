@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from numascope.command.flags import add_json, add_options
+from numascope.command.flags import add_family
 
 NAME = "compress"
 HELP = ("compression vs the memory wall: plain sum vs Blosc2 decompress+sum per thread "
@@ -16,10 +16,7 @@ UNITS_NOTE = "GB = 10^9 bytes of uncompressed data"
 
 def register(p: argparse.ArgumentParser) -> None:
     from numascope.families.compress.options import TABLE
-    add_options(p, TABLE)
-    p.add_argument("--plot", metavar="FILE", help="save GB/s vs threads plot(s) to FILE "
-                   "(.png or .svg)")
-    add_json(p)
+    add_family(p, TABLE, plot="GB/s vs threads plot(s)")
 
 
 def main(args: argparse.Namespace) -> int:

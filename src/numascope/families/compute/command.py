@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from numascope.command.flags import add_json, add_options, add_sysfs_root
+from numascope.command.flags import add_family
 
 NAME = "peak"
 HELP = "theoretical peaks vs measured: clock, FLOP/s (DGEMM, LU, HPL), DRAM, links"
@@ -17,17 +17,8 @@ ORDER = 60
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.compute.options import REPEATABLE, TABLE
-    for o in TABLE:                          # in the table's order
-        if o.name in REPEATABLE:             # --layout, given once per layout
-            p.add_argument(o.flag, action="append", dest=o.name, metavar=o.metavar,
-                           help=o.help)
-            for old in o.hidden:
-                p.add_argument(old, action="append", dest=o.name, help=argparse.SUPPRESS)
-        else:
-            add_options(p, (o,))
-    add_sysfs_root(p)
-    add_json(p)
+    from numascope.families.compute.options import TABLE
+    add_family(p, TABLE, sysfs_root=True)
 
 
 def _given(opts: dict[str, Any]) -> dict[str, Any]:

@@ -96,7 +96,6 @@ def _bandwidth(gbs: float, flag: str) -> None:
 
 # --layout may be given several times (argparse's "append"), which numascope.options has no
 # kind for yet: the command adds these flags itself, from their rows here
-REPEATABLE = ("hpl_layouts",)
 
 TABLE = Table("compute", (
     Description("--memory", "memory per socket, e.g. '12x DDR5-4800'", metavar="SPEC",
@@ -113,7 +112,8 @@ TABLE = Table("compute", (
            low=1, default_text="physical cores"),
     Option("--layout", "HPL under mpirun with ranks per-l3 (threads inside), per-node, "
            "per-socket or per-core; repeat or comma-list for one run each (implies --hpl)",
-           metavar="LAYOUT", dest="hpl_layouts", hidden=("--hpl-layout",), rule=_layouts),
+           metavar="LAYOUT", dest="hpl_layouts", hidden=("--hpl-layout",), rule=_layouts,
+           repeat=True),
     Option("--size", "matrix size for DGEMM and LU", kind="int",
            default=PRESETS["quick"].dgemm, metavar="N", rule=_size,
            rule_text=f"at least {MIN_SIZE}"),

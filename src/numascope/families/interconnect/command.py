@@ -8,7 +8,7 @@ import argparse
 import math
 from typing import Any
 
-from numascope.command.flags import add_json, add_options
+from numascope.command.flags import add_family
 
 NAME = "net"
 HELP = "MPI latency and bandwidth by NUMA placement (mpirun; OSU when on PATH): this " \
@@ -17,34 +17,17 @@ ORDER = 50
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    """The table's flags in its groups (--path repeats: argparse's "append", which
-    add_options does not make), then --plot and --json."""
-    from dataclasses import replace
-
-    from numascope.families.interconnect.options import REPEATED, TABLE
-    groups: dict[str, Any] = {}
-    for o in TABLE:
-        if o.group not in groups:
-            groups[o.group] = p.add_argument_group(o.group)
-        g = groups[o.group]
-        if o.name in REPEATED:
-            g.add_argument(o.flag, dest=o.name, action="append", default=[],
-                           choices=o.choices, help=f"{o.help}; default: {o.default_words()}")
-        else:
-            add_options(g, [replace(o, group="")])
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="save the latency / bandwidth plot (.png or .svg)")
-    add_json(p)
+    from numascope.families.interconnect.options import TABLE
+    add_family(p, TABLE, plot="the latency / bandwidth plot")
 
 
 def checked(args: argparse.Namespace) -> dict[str, Any]:
     """Every option's value converted and checked by its rule (one pass, before anything
     runs); --path: each value given, once."""
-    from numascope.families.interconnect.options import REPEATED, TABLE
+    from numascope.families.interconnect.options import TABLE
     from numascope.options import check
-    values = check(TABLE, {**vars(args), **{n: None for n in REPEATED}})
-    for n in REPEATED:
-        values[n] = [TABLE[n].convert(x) for x in dict.fromkeys(getattr(args, n) or [])]
+    values = check(TABLE, vars(args))
+    values["path"] = list(dict.fromkeys(values["path"] or []))
     return values
 
 

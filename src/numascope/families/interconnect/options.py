@@ -150,7 +150,6 @@ def one_of(name: str, value: Any) -> None:
 
 
 MEASURED, WHERE, LAUNCHING = "what is measured", "where the ranks run", "launching"
-REPEATED = ("path",)     # repeatable flags (argparse "append"): each value checked alone
 
 TABLE = Table("interconnect", (
     Option("--sizes", "message sizes, e.g. 1,8,4K,1M, or MIN:MAX for the powers of two "
@@ -182,7 +181,7 @@ TABLE = Table("interconnect", (
     *placement("pages", pages={"help": "page kind of the ranks' buffers: none (base pages), "
                                        "thp (transparent huge pages)",
                                "choices": PAGES, "group": MEASURED}),
-    Option("--path", "only this intra-node path (repeatable)", kind="choice",
+    Option("--path", "only this intra-node path", kind="choice", repeat=True,
            choices=tuple(sorted(PATH_FLAGS)), default_text="every one present", group=WHERE),
     *placement("cpus", cpus={"help": "rank 0 on CPU A, rank 1 on CPU B (buffers on each "
                                      "CPU's node)", "metavar": "A,B", "rule": _cpu_pair,

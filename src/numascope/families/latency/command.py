@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.command.flags import add_json, add_options
+from numascope.command.flags import add_family
 
 NAME = "lat"
 HELP = "memory latency by pointer chasing: one working set, --sweep, or --loaded"
@@ -13,10 +13,7 @@ ORDER = 40
 
 def register(p: argparse.ArgumentParser) -> None:
     from numascope.families.latency.options import TABLE
-    add_options(p, TABLE)
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="save the plot(s) to FILE (.png or .svg)")
-    add_json(p)
+    add_family(p, TABLE, plot="the plot(s)")
 
 
 def _cpus(topo, text: str, flag: str) -> tuple[list[int], bool]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from numascope.command.flags import add_json, add_options, add_sysfs_root
+from numascope.command.flags import add_family
 
 NAME = "matrix"
 HELP = "NUMA latency and read-bandwidth matrices: CPUs of node i x memory of node j"
@@ -13,11 +13,7 @@ ORDER = 42
 
 def register(p: argparse.ArgumentParser) -> None:
     from numascope.families.matrix.options import TABLE
-    add_options(p, TABLE)
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="save the heat maps to FILE (.png or .svg)")
-    add_sysfs_root(p)
-    add_json(p)
+    add_family(p, TABLE, plot="the heat maps", sysfs_root=True)
 
 
 def _nodes(topo, text: str | None, flag: str) -> tuple[int, ...] | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from numascope.command.flags import add_json, add_options
+from numascope.command.flags import add_family
 
 NAME = "io"
 HELP = "storage IOPS and latency with fio: files in --dir DIR (one per drive), by placement " \
@@ -15,15 +15,8 @@ ORDER = 48
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.storage.options import REPEATABLE, TABLE
-    for o in TABLE:            # --dir, given once per drive (it heads the table)
-        if o.name in REPEATABLE:
-            p.add_argument(o.flag, action="append", dest=o.name, metavar=o.metavar,
-                           help=o.help)
-    add_options(p, [o for o in TABLE if o.name not in REPEATABLE])
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="save the placement / scaling plot (.png or .svg)")
-    add_json(p)
+    from numascope.families.storage.options import TABLE
+    add_family(p, TABLE, plot="the placement / scaling plot")
 
 
 def params_from(args: argparse.Namespace):

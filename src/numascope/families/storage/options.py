@@ -67,11 +67,10 @@ def _percent(pct: int, flag: str) -> None:
 
 # --dir may be given once per drive (argparse's "append"), which numascope.options has no
 # kind for yet: the command adds these flags itself, from their rows here
-REPEATABLE = ("dirs",)
 
 TABLE = Table("storage", (
     Option("--dir", "a directory on the drive to measure: numascope creates a file in it "
-           "and removes it; repeat for each drive", metavar="DIR", dest="dirs",
+           "and removes it; one for each drive", metavar="DIR", dest="dirs", repeat=True,
            default_text="none: give --dir or --device"),
     Option("--device", "read a raw block device instead (needs --readonly; never written, "
            "refused while it or a partition is mounted)", metavar="/dev/X"),
