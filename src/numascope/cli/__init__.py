@@ -58,6 +58,14 @@ def _commands() -> list:
     return sorted(mods + command_modules(), key=lambda m: (getattr(m, "ORDER", 100), m.NAME))
 
 
+def _family_flags(mod, p: argparse.ArgumentParser) -> None:
+    """A family command's flags: the TABLE of options.py beside its command.py, and what its
+    FLAGS ask of the kit (plot=, sysfs_root=)."""
+    from numascope.command.flags import add_family
+    table = importlib.import_module(mod.__name__.rsplit(".", 1)[0] + ".options").TABLE
+    add_family(p, table, **getattr(mod, "FLAGS", {}))
+
+
 def _family_alias(mod) -> list[str]:
     """A family's command answers to the family's one name too (`numascope latency` is
     `numascope lat`, `storage` is `io`, `interconnect` is `net`, `compute` is `peak`)."""
@@ -73,7 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     for mod in _commands():
         sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP,
                             aliases=_family_alias(mod))
-        mod.register(sp)
+        if hasattr(mod, "register"):
+            mod.register(sp)
+        else:                 # a family's command: its flags are its option table's
+            _family_flags(mod, sp)
         sp.set_defaults(_main=mod.main)
     return p
 

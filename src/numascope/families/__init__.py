@@ -59,8 +59,9 @@ def _names(suffix: str) -> list[str]:
 
 
 def command_modules() -> list[ModuleType]:
-    """The families' commands (bw, lat …; each folder's command.py): the command line finds
-    them beside its own."""
+    """The families' commands (bw, lat …; each folder's command.py, with NAME, HELP, ORDER,
+    FLAGS and main; its flags are its options.py's TABLE): the command line finds them
+    beside its own."""
     return [importlib.import_module(n) for n in _names(".command")]
 
 

@@ -6,16 +6,10 @@ import argparse
 import math
 from typing import Any
 
-from numascope.command.flags import add_family
-
 NAME = "c2c"
 HELP = "core-to-core latency: cache-line ping-pong between CPU pairs (one-way ns)"
 ORDER = 44
-
-
-def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.c2c.options import TABLE
-    add_family(p, TABLE, plot="the heat map")
+FLAGS = {"plot": "the heat map"}   # beside the TABLE of options.py
 
 
 def _cpus(topo: Any, args: argparse.Namespace) -> tuple[int, ...] | None:

@@ -5,18 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from numascope.command.flags import add_family
-
 NAME = "compress"
 HELP = ("compression vs the memory wall: plain sum vs Blosc2 decompress+sum per thread "
         "count, on synthetic data or your own file")
 ORDER = 70
+FLAGS = {"plot": "GB/s vs threads plot(s)"}   # beside the TABLE of options.py
 UNITS_NOTE = "GB = 10^9 bytes of uncompressed data"
-
-
-def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.compress.options import TABLE
-    add_family(p, TABLE, plot="GB/s vs threads plot(s)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -9,16 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from numascope.command.flags import add_family
-
 NAME = "peak"
 HELP = "theoretical peaks vs measured: clock, FLOP/s (DGEMM, LU, HPL), DRAM, links"
 ORDER = 60
-
-
-def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.compute.options import TABLE
-    add_family(p, TABLE, sysfs_root=True)
+FLAGS = {"sysfs_root": True}   # beside the TABLE of options.py
 
 
 def _given(opts: dict[str, Any]) -> dict[str, Any]:

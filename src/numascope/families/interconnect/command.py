@@ -8,17 +8,11 @@ import argparse
 import math
 from typing import Any
 
-from numascope.command.flags import add_family
-
 NAME = "net"
 HELP = "MPI latency and bandwidth by NUMA placement (mpirun; OSU when on PATH): this " \
        "host's paths, or two hosts with --hosts A,B"
 ORDER = 50
-
-
-def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.interconnect.options import TABLE
-    add_family(p, TABLE, plot="the latency / bandwidth plot")
+FLAGS = {"plot": "the latency / bandwidth plot"}   # beside the TABLE of options.py
 
 
 def checked(args: argparse.Namespace) -> dict[str, Any]:

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.command.flags import add_family
-
 NAME = "lat"
 HELP = "memory latency by pointer chasing: one working set, --sweep, or --loaded"
 ORDER = 40
-
-
-def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.latency.options import TABLE
-    add_family(p, TABLE, plot="the plot(s)")
+FLAGS = {"plot": "the plot(s)"}   # beside the TABLE of options.py
 
 
 def _cpus(topo, text: str, flag: str) -> tuple[list[int], bool]:

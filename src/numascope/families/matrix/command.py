@@ -5,16 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 
-from numascope.command.flags import add_family
-
 NAME = "matrix"
 HELP = "NUMA latency and read-bandwidth matrices: CPUs of node i x memory of node j"
 ORDER = 42
-
-def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.matrix.options import TABLE
-    add_family(p, TABLE, plot="the heat maps", sysfs_root=True)
-
+FLAGS = {"plot": "the heat maps", "sysfs_root": True}   # beside the TABLE of options.py
 
 def _nodes(topo, text: str | None, flag: str) -> tuple[int, ...] | None:
     from numascope.errors import UserError

@@ -6,17 +6,11 @@ from __future__ import annotations
 import argparse
 import math
 
-from numascope.command.flags import add_family
-
 NAME = "io"
 HELP = "storage IOPS and latency with fio: files in --dir DIR (one per drive), by placement " \
        "(--placement) and drive count (--scaling)"
 ORDER = 48
-
-
-def register(p: argparse.ArgumentParser) -> None:
-    from numascope.families.storage.options import TABLE
-    add_family(p, TABLE, plot="the placement / scaling plot")
+FLAGS = {"plot": "the placement / scaling plot"}   # beside the TABLE of options.py
 
 
 def params_from(args: argparse.Namespace):
