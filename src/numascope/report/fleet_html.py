@@ -46,24 +46,18 @@ def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
                      f"{len(a.flags)} flagged, {len(a.failed)} failed</h3>")
         parts.append(f"<p>{_e(a.method())}</p>")
         if a.flags:
-            parts.append("<table><tr><th>host</th><th>kind</th><th>metric</th><th>value</th>"
-                         "<th>reference</th><th>%</th><th>z</th><th>why</th></tr>")
-            for f in a.flags:
-                parts.append(f"<tr class=\"bad\"><td>{_e(f.host)}</td><td>{_e(f.kind)}</td>"
-                             f"<td>{_e(f.metric)}</td><td>{_num(f.value)} {_e(f.unit)}</td>"
-                             f"<td>{_num(f.reference)}</td><td>{_num(f.pct)}</td>"
-                             f"<td>{_num(f.z)}</td><td>{_e(f.why)}</td></tr>")
-            parts.append("</table>")
+            parts.append(_rows(
+                ["host", "kind", "metric", "value", "reference", "%", "z", "why"],
+                [[_e(f.host), _e(f.kind), _e(f.metric), f"{_num(f.value)} {_e(f.unit)}",
+                  _num(f.reference), _num(f.pct), _num(f.z), _e(f.why)] for f in a.flags],
+                'class="bad"'))
         else:
             parts.append("<p>No node flagged.</p>")
         if a.shape:
-            parts.append("<h4>Shape outliers</h4><table><tr><th>host</th><th>field</th>"
-                         "<th>value</th><th>expected</th><th>agree</th></tr>")
-            for s in a.shape:
-                parts.append(f"<tr><td>{_e(s.host)}</td><td>{_e(s.field)}</td>"
-                             f"<td>{_num(s.value)}</td><td>{_num(s.expected)}</td>"
-                             f"<td>{_e(s.agree)}</td></tr>")
-            parts.append("</table>")
+            parts.append("<h4>Shape outliers</h4>" + _rows(
+                ["host", "field", "value", "expected", "agree"],
+                [[_e(s.host), _e(s.field), _num(s.value), _num(s.expected), _e(s.agree)]
+                 for s in a.shape]))
         if a.failed:
             parts.append("<h4>Failed nodes</h4><ul>" + "".join(
                 f"<li>{_e(f['host'])}: {_e(f['reason'] or f['status'])}</li>"
@@ -74,3 +68,12 @@ def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
                 parts.append(f'<figure><img alt="{_e(title)}" src="data:image/png;base64,'
                              f'{_png(fig)}"><figcaption>{_e(title)}</figcaption></figure>')
     return "\n".join(parts)
+
+
+def _rows(head: list[str], rows: list[list[str]], tr: str = "") -> str:
+    """An HTML table: the header, then one row per list of cells (already escaped); `tr`
+    the rows' attributes."""
+    attrs = f" {tr}" if tr else ""
+    return ("<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"
+            + "".join(f"<tr{attrs}>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
+                      for r in rows) + "</table>")

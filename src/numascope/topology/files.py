@@ -79,22 +79,19 @@ class Tree:
 
     def read_list(self, rel: str) -> list[int] | None:
         """A cpulist/nodelist file; None when missing; UserError naming it when garbled."""
-        v = self.read(rel)
-        if v is None:
-            return None
-        try:
-            return parse_list(v)
-        except ValueError:
-            raise UserError(f"{self.where(rel)}: not a valid CPU/node list") from None
+        return self._parsed(rel, parse_list, "a valid CPU/node list")
 
     def read_mask(self, rel: str) -> list[int] | None:
+        return self._parsed(rel, parse_mask, "a valid hex CPU mask")
+
+    def _parsed(self, rel: str, parse, what: str) -> list[int] | None:
         v = self.read(rel)
         if v is None:
             return None
         try:
-            return parse_mask(v)
+            return parse(v)
         except ValueError:
-            raise UserError(f"{self.where(rel)}: not a valid hex CPU mask") from None
+            raise UserError(f"{self.where(rel)}: not {what}") from None
 
     def read_cpus(self, base: str, name: str) -> list[int] | None:
         """`<base>/<name>_list` when present, else the `<base>/<name>` hex map."""

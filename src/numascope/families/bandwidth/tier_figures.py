@@ -70,11 +70,6 @@ def tier_figure(results: list[BenchResult]) -> Figure | None:
 
 
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
-    out = []
-    f = sweep_figure(results)
-    if f is not None:
-        out.append(("Bandwidth over the DRAM:tier page ratio", f))
-    f = tier_figure(results)
-    if f is not None:
-        out.append(("Memory tiers relative to local DRAM", f))
-    return out
+    drawn = [("Bandwidth over the DRAM:tier page ratio", sweep_figure(results)),
+             ("Memory tiers relative to local DRAM", tier_figure(results))]
+    return [(title, f) for title, f in drawn if f is not None]

@@ -14,6 +14,8 @@ size takes a prefix."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -286,58 +288,45 @@ def _optional(module: str, what: str, package: str, extra: str) -> Any:
 
 def _load_parquet(p: Path, dt, column, variable):
     pq = _optional("pyarrow.parquet", "Parquet", "pyarrow", "parquet")
-    try:
+    with _readable(p, "Parquet"):
         schema = pq.read_schema(p)
         col = column or schema.names[0]
         if col not in schema.names:
             raise UserError(f"{p.name}: no column {col!r} (columns: {', '.join(schema.names)})")
         a = pq.read_table(p, columns=[col]).column(col).to_numpy()
-    except UserError:
-        raise
-    except Exception as e:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
-        raise UserError(f"{p.name}: not a readable Parquet file ({_one_line(e)})") from None
     return a, f"column {col}"
 
 
 def _load_hdf5(p: Path, dt, column, variable):
     h5py = _optional("h5py", "HDF5", "h5py", "hdf")
-    try:
-        with h5py.File(p, "r") as f:
-            names: list[str] = []
-            f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
-            var = variable or (names[0] if len(names) == 1 else None)
-            if var is None:
-                raise UserError(f"{p.name}: choose a variable with --variable "
-                                f"({', '.join(names) or 'none found'})")
-            if var not in names:
-                raise UserError(f"{p.name}: no variable {var!r} (variables: {', '.join(names)})")
-            a = f[var][()]
-    except UserError:
-        raise
-    except Exception as e:  # noqa: BLE001 - h5py raises many kinds for a bad file
-        raise UserError(f"{p.name}: not a readable HDF5 file ({_one_line(e)})") from None
+    with _readable(p, "HDF5"), h5py.File(p, "r") as f:
+        names: list[str] = []
+        f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+        var = _variable(p, variable, names, names)
+        a = f[var][()]
     return a, f"variable {var}"
 
 
 def _load_netcdf(p: Path, dt, column, variable):
     netCDF4 = _optional("netCDF4", "netCDF", "netCDF4", "hdf")
-    try:
-        with netCDF4.Dataset(p, "r") as f:
-            f.set_auto_mask(False)  # the stored values, fill values included
-            names = list(f.variables)
-            data_vars = [v for v in names if v not in f.dimensions]
-            var = variable or (data_vars[0] if len(data_vars) == 1 else None)
-            if var is None:
-                raise UserError(f"{p.name}: choose a variable with --variable "
-                                f"({', '.join(names)})")
-            if var not in names:
-                raise UserError(f"{p.name}: no variable {var!r} (variables: {', '.join(names)})")
-            a = np.asarray(f.variables[var][:])
-    except UserError:
-        raise
-    except Exception as e:  # noqa: BLE001 - netCDF4 raises many kinds for a bad file
-        raise UserError(f"{p.name}: not a readable netCDF file ({_one_line(e)})") from None
+    with _readable(p, "netCDF"), netCDF4.Dataset(p, "r") as f:
+        f.set_auto_mask(False)  # the stored values, fill values included
+        names = list(f.variables)
+        var = _variable(p, variable, names, [v for v in names if v not in f.dimensions])
+        a = np.asarray(f.variables[var][:])
     return a, f"variable {var}"
+
+
+def _variable(p: Path, asked: str | None, names: list[str], data: list[str]) -> str:
+    """The variable to read: the one asked for (it must be among `names`), or the only
+    data variable of the file."""
+    var = asked or (data[0] if len(data) == 1 else None)
+    if var is None:
+        raise UserError(f"{p.name}: choose a variable with --variable "
+                        f"({', '.join(names) or 'none found'})")
+    if var not in names:
+        raise UserError(f"{p.name}: no variable {var!r} (variables: {', '.join(names)})")
+    return var
 
 
 def _load_blosc(p: Path, dt, column, variable):
@@ -376,6 +365,18 @@ def _is_number(s: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+@contextmanager
+def _readable(p: Path, kind: str) -> Iterator[None]:
+    """Reading `p` with a library that raises many kinds of exception for a bad file: each
+    becomes one line naming the file and the format (ours, UserError, pass through)."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the readers raise many kinds for a bad file
+        raise UserError(f"{p.name}: not a readable {kind} file ({_one_line(e)})") from None
 
 
 def _one_line(e: BaseException) -> str:

@@ -51,13 +51,7 @@ def _gflops_figure(rs: list[BenchResult]) -> Figure | None:
 
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     rs = [r for r in results if r.family == FAMILY and r.validated]
-    out = []
-    for r in rs:
-        if r.params.get("kind") == "clock":
-            f = _clock_figure(r)
-            if f is not None:
-                out.append(("Measured core clock", f))
-    f = _gflops_figure(rs)
-    if f is not None:
-        out.append(("Measured FLOP/s vs peak", f))
-    return out
+    drawn = [("Measured core clock", _clock_figure(r)) for r in rs
+             if r.params.get("kind") == "clock"]
+    drawn.append(("Measured FLOP/s vs peak", _gflops_figure(rs)))
+    return [(title, f) for title, f in drawn if f is not None]
