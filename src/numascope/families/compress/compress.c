@@ -148,24 +148,38 @@ static PyObject *acc_to_py(int dt, const acc_t *a) {
 
 /* ------------------------------------------------------------ stored data ------- */
 
+/* What the compressed store and the plain copy share: the data's bytes cut in chunks,
+ * the CPUs of the team (thread t owns the chunks ns_split gives it) and where memory goes. */
 typedef struct {
     size_t nbytes, chunk_bytes, nchunks;
-    int typesize, nthreads;
-    int *cpus;                /* owners: thread t of a team on these CPUs owns its chunks */
+    int nthreads;
+    int *cpus;
+    ns_mem_spec spec;
+} chunks_t;
+
+static void chunks_init(chunks_t *k, const ns_mem_spec *spec, Py_ssize_t nbytes,
+                        Py_ssize_t chunk_bytes, int *cpus, int n) {
+    k->spec = *spec;
+    k->nbytes = (size_t)nbytes;
+    k->chunk_bytes = (size_t)chunk_bytes;
+    k->nchunks = (k->nbytes + k->chunk_bytes - 1) / k->chunk_bytes;
+    k->nthreads = n;
+    k->cpus = cpus;
+}
+
+typedef struct {
+    chunks_t k;
+    int typesize;
     unsigned char **cdata;    /* per chunk: where its compressed bytes are */
     int32_t *csize;
     int32_t *cblock;          /* per chunk: its Blosc block size (from its header) */
     void **region;            /* per owner thread: its first-touched memory */
     size_t *region_len;
-    ns_mem_spec spec;
 } cstore;
 
 typedef struct {
-    size_t nbytes, chunk_bytes, nchunks;
-    int nthreads;
-    int *cpus;
+    chunks_t k;
     void *p;
-    ns_mem_spec spec;
 } plain_t;
 
 static size_t chunk_len(size_t nbytes, size_t chunk_bytes, size_t c) {
@@ -180,13 +194,13 @@ static void free_regions(void **region, size_t *len, int n, const ns_mem_spec *s
 
 static void store_free(cstore *s) {
     if (!s) return;
-    if (s->region) free_regions(s->region, s->region_len, s->nthreads, &s->spec);
+    if (s->region) free_regions(s->region, s->region_len, s->k.nthreads, &s->k.spec);
     free(s->region);
     free(s->region_len);
     free(s->cdata);
     free(s->csize);
     free(s->cblock);
-    free(s->cpus);
+    free(s->k.cpus);
     free(s);
 }
 
@@ -197,8 +211,8 @@ static void store_capsule_free(PyObject *cap) {
 static void plain_capsule_free(PyObject *cap) {
     plain_t *p = PyCapsule_GetPointer(cap, PLAIN_CAPSULE);
     if (!p) return;
-    if (p->p) ns_mem_free(p->p, p->nbytes, &p->spec);
-    free(p->cpus);
+    if (p->p) ns_mem_free(p->p, p->k.nbytes, &p->k.spec);
+    free(p->k.cpus);
     free(p);
 }
 
@@ -227,15 +241,15 @@ static void compress_prep(int tid, int nt, void *arg) {
     compress_job *j = arg;
     cstore *s = j->s;
     size_t c0, c1;
-    ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
+    ns_split(s->k.nchunks, tid, nt, 1, &c0, &c1);
     size_t worst = 0;
     for (size_t c = c0; c < c1; c++)
-        worst += chunk_len(s->nbytes, s->chunk_bytes, c) + BLOSC2_MAX_OVERHEAD;
+        worst += chunk_len(s->k.nbytes, s->k.chunk_bytes, c) + BLOSC2_MAX_OVERHEAD;
     /* Worst-case size, mapped but untouched: only the pages the compressed bytes land in
      * become resident, first-touched by this (owner) thread. */
     char err[128];
     s->region_len[tid] = worst;
-    s->region[tid] = worst ? ns_mem_alloc(worst, &s->spec, err, sizeof err) : NULL;
+    s->region[tid] = worst ? ns_mem_alloc(worst, &s->k.spec, err, sizeof err) : NULL;
     if (worst && !s->region[tid]) j->err[tid] = -1000;
     j->ctx[tid] = blosc2_create_cctx(j->cp);
     if (!j->ctx[tid]) j->err[tid] = -1001;
@@ -249,12 +263,12 @@ static void compress_work(int tid, int nt, void *arg) {
     cstore *s = j->s;
     if (j->err[tid]) return;
     size_t c0, c1, off = 0;
-    ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
+    ns_split(s->k.nchunks, tid, nt, 1, &c0, &c1);
     unsigned char *dst = s->region[tid];
     for (size_t c = c0; c < c1; c++) {
         if (ns_interrupted) { j->err[tid] = ERR_INTERRUPTED; return; }
-        size_t len = chunk_len(s->nbytes, s->chunk_bytes, c);
-        int r = blosc2_compress_ctx(j->ctx[tid], j->src + c * s->chunk_bytes, (int32_t)len,
+        size_t len = chunk_len(s->k.nbytes, s->k.chunk_bytes, c);
+        int r = blosc2_compress_ctx(j->ctx[tid], j->src + c * s->k.chunk_bytes, (int32_t)len,
                                     dst + off, (int32_t)(len + BLOSC2_MAX_OVERHEAD));
         if (r <= 0) { j->err[tid] = r ? r : -1002; return; }
         s->cdata[c] = dst + off;
@@ -340,16 +354,11 @@ static PyObject *py_store_new(PyObject *self, PyObject *args) {
     if (!blosc_ready) { blosc2_init(); blosc_ready = 1; }
 
     cstore *s = calloc(1, sizeof *s);
-    s->spec = spec;
-    s->nbytes = (size_t)view.len;
-    s->chunk_bytes = (size_t)chunk_bytes;
-    s->nchunks = (s->nbytes + s->chunk_bytes - 1) / s->chunk_bytes;
+    chunks_init(&s->k, &spec, view.len, chunk_bytes, cpus, n);
     s->typesize = typesize;
-    s->nthreads = n;
-    s->cpus = cpus;
-    s->cdata = calloc(s->nchunks, sizeof *s->cdata);
-    s->csize = calloc(s->nchunks, sizeof *s->csize);
-    s->cblock = calloc(s->nchunks, sizeof *s->cblock);
+    s->cdata = calloc(s->k.nchunks, sizeof *s->cdata);
+    s->csize = calloc(s->k.nchunks, sizeof *s->csize);
+    s->cblock = calloc(s->k.nchunks, sizeof *s->cblock);
     s->region = calloc(n, sizeof *s->region);
     s->region_len = calloc(n, sizeof *s->region_len);
     compress_job j = {s, view.buf, cp, calloc(n, sizeof(blosc2_context *)), calloc(n, sizeof(int))};
@@ -376,11 +385,11 @@ static PyObject *py_store_new(PyObject *self, PyObject *args) {
                               clevel, filter);
     }
     size_t cbytes = 0;
-    for (size_t c = 0; c < s->nchunks; c++) {
+    for (size_t c = 0; c < s->k.nchunks; c++) {
         int32_t nb, cb;
         cbytes += (size_t)s->csize[c];
         if (blosc2_cbuffer_sizes(s->cdata[c], &nb, &cb, &s->cblock[c]) < 0 || s->cblock[c] <= 0
-            || nb != (int32_t)chunk_len(s->nbytes, s->chunk_bytes, c)) {
+            || nb != (int32_t)chunk_len(s->k.nbytes, s->k.chunk_bytes, c)) {
             store_free(s);
             return ns_value_error("blosc2 wrote an unreadable chunk header (chunk %zu)", c);
         }
@@ -405,7 +414,7 @@ static void place_work(int tid, int nt, void *arg) {
     place_job *j = arg;
     cstore *s = j->s;
     size_t c0, c1, need = 0, off = 0;
-    ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
+    ns_split(s->k.nchunks, tid, nt, 1, &c0, &c1);
     for (size_t c = c0; c < c1; c++) need += (size_t)s->csize[c];
     char err[128];
     j->len[tid] = need;
@@ -430,7 +439,7 @@ static PyObject *py_store_place(PyObject *self, PyObject *args) {
     ns_team *team = make_team(cpus_obj, &cpus, &n);
     if (!team) return NULL;
     place_job j = {s, calloc(n, sizeof(void *)), calloc(n, sizeof(size_t)),
-                   calloc(s->nchunks, sizeof(unsigned char *)), calloc(n, sizeof(int)), s->spec};
+                   calloc(s->k.nchunks, sizeof(unsigned char *)), calloc(n, sizeof(int)), s->k.spec};
     Py_BEGIN_ALLOW_THREADS
     ns_team_run(team, place_work, &j);
     ns_team_destroy(team);
@@ -438,17 +447,17 @@ static PyObject *py_store_place(PyObject *self, PyObject *args) {
     int bad = 0;
     for (int t = 0; t < n; t++) bad |= j.err[t];
     if (bad) {
-        free_regions(j.region, j.len, n, &s->spec);
+        free_regions(j.region, j.len, n, &s->k.spec);
         free(j.region); free(j.len); free(j.cdata); free(j.err); free(cpus);
         return PyErr_NoMemory();
     }
-    free_regions(s->region, s->region_len, s->nthreads, &s->spec);
-    free(s->region); free(s->region_len); free(s->cdata); free(s->cpus); free(j.err);
+    free_regions(s->region, s->region_len, s->k.nthreads, &s->k.spec);
+    free(s->region); free(s->region_len); free(s->cdata); free(s->k.cpus); free(j.err);
     s->region = j.region;
     s->region_len = j.len;
     s->cdata = j.cdata;
-    s->cpus = cpus;
-    s->nthreads = n;
+    s->k.cpus = cpus;
+    s->k.nthreads = n;
     Py_RETURN_NONE;
 }
 
@@ -458,9 +467,9 @@ static void plain_copy(int tid, int nt, void *arg) {
     plain_job *j = arg;
     plain_t *p = j->p;
     size_t c0, c1;
-    ns_split(p->nchunks, tid, nt, 1, &c0, &c1);
-    size_t b0 = c0 * p->chunk_bytes;
-    size_t b1 = c1 * p->chunk_bytes < p->nbytes ? c1 * p->chunk_bytes : p->nbytes;
+    ns_split(p->k.nchunks, tid, nt, 1, &c0, &c1);
+    size_t b0 = c0 * p->k.chunk_bytes;
+    size_t b1 = c1 * p->k.chunk_bytes < p->k.nbytes ? c1 * p->k.chunk_bytes : p->k.nbytes;
     if (b1 > b0) memcpy((unsigned char *)p->p + b0, j->src + b0, b1 - b0);
 }
 
@@ -481,14 +490,9 @@ static PyObject *py_plain_new(PyObject *self, PyObject *args) {
     ns_team *team = make_team(cpus_obj, &cpus, &n);
     if (!team) { PyBuffer_Release(&view); return NULL; }
     plain_t *p = calloc(1, sizeof *p);
-    p->spec = spec;
-    p->nbytes = (size_t)view.len;
-    p->chunk_bytes = (size_t)chunk_bytes;
-    p->nchunks = (p->nbytes + p->chunk_bytes - 1) / p->chunk_bytes;
-    p->nthreads = n;
-    p->cpus = cpus;
+    chunks_init(&p->k, &spec, view.len, chunk_bytes, cpus, n);
     char err[256];
-    p->p = ns_mem_alloc(p->nbytes, &p->spec, err, sizeof err);
+    p->p = ns_mem_alloc(p->k.nbytes, &p->k.spec, err, sizeof err);
     if (!p->p) {
         ns_team_destroy(team);
         PyBuffer_Release(&view);
@@ -567,8 +571,8 @@ static void measure_prep(int tid, int nt, void *arg) {
     }
     j->dctx[tid] = blosc2_create_dctx(dp);
     char err[128];
-    size_t nb = j->s->chunk_bytes;
-    j->buf[tid] = ns_mem_alloc(nb, &j->s->spec, err, sizeof err);
+    size_t nb = j->s->k.chunk_bytes;
+    j->buf[tid] = ns_mem_alloc(nb, &j->s->k.spec, err, sizeof err);
     if (!j->dctx[tid] || !j->buf[tid]) { j->err[tid] = -1000; return; }
     memset(j->buf[tid], 0, nb);  /* first touch by its thread */
 }
@@ -585,13 +589,13 @@ static void plain_sum_work(int tid, int nt, void *arg) {
     measure_job *j = arg;
     plain_t *p = j->p;
     size_t c0, c1;
-    ns_split(p->nchunks, tid, nt, 1, &c0, &c1);
+    ns_split(p->k.nchunks, tid, nt, 1, &c0, &c1);
     acc_t a = {0, 0};
     size_t item = (size_t)j->s->typesize;
     for (size_t c = c0; c < c1; c++) {
         if (ns_interrupted) { j->err[tid] = ERR_INTERRUPTED; break; }
-        sum_blocks(j->kern, (const unsigned char *)p->p + c * p->chunk_bytes,
-                   chunk_len(p->nbytes, p->chunk_bytes, c), (size_t)j->s->cblock[c], item, &a);
+        sum_blocks(j->kern, (const unsigned char *)p->p + c * p->k.chunk_bytes,
+                   chunk_len(p->k.nbytes, p->k.chunk_bytes, c), (size_t)j->s->cblock[c], item, &a);
     }
     j->part[tid * PAD] = a;
 }
@@ -603,14 +607,14 @@ static void comp_sum_work(int tid, int nt, void *arg) {
     blosc2_context *ctx = j->dctx[tid];
     unsigned char *buf = j->buf[tid];
     size_t c0, c1;
-    ns_split(s->nchunks, tid, nt, 1, &c0, &c1);
+    ns_split(s->k.nchunks, tid, nt, 1, &c0, &c1);
     acc_t a = {0, 0};
     st->a = a;
     for (size_t c = c0; c < c1; c++) {
         if (ns_interrupted) { j->err[tid] = ERR_INTERRUPTED; break; }
-        size_t len = chunk_len(s->nbytes, s->chunk_bytes, c), bs = (size_t)s->cblock[c];
+        size_t len = chunk_len(s->k.nbytes, s->k.chunk_bytes, c), bs = (size_t)s->cblock[c];
         size_t seen = st->seen;
-        int r = blosc2_decompress_ctx(ctx, s->cdata[c], s->csize[c], buf, (int32_t)s->chunk_bytes);
+        int r = blosc2_decompress_ctx(ctx, s->cdata[c], s->csize[c], buf, (int32_t)s->k.chunk_bytes);
         if (r != (int)len) { j->err[tid] = r < 0 ? r : ERR_SHORT; break; }
         if (j->mode == MODE_BUFFER)
             sum_blocks(j->kern, buf, len, bs, st->item, &a);
@@ -648,12 +652,12 @@ static PyObject *py_measure(PyObject *self, PyObject *args) {
     for (int m = 0; m < MODE_N; m++)
         if (!strcmp(mode_s, mode_names[m])) mode = m;
     if (mode < 0) return ns_value_error("unknown mode '%s' (buffer, fused)", mode_s);
-    if (p->nbytes != s->nbytes || p->chunk_bytes != s->chunk_bytes)
+    if (p->k.nbytes != s->k.nbytes || p->k.chunk_bytes != s->k.chunk_bytes)
         return ns_value_error("plain copy and compressed store hold different data layouts");
     int *cpus, n;
     if (!ns_int_list(cpus_obj, &cpus, &n)) return NULL;
-    int same = n == p->nthreads && n == s->nthreads;
-    for (int t = 0; same && t < n; t++) same = cpus[t] == p->cpus[t] && cpus[t] == s->cpus[t];
+    int same = n == p->k.nthreads && n == s->k.nthreads;
+    for (int t = 0; same && t < n; t++) same = cpus[t] == p->k.cpus[t] && cpus[t] == s->k.cpus[t];
     if (!same) { free(cpus); return ns_value_error("data not placed for these CPUs"); }
     if (ns_clear_interrupt() < 0) { free(cpus); return NULL; }
     char err[256];
@@ -666,7 +670,7 @@ static PyObject *py_measure(PyObject *self, PyObject *args) {
                      calloc((size_t)n * PAD, sizeof(acc_t)), calloc(n, sizeof(int))};
     double *tp = calloc(reps, sizeof(double)), *tc = calloc(reps, sizeof(double));
     acc_t *sp = calloc(reps, sizeof(acc_t)), *sc = calloc(reps, sizeof(acc_t));
-    size_t seen = 0, nbuf = s->chunk_bytes;
+    size_t seen = 0, nbuf = s->k.chunk_bytes;
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
     ns_team_run(team, measure_prep, &j);
@@ -687,7 +691,7 @@ static PyObject *py_measure(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     for (int t = 0; t < n; t++) {
         if (j.dctx[t]) blosc2_free_ctx(j.dctx[t]);
-        if (j.buf[t]) ns_mem_free(j.buf[t], nbuf, &s->spec);
+        if (j.buf[t]) ns_mem_free(j.buf[t], nbuf, &s->k.spec);
         if (j.st[t]) seen += j.st[t]->seen;
         free(j.st[t]);
     }
@@ -760,7 +764,7 @@ static PyObject *py_where(PyObject *self, PyObject *args) {
     long got = 0;
     if (PyCapsule_IsValid(cap, STORE_CAPSULE)) {
         cstore *s = PyCapsule_GetPointer(cap, STORE_CAPSULE);
-        for (int t = 0; t < s->nthreads; t++) {
+        for (int t = 0; t < s->k.nthreads; t++) {
             if (!s->region[t]) continue;
             long *c = calloc(NS_MAX_NODES + 1, sizeof(long));
             long r = ns_mem_where(s->region[t], s->region_len[t], c, 256);
@@ -769,7 +773,7 @@ static PyObject *py_where(PyObject *self, PyObject *args) {
         }
     } else if (PyCapsule_IsValid(cap, PLAIN_CAPSULE)) {
         plain_t *p = PyCapsule_GetPointer(cap, PLAIN_CAPSULE);
-        got = ns_mem_where(p->p, p->nbytes, counts, 1024);
+        got = ns_mem_where(p->p, p->k.nbytes, counts, 1024);
     } else {
         free(counts);
         return ns_value_error("not a numascope compress object");
