@@ -21,7 +21,13 @@ import statistics
 import warnings
 from dataclasses import dataclass
 
-from scipy import stats as sps
+
+def _sps():
+    """scipy.stats, imported on first use: 0.7 s that a command not testing anything (every
+    command's --help, the parser) does not pay."""
+    from scipy import stats
+    return stats
+
 
 
 @dataclass
@@ -43,7 +49,7 @@ class TTest:
             raise ValueError("level must be in (0, 1)")
         if self.se == 0 or not math.isfinite(self.df):
             return (self.diff, self.diff)
-        lo, hi = sps.t.interval(level, self.df, loc=self.diff, scale=self.se)
+        lo, hi = _sps().t.interval(level, self.df, loc=self.diff, scale=self.se)
         return (float(lo), float(hi))
 
 
@@ -64,14 +70,14 @@ def t_two_sided_p(t: float, df: float) -> float:
     """P(|T| >= |t|) for Student's t with df degrees of freedom (df may be fractional)."""
     if math.isnan(t):
         return math.nan
-    return float(min(1.0, 2 * sps.t.sf(abs(t), df)))
+    return float(min(1.0, 2 * _sps().t.sf(abs(t), df)))
 
 
 def t_quantile(p_two_sided: float, df: float) -> float:
     """The t >= 0 with P(|T| >= t) = p_two_sided."""
     if not 0 < p_two_sided < 1:
         raise ValueError("p must be in (0, 1)")
-    return float(sps.t.isf(p_two_sided / 2, df))
+    return float(_sps().t.isf(p_two_sided / 2, df))
 
 
 def _no_spread(diff: float, df: float) -> TTest:
@@ -93,7 +99,7 @@ def welch(a: list[float], b: list[float]) -> TTest:
         return _no_spread(diff, n1 + n2 - 2)
     with warnings.catch_warnings():   # one constant side: scipy warns, the test holds
         warnings.simplefilter("ignore", RuntimeWarning)
-        r = sps.ttest_ind(b, a, equal_var=False)
+        r = _sps().ttest_ind(b, a, equal_var=False)
     return TTest(diff, se, float(r.df), float(r.statistic), float(r.pvalue))
 
 
@@ -106,7 +112,7 @@ def one_sample(xs: list[float]) -> TTest:
     se = math.sqrt(variance(xs) / n)
     if se == 0:
         return _no_spread(mean, n - 1)
-    r = sps.ttest_1samp(xs, 0.0)
+    r = _sps().ttest_1samp(xs, 0.0)
     return TTest(mean, se, n - 1, float(r.statistic), float(r.pvalue))
 
 

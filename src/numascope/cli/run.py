@@ -26,9 +26,9 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stage", action="append", metavar="NAME",
                    help="run only these stages (repeatable; see --list-stages)")
     p.add_argument("--list-stages", action="store_true", help="list the stages and exit")
-    p.add_argument("--io-dir", metavar="DIR",
-                   help="run the storage stage with fio on a file numascope creates (and "
-                        "removes) in DIR; without it the storage stage is skipped")
+    from numascope.command.flags import add_options
+    from numascope.families import run_options
+    add_options(p, run_options())          # what a family's stage takes (--io-dir …)
     rep = p.add_mutually_exclusive_group()
     rep.add_argument("--report", metavar="FILE",
                      help="HTML report path (default ./numascope-report-<run id>.html)")
@@ -45,7 +45,7 @@ def main(args: argparse.Namespace) -> int:
 
     if args.list_stages:
         return _list_stages(args, suite.all_stages())
-    stages = _with_io_dir(_stages(args.stage, suite.all_stages()), args.io_dir)
+    stages = _with_options(_stages(args.stage, suite.all_stages()), args)
     tags = parse_tags(args.tag)
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     if not args.no_report:   # a bad report path never costs a measurement
@@ -82,16 +82,18 @@ def _stages(names: list[str] | None, stages: list) -> list:
     return [s for s in stages if s.name in names or s.bench is None]
 
 
-def _with_io_dir(stages: list, io_dir: str | None) -> list:
-    """The storage stage given its directory (checked now, before anything is measured)."""
-    if io_dir is None:
-        return stages
+def _with_options(stages: list, args: argparse.Namespace) -> list:
+    """Each stage given the values of its family's run options (checked now, before
+    anything is measured): `--io-dir DIR` becomes the storage stage's Storage(io_dir=DIR)."""
     from dataclasses import replace
 
-    from numascope.families.storage.targets import check_dir
-    check_dir(io_dir, "--io-dir")
-    return [replace(s, options=(("io_dir", io_dir),)) if s.name == "storage" else s
-            for s in stages]
+    from numascope.families import run_options
+    out = []
+    for s in stages:
+        given = tuple((o.name, o.convert(getattr(args, o.name))) for o in run_options(s.name)
+                      if getattr(args, o.name, None) is not None)
+        out.append(replace(s, options=given) if given else s)
+    return out
 
 
 def _measure(suite, store, stages: list, profile, tags: dict[str, str]):

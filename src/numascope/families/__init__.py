@@ -58,6 +58,19 @@ def _names(suffix: str) -> list[str]:
     return out
 
 
+def run_options(family: str | None = None) -> list:
+    """The options families take as stages of `numascope run` (RUN_OPTIONS of a folder's
+    options.py: rows whose names are keyword arguments of its family class), of one family
+    or of all. Read from the options modules, so building the parser imports no bench."""
+    from importlib.util import find_spec
+    out = []
+    for pkg in _packages():
+        if family not in (None, pkg.rsplit(".", 1)[-1]) or find_spec(f"{pkg}.options") is None:
+            continue
+        out += getattr(importlib.import_module(f"{pkg}.options"), "RUN_OPTIONS", ())
+    return out
+
+
 def command_modules() -> list[ModuleType]:
     """The families' commands (bw, lat …; each folder's command.py, with NAME, HELP, ORDER,
     FLAGS and main; its flags are its options.py's TABLE): the command line finds them

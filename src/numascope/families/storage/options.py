@@ -108,3 +108,17 @@ TABLE = Table("storage", (
                         "rule": _counts(MAX_NUMJOBS, "4", "1,2,4"),
                         "rule_text": f"each 1 to {MAX_NUMJOBS}"}),
 ))
+
+
+def _io_dir(path: str, flag: str) -> str:
+    from numascope.families.storage.targets import check_dir
+    check_dir(path, flag)
+    return path
+
+
+# what the storage stage of `numascope run` takes (keyword arguments of Storage)
+RUN_OPTIONS = (
+    Option("--io-dir", "run the storage stage with fio on a file numascope creates (and "
+           "removes) in DIR; without it the storage stage is skipped", metavar="DIR",
+           rule=_io_dir),
+)
