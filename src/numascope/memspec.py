@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from numascope.errors import UserError
+from numascope.options import DEFAULT_PAGES, PAGE_KINDS
 from numascope.topology.model import Topology
 
 POLICIES = ("first-touch", "bind", "interleave", "preferred", "weighted-interleave")
-PAGES = ("none", "thp", "hugetlb")
+PAGES = PAGE_KINDS           # declared with the --pages option (numascope.options)
 MAX_NODES = 64        # memory.c's NS_MAX_SPEC_NODES (a test checks they agree)
 
 
@@ -27,7 +28,7 @@ MAX_NODES = 64        # memory.c's NS_MAX_SPEC_NODES (a test checks they agree)
 class MemorySpec:
     policy: str = "first-touch"
     nodes: tuple[int, ...] = ()
-    pages: str = "thp"
+    pages: str = DEFAULT_PAGES
     weights: tuple[int, ...] | None = None
     system_weights: tuple[int, ...] | None = field(default=None, compare=False)
 
@@ -48,7 +49,7 @@ class MemorySpec:
     @classmethod
     def from_flags(cls, topo: Topology, *, membind: str | None = None,
                    interleave: str | None = None, weighted: str | None = None,
-                   preferred: str | None = None, pages: str = "thp") -> MemorySpec:
+                   preferred: str | None = None, pages: str = DEFAULT_PAGES) -> MemorySpec:
         """From numactl's words (at most one policy flag); nodes checked against `topo`."""
         from numascope.placement import parse_nodes, parse_weighted
         given = [(f, v) for f, v in (("--membind", membind), ("--interleave", interleave),
@@ -73,7 +74,7 @@ class MemorySpec:
         d = d or {}
         w, sw = d.get("weights"), d.get("system_weights")
         return cls(d.get("policy") or "first-touch", tuple(int(n) for n in d.get("nodes") or ()),
-                   d.get("pages") or d.get("huge") or "thp",
+                   d.get("pages") or d.get("huge") or DEFAULT_PAGES,
                    tuple(int(x) for x in w) if w else None,
                    tuple(int(x) for x in sw) if sw else None)
 
@@ -103,7 +104,7 @@ class MemorySpec:
             d["system_weights"] = list(self.system_weights)
         return d
 
-    def describe(self, default_pages: str = "thp") -> str:
+    def describe(self, default_pages: str = DEFAULT_PAGES) -> str:
         """Short words for tables: "first-touch", "bind N1", "interleave N0,N1",
         "weighted N0:3,N1:1"; the page kind when it is not the command's default."""
         nodes = ",".join(f"N{n}" for n in self.nodes)

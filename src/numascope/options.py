@@ -186,6 +186,7 @@ def check(table: Table, values: dict[str, Any]) -> dict[str, Any]:
 # -- placement: one table every family picks from ------------------------------------------
 
 PAGE_KINDS = ("none", "thp", "hugetlb")
+DEFAULT_PAGES = "thp"         # a family's own default (lat: base pages) is in its table
 WHERE = "0-3,8-11, S0 (package), N1 (node), L3:5, all"
 
 PLACEMENT = Table("placement", (
@@ -204,7 +205,7 @@ PLACEMENT = Table("placement", (
            "interleave with the system weights (Linux >= 6.9)", metavar="SPEC",
            group="placement", exclusive="memory", meaning="numactl --weighted-interleave"),
     Option("--pages", "page kind: none (base pages), thp (transparent huge pages), hugetlb "
-           "(the reserved pool)", kind="choice", choices=PAGE_KINDS, default="thp",
+           "(the reserved pool)", kind="choice", choices=PAGE_KINDS, default=DEFAULT_PAGES,
            group="placement"),
     Option("--threads", "number of threads", metavar="N", group="placement",
            default_text="one per CPU"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from numascope.options import PAGE_KINDS, WHERE, Option, placement  # noqa: F401 - PAGE_KINDS re-exported
+from numascope.options import DEFAULT_PAGES, PAGE_KINDS, WHERE, Option  # noqa: F401 - PAGE_KINDS re-exported
 
 
 def add_sysfs_root(p: argparse.ArgumentParser) -> None:
@@ -102,34 +102,6 @@ def _help(o: Option) -> str:
     return text.replace("%", "%%")          # argparse formats help with %
 
 
-def add_placement(p: argparse.ArgumentParser, *, cpus: str | None = "run on these CPUs",
-                  cpunodebind: bool = True, membind: bool = True, interleave: bool = True,
-                  weighted: bool = False, pages: str | None = "thp",
-                  threads: str | None = "number of threads",
-                  threads_metavar: str = "N") -> None:
-    """The placement flags a command supports, from the one table (numascope.options.PLACEMENT):
-    --cpus LIST (0-3,8-11 | S0 | N1 | L3:5 | all), --cpunodebind NODES, --membind NODES,
-    --interleave NODES, [--weighted-interleave SPEC], --pages none|thp|hugetlb, --threads.
-    Pass None/False to leave a flag out; strings are the command's own help text (a family
-    with its own table picks from PLACEMENT with numascope.options.placement instead)."""
-    names: list[str] = []
-    changes: dict[str, dict[str, Any]] = {}
-    if cpus:
-        names.append("cpus")
-        changes["cpus"] = {"help": cpus}
-    if cpunodebind:
-        names.append("cpunodebind")
-    names += [n for n, on in (("membind", membind), ("interleave", interleave),
-                              ("weighted_interleave", weighted)) if on]
-    if pages:
-        names.append("pages")
-        changes["pages"] = {"default": pages}
-    if threads:
-        names.append("threads")
-        changes["threads"] = {"help": threads, "metavar": threads_metavar, "default_text": ""}
-    add_options(p, placement(*names, **changes))
-
-
 def cpus_arg(args: argparse.Namespace, default: str = "all") -> str:
     """The "where" text of --cpus / --cpunodebind (one of them), checked not empty."""
     from numascope.errors import UserError
@@ -153,7 +125,7 @@ def memory_arg(args: argparse.Namespace, topo: Any):
     return MemorySpec.from_flags(
         topo, membind=getattr(args, "membind", None), interleave=getattr(args, "interleave", None),
         weighted=getattr(args, "weighted_interleave", None),
-        pages=getattr(args, "pages", None) or "thp")
+        pages=getattr(args, "pages", None) or DEFAULT_PAGES)
 
 
 def threads_arg(args: argparse.Namespace, *, many: bool = False) -> list[int] | int | None:

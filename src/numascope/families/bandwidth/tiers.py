@@ -33,6 +33,7 @@ from numascope.families.bandwidth.options import (
 from numascope.families.bandwidth.placements import achieved_fractions, check_fractions
 from numascope.families.bandwidth.sizes import default_array_bytes
 from numascope.memspec import MemorySpec
+from numascope.options import DEFAULT_PAGES
 from numascope.results.record import BenchResult
 from numascope.topology import tiers as tiermod
 from numascope.topology.model import Topology
@@ -76,7 +77,7 @@ def pick_nodes(topo: Topology, text: str | None, cpus: list[int]) -> tuple[int, 
                          f"node N{other}")
 
 
-def ratio_memory(dram: int, tier: int, ratio: str, pages: str = "thp") -> MemorySpec:
+def ratio_memory(dram: int, tier: int, ratio: str, pages: str = DEFAULT_PAGES) -> MemorySpec:
     """The memory spec that realises one ratio."""
     if ratio == SYSTEM:
         return MemorySpec("weighted-interleave", (dram, tier), pages)

@@ -97,11 +97,12 @@ class MatrixParams:
 
     @property
     def lat_pages(self) -> str:
-        return self.pages or "none"
+        return self.pages or lat.TABLE["pages"].default          # as `lat`: base pages
 
     @property
     def bw_pages(self) -> str:
-        return self.pages or "thp"
+        from numascope.families.bandwidth.options import TABLE as BW
+        return self.pages or BW["pages"].default                 # as `bw`: THP
 
     def pairs(self, topo: Topology) -> list[tuple[int, int]]:
         return pairs(topo, None if self.rows is None else list(self.rows),
