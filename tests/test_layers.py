@@ -22,6 +22,17 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "numascope.units": ("numascope.errors",),
     "numascope.topology": ("numascope.errors",),
     "numascope.host": ("numascope.errors", "numascope.units", "numascope.topology"),
+    "numascope.options": ("numascope.errors", "numascope.units"),
+    "numascope.placement": ("numascope.errors", "numascope.topology"),
+    "numascope.memspec": ("numascope.errors", "numascope.options", "numascope.placement",
+                          "numascope.topology"),
+    "numascope.benchmark": ("numascope.errors", "numascope.results.record",
+                            "numascope.signals", "numascope.topology"),
+    # the command kit: below the command line, beside the families (it runs their cases)
+    "numascope.command": ("numascope.benchmark", "numascope.console", "numascope.errors",
+                          "numascope.families", "numascope.memspec", "numascope.options",
+                          "numascope.report.figures", "numascope.results.record",
+                          "numascope.signals"),
 }
 
 
@@ -122,3 +133,21 @@ def test_an_upward_import_is_caught():
     assert violations("numascope.host", "from numascope.results import store\n")
     assert not violations("numascope.host", "from numascope.topology.files import Tree\n")
     assert not violations("numascope.cli.topo", "from numascope.results import store\n")
+
+
+def test_only_the_command_line_imports_the_command_line():
+    found = [f"{name}:{line}" for name, f in modules().items()
+             if not _within(name, "numascope.cli") and name != "numascope.__main__"
+             for line, imp in imports(f.read_text(), name, f.name == "__init__.py")
+             if _within(imp, "numascope.cli")]
+    assert not found, found
+
+
+def test_a_family_s_measurement_needs_no_command():
+    """A family's bench, options, figures and helpers work without the command kit (a
+    library caller, `numascope run`'s suite): only its command.py imports the kit."""
+    found = [f"{name}:{line} imports {imp}" for name, f in modules().items()
+             if _within(name, "numascope.families") and not name.endswith("command")
+             for line, imp in imports(f.read_text(), name, f.name == "__init__.py")
+             if _within(imp, "numascope.command") or _within(imp, "numascope.cli")]
+    assert not found, found

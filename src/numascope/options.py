@@ -183,6 +183,24 @@ def check(table: Table, values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def thread_counts(value: Any, flag: str = "--threads", *, many: bool = False) -> Any:
+    """--threads as one count (or, with `many`, a list such as 1,2,4): the rule every
+    family's --threads row uses."""
+    parts = [s.strip() for s in str(value).split(",")]
+    try:
+        counts = [int(s) for s in parts]
+    except ValueError:
+        raise UserError(f"{flag} {value!r}: expected a count such as 4"
+                        + (" or a list such as 1,2,4" if many else "")) from None
+    if any(c < 1 for c in counts):
+        raise UserError(f"{flag} must be at least 1 (got {value})")
+    if not many:
+        if len(counts) != 1:
+            raise UserError(f"{flag} {value!r}: one count here")
+        return counts[0]
+    return counts
+
+
 # -- placement: one table every family picks from ------------------------------------------
 
 PAGE_KINDS = ("none", "thp", "hugetlb")

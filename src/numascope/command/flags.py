@@ -7,7 +7,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from numascope.options import DEFAULT_PAGES, PAGE_KINDS, WHERE, Option  # noqa: F401 - PAGE_KINDS re-exported
+from numascope.options import (  # noqa: F401 - PAGE_KINDS re-exported
+    DEFAULT_PAGES,
+    PAGE_KINDS,
+    WHERE,
+    Option,
+    thread_counts,
+)
 
 
 def add_sysfs_root(p: argparse.ArgumentParser) -> None:
@@ -130,22 +136,7 @@ def memory_arg(args: argparse.Namespace, topo: Any):
 
 def threads_arg(args: argparse.Namespace, *, many: bool = False) -> list[int] | int | None:
     """--threads as one count (or, with `many`, a list such as 1,2,4); None when absent."""
-    from numascope.errors import UserError
     v = getattr(args, "threads", None)
-    if v is None:
-        return None
-    parts = [s.strip() for s in str(v).split(",")]
-    try:
-        counts = [int(s) for s in parts]
-    except ValueError:
-        raise UserError(f"--threads {v!r}: expected a count such as 4"
-                        + (" or a list such as 1,2,4" if many else "")) from None
-    if any(c < 1 for c in counts):
-        raise UserError(f"--threads must be at least 1 (got {v})")
-    if not many:
-        if len(counts) != 1:
-            raise UserError(f"--threads {v!r}: one count here")
-        return counts[0]
-    return counts
+    return None if v is None else thread_counts(v, "--threads", many=many)
 
 

@@ -8,12 +8,11 @@ load the core."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from numascope.errors import UserError
 from numascope.families.bandwidth.sizes import LLC_FACTOR
-from numascope.options import Option, Table, placement
+from numascope.options import Option, Table, placement, thread_counts
 from numascope.placement import POLICIES
 
 NT_CHOICES = ("auto", "on", "off")
@@ -60,8 +59,7 @@ def check_array_size(nbytes: int, flag: str = "--size") -> None:
 
 def check_threads(value: Any, flag: str = "--threads") -> int:
     """One thread count, at least 1 (the shared reader's messages)."""
-    from numascope.command.flags import threads_arg
-    return threads_arg(argparse.Namespace(threads=value))  # type: ignore[return-value]
+    return thread_counts(value, flag)
 
 
 def check_ratios(value: str | list[str], flag: str = "--ratios") -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from numascope.errors import UserError
-from numascope.options import Option, Table, placement
+from numascope.options import Option, Table, placement, thread_counts
 from numascope.placement import POLICIES
 from numascope.units import parse_size
 
@@ -122,10 +122,7 @@ def _block(value: Any, flag: str) -> int:
 
 
 def _threads(value: Any, flag: str) -> list[int]:
-    import argparse
-
-    from numascope.command.flags import threads_arg  # the shared reader of --threads
-    return threads_arg(argparse.Namespace(threads=value), many=True)
+    return thread_counts(value, flag, many=True)
 
 
 def _one_of(names: tuple[str, ...]) -> str:
