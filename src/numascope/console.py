@@ -48,6 +48,10 @@ def print_json(obj: Any) -> None:
 
 
 def warn(msg: str) -> None:
-    """A warning on standard error; `msg` is printed as it is (no markup)."""
+    """A warning on standard error, one line: `msg` is printed as it is (no markup), its
+    control characters shown escaped (numascope.errors.escape_text), as an error's are."""
     from rich.markup import escape
-    err.print(f"[yellow]warning:[/yellow] {escape(msg)}", markup=True, highlight=False)
+
+    from numascope.errors import escape_text
+    err.print(f"[yellow]warning:[/yellow] {escape(escape_text(msg))}", markup=True,
+              highlight=False)

@@ -15,6 +15,7 @@ This module sits low: it imports nothing of numascope but errors and units."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -75,6 +76,10 @@ class Option:
         if self.rule is not None:
             out = self.rule(value, flag)
             value = value if out is None else out
+        if self.kind == "float":     # NaN passes every bound; the family's rule speaks first
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, float) and not math.isfinite(v):
+                    raise UserError(f"{flag} {v}: {self._expect()} (a finite one)")
         return value
 
     def _one(self, text: Any, flag: str) -> Any:
@@ -97,8 +102,11 @@ class Option:
 
     def _parse(self, text: str, flag: str) -> Any:
         from numascope.units import parse_size
-        if self.kind == "size":
-            return parse_size(text)        # its own message: "bad size …", "larger than zero"
+        if self.kind == "size":            # its message ("bad size …", "larger than zero")
+            try:                           # after the flag the user typed
+                return parse_size(text)
+            except UserError as e:
+                raise UserError(f"{flag}: {e}") from None
         try:
             if self.kind == "int":
                 return int(text)

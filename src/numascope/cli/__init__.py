@@ -38,7 +38,14 @@ class _Parser(argparse.ArgumentParser):
 
 def _fail(message: str, kind: str, code: int) -> None:
     """The one-line error on standard error and, with --json, the envelope on standard
-    output carrying it (so a script reading JSON is never handed nothing)."""
+    output carrying it (so a script reading JSON is never handed nothing).
+
+    The message is whole, never cut, and one line: control characters (an ESC, a newline a
+    user put in a file name) are shown escaped (\\x1b, \\n) by numascope.errors.escape_text.
+    The JSON envelope's message is that same line, character for character, so a script
+    sees what a person sees (JSON would escape the characters anyway)."""
+    from numascope.errors import escape_text
+    message = escape_text(message)
     sys.stderr.write(f"numascope: error: {message}\n")
     if _json_command is not None:
         from numascope.command.output import emit
@@ -125,19 +132,19 @@ def _main(argv: list[str] | None) -> int:
         return int(args._main(args) or 0)
     except (UserError, MeasurementError, Unavailable) as e:
         from numascope.command.output import error_entry
-        _fail(str(e).splitlines()[0] if str(e) else type(e).__name__,
-              error_entry(e)["kind"], e.exit_code)
+        entry = error_entry(e)
+        _fail(entry["message"], entry["kind"], e.exit_code)
         return e.exit_code
     except BrokenPipeError:
         return 0
     except Exception as e:  # a bug, not the user's fault: one line unless asked for more
         if os.environ.get("NUMASCOPE_DEBUG"):
             raise
-        sys.stderr.write(
-            f"numascope: internal error: {type(e).__name__}: {e} "
-            "(set NUMASCOPE_DEBUG=1 for the traceback)\n")
+        from numascope.errors import escape_text
+        what = escape_text(f"{type(e).__name__}: {e}")
+        sys.stderr.write(f"numascope: internal error: {what} "
+                         "(set NUMASCOPE_DEBUG=1 for the traceback)\n")
         if _json_command is not None:
             from numascope.command.output import emit
-            emit(_json_command, [], [{"kind": "internal", "exit_code": 1,
-                                      "message": f"{type(e).__name__}: {e}"}])
+            emit(_json_command, [], [{"kind": "internal", "exit_code": 1, "message": what}])
         return 1

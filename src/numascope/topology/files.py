@@ -6,10 +6,28 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import string
 from pathlib import Path
 
 from numascope.errors import UserError
 from numascope.topology.lists import parse_list, parse_mask
+
+# a sysfs or procfs file is a few bytes to a few KiB: a replayed one larger than this is
+# refused (naming it), never read whole; /proc/cpuinfo, which grows with the CPUs, is read
+# only as far as its first block needs (Tree.read_head)
+MAX_FILE = 1 << 20
+
+# files that grow with the machine (a 1,024-CPU /proc/cpuinfo is over 1 MiB), of which a
+# reader needs the start: read() gives their first MAX_FILE bytes, cut at a line
+HEAD_ONLY = frozenset({"proc/cpuinfo"})
+
+# lists that are never empty on a running kernel (CPU 0 is always online, a node is always
+# online): empty in a dump (or only NUL bytes) is a damaged file, not "none"
+NEVER_EMPTY = frozenset({
+    "sys/devices/system/cpu/online", "sys/devices/system/cpu/present",
+    "sys/devices/system/cpu/possible", "sys/devices/system/node/online",
+    "sys/devices/system/node/possible"})
 
 # the list-format twin of each hex-map file
 _LIST_NAMES = {"shared_cpu_map": "shared_cpu_list", "local_cpus": "local_cpulist",
@@ -58,15 +76,54 @@ class Tree:
         return p is not None and p.exists()
 
     def read(self, rel: str) -> str | None:
-        """Text of the file, stripped; None when missing or unreadable."""
+        """Text of the file, stripped; None when missing or unreadable. A replayed file over
+        MAX_FILE is refused (UserError naming it), having read no more than MAX_FILE + 1
+        bytes of it. Trailing NUL bytes (some dumps carry one after the newline) are
+        dropped; a NUL inside the text stays, so a parser refuses it."""
+        if rel.strip("/") in HEAD_ONLY:
+            return self.read_head(rel)
+        data = self._bytes(rel, MAX_FILE + 1)
+        if data is None:
+            return None
+        if len(data) > MAX_FILE and not self.live:
+            raise UserError(f"{self.where(rel)}: larger than {MAX_FILE >> 20} MiB, not a "
+                            "sysfs or procfs file (a damaged or forged dump); refused")
+        return _text(data)
+
+    def read_head(self, rel: str, limit: int = MAX_FILE) -> str | None:
+        """The first `limit` bytes of the file as text (the whole of a smaller one), for a
+        file that grows with the machine (/proc/cpuinfo) and is needed only in part."""
+        data = self._bytes(rel, limit + 1)
+        if data is None:
+            return None
+        if len(data) > limit:          # cut at the last whole line
+            data = data[:limit].rpartition(b"\n")[0]
+        return _text(data)
+
+    def _bytes(self, rel: str, limit: int) -> bytes | None:
+        """At most `limit` bytes of the file (a live root's whole file: the kernel's own);
+        None when missing or unreadable. In a replayed root only a plain file is read (a
+        pipe there would hang the reader, a device read someone else's data)."""
         p = self._inside(rel)
         if p is None:
             return None
         try:
-            # some dumps carry a trailing NUL after the newline
-            return p.read_text(errors="replace").replace("\x00", "").strip()
+            fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
         except (OSError, ValueError):
             return None
+        with os.fdopen(fd, "rb") as f:
+            try:
+                if self.live:
+                    return f.read()
+                mode = os.fstat(fd).st_mode
+                if stat.S_ISDIR(mode):
+                    return None
+                if not stat.S_ISREG(mode):
+                    raise UserError(f"{self.where(rel)}: not a plain file (a damaged or "
+                                    "forged dump)")
+                return f.read(limit)
+            except OSError:
+                return None
 
     def read_int(self, rel: str) -> int | None:
         v = self.read(rel)
@@ -89,9 +146,13 @@ class Tree:
         if v is None:
             return None
         try:
-            return parse(v)
+            out = parse(v)
         except ValueError:
             raise UserError(f"{self.where(rel)}: not {what}") from None
+        if not out and rel.strip("/") in NEVER_EMPTY:
+            raise UserError(f"{self.where(rel)}: empty, but never so on a running kernel "
+                            "(a damaged dump)")
+        return out
 
     def read_cpus(self, base: str, name: str) -> list[int] | None:
         """`<base>/<name>_list` when present, else the `<base>/<name>` hex map."""
@@ -119,6 +180,11 @@ class Tree:
             if name.startswith(prefix) and tail.isdigit():
                 ids.append(int(tail))
         return sorted(ids)
+
+
+def _text(data: bytes) -> str:
+    """A file's bytes as text: stripped, trailing NULs with the whitespace."""
+    return data.decode(errors="replace").rstrip(string.whitespace + "\x00").strip()
 
 
 def meminfo_field(text: str | None, key: str) -> int | None:

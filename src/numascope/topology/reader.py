@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
-from numascope.errors import UserError
+from numascope.errors import UserError, escape_text
 from numascope.topology.archive import extracted, find_root, is_archive
 from numascope.topology.cgroup import Allowed, replayed_allowed
 from numascope.topology.files import Tree, cpuinfo_first, meminfo_field
@@ -22,15 +23,20 @@ def read_topology(root: str | Path = "/", *, infer: bool = True, devices: bool =
     """Read the machine at `root`: "/" (this machine), a directory holding a sysfs dump
     (sys/, proc/ …, possibly under one top folder) or a .tar.bz2 of one."""
     p = Path(root)
-    if not p.exists():
-        raise UserError(f"{root}: no such file or directory")
-    if p.is_file():
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise UserError(f"{root}: no such file or directory") from None
+    except (OSError, ValueError) as e:   # a name too long, permission denied, a NUL …
+        why = e.strerror if isinstance(e, OSError) and e.strerror else "not a usable path"
+        raise UserError(f"{escape_text(root, 160)}: {why[:1].lower()}{why[1:]}") from None
+    if stat.S_ISREG(st.st_mode):
         if not is_archive(p):
             raise UserError(f"{root}: not a directory or a tar archive of a sysfs dump")
         with extracted(p) as d:
             return read_tree(Tree(d, label=str(root)), live=False, infer=infer,
                              devices=devices)
-    if not p.is_dir():
+    if not stat.S_ISDIR(st.st_mode):
         raise UserError(f"{root}: not a directory or a tar archive of a sysfs dump")
     live = p.resolve() == Path("/")
     base = p if live else find_root(p, root)
@@ -170,7 +176,9 @@ def _online(tree: Tree, cpu_ids: list[int]) -> dict[int, bool]:
     for c in cpu_ids:
         own = tree.read(f"{CPU_DIR}/cpu{c}/online")
         if own is not None:
-            out[c] = own.strip() == "1"
+            if own not in ("0", "1"):   # a damaged file is not "offline"
+                raise UserError(f"{tree.where(f'{CPU_DIR}/cpu{c}/online')}: expected 0 or 1")
+            out[c] = own == "1"
         elif glob is not None:
             out[c] = c in glob
         else:  # cpu0 often has no online file; no topology dir means it is offline
@@ -257,7 +265,7 @@ def _nodes(tree: Tree, node_ids: list[int], node_cpus: dict[int, list[int]],
 
 
 def _cpuinfo(tree: Tree, topo: Topology) -> None:
-    first = cpuinfo_first(tree.read("proc/cpuinfo") or "")
+    first = cpuinfo_first(tree.read_head("proc/cpuinfo") or "")   # grows with the CPUs
     topo.cpu_model = first.get("model name") or first.get("cpu") or None
     topo.cpu_vendor = first.get("vendor_id")
     fam, mod = first.get("cpu family"), first.get("model")
