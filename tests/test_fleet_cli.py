@@ -290,7 +290,7 @@ def test_check_exit_codes_healthy_out_and_inconclusive(gold_db, capsys):
     check = ["fleet", "check", "--baseline", "gold", "--store", str(gold_db)]
     # a stage this run did not ask for is not checked: healthy
     assert main([*check, only_bw.run_id]) == 0
-    assert "1 of 1 nodes within tolerance" in capsys.readouterr().out
+    assert "1 of 1 node within tolerance" in capsys.readouterr().out
     # a stage skipped on the node: nothing is out, but it cannot be judged
     rc, doc = _json(capsys, [*check, skipped.run_id])
     assert rc == INCONCLUSIVE_EXIT == 5 and doc["inconclusive"] == 1 and doc["failed"] == 0
@@ -350,3 +350,56 @@ def test_a_baseline_of_the_older_latency_names_checks_the_new_ones(tmp_path, cap
     assert all(v["checked"] == 4 for v in doc["results"]), doc["results"]
     (p,) = next(v for v in doc["results"] if v["host"] == "n0002")["problems"]
     assert p["metric"] == "latency/tlb 256 MiB stride 256/latency" and p["pct"] > 40
+
+
+# -- bad input that needs a stored baseline (tests/surface_fleet.py holds the rest) ---------
+
+def test_a_tolerance_naming_nothing_in_the_baseline_is_exit_2_naming_what_it_knows(
+        gold_db, capsys):
+    check = ["fleet", "check", "--baseline", "gold", "--store", str(gold_db)]
+    before = gold_db.read_bytes()
+    for bad in ("nosuchmetric=5%", "bandwidth/nosuch=5%", "bandwith=5%"):
+        assert main([*check, "--tolerance", bad]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("numascope: error: --tolerance "), err
+        assert "baseline gold holds no such family or metric" in err[0]
+        assert "bandwidth" in err[0] and "latency" in err[0], err[0]
+        rc, doc = _json(capsys, [*check, "--tolerance", bad])
+        assert rc == 2 and doc["errors"][0]["kind"] == "bad-input"
+        assert bad.partition("=")[0] in doc["errors"][0]["message"]
+    assert gold_db.read_bytes() == before
+    # every name the baseline knows is taken: family, metric, family/metric, key, *
+    for good in ("bandwidth=5%", "latency=8", f"{BW}=5%", "bandwidth/bandwidth=5%", "*=30%"):
+        assert main([*check, "--tolerance", good]) in (0, 1, 5), good
+        assert "error" not in capsys.readouterr().err
+
+
+def test_one_node_is_one_node(tmp_path, capsys):
+    db = tmp_path / "one.db"
+    _store(db, fleet(1, {}, seed=5, fleet_id="solo"))
+    assert main(["fleet", "report", "--store", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "solo: 1 node (" in text and "1 nodes" not in text
+
+
+def test_the_bound_task_warning_fits_80_columns(capsys):
+    from types import SimpleNamespace
+
+    from numascope.fleet import node
+    topo = SimpleNamespace(cpus=[SimpleNamespace(id=i, online=True) for i in range(192)],
+                           usable_cpus=lambda: [0])
+    got = node.bound_to(topo, "a-rather-long-host-name-in-a-big-cluster.example.org")
+    assert got == {"cpus_allowed": 1, "cpus_online": 192}
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) > 1 and all(len(line) <= 80 for line in lines), lines
+    said = " ".join(line.strip() for line in lines)
+    assert "this task may use 1 of 192 CPUs" in said and "--cpu-bind=none" in said
+
+
+def test_gather_refuses_an_oversized_record_file_naming_it(tmp_path, capsys, monkeypatch):
+    (tmp_path / "n1.x.numascope.json").write_text("{}" + " " * 100)
+    monkeypatch.setattr(files, "RECORD_MAX", 50)
+    assert main(["fleet", "gather", str(tmp_path), "--store", str(tmp_path / "s.db")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "n1.x.numascope.json: 102 bytes" in err[0], err
+    assert not (tmp_path / "s.db").exists()

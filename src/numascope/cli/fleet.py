@@ -20,6 +20,30 @@ HELP = ("run on every node of a cluster (srun / mpirun), gather, find outlier no
         "baselines, export to Prometheus")
 ORDER = 60
 WIDTH = 80
+NAME_MAX = 200             # the longest fleet id, baseline name, run spec, stage or rule taken
+NODE_TIMEOUT_MAX = 7 * 86400.0   # --node-timeout: at most a week
+Z_MAX = 100.0              # --z: a robust z-score limit beyond which nothing is ever flagged
+GAP_MAX = 1000.0           # --gap: percent
+
+# every option that takes a value: (the flag as typed, what to give, longest value or None)
+# -- an empty value is an error for each, never "not given"
+VALUES = {
+    "stage": ("--stage", "a stage name", NAME_MAX),
+    "tag": ("--tag", "KEY=VALUE", None),              # numascope.results.run.TAG_MAX
+    "shared_dir": ("--shared-dir", "a folder", None),
+    "prom_dir": ("--prom-dir", "a folder", None),
+    "fleet_id": ("--fleet-id", "a fleet id", NAME_MAX),
+    "store": ("--store", "a store file", None),
+    "dir": ("fleet gather", "the shared folder", None),
+    "fleet": ("--fleet", "a fleet id or its prefix", NAME_MAX),
+    "runs": ("RUN", "a run id, latest or KEY=VALUE", NAME_MAX),
+    "floor": ("--floor", "[MODEL=]FRACTION", NAME_MAX),
+    "plot": ("--plot", "a file name", None),
+    "name": ("baseline save", "a baseline name", NAME_MAX),
+    "baseline": ("--baseline", "a baseline name", NAME_MAX),
+    "tolerance": ("--tolerance", "METRIC=PCT%", NAME_MAX),
+    "out": ("--out", "a file name", None),
+}
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -118,8 +142,25 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("give a subcommand: run, gather, report, baseline, check or prom")
     if cmd == "baseline" and args.baseline_cmd is None:
         raise UserError("give an action: fleet baseline save NAME, or fleet baseline list")
+    check_values(args)
     return {"run": _run, "gather": _gather, "report": _report, "baseline": _baseline,
             "check": _check, "prom": _prom}[cmd](args)
+
+
+def check_values(args: argparse.Namespace) -> None:
+    """Every value given: not empty (an empty string is never "not given") and, for names,
+    at most NAME_MAX characters. UserError naming the flag as the user typed it."""
+    from numascope.errors import escape_text
+    for dest, (flag, what, most) in VALUES.items():
+        v = getattr(args, dest, None)
+        for item in v if isinstance(v, list) else [] if v is None else [v]:
+            if not isinstance(item, str):
+                continue
+            if not item.strip():
+                raise UserError(f"{flag} is empty: give {what}")
+            if most is not None and len(item) > most:
+                raise UserError(f"{flag} '{escape_text(item, 60)}': at most {most} "
+                                f"characters (got {len(item):,})")
 
 
 # -- selecting runs ------------------------------------------------------------------------
@@ -159,10 +200,11 @@ def select(store: Any, fleet: str | None, specs: list[str], whole: bool = False
     else:
         hits = [f for f in have if f == fleet] or [f for f in have if f.startswith(fleet)]
         if not hits:
-            raise UserError(f"no fleet {fleet!r} in {store.path}; fleets: "
+            raise UserError(f"--fleet {fleet!r}: no such fleet in {store.path}; fleets: "
                             f"{', '.join(list(have)[-5:])}")
         if len(hits) > 1:
-            raise UserError(f"{fleet!r} matches {len(hits)} fleets; give more of the id")
+            raise UserError(f"--fleet {fleet!r} matches {len(hits)} fleets; give more of "
+                            "the id")
         fid = hits[0]
     return fid, read(have[fid])
 
@@ -193,6 +235,14 @@ def _para(text: str, indent: str = "") -> None:
         out.print(line, markup=False, soft_wrap=True)
 
 
+def _warn(text: str) -> None:
+    """One warning on standard error, escaped and wrapped to WIDTH columns."""
+    from numascope.errors import escape_text
+    for line in textwrap.wrap(escape_text(text), WIDTH - 1, subsequent_indent="  ",
+                              break_long_words=True, break_on_hyphens=False):
+        err.print(line, markup=False, soft_wrap=True)
+
+
 def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return "-" if not math.isfinite(x) else f"{x:.4g}"
@@ -211,32 +261,48 @@ def _run(args: argparse.Namespace) -> int:
 
     if not (args.node_timeout > 0 and math.isfinite(args.node_timeout)):
         raise UserError(f"--node-timeout {args.node_timeout:g}: give seconds > 0")
+    if args.node_timeout > NODE_TIMEOUT_MAX:
+        raise UserError(f"--node-timeout {args.node_timeout:g}: at most "
+                        f"{NODE_TIMEOUT_MAX:.0f} s (a week)")
     stages = _stages(args.stage, suite.all_stages())
     tags = parse_tags(args.tag)
     for k in ("fleet", "host"):
         if k in tags:
             raise UserError(f"tag {k!r} is set by fleet itself; use another key")
-    shared = files.check_dir(args.shared_dir) if args.shared_dir else None
-    prom_dir = files.check_dir(args.prom_dir, "--prom-dir") if args.prom_dir else None
+    # every folder written checked before anything is measured (the record is never lost
+    # to a folder that could not take it)
+    from numascope.command.output import check_workdir
+    shared = check_workdir(args.shared_dir, "--shared-dir") \
+        if args.shared_dir is not None else None
+    prom_dir = check_workdir(args.prom_dir, "--prom-dir") if args.prom_dir is not None \
+        else None
     if args.fleet_id is not None:
         node.check_fleet_id(args.fleet_id)
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     slurm = node.slurm_env()
 
     def measure(ident: dict[str, Any]):
+        from numascope.errors import escape_text
         rec = node.run_node(ident, profile, stages, tags)
-        try:     # a full disk must not keep the record from rank 0 or the store
-            if shared is not None:
+        # the folders were checked before measuring; a disk that fills meanwhile must not
+        # keep the record from rank 0 or the store
+        if shared is not None:
+            try:
                 files.write_record(shared, rec)
-            if prom_dir is not None:
-                from numascope.fleet import prom
+            except OSError as e:
+                if comm is None:      # the file was this task's only way to report
+                    raise UserError(f"--shared-dir {escape_text(shared, 160)}: cannot write "
+                                    f"the record of {escape_text(ident['host'], 60)} "
+                                    f"({e.strerror or type(e).__name__})") from None
+                _warn(f"{ident['host']}: --shared-dir: cannot write "
+                      f"{e.filename}: {e.strerror}")
+        if prom_dir is not None:
+            from numascope.fleet import prom
+            try:
                 prom.write(prom_dir / "numascope.prom", [rec])
-        except OSError as e:
-            err.print(f"{ident['host']}: cannot write {e.filename}: {e.strerror}",
-                      markup=False)
-            if comm is None and shared is not None:
-                raise UserError(f"--shared-dir {shared}: cannot write the record: "
-                                f"{e.strerror}") from None
+            except OSError as e:
+                _warn(f"{ident['host']}: --prom-dir: cannot write {e.filename}: "
+                      f"{e.strerror}")
         return rec
 
     comm = None
@@ -262,7 +328,10 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
                "--fleet-id ID (the same for every task)")
     if why:
         if rank != 0:
-            return 2          # one line for the job, from its first task
+            # one line for the job and its exit status (2), from its first task; the others
+            # end quietly and at 0: a task ending non-zero first has the launcher kill the
+            # first task before it can say why (mpirun does, under load)
+            return 0
         raise UserError(why)
     fid = args.fleet_id or node.default_fleet_id(slurm)
     ident = node.identity(fid, rank, tasks, launcher)
@@ -277,7 +346,7 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
         try:
             if shared is not None:
                 files.write_record(shared, rec)
-            err.print(f"{ident['host']}: {rec.stages[0].reason}", markup=False)
+            _warn(f"{ident['host']}: {rec.stages[0].reason}")
         finally:
             os._exit(1)
 
@@ -306,7 +375,8 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
         try:
             store = _open(args, write=True)   # refused before anything is measured
         except UserError as e:
-            err.print(f"numascope: error: {e}", markup=False)
+            from numascope.errors import escape_text
+            err.print(f"numascope: error: {escape_text(e)}", markup=False)
             mpi.abort(comm, 2)
     fid = args.fleet_id or (node.default_fleet_id(node.slurm_env()) if rank == 0 else None)
 
@@ -412,26 +482,36 @@ def _positive(v: float | None, flag: str, default: float) -> float:
 def _report(args: argparse.Namespace) -> int:
     from numascope.fleet import outliers
     z = _positive(args.z, "--z", outliers.Z_LIMIT)
+    if z is not None and z > Z_MAX:
+        raise UserError(f"--z {z:g}: at most {Z_MAX:g} (no node is that far out)")
     gap = args.gap if args.gap is not None else outliers.GAP_PCT
     if not (math.isfinite(gap) and gap >= 0):
         raise UserError(f"--gap {gap:g}: give a percentage >= 0")
+    if gap > GAP_MAX:
+        raise UserError(f"--gap {gap:g}: at most {GAP_MAX:g} %")
     floor, floors = parse_floors(args.floor)
-    if args.plot:
+    if args.plot is not None:
         from numascope.command.output import check_output
         check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs)
     refuse_smoke(runs, "an outlier analysis")
     a = outliers.analyze(runs, z, gap, floor, floors, fid)
-    if args.plot:
+    if args.plot is not None:
+        from numascope.errors import escape_text
         from numascope.report.figures import fleet as fig
         from numascope.report.figures import save_figures
         figs = fig.fleet_figures(a)
         if figs:
-            for p in save_figures(figs, args.plot):
-                err.print(f"plot written to {p}", markup=False)
+            try:
+                written = save_figures(figs, args.plot)
+            except OSError as e:    # checked before; a disk that filled since
+                raise UserError(f"--plot {escape_text(args.plot, 160)}: cannot write "
+                                f"({e.strerror or type(e).__name__})") from None
+            for p in written:
+                _warn(f"plot written to {p}")
         else:
-            err.print("nothing to plot: no metric measured on these nodes", markup=False)
+            _warn("nothing to plot: no metric measured on these nodes")
     if args.json:
         d = a.to_dict()
         flags = d.pop("flags")
@@ -443,7 +523,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def print_analysis(a) -> None:
     ok = a.nodes - len(a.failed)
-    _para(f"fleet {a.fleet or '(runs given)'}: {a.nodes} nodes ({ok} measured, "
+    _para(f"fleet {a.fleet or '(runs given)'}: {plural(a.nodes, 'node')} ({ok} measured, "
           f"{len(a.failed)} failed), {plural(len(a.groups), 'configuration group')}")
     for g in a.groups:
         _para(f"group: {g.label}: {plural(len(g.hosts), 'node')}, "
@@ -488,7 +568,7 @@ def _baseline(args: argparse.Namespace) -> int:
             _para(f"{b['name']}  fleet {b['fleet']}  {plural(b['groups'], 'group')}  "
                   f"{b['created']}")
         return 0
-    name = baseline.check_name(args.name)
+    name = baseline.check_name(args.name, "baseline save")
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs)
     refuse_smoke(runs, "a baseline", all_smoke_too=True)
@@ -509,8 +589,10 @@ def _baseline(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from numascope.fleet import baseline
     given = baseline.parse_tolerances(args.tolerance)
+    name = baseline.check_name(args.baseline, "--baseline")
     with _open(args) as store:
-        base = baseline.load(store, baseline.check_name(args.baseline))
+        base = baseline.load(store, name)
+        baseline.check_tolerance_keys(base, given)
         fid, runs = select(store, args.fleet, args.runs)
     refuse_smoke(runs, "a check against a baseline", all_smoke_too=True)
     verdicts = baseline.check(base, runs, given)
@@ -527,7 +609,8 @@ def _check(args: argparse.Namespace) -> int:
              nodes=len(verdicts), failed=len(bad), inconclusive=len(unsure))
     else:
         ok = len(verdicts) - len(bad) - len(unsure)
-        _para(f"baseline {base['name']}: {ok} of {len(verdicts)} nodes within tolerance"
+        _para(f"baseline {base['name']}: {ok} of {plural(len(verdicts), 'node')} within "
+              "tolerance"
               + (f", {len(unsure)} inconclusive" if unsure else ""))
         for v in bad:
             for p in v.problems:
@@ -542,7 +625,11 @@ def _check(args: argparse.Namespace) -> int:
 
 def _prom(args: argparse.Namespace) -> int:
     from numascope.command.output import check_output
+    from numascope.errors import escape_text
     from numascope.fleet import prom
+    if args.out == "-":
+        raise UserError("--out -: give a .prom file (node_exporter reads files, written "
+                        "atomically)")
     check_output(args.out, "--out", (".prom",))
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs, whole=True)
@@ -551,7 +638,11 @@ def _prom(args: argparse.Namespace) -> int:
         h = str(r.host.get("hostname") or r.tags.get("host") or "unknown")
         if h not in latest or r.started >= latest[h].started:
             latest[h] = r
-    path = prom.write(args.out, list(latest.values()))
+    try:
+        path = prom.write(args.out, list(latest.values()))
+    except OSError as e:        # checked before; a disk that filled since
+        raise UserError(f"--out {escape_text(args.out, 160)}: cannot write "
+                        f"({e.strerror or type(e).__name__})") from None
     if args.json:
         emit(NAME, [{"host": h, "run_id": r.run_id} for h, r in latest.items()], [],
              subcommand="prom", out=str(path), fleet=fid)

@@ -39,6 +39,7 @@ MIN_NODES = 3
 # something could not be judged (2, 3, 4 and 128+N are numascope's errors and signals)
 INCONCLUSIVE_EXIT = 5
 DEFAULT_TOLERANCE_PCT = 10.0
+TOLERANCE_MAX_PCT = 1000.0   # a latency may be twice the baseline and more; not 10^6 %
 FAMILY_TOLERANCE_PCT = {"bandwidth": 10.0, "latency": 10.0, "matrix": 15.0, "c2c": 20.0,
                         "compute": 10.0, "compress": 15.0, "storage": 20.0}
 
@@ -54,10 +55,22 @@ def names(store: Any) -> list[str]:
     return [r[0] for r in store.conn.execute(f"SELECT name FROM {TABLE} ORDER BY name")]
 
 
-def check_name(name: str) -> str:
+NAME_MAX = 200      # the longest baseline name
+
+
+def check_name(name: str, flag: str = "baseline name") -> str:
+    """`name` stripped: letters, digits and - _ . :, at most NAME_MAX characters. UserError
+    naming `flag` (the flag or command the user typed) otherwise."""
+    from numascope.errors import escape_text
     n = name.strip()
-    if not n or any(not (c.isalnum() or c in "-_.:") for c in n):
-        raise UserError(f"bad baseline name {name!r}: use letters, digits and - _ . :")
+    if not n:
+        raise UserError(f"{flag}: the baseline name is empty")
+    if len(n) > NAME_MAX:
+        raise UserError(f"{flag} '{escape_text(n, 60)}': a baseline name is at most "
+                        f"{NAME_MAX} characters (got {len(n):,})")
+    if any(not (c.isascii() and c.isalnum() or c in "-_.:") for c in n):
+        raise UserError(f"{flag}: bad baseline name '{escape_text(name, 60)}': use letters, "
+                        "digits and - _ . :")
     return n
 
 
@@ -112,8 +125,37 @@ def parse_tolerances(items: list[str] | None) -> dict[str, float]:
             raise UserError(f"bad --tolerance {item!r}: {v!r} is not a number") from None
         if not math.isfinite(pct) or pct < 0:
             raise UserError(f"bad --tolerance {item!r}: give a percentage >= 0")
+        if pct > TOLERANCE_MAX_PCT:
+            raise UserError(f"bad --tolerance {item!r}: at most {TOLERANCE_MAX_PCT:g} %")
         out[k] = pct
     return out
+
+
+def tolerance_keys(base: dict[str, Any]) -> set[str]:
+    """What a --tolerance may name for this baseline: its families, metric names,
+    family/metric pairs, full family/case/metric keys and *."""
+    keys = {"*"}
+    for g in base.get("groups", {}).values():
+        for key in g.get("metrics", {}):
+            family, _, rest = key.partition("/")
+            metric = rest.rpartition("/")[2]
+            keys |= {key, family, metric, f"{family}/{metric}"}
+    return keys
+
+
+def check_tolerance_keys(base: dict[str, Any], given: dict[str, float]) -> None:
+    """UserError (exit 2) for a --tolerance naming nothing this baseline holds (a typo
+    would silently leave the default), naming the families and metrics it knows."""
+    from numascope.errors import escape_text
+    known = tolerance_keys(base)
+    for k in given:
+        if k in known:
+            continue
+        short = sorted(k for k in known if "/" not in k and k != "*")
+        raise UserError(f"--tolerance {escape_text(k, 60)!s}: baseline {base['name']} holds no "
+                        f"such family or metric; it knows "
+                        f"{escape_text(', '.join(short) or 'none', 300)} (or family/metric, "
+                        "family/case/metric, *)")
 
 
 def tolerance(key: str, given: dict[str, float]) -> float:

@@ -6,25 +6,16 @@ so gathering the same folder twice (or a folder that grew) never duplicates a ru
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from numascope.atomic import write_atomic
-from numascope.errors import UserError
+from numascope.errors import UserError, escape_text
 from numascope.results.plain import to_plain
 from numascope.results.run import RunRecord
 
 SUFFIX = ".numascope.json"
-
-
-def check_dir(d: str | Path, flag: str = "--shared-dir") -> Path:
-    p = Path(d)
-    if not p.is_dir():
-        raise UserError(f"{flag} {d}: not a directory")
-    if not os.access(p, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {d}: no permission to write there")
-    return p
+RECORD_MAX = 256 << 20      # a record file larger than this is not one (a full run: ~1 MB)
 
 
 def record_file(d: Path, rec: RunRecord) -> Path:
@@ -43,23 +34,36 @@ def read_records(d: str | Path) -> list[tuple[Path, RunRecord]]:
     """Every record file in `d` (sorted by name); UserError naming the first bad file, so
     that nothing is merged from a folder holding a damaged one."""
     p = Path(d)
-    if not p.is_dir():
-        raise UserError(f"{d}: not a directory")
-    files = sorted(f for f in p.iterdir() if f.name.endswith(SUFFIX) and f.is_file())
+    shown = escape_text(d, 160)
+    try:
+        if not p.is_dir():
+            raise UserError(f"fleet gather {shown}: no such folder" if not p.exists() else
+                            f"fleet gather {shown}: not a folder")
+        files = sorted(f for f in p.iterdir() if f.name.endswith(SUFFIX) and f.is_file())
+    except OSError as e:
+        raise UserError(f"fleet gather {shown}: cannot read the folder "
+                        f"({e.strerror or type(e).__name__})") from None
+    except ValueError:        # a NUL in the name
+        raise UserError(f"fleet gather {shown}: the name holds a NUL character") from None
     if not files:
-        raise UserError(f"{d}: no record files (*{SUFFIX}) to gather")
+        raise UserError(f"fleet gather {shown}: no record files (*{SUFFIX}) to gather")
     out = []
     for f in files:
         try:
+            size = f.stat().st_size
+            if size > RECORD_MAX:
+                raise UserError(f"{escape_text(f, 160)}: {size:,} bytes, more than a record "
+                                f"file holds ({RECORD_MAX:,} at most); nothing gathered")
             d_: Any = json.loads(f.read_text(encoding="utf-8"))
             if not isinstance(d_, dict) or "run_id" not in d_:
                 raise ValueError("not a run record")
             out.append((f, RunRecord.from_dict(d_)))
-        except UserError as e:   # a newer record schema
-            raise UserError(f"{f}: {e}") from None
+        except UserError as e:   # a newer record schema, or too big
+            raise UserError(str(e) if str(e).startswith(escape_text(f, 160)) else
+                            f"{escape_text(f, 160)}: {e}") from None
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise UserError(f"{f} is not a numascope record ({type(e).__name__}: "
-                            f"{str(e).splitlines()[0] if str(e) else ''}); nothing gathered")\
+            raise UserError(f"{escape_text(f, 160)} is not a numascope record "
+                            f"({type(e).__name__}: {escape_text(e, 120)}); nothing gathered")\
                 from None
     return out
 

@@ -140,16 +140,33 @@ def bound_to(topo: Any, host: str) -> dict[str, Any]:
     online = [c.id for c in topo.cpus if c.online]
     usable = topo.usable_cpus()
     if 0 < len(usable) < len(online):
+        import textwrap
+
+        from numascope.errors import escape_text
         from numascope.placement import format_cpulist
-        print(f"numascope fleet: {host}: this task may use {len(usable)} of {len(online)} "
-              f"CPUs ({format_cpulist(usable)}); the node is measured on those only — give "
-              f"it the whole node: srun --exclusive -c {len(online)} --cpu-bind=none … or "
-              "mpirun --bind-to none …", file=sys.stderr, flush=True)
+        said = textwrap.wrap(f"numascope fleet: {escape_text(host)}:", 79,
+                             subsequent_indent="  ")
+        said += textwrap.wrap(f"this task may use {len(usable)} of {len(online)} CPUs "
+                              f"({format_cpulist(usable)}); the node is measured on those "
+                              "only. Give it the whole node:", 79, initial_indent="  ",
+                              subsequent_indent="  ", break_on_hyphens=False)
+        said += [f"  srun --exclusive -c {len(online)} --cpu-bind=none …",
+                 "  or mpirun --bind-to none …"]
+        print("\n".join(said), file=sys.stderr, flush=True)
     return {"cpus_allowed": len(usable), "cpus_online": len(online)}
 
 
+FLEET_ID_MAX = 200      # the longest --fleet-id (it is a tag: numascope.results.run.TAG_MAX)
+
+
 def check_fleet_id(fid: str) -> str:
-    from numascope.errors import UserError
-    if not fid or any(not (c.isalnum() or c in "-_.:") for c in fid):
-        raise UserError(f"bad --fleet-id {fid!r}: use letters, digits and - _ . :")
+    from numascope.errors import UserError, escape_text
+    if not fid:
+        raise UserError("--fleet-id is empty: give a fleet id")
+    if len(fid) > FLEET_ID_MAX:
+        raise UserError(f"--fleet-id '{escape_text(fid, 60)}': at most {FLEET_ID_MAX} "
+                        f"characters (got {len(fid):,})")
+    if any(not (c.isascii() and c.isalnum() or c in "-_.:") for c in fid):
+        raise UserError(f"bad --fleet-id '{escape_text(fid, 60)}': use letters, digits and "
+                        "- _ . :")
     return fid
