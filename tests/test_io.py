@@ -383,3 +383,71 @@ def test_fio_without_numa_support_runs_under_the_cpus_and_says_so(tmp_path, monk
     assert r.params["command"].startswith(f"(under CPUs {cpu}) ")
     assert any("sched_setaffinity" in n for n in r.notes)
     assert r.metrics["iops"].median > 0 and _ours(tmp_path) == []
+
+
+# -- what a stopped or killed run leaves, and the header after a stop ----------------------------
+
+def _leftover(folder: Path) -> Path:
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()                                 # a PID that no longer runs
+    f = folder / f"numascope-io-{p.pid}-k1ll3d.dat"
+    f.write_bytes(b"\0" * 8192)
+    (folder / f"numascope-io-{p.pid}-k1ll3d.fio").write_text("[global]\n")
+    return f
+
+
+def _no_fio(monkeypatch):
+    """Stop `numascope io` where fio would be looked for: what comes before (the checks,
+    the leftovers) has run."""
+    monkeypatch.setenv("NUMASCOPE_FIO", "/nonexistent/fio")
+
+
+def test_a_killed_runs_leftovers_are_named_not_removed(tmp_path, capsys, monkeypatch):
+    _no_fio(monkeypatch)
+    f = _leftover(tmp_path)
+    assert main(["io", "--dir", str(tmp_path), "--size", "8M"]) == 4
+    err = " ".join(capsys.readouterr().err.split())
+    assert "holds 2 files a stopped numascope io left" in err and f.name in err
+    assert "--remove-leftovers removes them" in err
+    assert f.exists() and f.with_suffix(".fio").exists()
+
+
+def test_remove_leftovers_removes_them_and_says_so(tmp_path, capsys, monkeypatch):
+    _no_fio(monkeypatch)
+    f = _leftover(tmp_path)
+    keep = tmp_path / "numascope-io-mine.txt"
+    keep.write_text("the user's")
+    assert main(["io", "--dir", str(tmp_path), "--size", "8M", "--remove-leftovers"]) == 4
+    err = " ".join(capsys.readouterr().err.split())
+    assert "removed 2 files a stopped numascope io left" in err and f.name in err
+    assert sorted(os.listdir(tmp_path)) == [keep.name]
+    # nothing left: nothing said
+    assert main(["io", "--dir", str(tmp_path), "--size", "8M", "--remove-leftovers"]) == 4
+    assert "left" not in capsys.readouterr().err.replace("fio not found", "")
+
+
+def _io_result(label: str) -> BenchResult:
+    m = {k: Metric(k, "", True, [1.0]) for k in
+         ("iops", "bandwidth", "clat_p50", "clat_p99", "clat_p99.9", "cpu_usr", "cpu_sys",
+          "errors")}
+    m["errors"] = Metric("errors", "count", False, [0.0])
+    return BenchResult("storage", label, {
+        "fio_version": "fio-3.36", "engine": "io_uring", "mode": "run",
+        "io": SMALL.to_dict(), "targets": [{"path": "/data", "node": 0, "disk": "nvme0n1"}]},
+        m, {"where": ["N0"]}, [])
+
+
+def test_after_a_stop_the_header_says_finished_of_planned():
+    from rich.console import Console
+
+    from numascope.families.storage.command import header, render
+    rs = [_io_result("a"), _io_result("b")]
+    assert header(rs).endswith("direct I/O; 2 cases")
+    assert header(rs, 2).endswith("; 2 cases")
+    assert header(rs, 5).endswith("; 2 of 5 cases finished")
+    assert header(rs[:1], 1).endswith("; 1 case")
+    con = Console(record=True, width=80)
+    render(rs[:1], con, "run", planned=3)
+    assert "1 of 3 cases finished" in con.export_text()

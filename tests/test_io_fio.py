@@ -32,7 +32,7 @@ def test_defaults_and_sequential_block_size():
 
 @pytest.mark.parametrize("kw, says", [
     ({"rw": "trim"}, "--rw trim"), ({"bs": 1000}, "multiple of 512"),
-    ({"iodepth": 0}, "--iodepth 0"), ({"numjobs": 0}, "--numjobs 0"),
+    ({"iodepth": 0}, "--iodepth 0"), ({"numjobs": 0}, "--threads 0"),
     ({"runtime": 0.1}, "--runtime"), ({"ramp": -1}, "--ramp"),
     ({"size": 6000}, "whole number of blocks"), ({"rwmixread": 101}, "--rwmixread"),
 ])

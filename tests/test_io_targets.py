@@ -127,6 +127,43 @@ def test_files_are_numascopes_own_and_removed(tmp_path):
     assert files.remove() == [] and not Path(p).exists() and keep.read_text() == "the user's"
 
 
+def _dead_pid() -> int:
+    """The PID of a process that has ended (and been reaped)."""
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_files_carry_this_process_s_pid_so_a_later_run_can_tell_leftovers(tmp_path):
+    files = io_targets.Files()
+    p = Path(files.add(str(tmp_path)))
+    assert p.name.startswith(f"numascope-io-{os.getpid()}-") and p.suffix == ".dat"
+    assert io_targets.leftovers(tmp_path) == []         # ours, and we are running
+    files.remove()
+
+
+def test_leftovers_are_files_of_a_process_that_no_longer_runs(tmp_path):
+    dead = _dead_pid()
+    data = tmp_path / f"numascope-io-{dead}-ab12_cd.dat"
+    job = tmp_path / f"numascope-io-{dead}-x9y8.fio"
+    old = tmp_path / "numascope-io-5ar1yj03.dat"              # an older numascope's name
+    running = tmp_path / f"numascope-io-{os.getppid()}-live.dat"   # a running process's
+    for f in (data, job, old, running):
+        f.write_bytes(b"\0" * 4096)
+    (tmp_path / "numascope-io-notes.txt").write_text("the user's")   # not our suffix
+    (tmp_path / "report.dat").write_text("the user's")               # not our prefix
+    (tmp_path / f"numascope-io-{dead}-dir.dat").mkdir()               # not a file
+    found = io_targets.leftovers(tmp_path)
+    assert found == sorted([data, job, old])
+    text = io_targets.leftovers_text(found)
+    assert data.name in text and "4 KiB" in text
+    assert io_targets.leftovers_text(found * 2).endswith("and 3 more")
+    assert io_targets.leftovers(tmp_path / "nope") == []
+    assert running.exists() and data.exists()                  # finding removes nothing
+
+
 # -- devices -------------------------------------------------------------------------------------
 
 def test_device_needs_readonly_and_a_read_workload():
@@ -224,3 +261,22 @@ def test_a_device_mapper_volume_over_two_nodes_is_ambiguous(tmp_path):
     (dm / "slaves/nvme1n1p1").unlink()
     one = locate(topo, str(tmp_path), "dir", root, majmin="253:0")
     assert one.node == 1 and one.disk == "nvme0n1"
+
+
+def test_os_errors_on_the_way_to_a_folder_are_one_line_user_errors(tmp_path):
+    """check_dir (also `numascope run --io-dir`'s rule) turns every OS error into UserError."""
+    for bad in ("/proc", "/sys", str(tmp_path / ("n" * 300))):
+        with pytest.raises(UserError) as e:
+            check_dir(bad)
+        msg = str(e.value)
+        assert "\n" not in msg and msg.startswith("--dir ") and bad[:12] in msg, msg
+
+
+def test_a_symlink_into_proc_is_refused_by_the_command(tmp_path, capsys):
+    from numascope.cli import main
+    link = tmp_path / "data"
+    link.symlink_to("/proc")
+    assert main(["io", "--dir", str(link)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is on proc" in err[0] and str(link) in err[0]
+    assert "internal error" not in err[0]

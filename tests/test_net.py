@@ -541,8 +541,50 @@ def test_table_shows_the_median_first_and_the_best_beside_it():
     text = con.export_text()
     head = next(ln for ln in text.splitlines() if "lat us" in ln).split()
     assert head[head.index("us") + 1] == "best" and head[head.index("MB/s") + 1] == "best"
-    row = next(ln for ln in text.splitlines() if "same L3" in ln and "0-1" in ln).split()
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "same L3" in ln)
+    assert "CPU 0 → CPU 1" in lines[at + 1] and "node 0 → node 0" in lines[at + 2]
+    row = lines[at].split()
     i = row.index("10")                       # the distance column, then lat, best, bw, best
     assert row[i + 1:i + 5] == ["2.5", "1.5", "1,000", "4,000"], row
     assert "median of 3 launches, best beside it" in " ".join(text.split())
     assert "buffers same: one send and one receive buffer per rank" in text
+
+
+def test_ranks_read_as_rank_0_to_rank_1_not_as_ranges():
+    from rich.console import Console
+
+    from numascope.families.interconnect.command import render
+    con = Console(record=True, width=80)
+    render([_res("same L3", [1.5], [900.0])], con, [], (), None)
+    text = con.export_text()
+    assert "rank 0's CPU and node → rank 1's" in " ".join(text.split())
+    assert "CPU 0 → CPU 1" in text and "node 0 → node 0" in text
+    assert "0-1" not in text and "0-0" not in text
+
+
+def test_an_interrupted_sweep_says_how_many_of_the_planned_cases_finished():
+    from rich.console import Console
+
+    from numascope.families.interconnect.command import cases_text, render
+    assert cases_text(1) == "1 case" and cases_text(3, 3) == "3 cases"
+    assert cases_text(2, 5) == "2 of 5 cases finished"
+    con = Console(record=True, width=200)
+    render([_res("same L3", [1.5], [900.0])], con, [], (), None, planned=4)
+    assert "1 of 4 cases finished" in con.export_text()
+
+
+def test_pairs_is_left_out_for_none_and_counts_have_upper_bounds():
+    from numascope.families.interconnect.options import MAX_ITERS, TABLE
+    assert net.NetParams().pairs == net.NO_PAIRS and "mbw" not in net.NetParams().all_tests()
+    assert net.NetParams(pairs=2).all_tests()[-1] == "mbw"
+    with pytest.raises(UserError, match="leave it out for no multi-pair test"):
+        TABLE["pairs"].convert("0")
+    with pytest.raises(UserError, match="at most 1,000,000 per size"):
+        TABLE["iters"].convert(str(MAX_ITERS + 1))
+    assert TABLE["iters"].convert(f"{MAX_ITERS},1") == (MAX_ITERS, 1)
+    with pytest.raises(UserError):
+        net.NetParams(lat_iters=MAX_ITERS + 1)
+    for name in ("pairs", "iters", "reps", "window", "timeout"):   # bounds in the docs
+        o = TABLE[name]
+        assert o.high is not None or "…" in o.rule_text or "at most" in o.rule_text, name

@@ -31,6 +31,7 @@ from numascope.families.interconnect.options import (  # noqa: F401 - re-exporte
     KIB,
     MAX_SIZE,
     MIB,
+    NO_PAIRS,
     QUICK_ITERS,
     QUICK_SIZES,
     SMOKE_ITERS,
@@ -61,7 +62,7 @@ class NetParams:
     bw_iters: int = QUICK_ITERS[1]     # timed windows per size (a fifth above 8 KiB)
     buffers: str = TABLE["buffers"].default    # same: OSU's one per rank; distinct: per slot
     window: int = TABLE["window"].default
-    pairs: int = TABLE["pairs"].default        # multi-pair test with this many pairs (0: none)
+    pairs: int = NO_PAIRS                      # multi-pair test with this many pairs (0: none)
     reps: int = TABLE["reps"].default          # launches per test
     timeout: float = TABLE["timeout"].default  # seconds per launch
     engine: str = TABLE["engine"].default      # auto | numascope | osu
@@ -71,9 +72,10 @@ class NetParams:
     def __post_init__(self) -> None:
         for name, value in (("sizes", self.sizes), ("iters", (self.lat_iters, self.bw_iters)),
                             ("reps", self.reps), ("window", self.window),
-                            ("pairs", self.pairs), ("timeout", self.timeout),
-                            ("tests", self.tests)):
+                            ("timeout", self.timeout), ("tests", self.tests)):
             TABLE[name].convert(value)            # the options' own rules
+        if self.pairs != NO_PAIRS:
+            TABLE["pairs"].convert(self.pairs)
         for name in ("pages", "engine", "buffers"):
             one_of(name, getattr(self, name))
         if self.buffers == "distinct" and self.engine == "osu":

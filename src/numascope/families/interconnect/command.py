@@ -37,10 +37,11 @@ def params_from(v: dict[str, Any]):
     """NetParams from the checked values (the presets where --sizes, --iters are left
     out)."""
     from numascope.families.interconnect.bench import NetParams
-    from numascope.families.interconnect.options import FULL_ITERS, QUICK_ITERS
+    from numascope.families.interconnect.options import FULL_ITERS, NO_PAIRS, QUICK_ITERS
     lat, bw = v["iters"] or (QUICK_ITERS if v["quick"] else FULL_ITERS)
+    pairs = NO_PAIRS if v["pairs"] is None else v["pairs"]
     return NetParams(sizes=v["sizes"] or _sizes(None, v["quick"]), lat_iters=lat,
-                     bw_iters=bw, window=v["window"], pairs=v["pairs"], reps=v["reps"],
+                     bw_iters=bw, window=v["window"], pairs=pairs, reps=v["reps"],
                      timeout=v["timeout"], engine=v["engine"], tests=v["tests"],
                      pages=v["pages"], buffers=v["buffers"])
 
@@ -92,8 +93,9 @@ def main(args: argparse.Namespace) -> int:
              "paths": net.path_rows(outcome.results) if not hosts else [],
              "peer": net.peer_table(outcome.results) if hosts else None,
              "hca": net.hca_table(topo)}
+    planned = len(cases)
     return finish(args, NAME, outcome, lambda rs, con: render(rs, con, bench.absent, hosts,
-                                                               topo), extra=extra)
+                                                               topo, planned), extra=extra)
 
 
 def _under_launcher(args: argparse.Namespace, v: dict[str, Any], p, world: tuple[int, int],
@@ -134,7 +136,22 @@ def _num(v) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
-def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo) -> None:
+def cases_text(finished: int, planned: int | None = None) -> str:
+    """"3 cases", or "2 of 3 cases finished" when a stop ended the sweep early."""
+    if planned is not None and finished < planned:
+        return f"{finished} of {planned} case{'s' if planned != 1 else ''} finished"
+    return f"{finished} case{'s' if finished != 1 else ''}"
+
+
+def ranks_text(row: dict[str, Any]) -> str:
+    """Rank 0's CPU and node, then rank 1's: "CPU 0 → CPU 1" over "node 0 → node 0" (not
+    "0-1", which reads as a range)."""
+    return (f"CPU {row['cpu_a']} → CPU {row['cpu_b']}\n"
+            f"node {row['node_a']} → node {row['node_b']}")
+
+
+def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo,
+           planned: int | None = None) -> None:
     """Per case: the path and latency / bandwidth; then the sweep by size; then what is
     absent here. With --hosts: the node-pair table, the HCA distances and the best node."""
     from rich import box
@@ -148,7 +165,7 @@ def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo) 
     r0 = results[0]
     buffers = net.buffers_of(r0)
     con.print(escape(f"{r0.params['mpi']}; engine {r0.params['engine']}; "
-                     f"{len(results)} case{'s' if len(results) != 1 else ''}; buffers "
+                     f"{cases_text(len(results), planned)}; buffers "
                      f"{buffers}: {net.BUFFERS[buffers]}"))
     if hosts:
         pt = net.peer_table(results)
@@ -172,16 +189,16 @@ def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo) 
         return
     rows = net.path_rows(results)
     n = max((row["launches"] for row in rows), default=1)
-    tb = Table(title=f"by path (lat: smallest size; bw: largest; {buffers} buffers; median "
+    tb = Table(title=f"by path (under it: rank 0's CPU and node → rank 1's; lat: smallest "
+                     f"size; bw: largest; {buffers} buffers; median "
                      f"of {n} launch{'es' if n != 1 else ''}, best beside it)",
                box=box.SIMPLE_HEAD, pad_edge=False)
-    for c, j in (("path", "left"), ("CPUs", "left"), ("nodes", "left"), ("dist", "right"),
+    for c, j in (("path", "left"), ("dist", "right"),
                  ("lat us", "right"), ("best", "right"), ("bw MB/s", "right"),
                  ("best", "right"), ("bibw MB/s", "right"), ("best", "right")):
         tb.add_column(c, justify=j)
     for row in rows:
-        tb.add_row(row["path"], f"{row['cpu_a']}-{row['cpu_b']}",
-                   f"{row['node_a']}-{row['node_b']}", _f(row["distance"], "d"),
+        tb.add_row(escape(f"{row['path']}\n{ranks_text(row)}"), _f(row["distance"], "d"),
                    _num(row["latency_us"]), _num(row["latency_us_best"]),
                    _num(row["bandwidth_mbs"]), _num(row["bandwidth_mbs_best"]),
                    _num(row["bibw_mbs"]), _num(row["bibw_mbs_best"]))

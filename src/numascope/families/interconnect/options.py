@@ -15,6 +15,11 @@ from numascope.units import format_bytes, parse_size
 KIB, MIB = 1 << 10, 1 << 20
 MAX_SIZE = 64 * MIB                  # the program's own limit (pt2pt.c: 1 << 26)
 MAX_SIZES = 60                       # the program holds 64 (pt2pt.c: MAXSIZES)
+MAX_ITERS = 1_000_000                # ping-pongs or windows per size: 100 x OSU's
+MAX_PAIRS = 256
+MAX_REPS = 100                       # launches per test
+MAX_TIMEOUT = 86400.0                # seconds per launch: a day
+NO_PAIRS = 0                         # NetParams.pairs when --pairs is left out
 TESTS = ("lat", "bw", "bibw")        # --pairs N adds mbw
 BUFFERS = {"same": "one send and one receive buffer per rank (OSU's method)",
            "distinct": "a buffer per window slot (fresh data every message)"}
@@ -96,6 +101,9 @@ def _iters(value: Sequence[int], flag: str) -> tuple[int, int]:
     """(ping-pongs, windows) from N[,M]."""
     if not 1 <= len(value) <= 2 or min(value) < 1:
         raise UserError(f"{flag} {','.join(map(str, value))}: one or two counts of at least 1")
+    if max(value) > MAX_ITERS:
+        raise UserError(f"{flag} {','.join(map(str, value))}: at most {MAX_ITERS:,} per size "
+                        "(each launch must end within --timeout)")
     return value[0], value[-1]
 
 
@@ -108,11 +116,19 @@ def _from_to(lo: int, hi: int, none: int | None = None):
     return rule
 
 
+def _pairs(v: int, flag: str) -> None:
+    if not 1 <= v <= MAX_PAIRS:
+        raise UserError(f"{flag} must be from 1 to {MAX_PAIRS} (got {v}); leave it out for no "
+                        "multi-pair test")
+
+
 def _seconds(v: float, flag: str) -> None:
     if not math.isfinite(v):
         raise UserError(f"{flag} {v}: a number of seconds")
     if v <= 0:
         raise UserError(f"{flag} must be a positive number of seconds (got {v})")
+    if v > MAX_TIMEOUT:
+        raise UserError(f"{flag} {v:g}: at most {MAX_TIMEOUT:.0f} seconds (a day)")
 
 
 def _two(text: str, flag: str) -> tuple[str, str]:
@@ -162,17 +178,18 @@ TABLE = Table("interconnect", (
            default=",".join(TESTS), metavar="LIST", rule=_tests, rule_text="comma-separated",
            group=MEASURED),
     Option("--pairs", "add the multi-pair test: N pairs at once, bandwidth and message rate",
-           kind="int", default=0, metavar="N", rule=_from_to(1, 256, none=0),
-           rule_text="0 (none) or 1 … 256", group=MEASURED),
+           kind="int", metavar="N", rule=_pairs, rule_text=f"1 … {MAX_PAIRS}",
+           default_text="none: no multi-pair test", group=MEASURED),
     Option("--iters", "timed iterations per size: N ping-pongs, M windows (N for both when "
            "M is left out; above 8 KiB a tenth / a fifth; warm-up in OSU's ratios)",
-           kind="ints", metavar="N[,M]", rule=_iters, rule_text="each at least 1",
+           kind="ints", metavar="N[,M]", rule=_iters,
+           rule_text=f"each 1 … {MAX_ITERS:,}",
            default_text=f"OSU's {FULL_ITERS[0]},{FULL_ITERS[1]}; --quick "
                         f"{QUICK_ITERS[0]},{QUICK_ITERS[1]}", group=MEASURED),
     Option("--window", "sends in flight per window", kind="int", default=64, metavar="N",
            unit="messages", rule=_from_to(1, 1024), rule_text="1 … 1024", group=MEASURED),
-    Option("--reps", "launches per test", kind="int", default=1, low=1, metavar="N",
-           group=MEASURED),
+    Option("--reps", "launches per test", kind="int", default=1, low=1, high=MAX_REPS,
+           metavar="N", group=MEASURED),
     Option("--quick", "fewer sizes and iterations", kind="switch", group=MEASURED),
     Option("--buffers", "same: one send and one receive buffer per rank, reused by every "
            "message of a window (OSU's method); distinct: a buffer per window slot (an "
@@ -196,5 +213,5 @@ TABLE = Table("interconnect", (
            default="auto", group=LAUNCHING),
     Option("--timeout", "seconds per mpirun launch before every rank is killed",
            kind="float", default=300.0, unit="s", metavar="S", rule=_seconds,
-           rule_text="more than 0", group=LAUNCHING),
+           rule_text=f"more than 0, at most {MAX_TIMEOUT:.0f}", group=LAUNCHING),
 ))

@@ -251,7 +251,9 @@ class Storage:
             cmd = ""
             for _ in range(int(cp.get("reps", TABLE["reps"].default))):
                 run, cmd = run_fio(text, path=fio, cpus=cpus, wrap=wrap, readonly=device,
-                                   timeout=p.runtime + p.ramp + 600)
+                                   timeout=p.runtime + p.ramp + 600,
+                                   jobdir=next((t.path for t in targets if t.kind == "dir"),
+                                               None))
                 runs.append(run)
         finally:
             left = files.remove()

@@ -17,12 +17,17 @@ def params_from(args: argparse.Namespace):
     """(IoParams, sweep of (iodepth, numjobs)) from the flags, each checked by its option
     in the table (families/storage/options.py) before anything is measured; UserError on
     a bad value."""
+    from numascope.errors import UserError
     from numascope.families.storage.fio import IoParams
+    from numascope.families.storage.options import RWMIX
+    if args.rwmixread is not None and args.rw != "randrw":
+        raise UserError(f"--rwmixread {args.rwmixread}: the mix of reads goes with --rw randrw, "
+                        f"not --rw {args.rw} (leave it out, or use --rw randrw)")
     depths = list(dict.fromkeys(args.iodepth))     # checked: lists of counts
     jobs = args.threads
     p = IoParams(rw=args.rw, bs=args.bs, iodepth=depths[0], numjobs=jobs[0],
                  runtime=args.runtime, ramp=args.ramp, size=args.size,
-                 rwmixread=args.rwmixread)
+                 rwmixread=RWMIX if args.rwmixread is None else args.rwmixread)
     sweep = [(d, n) for d in depths for n in jobs]
     for d, n in sweep:   # every point checked now, not when it is reached
         IoParams(rw=p.rw, bs=p.bs, iodepth=d, numjobs=n, runtime=p.runtime, ramp=p.ramp,
@@ -32,7 +37,7 @@ def params_from(args: argparse.Namespace):
 
 def main(args: argparse.Namespace) -> int:
     from numascope.command.flags import cpus_arg, memory_arg
-    from numascope.command.output import check_output
+    from numascope.command.output import check_output, check_workdir
     from numascope.command.runner import PLOT_SUFFIXES, measure, save_plot, warn_notes
     from numascope.errors import UserError
     from numascope.families.storage.bench import UNKNOWN, Storage
@@ -44,8 +49,16 @@ def main(args: argparse.Namespace) -> int:
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)
     if args.plot and not (args.placement or args.scaling):
         raise UserError("--plot draws --placement or --scaling: add one of them")
+    for d in args.dirs or []:   # type, length, writability: one line, before anything else
+        if d.strip():
+            check_workdir(d, "--dir")
+    if args.remove_leftovers and not args.dirs:
+        raise UserError("--remove-leftovers goes with --dir (numascope never writes to a "
+                        "--device)")
     args = argparse.Namespace(**{**vars(args), **check(TABLE, vars(args))})   # its rules
     p, sweep = params_from(args)
+    for d in args.dirs or []:
+        _leftovers(d, remove=args.remove_leftovers)
     topo = read_topology("/")
     where = cpus_arg(args, default="")
     cpus = select_cpus(topo, where) if where else None
@@ -70,8 +83,42 @@ def main(args: argparse.Namespace) -> int:
              "scaling_rows": io.scaling_rows(outcome.results),
              "knee": io.knee_text(io.scaling_rows(outcome.results))}
     from numascope.command.runner import finish
-    return finish(args, NAME, outcome, lambda rs, con: render(rs, con, mode),
+    planned = len(cases)
+    return finish(args, NAME, outcome, lambda rs, con: render(rs, con, mode, planned),
                   extra=extra)
+
+
+def _leftovers(directory: str, *, remove: bool) -> None:
+    """Name the files a stopped or killed `numascope io` left in `directory` (a warning), or
+    remove them with --remove-leftovers (and say so): never silently either way."""
+    from numascope.console import err, warn
+    from numascope.families.storage.targets import leftovers, leftovers_text, remove_files
+    found = leftovers(directory)
+    if not found:
+        return
+    text = leftovers_text(found)
+    n = len(found)
+    files = f"{n} file{'s' if n != 1 else ''}"
+    if not remove:
+        warn(f"--dir {directory} holds {files} a stopped numascope io left: {text}; "
+             "--remove-leftovers removes them")
+        return
+    left = remove_files([str(f) for f in found])
+    err.print(f"--dir {directory}: removed {files} a stopped numascope io left: {text}"
+              if not left else f"--dir {directory}: could not remove {', '.join(left)}",
+              markup=False, soft_wrap=True)
+
+
+def header(results: list, planned: int | None = None) -> str:
+    """The line above the tables: fio's version, the engine, and how many cases finished
+    (of how many planned, when a stop ended the sweep early)."""
+    r0 = results[0]
+    n = len(results)
+    if planned is not None and n < planned:
+        done = f"{n} of {planned} case{'s' if planned != 1 else ''} finished"
+    else:
+        done = f"{n} case{'s' if n != 1 else ''}"
+    return f"{r0.params['fio_version']}, {r0.params['engine']}, direct I/O; {done}"
 
 
 def _n(v: float | None, fmt: str = ",.0f") -> str:
@@ -84,7 +131,7 @@ def _us(v: float | None) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
 
 
-def render(results: list, con, mode: str) -> None:
+def render(results: list, con, mode: str, planned: int | None = None) -> None:
     """Tables that fit 80 columns: the job, then one row per case (or the study's table)."""
     from rich import box
     from rich.markup import escape
@@ -94,9 +141,7 @@ def render(results: list, con, mode: str) -> None:
     if not results:
         con.print("no case finished")
         return
-    r0 = results[0]
-    con.print(escape(f"{r0.params['fio_version']}, {r0.params['engine']}, direct I/O; "
-                     f"{len(results)} case{'s' if len(results) != 1 else ''}"))
+    con.print(escape(header(results, planned)))
     seen = set()
     for r in results:
         for t in r.params["targets"]:

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from numascope.errors import MeasurementError, Unavailable, UserError
-from numascope.families.storage.options import BS_RANDOM, BS_SEQUENTIAL, RW, TABLE
+from numascope.families.storage.options import BS_RANDOM, BS_SEQUENTIAL, RW, RWMIX, TABLE
 from numascope.procs import stop_group
 from numascope.units import format_bytes
 
@@ -50,7 +50,7 @@ class IoParams:
     runtime: float = TABLE["runtime"].default   # seconds measured (time_based)
     ramp: float = TABLE["ramp"].default         # seconds run before measuring (ramp_time)
     size: int = TABLE["size"].default         # bytes of the file per target (region of a device)
-    rwmixread: int = TABLE["rwmixread"].default   # randrw: percent reads
+    rwmixread: int = RWMIX                    # randrw: percent reads
     direct: bool = True
 
     def __post_init__(self) -> None:
@@ -60,7 +60,7 @@ class IoParams:
             object.__setattr__(self, "bs", BS_SEQUENTIAL if self.rw == "read" else BS_RANDOM)
         for name, flag, value in (("bs", "--bs", int(self.bs or 0)),
                                   ("iodepth", "--iodepth", self.iodepth),
-                                  ("threads", "--numjobs", self.numjobs),
+                                  ("threads", "--threads", self.numjobs),
                                   ("runtime", "--runtime", self.runtime),
                                   ("ramp", "--ramp", self.ramp),
                                   ("rwmixread", "--rwmixread", self.rwmixread)):
@@ -326,12 +326,15 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def run_fio(text: str, *, path: str | None = None, cpus: tuple[int, ...] | None = None,
             wrap: list[str] | None = None, readonly: bool = False,
-            timeout: float = 3600.0) -> tuple[FioRun, str]:
+            timeout: float = 3600.0, jobdir: str | None = None) -> tuple[FioRun, str]:
     """Run the job file `text` with --output-format=json; (FioRun, the command line).
-    `cpus`: run fio under this affinity; `wrap`: a prefix such as numactl --membind=1.
+    `cpus`: run fio under this affinity; `wrap`: a prefix such as numactl --membind=1;
+    `jobdir`: where the job file goes (a --dir: a killed run's leftovers are found there by
+    the next one; default the temporary folder).
     A stop signal (KeyboardInterrupt) ends fio (its whole session) before it propagates."""
+    from numascope.families.storage.targets import own_prefix
     path = path or fio_path()
-    fd, jobfile = tempfile.mkstemp(prefix="numascope-io-", suffix=".fio")
+    fd, jobfile = tempfile.mkstemp(prefix=own_prefix(), suffix=".fio", dir=jobdir)
     with os.fdopen(fd, "w") as f:
         f.write(text)
     argv = [*(wrap or []), path, "--output-format=json", *(["--readonly"] if readonly else []),

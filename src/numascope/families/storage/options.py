@@ -18,6 +18,8 @@ BS_SEQUENTIAL = 128 << 10     # and sequential read (--rw read)
 MAX_BS = 64 << 20             # fio's largest sensible block
 MAX_IODEPTH = 65536
 MAX_NUMJOBS = 4096
+MAX_REPS = 1000               # fio runs per case
+RWMIX = 70                    # --rwmixread when --rw randrw is given without it
 JOB = "the fio job"           # the --help group of the job's options
 
 
@@ -75,6 +77,9 @@ TABLE = Table("storage", (
     Option("--device", "read a raw block device instead (needs --readonly; never written, "
            "refused while it or a partition is mounted)", metavar="/dev/X"),
     Option("--readonly", "acknowledge that --device is only read", kind="switch"),
+    Option("--remove-leftovers", "remove the files a stopped or killed numascope io left in "
+           "--dir (numascope-io-* files of a process that no longer runs; without this flag "
+           "they are named, not removed)", kind="switch"),
     Option("--rw", "workload (read is sequential)", kind="choice", choices=RW,
            default="randread", group=JOB),
     Option("--bs", "block size", kind="size", metavar="SIZE", group=JOB, rule=_bs,
@@ -89,10 +94,11 @@ TABLE = Table("storage", (
            metavar="S", group=JOB, rule=_seconds(0, 3600), rule_text="0 to 3600"),
     Option("--size", "file size per --dir, or the region of --device read", kind="size",
            default=1 << 30, metavar="SIZE", group=JOB, rule_text="whole blocks of --bs"),
-    Option("--rwmixread", "--rw randrw: percent reads", kind="int", default=70, unit="percent",
-           metavar="PCT", group=JOB, rule=_percent, rule_text="0 to 100"),
-    Option("--reps", "fio runs per case", kind="int", default=1, low=1, metavar="N",
-           group=JOB),
+    Option("--rwmixread", "--rw randrw: percent reads (an error with any other --rw)",
+           kind="int", unit="percent", metavar="PCT", group=JOB, rule=_percent,
+           rule_text="0 to 100", default_text=f"{RWMIX} percent"),
+    Option("--reps", "fio runs per case", kind="int", default=1, low=1, high=MAX_REPS,
+           metavar="N", group=JOB),
     Option("--placement", "per target: jobs and buffers on its node, each other node, "
            "unpinned", kind="switch", exclusive="study"),
     Option("--scaling", "1..N --dir at once, each local to its drive: IOPS per drive, knee",

@@ -61,9 +61,18 @@ class Target:
 
 def check_dir(path: str, flag: str = "--dir") -> Path:
     """A directory numascope may create a file in, on a file system that takes direct I/O;
-    UserError otherwise."""
+    UserError otherwise (an OS error on the way, such as a name too long, one line with the
+    path and the reason, never a traceback). `numascope io` checks the path with the command
+    kit's check_workdir first; this adds the storage rules (direct I/O)."""
     if not str(path).strip():
         raise UserError(f"{flag} is empty: give a directory on the drive to measure")
+    try:
+        return _check_dir(path, flag)
+    except OSError as e:
+        raise UserError(f"{flag} {path!r}: {e.strerror or e}") from None
+
+
+def _check_dir(path: str, flag: str) -> Path:
     p = Path(path)
     if not p.exists():
         raise UserError(f"{flag} {path}: no such directory")
@@ -72,22 +81,27 @@ def check_dir(path: str, flag: str = "--dir") -> Path:
                         "in it; a block device goes with --device)")
     if not os.access(p, os.W_OK | os.X_OK):
         raise UserError(f"{flag} {path}: cannot create a file there (permission denied)")
-    if not takes_direct_io(p):
+    if not takes_direct_io(p, flag):
         raise UserError(f"{flag} {path}: its file system does not take direct I/O (O_DIRECT; "
                         "e.g. tmpfs before Linux 6.6, 9p), which fio's jobs use so that the "
                         "drive, not the page cache, is measured: give a directory on the drive")
     return p
 
 
-def takes_direct_io(directory: Path) -> bool:
+def takes_direct_io(directory: Path, flag: str = "--dir") -> bool:
     """Can a file in `directory` be opened with O_DIRECT? (an empty probe file, removed)"""
-    name = make_file(str(directory))
+    try:
+        name = make_file(str(directory))
+    except OSError as e:   # /proc, /sys: a directory that takes no new file
+        raise UserError(f"{flag} {str(directory)!r}: cannot create a file there "
+                        f"({e.strerror or e})") from None
     try:
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_DIRECT", 0))
     except OSError as e:
         if e.errno == errno.EINVAL:
             return False
-        raise UserError(f"cannot open a file in {directory}: {e.strerror}") from None
+        raise UserError(f"{flag} {str(directory)!r}: cannot open a file there "
+                        f"({e.strerror})") from None
     finally:
         os.unlink(name)
     os.close(fd)
@@ -118,9 +132,61 @@ def check_space(dirs: list[str], size: int) -> None:
 def make_file(directory: str) -> str:
     """A new, empty file of numascope's in `directory` (never an existing one); fio lays it
     out to the job's size."""
-    fd, name = tempfile.mkstemp(prefix=FILE_PREFIX, suffix=".dat", dir=directory)
+    fd, name = tempfile.mkstemp(prefix=own_prefix(), suffix=".dat", dir=directory)
     os.close(fd)
     return name
+
+
+def own_prefix() -> str:
+    """The start of this process's file names (numascope-io-PID-): a later run tells a
+    stopped run's leftovers from a running one's files by the PID."""
+    return f"{FILE_PREFIX}{os.getpid()}-"
+
+
+LEFTOVER = re.compile(rf"^{re.escape(FILE_PREFIX)}(?:(?P<pid>\d+)-)?\w+\.(?:dat|fio)$")
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:      # another user's process: running
+        return True
+    return True
+
+
+def leftovers(directory: str | Path) -> list[Path]:
+    """numascope io's files in `directory` (data files, job files) whose process no longer
+    runs: what a killed run left (a name without a PID is an older numascope's: a leftover
+    too). Sorted by name; [] when the directory cannot be listed."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        m = LEFTOVER.match(e.name)
+        if m is None or not e.is_file(follow_symlinks=False):
+            continue
+        pid = m.group("pid")
+        if pid is None or not _running(int(pid)):
+            out.append(Path(e.path))
+    return sorted(out)
+
+
+def leftovers_text(files: list[Path]) -> str:
+    """"a (256 MiB), b (1 KiB)" — the first three by name, then how many more."""
+    def one(f: Path) -> str:
+        try:
+            return f"{f.name} ({format_bytes(f.stat().st_size)})"
+        except OSError:
+            return f.name
+    names = [one(f) for f in files[:3]]
+    more = len(files) - len(names)
+    return ", ".join(names) + (f" and {more} more" if more else "")
 
 
 def remove_files(paths: list[str]) -> list[str]:
