@@ -42,6 +42,20 @@ BAD = [
     Bad(["advise", *P, "--ranks", "2", "--threads", "-1"], 2, "threads", "negative threads"),
     Bad(["advise", *P, "--near", "nosuch0"], 2, "no such device", "a device not there"),
     Bad(["advise", *P, "--unit", "die"], 2, "invalid choice", "an unknown unit"),
+    Bad(["advise", "--store", ""], 2, "--store is empty", "empty store"),
+    Bad(["advise", "latest", "--store", " "], 2, "--store is empty", "blank store"),
+    Bad(["advise", *P, "--near", ""], 2, "--near is empty", "empty device"),
+    Bad(["advise", "x" * 201, *S], 2, "at most 200 characters", "a 201-character run"),
+    Bad(["advise", "nps=0", "y" * 5000, *S], 2, "at most 200 characters",
+        "a 5,000-character run"),
+    Bad(["advise", "a\x1b]0;t\x07", *S], 2,
+        "no run matches 'a\\x1b]0;t\\x07'", "escape sequence in a run shown escaped"),
+    *([Bad(["advise", "--sysfs-root", str(EIGHT), "--section", "advice", *S], 2,
+           "needs the replayed machine's runs named",
+           "replayed machine, advice from this machine's store"),
+       Bad(["advise", "--sysfs-root", str(EIGHT), "--rule", "remote_memory", *S], 2,
+           "--rule chooses advice rules", "replayed machine, a rule without runs")]
+      if EIGHT.exists() else []),
 ]
 
 JSON = [

@@ -7,6 +7,13 @@ S = ["--store", "{store}"]
 
 BAD = [
     Bad(["run", "--stage", "nosuch", *S], 2, "unknown stage 'nosuch'", "unknown stage"),
+    Bad(["run", "--stage", "", *S], 2, "--stage is empty", "empty stage"),
+    Bad(["run", "--tag", "", *S], 2, "--tag is empty", "empty tag"),
+    Bad(["run", "--report", "", *S], 2, "--report is empty", "empty report path"),
+    Bad(["run", "--store", ""], 2, "--store is empty", "empty store path"),
+    Bad(["run", "--tag", "k=" + "v" * 199, *S], 2, "a tag is at most 200 characters",
+        "a 201-character tag"),
+    Bad(["run", "--report", "{tmp}", *S], 2, "is a folder", "report path is a folder"),
     Bad(["run", "--tag", "a", *S], 2, "expected KEY=VALUE", "tag without '='"),
     Bad(["run", "--tag", "=x", *S], 2, "expected KEY=VALUE", "tag without a key"),
     Bad(["run", "--tag", " =x", *S], 2, "expected KEY=VALUE", "whitespace-only key"),

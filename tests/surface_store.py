@@ -4,6 +4,7 @@ report (see tests/surface.py). "{store}" holds two runs tagged nps=0 and nps=1."
 from surface import Bad
 
 S = ["--store", "{store}"]
+LONG = "x" * 201               # one past the longest run selection or tag taken (200)
 
 BAD = [
     # runs
@@ -40,6 +41,48 @@ BAD = [
         "folder /nonexistent does not exist", "missing folder"),
     Bad(["report", "latest", "-o", "{tmp}/x.pdf", *S], 2, "must end in .html", "not HTML"),
     Bad(["report", "nosuch", "-o", "{tmp}/x.html", *S], 2, "no run matches", "unknown run"),
+    # empty values are errors, never "not given"
+    Bad(["runs", "--store", ""], 2, "--store is empty", "empty store path"),
+    Bad(["runs", "--store", " "], 2, "--store is empty", "blank store path"),
+    Bad(["runs", "--tag", "", *S], 2, "--tag is empty", "empty tag filter"),
+    Bad(["show", "latest", "--store", ""], 2, "--store is empty", "show: empty store"),
+    Bad(["show", "", *S], 2, "empty run selection", "show: empty run"),
+    Bad(["compare", "nps=0", "", *S], 2, "empty run selection", "compare: empty side"),
+    Bad(["compare", "nps=0", "nps=1", "--family", "", *S], 2, "--family is empty",
+        "compare: empty family"),
+    Bad(["compare", "nps=0", "nps=1", "--store", ""], 2, "--store is empty",
+        "compare: empty store"),
+    Bad(["export", "latest", "-o", "", *S], 2, "--output is empty", "export: empty output"),
+    Bad(["export", "latest", "-o", "{tmp}/x.json", "--store", ""], 2, "--store is empty",
+        "export: empty store"),
+    Bad(["report", "latest", "-o", "", *S], 2, "--output is empty", "report: empty output"),
+    Bad(["report", "latest", "-o", "{tmp}/r.html", "--store", ""], 2, "--store is empty",
+        "report: empty store"),
+    # output paths: every command says them the same way, before the store is read
+    Bad(["export", "latest", "-o", "{tmp}", *S], 2, "is a folder",
+        "export: a folder, no --format"),
+    Bad(["export", "latest", "-o", "/proc/x.json", *S], 2, "--output /proc/x.json:",
+        "export: on /proc"),
+    Bad(["export", "latest", "-o", "{tmp}/" + "n" * 300 + ".json", *S], 2, "--output",
+        "export: a name too long"),
+    Bad(["report", "latest", "-o", "{tmp}", *S], 2, "is a folder", "report: a folder"),
+    Bad(["report", "latest", "-o", "/proc/r.html", *S], 2, "--output /proc/r.html:",
+        "report: on /proc"),
+    Bad(["report", "latest", "-o", "{tmp}/" + "n" * 300 + ".html", *S], 2, "--output",
+        "report: a name too long"),
+    # names have bounds; what the user typed is shown escaped, on one line
+    Bad(["show", LONG, *S], 2, "at most 200 characters", "show: a 201-character run"),
+    Bad(["compare", "nps=0", "x" * 5000, *S], 2, "at most 200 characters",
+        "compare: a 5,000-character side"),
+    Bad(["export", LONG, "-o", "{tmp}/x.json", *S], 2, "at most 200 characters",
+        "export: a long run"),
+    Bad(["report", LONG, "-o", "{tmp}/x.html", *S], 2, "at most 200 characters",
+        "report: a long run"),
+    Bad(["runs", "--tag", "k=" + LONG, *S], 2, "a tag is at most 200 characters",
+        "runs: a long tag"),
+    Bad(["show", "a\x1b[31mb\nc", *S], 2,
+        "no run matches 'a\\x1b[31mb\\nc'", "show: escape and newline shown escaped"),
+    Bad(["runs", "--tag", "k=\x1b[2J", *S], 2, "control characters", "runs: ESC in a tag"),
 ]
 
 JSON = [

@@ -456,3 +456,48 @@ def test_the_configuration_item_in_the_terminal(real, tmp_path, capsys):
     assert "threshold 0.05: identical servers differ by 5-10 %" in " ".join(text.split())
     assert "cfg=A triad compact 2T bandwidth median of 3 runs" in " ".join(text.split())
     assert max(len(x) for x in text.splitlines()) <= 80
+
+
+def test_a_long_command_wraps_within_80_columns(capsys, monkeypatch):
+    """A readiness fix such as systemd-run's (111 columns on one line) is wrapped: after a
+    shell separator, before a remark in parentheses, else between words with a trailing
+    backslash, so each line pastes."""
+    from numascope import console
+    from numascope.cli import advise
+    monkeypatch.setattr(console.out, "_width", 80, raising=False)
+    cpus = ",".join(f"{i}-{i + 63}" for i in range(0, 512, 128))
+    advise._command("change: ", f"systemd-run --scope -p AllowedCPUs={cpus} numascope run "
+                    "--tag nps=4 (in Slurm: srun --exclusive numascope run)", 10)
+    advise._command("command: ", "for f in /sys/a/*; do echo 1 > $f; done && numactl "
+                    "--interleave=all numascope run", 6)
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(x) <= 80 for x in lines), lines
+    slurm = next(i for i, x in enumerate(lines) if x.strip().startswith("(in Slurm:"))
+    assert all(x.endswith(" \\") for x in lines[:slurm - 1]) and slurm >= 2, lines
+    assert any(x.endswith("done &&") for x in lines), lines
+    words = " ".join(x.rstrip(" \\").strip() for x in lines[:slurm + 1])
+    assert f"AllowedCPUs={cpus} numascope run --tag nps=4 (in Slurm" in words, lines
+
+
+def test_a_replayed_machine_is_advised_only_from_runs_named(real, tmp_path, capsys):
+    """`advise --sysfs-root OTHER` never appends advice from this machine's latest run; a
+    run named on the command line is advised from."""
+    from conftest import HWLOC_FIXTURES
+
+    from numascope.cli import main
+    from numascope.results.store import Store
+    dump = HWLOC_FIXTURES / "16amd64-8n2c.tar.bz2"
+    if not dump.exists():
+        pytest.skip("no hwloc fixtures")
+    rec = plant_storage(real, {0: 100_000, 1: 80_000})
+    db = tmp_path / "runs.db"
+    with Store.open(db, write=True) as st:
+        st.save_run(rec)
+    assert main(["advise", "--sysfs-root", str(dump), "--store", str(db), "--json"]) == 0
+    secs = {s["section"]: s for s in json.loads(capsys.readouterr().out)["results"]}
+    assert secs["advice"]["runs"] == [] and secs["advice"]["items"] == []
+    assert "replayed machine" in secs["advice"]["note"]
+    assert main(["advise", "--sysfs-root", str(dump), "--store", str(db), rec.run_id,
+                 "--json"]) == 0
+    secs = {s["section"]: s for s in json.loads(capsys.readouterr().out)["results"]}
+    assert secs["advice"]["runs"] == [rec.run_id]

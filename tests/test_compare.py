@@ -369,3 +369,20 @@ def test_cli_family_names_are_checked(tmp_path, capsys):
     for bad in ("-1", "nan", "inf"):
         assert cli(["compare", "cfg=A", "cfg=B", "--min-effect", bad, "--store", str(db)]) == 2
         assert "--min-effect must be" in capsys.readouterr().err
+
+
+def test_terminal_separates_thousands_like_the_other_tables():
+    from numascope.report.terminal import _num
+    assert _num(14652.0) == "14,652" and _num(-999_999.0) == "-999,999"
+    assert _num(999.5) == "999.5" and _num(2.5e6) == "2.5e6"
+    a, b = sides(3, 5, 5, {"bandwidth/triad avx2 64T/bandwidth": 1.1})
+    for side in (a, b):
+        for rec in side:
+            for res in rec.results:
+                for m in res.metrics.values():
+                    m.values = [v * 1000 + 14_000 for v in m.values]
+    con = Console(width=80, record=True, highlight=False)
+    print_comparison(compare_runs(a, b, all_metrics=True), con)
+    text = con.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    assert "…" not in text and "," in text.split("B vs A")[1], text

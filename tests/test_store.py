@@ -353,10 +353,15 @@ def _corrupt_stores(tmp_path):
             (other, "another application"), (garbled, "damaged")]
 
 
-@pytest.mark.parametrize("argv", [["runs"], ["show", "latest"], ["compare", "nps=1", "nps=4"],
-                                  ["export", "latest", "-o", "{tmp}/x.json"],
-                                  ["report", "latest", "-o", "{tmp}/x.html"],
-                                  ["run", "--stage", "topology", "--no-report"]])
+READERS = [["runs"], ["show", "latest"], ["compare", "nps=1", "nps=4"],
+           ["export", "latest", "-o", "{tmp}/x.json"],
+           ["report", "latest", "-o", "{tmp}/x.html"],
+           ["advise", "--section", "advice"], ["advise", "latest"],
+           ["topo", "--hwloc-xml", "{tmp}/t.xml"],
+           ["run", "--stage", "topology", "--no-report"]]
+
+
+@pytest.mark.parametrize("argv", READERS)
 def test_damaged_or_foreign_store_is_refused_and_untouched(tmp_path, argv, capsys):
     from numascope.cli import main
     for path, says in _corrupt_stores(tmp_path):
@@ -387,3 +392,94 @@ def test_runs_on_an_empty_or_not_yet_made_store(tmp_path, capsys, monkeypatch):
     # a --store named by hand that does not exist is a mistake, said in one line
     assert main(["runs", "--store", str(tmp_path / "typo.db")]) == 2
     assert "no store at" in capsys.readouterr().err
+
+
+def _quick_check_damaged(tmp_path):
+    """A store whose header and tables read, but whose page 3 (a table's b-tree) SQLite's
+    quick_check calls damaged: its message is several lines ("*** in database main ***")."""
+    db = tmp_path / "damaged.db"
+    good = tmp_path / "good.db"
+    with Store.open(good, write=True) as st:
+        for i in range(30):
+            st.save_run(make_run({"nps": str(i)}))
+    raw = bytearray(good.read_bytes())
+    page = raw[16] << 8 | raw[17]
+    raw[2 * page + 8:2 * page + 12] = b"\0" * 4     # page 3's first cell pointer
+    db.write_bytes(bytes(raw))
+    good.unlink()
+    con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    check = con.execute("PRAGMA quick_check(1)").fetchone()[0]
+    con.close()
+    if "\n" not in check:
+        pytest.skip(f"this SQLite reports the damage in one line: {check!r}")
+    return db
+
+
+@pytest.mark.parametrize("argv", READERS)
+def test_damaged_store_message_is_whole_and_the_file_untouched(tmp_path, argv, capsys):
+    from numascope.cli import main
+    db = _quick_check_damaged(tmp_path)
+    before = _files(tmp_path)
+    for extra in ([], ["--json"]):
+        args = [a.replace("{tmp}", str(tmp_path)) for a in argv] + ["--store", str(db), *extra]
+        rc = main(args)
+        cap = capsys.readouterr()
+        assert rc == 2, (args, cap.err)
+        lines = cap.err.strip().splitlines()
+        assert len(lines) == 1, cap.err
+        # the file, what is wrong (all of SQLite's lines) and what to do, in one line
+        assert str(db) in lines[0] and "*** in database main ***;" in lines[0], lines[0]
+        assert lines[0].rstrip().endswith("restore a backup or pass another --store"), lines[0]
+        if extra:
+            doc = json.loads(cap.out)
+            assert doc["errors"][0]["kind"] == "bad-input"
+            assert doc["errors"][0]["message"] in lines[0]
+        assert _files(tmp_path) == before, args
+
+
+def test_latest_is_the_latest_complete_run(tmp_path):
+    db = tmp_path / "runs.db"
+    done, cut = make_run({"nps": "1"}), make_run({"nps": "2"}, results=[])
+    cut.status = "interrupted"
+    with Store.open(db, write=True) as st:
+        st.save_run(done)
+        st.save_run(cut)
+        assert st.resolve("latest") == [done.run_id]
+        assert st.resolve("last") == [done.run_id]
+        assert st.resolve(cut.run_id) == [cut.run_id]        # still selectable by its id
+    only = tmp_path / "only.db"
+    with Store.open(only, write=True) as st:
+        st.save_run(cut)
+        with pytest.raises(UserError, match="latest complete run .* holds none"):
+            st.resolve("latest")
+
+
+def test_selections_and_tags_have_bounds(tmp_path):
+    db = _healthy(tmp_path)
+    with Store.open(db) as st:
+        with pytest.raises(UserError, match="at most 200 characters"):
+            st.resolve("x" * 201)
+        with pytest.raises(UserError, match="no run matches"):
+            st.resolve("x" * 200)
+    assert parse_tags(["k=" + "v" * 198])
+    with pytest.raises(UserError, match="--tag .*at most 200"):
+        parse_tags(["k=" + "v" * 199])
+    with pytest.raises(UserError, match="--store is empty"):
+        Store.open("")
+
+
+def test_runs_table_wraps_a_fleet_tag_at_its_separators(tmp_path, capsys, monkeypatch):
+    from numascope import console
+    from numascope.cli import main
+    monkeypatch.setattr(console.out, "_width", 80, raising=False)
+    db = tmp_path / "runs.db"
+    fleet = "20261125T232100Z-3f9a2c1b"
+    with Store.open(db, write=True) as st:
+        st.save_run(make_run({"fleet": fleet, "host": "node017.cluster.example.org"}))
+        st.save_run(make_run({"nps": "1"}))
+    assert main(["runs", "--store", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert all(len(line.rstrip()) <= 80 for line in text.splitlines()), text
+    pieces = [w for line in text.splitlines() for w in line.split()]
+    # broken after '=', '-' and '.', never inside a run of letters and digits
+    assert "20261125T232100Z-" in pieces and "3f9a2c1b" in pieces, text

@@ -29,8 +29,10 @@ SECTIONS = ("readiness", "recipe", "advice")
 def register(p: argparse.ArgumentParser) -> None:
     from numascope.advice import RULES
     p.add_argument("runs", nargs="*", metavar="RUN",
-                   help="stored runs to advise from: run id (or unique prefix), 'latest', "
-                        "KEY=VALUE tags, or id,id,… (default: latest)")
+                   help="stored runs to advise from: run id (or unique prefix), 'latest' (the "
+                        "latest complete run), KEY=VALUE tags, or id,id,… (default: latest; "
+                        "with --sysfs-root, none unless named: the store holds this "
+                        "machine's runs, not the replayed one's)")
     p.add_argument("--section", action="append", choices=SECTIONS, metavar="NAME",
                    help=f"only these sections (repeatable): {', '.join(SECTIONS)}")
     p.add_argument("--rule", action="append", choices=list(RULES), metavar="NAME",
@@ -46,10 +48,16 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from numascope.cli.runs import refuse_empty
     from numascope.errors import UserError
+    refuse_empty(args, {"store": "--store", "near": "--near"})
     shape = any(getattr(args, k, None) is not None for k in ("ranks", "threads", "near", "unit"))
+    # a replayed machine (--sysfs-root) is advised from its own runs only: named ones, never
+    # this machine's latest from the store
+    replayed = str(args.sysfs_root).strip() not in ("/", "") and not args.runs
     sections = list(dict.fromkeys(args.section or
-                                  [s for s in SECTIONS if s != "recipe" or shape]))
+                                  [s for s in SECTIONS if (s != "recipe" or shape)
+                                   and (s != "advice" or not replayed)]))
     if "recipe" in sections and not shape:
         raise UserError("the recipe section needs a job shape: --ranks R, --threads T, "
                         "--near DEVICE or --unit")
@@ -60,7 +68,11 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("runs were given but --section leaves out advice; add "
                         "--section advice")
     if args.rule and "advice" not in sections:
-        raise UserError("--rule chooses advice rules; add --section advice")
+        raise UserError("--rule chooses advice rules; add --section advice"
+                        + (" and name the replayed machine's runs" if replayed else ""))
+    if replayed and "advice" in sections:
+        raise UserError("--section advice with --sysfs-root needs the replayed machine's "
+                        "runs named (RUN…): the store's latest run is this machine's")
     done: list[dict[str, Any]] = []
     # the store first: a bad selection is reported before any machine is read
     if "advice" in sections:
@@ -69,6 +81,10 @@ def main(args: argparse.Namespace) -> int:
         done.insert(0, _recipe(args))
     if "readiness" in sections:
         done.insert(0, _readiness(args))
+    if replayed and not args.section:   # say why there is no advice, as a fresh store does
+        done.append({"section": "advice", "runs": [], "rules": None, "items": [],
+                     "note": "no advice for a replayed machine unless its runs are named "
+                             "(advise RUN): the store's latest run is this machine's"})
     done.sort(key=lambda s: SECTIONS.index(s["section"]))
     if args.json:
         emit(NAME, done)
@@ -155,23 +171,39 @@ def _say(text: str, indent: int = 0, first: str | None = None) -> None:
 
 
 def _command(label: str, cmd: str, indent: int) -> None:
-    """A command, never cut inside a word: split only after shell separators ("; ",
-    "&& ", "do "), so each printed line pastes as a valid continuation."""
-    parts, cur = [], ""
+    """A command within the width, never cut inside a word: split first after shell
+    separators ("; ", "&& ", "do ") and before a remark in parentheses, so each printed line
+    pastes as a valid continuation; a piece still too long is broken between words, each
+    broken line ending in " \\" (the shell's continuation)."""
+    parts, cur = [], []
     for tok in cmd.split(" "):
-        cur = f"{cur} {tok}" if cur else tok
+        if tok.startswith("(") and cur:     # "(in Slurm: …)": a remark, its own piece
+            parts.append(" ".join(cur))
+            cur = []
+        cur.append(tok)
         if tok in (";", "&&", "do", "||") or tok.endswith(";"):
-            parts.append(cur)
-            cur = ""
+            parts.append(" ".join(cur))
+            cur = []
     if cur:
-        parts.append(cur)
-    lines, line = [], " " * indent + label
+        parts.append(" ".join(cur))
+    width = _width()
+    first, pad = " " * indent + label, " " * (indent + 2)
+    lines, line = [], first
     for part in parts:
-        if len(line) + len(part) + 1 > _width() and line.strip() != label.strip():
+        sep = "" if line == first else " "
+        if len(line) + len(sep) + len(part) <= width:
+            line += sep + part
+            continue
+        if line != first:
             lines.append(line)
-            line = " " * (indent + 2) + part
-        else:
-            line = f"{line}{'' if line.endswith(label) else ' '}{part}"
+            line = pad
+        for word in part.split(" "):
+            fresh = line in (first, pad)
+            if not fresh and len(line) + 1 + len(word) + 2 > width:
+                lines.append(line + " \\")
+                line = pad + word
+            else:
+                line += ("" if fresh else " ") + word
     lines.append(line)
     for x in lines:
         out.print(x, markup=False, highlight=False, soft_wrap=True)

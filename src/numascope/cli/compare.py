@@ -17,7 +17,9 @@ ORDER = 83
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    p.add_argument("a", metavar="A", help="baseline: run id, 'latest', KEY=VALUE, or id,id,…")
+    p.add_argument("a", metavar="A",
+                   help="baseline: run id, 'latest' (the latest complete run), KEY=VALUE, "
+                        "or id,id,…")
     p.add_argument("b", metavar="B", help="the other side, same forms")
     p.add_argument("--family", action="append", metavar="NAME",
                    help="only these families (repeatable); fewer metrics tested, more power")
@@ -46,7 +48,9 @@ def families_arg(names: list[str] | None, runs: list) -> list[str] | None:
         cls = by_name(name.strip())
         fam = cls.family if cls is not None else name.strip()
         if fam not in known:
-            raise UserError(f"unknown family {name!r}; families: {', '.join(known)}")
+            from numascope.errors import escape_text
+            raise UserError(f"unknown family '{escape_text(name, 60)}'; families: "
+                            f"{', '.join(known)}")
         chosen.append(fam)
     return chosen
 
@@ -55,10 +59,11 @@ def main(args: argparse.Namespace) -> int:
     import math
 
     from numascope.analysis.compare import compare_runs, smoke_mixed
+    from numascope.cli.runs import refuse_empty
     from numascope.errors import UserError
     from numascope.report.terminal import print_comparison
     from numascope.results.store import Store
-
+    refuse_empty(args, {"store": "--store", "family": "--family"})
     if not (math.isfinite(args.min_effect) and args.min_effect >= 0):
         raise UserError(f"--min-effect must be a finite percentage >= 0 (got {args.min_effect:g})")
     with Store.open(args.store) as st:

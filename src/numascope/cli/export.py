@@ -18,7 +18,8 @@ ORDER = 85
 
 def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN",
-                   help="run ids (or prefixes), 'latest', or KEY=VALUE tags")
+                   help="run ids (or prefixes), 'latest' (the latest complete run), or "
+                        "KEY=VALUE tags")
     p.add_argument("--output", "-o", required=True, metavar="FILE",
                    help="file to write: .json, .csv or .parquet; - for standard output "
                         "(JSON unless --format says otherwise)")
@@ -29,14 +30,17 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from numascope.cli.runs import refuse_empty
     from numascope.command.output import check_output
     from numascope.errors import UserError
     from numascope.results.export import SUFFIXES, export, format_for, write_stdout
     from numascope.results.plain import to_plain
     from numascope.results.store import Store
-
-    fmt = format_for(args.output, args.format)
+    refuse_empty(args, {"store": "--store"})
     stdout = args.output == "-"
+    if not stdout:   # empty, a folder, a missing folder: said as every command says them
+        check_output(args.output, "--output")
+    fmt = format_for(args.output, args.format)
     if stdout and fmt == "parquet":
         raise UserError("Parquet is binary: write it to a file (-o runs.parquet)")
     if stdout and args.json and fmt != "json":

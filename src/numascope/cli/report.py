@@ -17,7 +17,8 @@ SUFFIXES = (".html", ".htm")
 
 def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", nargs="*", metavar="RUN", default=["latest"],
-                   help="run ids (or prefixes), KEY=VALUE tags, 'latest' (default)")
+                   help="run ids (or prefixes), KEY=VALUE tags, 'latest' (the latest complete "
+                        "run; default)")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="an .html file; default: ./numascope-report-<first run id>.html")
     add_store(p)
@@ -25,8 +26,10 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from numascope.cli.runs import refuse_empty
     from numascope.results.store import Store
 
+    refuse_empty(args, {"store": "--store"})
     check_report_path(args.output, "--output")   # before the store is read
     with Store.open(args.store) as st:
         runs = st.load(args.runs or ["latest"])
@@ -45,8 +48,12 @@ def check_report_path(output: str | None, flag: str) -> None:
     from numascope.errors import UserError
     if output == "-":
         raise UserError(f"{flag} -: the report is a file; give a name ending in .html")
-    check_output(output or "numascope-report.html", flag if output else
-                 "the report (in the current folder)", SUFFIXES)
+    if output is not None and not output.strip():
+        raise UserError(f"{flag} is empty: give a file name ending in .html (or leave "
+                        f"{flag} out for ./numascope-report-<run id>.html)")
+    check_output(output if output is not None else "numascope-report.html",
+                 flag if output is not None else "the report (in the current folder)",
+                 SUFFIXES)
 
 
 def write_html(runs, output: str | None):
@@ -54,8 +61,10 @@ def write_html(runs, output: str | None):
     from numascope.errors import UserError
     from numascope.report.html import write_report
 
-    path = output or f"numascope-report-{runs[0].run_id}.html"
+    path = output if output is not None else f"numascope-report-{runs[0].run_id}.html"
     try:
         return write_report(runs, path)
     except OSError as e:
-        raise UserError(f"cannot write the report {path}: {e.strerror}") from None
+        from numascope.errors import escape_text
+        raise UserError(f"cannot write the report {escape_text(path)}: "
+                        f"{e.strerror or type(e).__name__}") from None

@@ -15,7 +15,8 @@ ORDER = 82
 
 
 def register(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run", help="run id (or unique prefix), 'latest', or KEY=VALUE tag")
+    p.add_argument("run", help="run id (or unique prefix), 'latest' (the latest complete run), or "
+                        "KEY=VALUE tag")
     p.add_argument("--all-metrics", action="store_true",
                    help="every metric of every result, not only the primary one")
     add_store(p)
@@ -23,9 +24,11 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from numascope.cli.runs import refuse_empty
     from numascope.report.terminal import print_run
     from numascope.results.store import Store
 
+    refuse_empty(args, {"store": "--store"})
     with Store.open(args.store) as st:
         recs = st.load([args.run])
     if args.json:   # results: the selected run records, each whole

@@ -31,21 +31,23 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from numascope.cli.runs import refuse_empty
     from numascope.console import out
     from numascope.errors import UserError
     from numascope.topology import read_topology
     from numascope.topology.export import topology_to_dict
     from numascope.topology.render import render
-
-    if args.from_run and not args.hwloc_xml:
+    refuse_empty(args, {"hwloc_xml": "--hwloc-xml", "from_run": "--from-run",
+                        "store": "--store"})
+    if args.from_run is not None and args.hwloc_xml is None:
         raise UserError("--from-run names the run --hwloc-xml exports: give --hwloc-xml FILE")
     if not str(args.sysfs_root).strip():
         raise UserError("--sysfs-root is empty: give a folder or a .tar.bz2 dump (/ for "
                         "this machine)")
-    if args.hwloc_xml:   # a bad path is said before anything is read
+    if args.hwloc_xml is not None:   # a bad path is said before anything is read
         check_output(args.hwloc_xml, "--hwloc-xml", (".xml",))
     topo = read_topology(args.sysfs_root)
-    if args.hwloc_xml:
+    if args.hwloc_xml is not None:
         return _hwloc_xml(args, topo)
     if args.json:   # results: the topology document (its own schema_version inside)
         emit(NAME, [topology_to_dict(topo)])
@@ -72,8 +74,13 @@ def _hwloc_xml(args: argparse.Namespace, topo) -> int:
         raise UserError(f"run {rec.run_id} was measured on another machine (its topology "
                         "differs from this one's; --sysfs-root replays the machine it came "
                         "from)")
-    attrs, replaced = write_xml(topo, matrix_figures(rec.results), args.hwloc_xml,
-                                args.sysfs_root)
+    try:
+        attrs, replaced = write_xml(topo, matrix_figures(rec.results), args.hwloc_xml,
+                                    args.sysfs_root)
+    except OSError as e:   # checked before, yet the disk may still refuse (full, removed)
+        from numascope.errors import escape_text
+        raise UserError(f"--hwloc-xml {escape_text(args.hwloc_xml)}: cannot write it "
+                        f"({e.strerror or type(e).__name__})") from None
     if args.json:
         emit(NAME, [a.__dict__ for a in attrs], xml=args.hwloc_xml, run=rec.run_id,
              firmware_values_replaced=replaced,
@@ -108,7 +115,7 @@ def matrix_figures(results: list[BenchResult]) -> list[NodeFigure]:
 
 def _pick_run(st, spec: str | None):
     from numascope.errors import UserError
-    if spec:
+    if spec is not None:
         recs = st.load([spec])
         if len(recs) != 1:
             raise UserError(f"--from-run {spec} selects {len(recs)} runs: give one")

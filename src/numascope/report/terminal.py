@@ -64,6 +64,12 @@ def runs_table(runs: list[RunSummary]) -> Table:
     t.add_column("stages", justify="right", no_wrap=True)
     t.add_column("res.", justify="right", no_wrap=True)
     t.add_column("status", no_wrap=True)
+    # the room the other columns leave the tags (each column: its widest cell, 2 between)
+    fixed = [max(len(r.run_id) for r in runs), 11, 6, 4,
+             max(max(len(r.status) for r in runs), 6)]
+    fixed += [max(4, *(len(r.hostname or UNKNOWN) for r in runs))] if len(hosts) > 1 else []
+    fixed += [max(4, *(len(r.memory_mode or UNKNOWN) for r in runs))] if len(modes) > 1 else []
+    room = max(8, _console_width() - sum(fixed) - 2 * (len(fixed) + 1))
     for r in runs:
         done = sum(1 for s in r.stages if s.get("status") == "done")
         cells = [escape(r.run_id), escape(r.started[5:16].replace("T", " "))]
@@ -71,9 +77,41 @@ def runs_table(runs: list[RunSummary]) -> Table:
             cells.append(escape(r.hostname or UNKNOWN))
         if len(modes) > 1:
             cells.append(escape(r.memory_mode or UNKNOWN))
-        t.add_row(*cells, escape(tags_text(r.tags)), f"{done}/{len(r.stages)}",
+        t.add_row(*cells, escape(_wrap_tags(r.tags, room)), f"{done}/{len(r.stages)}",
                   str(r.results), _st(r.status))
     return t
+
+
+def _console_width() -> int:
+    from numascope.console import out
+    return out.width or 80
+
+
+def _wrap_tags(tags: dict[str, str], room: int) -> str:
+    """The tags in `room` columns: all on one line when they fit, else one tag a line, a
+    tag longer than the room broken after its separators (= - . _ : /), never every few
+    characters."""
+    import re
+    text = tags_text(tags)
+    if len(text) <= room:
+        return text
+    lines: list[str] = []
+    for k, v in tags.items():
+        line = ""
+        for piece in re.split(r"(?<=[=\-._:/])", f"{k}={v}"):
+            while len(piece) > room:            # no separator within the room: fold
+                if line:
+                    lines.append(line)
+                    line = ""
+                lines.append(piece[:room])
+                piece = piece[room:]
+            if len(line) + len(piece) > room:
+                lines.append(line)
+                line = ""
+            line += piece
+        if line:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> None:
@@ -169,14 +207,15 @@ _VERDICT_STYLE = {"better": "green", "worse": "red", "too few": "yellow"}
 
 
 def _num(v: float) -> str:
-    """At most 6 characters (7 when negative), so that the comparison fits 80 columns."""
+    """At most 7 characters (8 when negative), so that the comparison fits 80 columns;
+    thousands separated as the other tables show them (14,652)."""
     a = abs(v)
     if not math.isfinite(v):
         return "–"
     if a == 0 or 0.01 <= a < 1000:
         return f"{v:.4g}" if a >= 1 or a == 0 else f"{v:.3g}"
     if 1000 <= a < 1e6:
-        return f"{v:.0f}"
+        return f"{v:,.0f}"
     mant, exp = f"{v:.1e}".split("e")
     return f"{mant}e{int(exp)}"
 

@@ -178,29 +178,36 @@ def migrate(d: dict[str, Any]) -> dict[str, Any]:
 
 # -- tags ----------------------------------------------------------------------------------
 
-def parse_tags(items: list[str] | None) -> dict[str, str]:
+TAG_MAX = 200    # the longest tag (KEY=VALUE) taken: a selection must stay typeable
+
+
+def parse_tags(items: list[str] | None, flag: str = "--tag") -> dict[str, str]:
     """["nps=4", "smt=off"] → {"nps": "4", "smt": "off"}. A tag must stay selectable
     (`compare nps=4 …`, `runs --tag`, selections split on "," and the first "="): UserError
-    for a missing key or value, a control character (newline, tab, escape …), a comma, and a
-    key given twice."""
+    naming `flag` for a missing key or value, a control character (newline, tab, escape …),
+    a comma, a tag longer than TAG_MAX characters, and a key given twice."""
+    from numascope.errors import escape_text
     tags: dict[str, str] = {}
     for item in items or []:
-        shown = repr(item)
+        shown = f"'{escape_text(item, 60)}'"
+        if len(item) > TAG_MAX:
+            raise UserError(f"{flag} {shown}: a tag is at most {TAG_MAX} characters "
+                            f"(got {len(item)})")
         if any(_control(c) for c in item):
-            raise UserError(f"bad tag {shown}: control characters (newline, tab …) are not "
-                            "allowed")
+            raise UserError(f"{flag} {shown}: control characters (newline, tab …) are not "
+                            "allowed in a tag")
         k, sep, v = item.partition("=")
         k, v = k.strip(), v.strip()
         if not sep or not k:
-            raise UserError(f"bad tag {shown}: expected KEY=VALUE, e.g. nps=4")
+            raise UserError(f"{flag} {shown}: bad tag, expected KEY=VALUE, e.g. nps=4")
         if not v:
-            raise UserError(f"bad tag {shown}: give a value after '=', e.g. {k}=4")
+            raise UserError(f"{flag} {shown}: bad tag, give a value after '=', e.g. {k}=4")
         if "," in item:
-            raise UserError(f"bad tag {shown}: ',' separates tags in a selection; use another "
-                            "character")
+            raise UserError(f"{flag} {shown}: bad tag, ',' separates tags in a selection; "
+                            "use another character")
         if k in tags:
-            raise UserError(f"tag key {k!r} given twice ({k}={tags[k]}, {k}={v}); give each "
-                            "key once")
+            raise UserError(f"{flag}: tag key '{escape_text(k, 60)}' given twice "
+                            f"({k}={tags[k]}, {k}={v}); give each key once")
         tags[k] = v
     return tags
 

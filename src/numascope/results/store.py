@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from numascope.errors import UserError
+from numascope.errors import UserError, escape_text
 from numascope.results.plain import to_plain
 from numascope.results.record import BenchResult
 from numascope.results.run import RunRecord, migrate
@@ -38,6 +38,7 @@ APP = "numascope"
 STORE_FORMAT = 1          # layout of the tables below (record schema is versioned apart)
 _HEADER = b"SQLite format 3\x00"
 _BUSY_MS = 30_000
+SPEC_MAX = 200            # the longest run selection (id, prefix, tags, id,id,…) taken
 T = TypeVar("T")
 
 _SCHEMA = """
@@ -95,11 +96,12 @@ def _check_header(path: Path) -> None:
         with open(path, "rb") as f:
             head = f.read(100)
     except OSError as e:
-        raise UserError(f"cannot read store {path}: {e.strerror}") from None
+        raise UserError(f"cannot read store {_shown(path)}: {e.strerror}") from None
     if len(head) == 0:
-        raise UserError(f"{path} is an empty file, not a numascope store; refusing to use it")
+        raise UserError(f"{_shown(path)} is an empty file, not a numascope store; refusing "
+                        "to use it")
     if not head.startswith(_HEADER) or len(head) < 100:
-        raise UserError(f"{path} is not a numascope store (not an SQLite database); "
+        raise UserError(f"{_shown(path)} is not a numascope store (not an SQLite database); "
                         "refusing to touch it — pass another --store")
     page = struct.unpack(">H", head[16:18])[0]
     page = 65536 if page == 1 else page
@@ -109,8 +111,13 @@ def _check_header(path: Path) -> None:
     # in WAL mode newer pages may still sit in the -wal file, so only check without one.
     wal_busy = wal.exists() and wal.stat().st_size > 0
     if pages and valid_for == change and not wal_busy and path.stat().st_size < pages * page:
-        raise UserError(f"store {path} is truncated ({path.stat().st_size} bytes, header "
+        raise UserError(f"store {_shown(path)} is truncated ({path.stat().st_size} bytes, header "
                         f"says {pages * page}); refusing to use it — restore a backup")
+
+
+def _shown(p: object) -> str:
+    """A path as messages show it: one line, control characters visible."""
+    return escape_text(p, 300)
 
 
 def _not_writable(p: Path) -> str:
@@ -122,7 +129,7 @@ def _not_writable(p: Path) -> str:
     if not os.access(folder, os.W_OK | os.X_OK):
         wal, shm = Path(f"{p}-wal"), Path(f"{p}-shm")
         if not (os.access(wal, os.W_OK) and os.access(shm, os.W_OK)):
-            return f"folder {folder} is read-only"
+            return f"folder {_shown(folder)} is read-only"
     return ""
 
 
@@ -142,13 +149,22 @@ def _ro_uri(p: Path) -> str:
 def _unsupported_fs(path: Path, e: Exception) -> UserError:
     """SQLite's WAL mode needs shared memory maps and locks that NFS, 9p and some FUSE file
     systems do not give: say so instead of calling the store damaged."""
-    return UserError(f"store {path}: SQLite cannot use this file system ({e}); put the store "
-                     "on a local disk (--store or $NUMASCOPE_STORE)")
+    return UserError(f"store {_shown(path)}: SQLite cannot use this file system "
+                     f"({_one_line(e)}); put the store on a local disk (--store or "
+                     "$NUMASCOPE_STORE)")
+
+
+def _one_line(text: object) -> str:
+    """SQLite's message on one line: its lines ("*** in database main ***", "Page 3: …")
+    joined with "; ", control characters shown as escapes."""
+    lines = [" ".join(x.split()) for x in str(text).splitlines()]
+    return escape_text("; ".join(x for x in lines if x))
 
 
 def _corrupt(path: Path, e: Exception) -> UserError:
-    return UserError(f"store {path} is damaged or not a numascope store ({e}); "
-                     "refusing to touch it")
+    return UserError(f"store {_shown(path)} is damaged or not a numascope store "
+                     f"({_one_line(e)}); it was left untouched: restore a backup or pass "
+                     "another --store")
 
 
 class Store:
@@ -167,12 +183,15 @@ class Store:
         "read-only" when the file or its folder cannot be written, before anything runs.
         A new store is created only for writing, in an existing, writable folder (the
         default location's folders are made)."""
+        if path is not None and not str(path).strip():
+            raise UserError("--store is empty: give the store's file (or leave --store out "
+                            "for the default)")
         p = Path(path).expanduser() if path else default_path()
         if p.is_dir():
-            raise UserError(f"store {p} is a directory; pass a file path with --store")
+            raise UserError(f"store {_shown(p)} is a directory; pass a file path with --store")
         if not p.exists():
             if not write:
-                raise UserError(f"no store at {p} (nothing has been run yet; "
+                raise UserError(f"no store at {_shown(p)} (nothing has been run yet; "
                                 "`numascope run` creates it, or pass --store)")
             cls._create(p, make_folders=not path)
         cls._verify(p)
@@ -180,7 +199,7 @@ class Store:
             return cls(p, cls._connect(_ro_uri(p), uri=True), False)
         why = _not_writable(p)
         if why:
-            raise UserError(f"store {p} is read-only ({why}): it can be read, not written; "
+            raise UserError(f"store {_shown(p)} is read-only ({why}): it can be read, not written; "
                             "pass another --store to store a run")
         conn = cls._connect(str(p))
         try:
@@ -192,7 +211,7 @@ class Store:
                 return cls(p, conn, True)
             conn.close()    # _verify read it as a numascope store: the file system refused
             if "readonly" in str(e) or "read-only" in str(e):
-                raise UserError(f"store {p} is read-only ({e}): it can be read, not "
+                raise UserError(f"store {_shown(p)} is read-only ({e}): it can be read, not "
                                 "written; pass another --store to store a run") from None
             raise _unsupported_fs(p, e) from None
         return cls(p, conn, True)
@@ -221,18 +240,20 @@ class Store:
             try:
                 parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                raise UserError(f"cannot create the store folder {parent}: {e.strerror}") \
+                raise UserError(f"cannot create the store folder {_shown(parent)}: {e.strerror}") \
                     from None
         if not parent.is_dir():
-            raise UserError(f"cannot create the store {p}: folder {parent} does not exist")
+            raise UserError(f"cannot create the store {_shown(p)}: folder {_shown(parent)} "
+                            "does not exist")
         if not os.access(parent, os.W_OK | os.X_OK):
-            raise UserError(f"cannot create the store {p}: folder {parent} is read-only "
-                            "(no permission to write there)")
+            raise UserError(f"cannot create the store {_shown(p)}: folder {_shown(parent)} "
+                            "is read-only (no permission to write there)")
         tmp = p.with_name(f".{p.name}.{os.getpid()}.{random.getrandbits(32):08x}.tmp")
         try:
             os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except OSError as e:
-            raise UserError(f"cannot create the store {p}: {e.strerror} (folder {parent})") \
+            raise UserError(f"cannot create the store {_shown(p)}: {e.strerror} (folder "
+                            f"{_shown(parent)})") \
                 from None
         try:
             conn = sqlite3.connect(str(tmp), isolation_level=None)
@@ -246,7 +267,7 @@ class Store:
             except FileExistsError:
                 pass
         except OSError as e:
-            raise UserError(f"cannot create the store {p}: {e.strerror}") from None
+            raise UserError(f"cannot create the store {_shown(p)}: {e.strerror}") from None
         except sqlite3.Error as e:
             raise _unsupported_fs(p, e) from None
         finally:
@@ -267,20 +288,22 @@ class Store:
             names = {r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type='table'")}
             if "numascope_meta" not in names:
-                raise UserError(f"{p} is an SQLite database of another application, not a "
+                raise UserError(f"{_shown(p)} is an SQLite database of another application, not a "
                                 "numascope store; refusing to touch it — pass another --store")
             meta = dict(conn.execute("SELECT key, value FROM numascope_meta"))
             if meta.get("app") != APP:
-                raise UserError(f"{p} is not a numascope store; refusing to touch it")
+                raise UserError(f"{_shown(p)} is not a numascope store; refusing to touch it")
             fmt = int(meta.get("store_format", "0"))
             if fmt > STORE_FORMAT:
-                raise UserError(f"store {p} has format {fmt}, newer than this numascope "
+                raise UserError(f"store {_shown(p)} has format {fmt}, newer than this numascope "
                                 f"({STORE_FORMAT}); upgrade numascope")
             if not {"runs", "results"} <= names:
-                raise UserError(f"store {p} lacks its tables; refusing to touch it")
+                raise UserError(f"store {_shown(p)} lacks its tables; refusing to touch it")
             bad = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
             if bad != "ok":
-                raise UserError(f"store {p} is damaged ({bad}); refusing to touch it")
+                raise UserError(f"store {_shown(p)} is damaged (SQLite's check says: "
+                                f"{_one_line(bad)}); it was left untouched: restore a "
+                                "backup or pass another --store")
         except sqlite3.Error as e:
             raise _corrupt(p, e) from None
         finally:
@@ -299,7 +322,7 @@ class Store:
     def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn inside BEGIN IMMEDIATE … COMMIT, retrying while another writer holds it."""
         if not self.writable:
-            raise UserError(f"store {self.path} was opened read-only")
+            raise UserError(f"store {_shown(self.path)} was opened read-only")
         delay = 0.01
         for _ in range(60):
             try:
@@ -314,18 +337,18 @@ class Store:
                     raise
             except sqlite3.OperationalError as e:
                 if "readonly" in str(e):
-                    raise UserError(f"store {self.path} is read-only ({e}); pass another "
+                    raise UserError(f"store {_shown(self.path)} is read-only ({e}); pass another "
                                     "--store") from None
                 if "locked" not in str(e) and "busy" not in str(e):
                     raise _corrupt(self.path, e) from None
             except sqlite3.IntegrityError as e:
-                raise UserError(f"store {self.path}: {e}") from None
+                raise UserError(f"store {_shown(self.path)}: {e}") from None
             except sqlite3.DatabaseError as e:
                 raise _corrupt(self.path, e) from None
             # busy beyond the 30 s timeout (or a lock upgrade conflict): back off, retry
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.5)
-        raise UserError(f"store {self.path} stayed locked by another process; try again")
+        raise UserError(f"store {_shown(self.path)} stayed locked by another process; try again")
 
     def begin_run(self, rec: RunRecord) -> None:
         """Insert the run (status 'running') so its results can be attached as they come."""
@@ -378,37 +401,50 @@ class Store:
     def get_run(self, run_id: str) -> RunRecord:
         rows = self._q("SELECT record FROM runs WHERE run_id=?", (run_id,))
         if not rows:
-            raise UserError(f"no run {run_id!r} in {self.path}")
+            raise UserError(f"no run {run_id!r} in {_shown(self.path)}")
         d = json.loads(rows[0][0])
         d["results"] = [json.loads(r[0]) for r in self._q(
             "SELECT result FROM results WHERE run_id=? ORDER BY id", (run_id,))]
         return RunRecord.from_dict(migrate(d))
 
     def resolve(self, spec: str) -> list[str]:
-        """Run ids selected by `spec`: an id or unique id prefix, `latest`, KEY=VALUE tags
-        (all must match; several separated by commas), or several ids separated by commas."""
+        """Run ids selected by `spec` (at most SPEC_MAX characters): an id or unique id
+        prefix, `latest` (the latest complete run: never an interrupted, failed or running
+        one; `last` is the same), KEY=VALUE tags (all must match; several separated by
+        commas), or several ids separated by commas."""
+        if len(spec) > SPEC_MAX:
+            raise UserError(f"run selection {escape_text(spec, 60)} is too long: at most "
+                            f"{SPEC_MAX} characters (an id, a prefix, KEY=VALUE tags or "
+                            "id,id,…)")
         runs = self.list_runs()
         if not runs:
-            raise UserError(f"no runs stored in {self.path}")
+            raise UserError(f"no runs stored in {_shown(self.path)}")
         spec = spec.strip()
-        if spec in ("latest", "last"):
-            return [runs[-1].run_id]
+        if spec in ("latest", "last"):   # the latest complete run, never an interrupted one
+            done = [r for r in runs if r.status == "complete"]
+            if not done:
+                raise UserError(f"'{spec}' is the latest complete run and "
+                                f"{_shown(self.path)} holds none ({len(runs)} interrupted, "
+                                "failed or still running); name a run by its id (see "
+                                "`numascope runs`)")
+            return [done[-1].run_id]
         parts = [s.strip() for s in spec.split(",") if s.strip()]
         if parts and all("=" in s for s in parts):
             want = dict(s.split("=", 1) for s in parts)
             ids = [r.run_id for r in runs
                    if all(r.tags.get(k) == v for k, v in want.items())]
             if not ids:
-                raise UserError(f"no stored run has tags {spec!r}")
+                raise UserError(f"no stored run has tags '{escape_text(spec)}'")
             return ids
         ids = []
         for s in parts:
             hits = [r.run_id for r in runs if r.run_id == s] or \
                    [r.run_id for r in runs if r.run_id.startswith(s)]
             if not hits:
-                raise UserError(f"no run matches {s!r} (see `numascope runs`)")
+                raise UserError(f"no run matches '{escape_text(s)}' (see `numascope runs`)")
             if len(hits) > 1:
-                raise UserError(f"{s!r} matches {len(hits)} runs; give more of the id")
+                raise UserError(f"'{escape_text(s)}' matches {len(hits)} runs; give more of "
+                                "the id")
             ids.append(hits[0])
         if not ids:
             raise UserError("empty run selection")
