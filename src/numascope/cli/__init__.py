@@ -115,6 +115,36 @@ def _canonical(word: str) -> str:
     return word
 
 
+def _value_flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """dest -> how the user gives it (its long flag, or its name for a positional), for every
+    option of every command and subcommand that takes a value."""
+    out: dict[str, str] = {}
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sp in a.choices.values():
+                out.update(_value_flags(sp))
+        elif a.option_strings and a.nargs != 0 and a.dest not in (argparse.SUPPRESS, "help"):
+            longs = [s for s in a.option_strings if s.startswith("--")]
+            out.setdefault(a.dest, (longs or a.option_strings)[0])
+    return out
+
+
+def _refuse_empty(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """One rule for every command: an option given an empty (or blank) value is an error,
+    never "not given" (`--store ''` does not mean the default store). A family's table
+    options say it in their own words when checked (numascope.options), positionals in
+    their command's."""
+    flags = _value_flags(parser)
+    mod = args._main.__module__
+    if ".families." in mod:
+        table = importlib.import_module(mod.rsplit(".", 1)[0] + ".options").TABLE
+        flags = {d: f for d, f in flags.items() if d not in {o.name for o in table}}
+    for dest, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if dest in flags and any(isinstance(v, str) and not v.strip() for v in values):
+            raise UserError(f"{flags[dest]} is empty: give a value, or leave {flags[dest]} out")
+
+
 def _main(argv: list[str] | None) -> int:
     global _json_command
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -129,6 +159,7 @@ def _main(argv: list[str] | None) -> int:
         parser.print_help()
         return 2
     try:
+        _refuse_empty(parser, args)
         return int(args._main(args) or 0)
     except (UserError, MeasurementError, Unavailable) as e:
         from numascope.command.output import error_entry
