@@ -171,5 +171,6 @@ def theoretical_peaks(topo: Topology, rec: RunRecord) -> dict[str, Any]:
 
 
 def _reason(e: BaseException) -> str:
-    msg = str(e) or type(e).__name__
-    return msg.splitlines()[0]
+    """The whole reason on one line (control characters visible), never its first line."""
+    from numascope.errors import escape_text
+    return escape_text(str(e) or type(e).__name__)

@@ -24,6 +24,7 @@ import sys
 import time
 from typing import Any
 
+from numascope.errors import escape_text
 from numascope.profile import Profile
 from numascope.results.run import RunRecord, StageInfo, new_run_id, utc_now
 from numascope.results.store import Store
@@ -85,7 +86,7 @@ def failed_record(ident: dict[str, Any], profile: str, tags: dict[str, str], rea
         rec.started = started
     rec.status = "failed"
     rec.finished = utc_now()
-    rec.stages = [StageInfo("fleet", "failed", reason.splitlines()[0] if reason else "failed")]
+    rec.stages = [StageInfo("fleet", "failed", escape_text(reason) if reason else "failed")]
     return tag(rec, ident, rec.stages[0].reason)
 
 
@@ -127,7 +128,7 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 — one node's error must not sink the fleet
-        msg = str(e).splitlines()[0] if str(e) else ""
+        msg = escape_text(str(e)) if str(e) else ""
         return failed_record(ident, profile.name, tags,
                              f"error: {type(e).__name__}: {msg}".rstrip(": "), started)
 

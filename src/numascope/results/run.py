@@ -219,9 +219,11 @@ def _control(c: str) -> bool:
 
 # -- host facts ----------------------------------------------------------------------------
 
-def _read(root: Path, rel: str) -> str | None:
+def _read(root: Path, rel: str, cap: int = 1 << 20) -> str | None:
+    """A small host file (a replayed root's too), at most `cap` bytes of it."""
     try:
-        return (root / rel).read_text(errors="replace").strip() or None
+        with open(root / rel, "rb") as f:
+            return f.read(cap).decode(errors="replace").strip() or None
     except OSError:
         return None
 

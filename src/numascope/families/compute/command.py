@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from numascope.errors import escape_text
+
 NAME = "peak"
 HELP = "theoretical peaks vs measured: clock, FLOP/s (DGEMM, LU, HPL), DRAM, links"
 ORDER = 60
@@ -95,7 +97,7 @@ def _measure(bench: Any, topo: Any, quiet: bool) -> tuple[Any, list[tuple[str, s
             with _status(err, f"measuring {case.label} …", quiet):
                 one = measure(bench, topo, [case], label="peak", quiet=quiet)
         except (Unavailable, MeasurementError) as e:
-            problems.append((case.label, str(e).splitlines()[0]))
+            problems.append((case.label, escape_text(str(e))))
             continue
         out.results += one.results
         if one.stopped:
@@ -122,7 +124,7 @@ def _measure_dram(topo: Any, outcome: Any, problems: list[tuple[str, str]],
         with _status(err, "measuring STREAM triad, all cores …", quiet):
             outcome.results.append(bandwidth.measure(topo, kernel="triad"))
     except (MeasurementError, Unavailable, UserError) as e:
-        problems.append(("DRAM", f"not measured: {str(e).splitlines()[0]}"))
+        problems.append(("DRAM", f"not measured: {escape_text(str(e))}"))
     except KeyboardInterrupt as e:
         outcome.stopped = e
 
