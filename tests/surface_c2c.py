@@ -12,7 +12,7 @@ BAD = [
     Bad(["c2c", "--cpunodebind", "7"], 2, "N7 does not exist", "a node that is not there"),
     Bad(["c2c", "--membind", "7"], 2, "node 7 does not exist", "line on a missing node"),
     Bad(["c2c", "--membind", "x"], 2, "--membind x", "not a node list"),
-    Bad(["c2c", "--home", ""], 2, "--membind is empty", "old spelling, empty"),
+    Bad(["c2c", "--home", ""], 2, "--home is empty", "old spelling, empty: named as typed"),
     Bad(["c2c", "--home", "99"], 2, "node 99 does not exist", "old spelling, missing node"),
     Bad(["c2c", "--max-pairs", "0"], 2, "--max-pairs must be at least 1", "no pairs"),
     Bad(["c2c", "--samples", "0"], 2, "--samples must be at least 1", "no samples"),

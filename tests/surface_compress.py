@@ -38,7 +38,7 @@ BAD = [
     Bad(["compress", "--threads", "x"], 2, "expected a count", "threads not a number"),
     Bad(["compress", "--threads", "999"], 2, "999 threads asked", "more threads than CPUs"),
     Bad(["compress", "--cpus", "99"], 2, "CPU 99 does not exist", "no such CPU"),
-    Bad(["compress", "--where", ""], 2, "--cpus is empty", "old spelling, empty"),
+    Bad(["compress", "--where", ""], 2, "--where is empty", "old spelling, empty: named as typed"),
     Bad(["compress", "--cpus", "0", "--cpunodebind", "0"], 2, "not both",
         "CPUs given twice"),
     Bad(["compress", "--cpunodebind", "99"], 2, "node N99 does not exist", "no such node"),

@@ -33,6 +33,8 @@ BAD = [
         "a read mix for sequential reads, even the default value"),
     Bad(D + ["--threads", "100000"], 2, "--threads 100000: between 1 and 4096",
         "too many jobs: the message names --threads, not fio's --numjobs"),
+    Bad(D + ["--numjobs", "100000"], 2, "--numjobs 100000: between 1 and 4096",
+        "the old spelling typed: the message names what the user typed"),
     Bad(D + ["--threads", "1,100000"], 2, "--threads 100000", "too many jobs in a sweep"),
     Bad(D + ["--iodepth", "100000"], 2, "--iodepth 100000: between 1 and 65536",
         "queue too deep"),

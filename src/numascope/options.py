@@ -184,10 +184,11 @@ class Table:
 def check(table: Table, values: dict[str, Any]) -> dict[str, Any]:
     """Each option's value (as typed, or its default when not given) converted and checked;
     the names are the options' dests. UserError on the first bad one."""
+    typed = values.get("_typed") or {}       # the spelling the user typed, where known
     out: dict[str, Any] = {}
     for o in table:
         given = values.get(o.name, o.default)
-        out[o.name] = None if given is None else o.convert(given)
+        out[o.name] = None if given is None else o.convert(given, typed.get(o.name))
     return out
 
 

@@ -65,9 +65,9 @@ def add_options(p: argparse.ArgumentParser, options: tuple[Option, ...] | list[O
         if o.kind == "switch":
             kw.update(action="store_true", default=bool(o.default))
         else:
-            kw.update(default=o.default, metavar=o.metavar)
+            kw.update(default=o.default, metavar=o.metavar, action=_Typed)
             if o.repeat:
-                kw["action"] = "append"
+                kw["action"] = _TypedAppend
             if o.const is not None:
                 kw.update(nargs="?", const=o.const)
             if o.kind == "int":
@@ -92,6 +92,25 @@ def add_family(p: argparse.ArgumentParser, options: Any, *, plot: str | None = N
     if sysfs_root:
         add_sysfs_root(p)
     add_json(p)
+
+
+def _remember(ns: argparse.Namespace, dest: str, spelling: str | None) -> None:
+    """Which spelling of an option the user typed (`--numjobs` for --threads' dest): the
+    checks then name it (numascope.options.check reads `_typed`)."""
+    if spelling:
+        ns._typed = {**(getattr(ns, "_typed", None) or {}), dest: spelling}
+
+
+class _Typed(argparse._StoreAction):
+    def __call__(self, parser, ns, values, option_string=None):  # type: ignore[override]
+        super().__call__(parser, ns, values, option_string)
+        _remember(ns, self.dest, option_string)
+
+
+class _TypedAppend(argparse._AppendAction):
+    def __call__(self, parser, ns, values, option_string=None):  # type: ignore[override]
+        super().__call__(parser, ns, values, option_string)
+        _remember(ns, self.dest, option_string)
 
 
 def _help(o: Option) -> str:
