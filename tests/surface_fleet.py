@@ -40,7 +40,8 @@ BAD = [
     Bad(["fleet", "run", "--tag", "fleet=x", *S], 2, "set by fleet itself",
         "tag fleet set by hand"),
     Bad(["fleet", "run", "--tag", "a", *S], 2, "expected KEY=VALUE", "tag without '='"),
-    Bad(["fleet", "run", "--fleet-id", "a b", *S], 2, "bad --fleet-id", "space in fleet id"),
+    Bad(["fleet", "run", "--fleet-id", "a b", *S], 2, "--fleet-id: bad fleet id",
+        "space in fleet id"),
     Bad(["fleet", "run", "--quick", "--full", *S], 2, "not allowed with", "two profiles"),
     Bad(["fleet", "run", "--stage", "topology", "--store", "{tmp}"], 2, "is a directory",
         "store that is a folder"),
@@ -140,7 +141,7 @@ BAD = [
     # names typed with control characters are shown escaped, on one line
     Bad(["fleet", "baseline", "save", "a\x1b[31mb\nc", *S], 2, "\\x1b",
         "escape sequence in a baseline name"),
-    Bad(["fleet", "run", "--fleet-id", "x\ny", *S], 2, "bad --fleet-id 'x\\ny'",
+    Bad(["fleet", "run", "--fleet-id", "x\ny", *S], 2, "bad fleet id 'x\\ny'",
         "newline in a fleet id"),
     Bad(["fleet", "gather", "{tmp}/a\nb", *S], 2, "a\\nb", "newline in a gather folder"),
     Bad(["fleet", "check", "--baseline", "g\tx", *S], 2, "--baseline: bad baseline name",

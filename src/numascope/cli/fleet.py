@@ -277,7 +277,7 @@ def _run(args: argparse.Namespace) -> int:
     prom_dir = check_workdir(args.prom_dir, "--prom-dir") if args.prom_dir is not None \
         else None
     if args.fleet_id is not None:
-        node.check_fleet_id(args.fleet_id)
+        args.fleet_id = node.check_fleet_id(args.fleet_id)
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     slurm = node.slurm_env()
 

@@ -31,7 +31,7 @@ from typing import Any
 from numascope.console import plural
 from numascope.errors import UserError
 from numascope.fleet.outliers import Analysis, config, group_label, host_of, node_values
-from numascope.results.run import RunRecord, utc_now
+from numascope.results.run import RunRecord, check_label, utc_now
 
 TABLE = "fleet_baselines"
 MIN_NODES = 3
@@ -61,17 +61,7 @@ NAME_MAX = 200      # the longest baseline name
 def check_name(name: str, flag: str = "baseline name") -> str:
     """`name` stripped: letters, digits and - _ . :, at most NAME_MAX characters. UserError
     naming `flag` (the flag or command the user typed) otherwise."""
-    from numascope.errors import escape_text
-    n = name.strip()
-    if not n:
-        raise UserError(f"{flag}: the baseline name is empty")
-    if len(n) > NAME_MAX:
-        raise UserError(f"{flag} '{escape_text(n, 60)}': a baseline name is at most "
-                        f"{NAME_MAX} characters (got {len(n):,})")
-    if any(not (c.isascii() and c.isalnum() or c in "-_.:") for c in n):
-        raise UserError(f"{flag}: bad baseline name '{escape_text(name, 60)}': use letters, "
-                        "digits and - _ . :")
-    return n
+    return check_label(name, flag, "baseline name", NAME_MAX)
 
 
 def save(store: Any, name: str, analysis: Analysis, replace: bool = False) -> dict[str, Any]:

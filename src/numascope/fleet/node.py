@@ -26,7 +26,7 @@ from typing import Any
 
 from numascope.errors import escape_text
 from numascope.profile import Profile
-from numascope.results.run import RunRecord, StageInfo, new_run_id, utc_now
+from numascope.results.run import RunRecord, StageInfo, check_label, new_run_id, utc_now
 from numascope.results.store import Store
 
 SLURM_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_NODEID", "SLURM_PROCID",
@@ -161,13 +161,4 @@ FLEET_ID_MAX = 200      # the longest --fleet-id (it is a tag: numascope.results
 
 
 def check_fleet_id(fid: str) -> str:
-    from numascope.errors import UserError, escape_text
-    if not fid:
-        raise UserError("--fleet-id is empty: give a fleet id")
-    if len(fid) > FLEET_ID_MAX:
-        raise UserError(f"--fleet-id '{escape_text(fid, 60)}': at most {FLEET_ID_MAX} "
-                        f"characters (got {len(fid):,})")
-    if any(not (c.isascii() and c.isalnum() or c in "-_.:") for c in fid):
-        raise UserError(f"bad --fleet-id '{escape_text(fid, 60)}': use letters, digits and "
-                        "- _ . :")
-    return fid
+    return check_label(fid, "--fleet-id", "fleet id", FLEET_ID_MAX)

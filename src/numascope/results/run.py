@@ -181,6 +181,22 @@ def migrate(d: dict[str, Any]) -> dict[str, Any]:
 TAG_MAX = 200    # the longest tag (KEY=VALUE) taken: a selection must stay typeable
 
 
+def check_label(text: str, flag: str, noun: str, limit: int = TAG_MAX) -> str:
+    """A name the user gives (a baseline, a fleet id), stripped: letters, digits and
+    - _ . :, at most `limit` characters; UserError naming `flag` (as typed) otherwise."""
+    from numascope.errors import escape_text
+    n = text.strip()
+    if not n:
+        raise UserError(f"{flag} is empty: give a {noun}")
+    if len(n) > limit:
+        raise UserError(f"{flag} '{escape_text(n, 60)}': a {noun} is at most {limit} "
+                        f"characters (got {len(n):,})")
+    if any(not (c.isascii() and c.isalnum() or c in "-_.:") for c in n):
+        raise UserError(f"{flag}: bad {noun} '{escape_text(text, 60)}': use letters, digits "
+                        "and - _ . :")
+    return n
+
+
 def parse_tags(items: list[str] | None, flag: str = "--tag") -> dict[str, str]:
     """["nps=4", "smt=off"] → {"nps": "4", "smt": "off"}. A tag must stay selectable
     (`compare nps=4 …`, `runs --tag`, selections split on "," and the first "="): UserError
