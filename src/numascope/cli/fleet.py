@@ -25,25 +25,14 @@ NODE_TIMEOUT_MAX = 7 * 86400.0   # --node-timeout: at most a week
 Z_MAX = 100.0              # --z: a robust z-score limit beyond which nothing is ever flagged
 GAP_MAX = 1000.0           # --gap: percent
 
-# every option that takes a value: (the flag as typed, what to give, longest value or None)
-# -- an empty value is an error for each, never "not given"
-VALUES = {
-    "stage": ("--stage", "a stage name", NAME_MAX),
-    "tag": ("--tag", "KEY=VALUE", None),              # numascope.results.run.TAG_MAX
-    "shared_dir": ("--shared-dir", "a folder", None),
-    "prom_dir": ("--prom-dir", "a folder", None),
-    "fleet_id": ("--fleet-id", "a fleet id", NAME_MAX),
-    "store": ("--store", "a store file", None),
-    "dir": ("fleet gather", "the shared folder", None),
-    "fleet": ("--fleet", "a fleet id or its prefix", NAME_MAX),
-    "runs": ("RUN", "a run id, latest or KEY=VALUE", NAME_MAX),
-    "floor": ("--floor", "[MODEL=]FRACTION", NAME_MAX),
-    "plot": ("--plot", "a file name", None),
-    "name": ("baseline save", "a baseline name", NAME_MAX),
-    "baseline": ("--baseline", "a baseline name", NAME_MAX),
-    "tolerance": ("--tolerance", "METRIC=PCT%", NAME_MAX),
-    "out": ("--out", "a file name", None),
-}
+# an empty value is the command line's rule for every option (numascope.cli); here the
+# positionals' (RUN, fleet gather DIR, baseline save NAME), and the longest name taken
+POSITIONALS = {"dir": ("fleet gather", "the shared folder"),
+               "runs": ("RUN", "a run id, latest or KEY=VALUE"),
+               "name": ("baseline save", "a baseline name")}
+NAMES = {"stage": "--stage", "fleet_id": "--fleet-id", "fleet": "--fleet", "runs": "RUN",
+         "floor": "--floor", "name": "baseline save", "baseline": "--baseline",
+         "tolerance": "--tolerance"}
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -151,15 +140,17 @@ def check_values(args: argparse.Namespace) -> None:
     """Every value given: not empty (an empty string is never "not given") and, for names,
     at most NAME_MAX characters. UserError naming the flag as the user typed it."""
     from numascope.errors import escape_text
-    for dest, (flag, what, most) in VALUES.items():
+    def given(dest: str) -> list[str]:
         v = getattr(args, dest, None)
-        for item in v if isinstance(v, list) else [] if v is None else [v]:
-            if not isinstance(item, str):
-                continue
-            if not item.strip():
-                raise UserError(f"{flag} is empty: give {what}")
-            if most is not None and len(item) > most:
-                raise UserError(f"{flag} '{escape_text(item, 60)}': at most {most} "
+        return [i for i in (v if isinstance(v, list) else [] if v is None else [v])
+                if isinstance(i, str)]
+    for dest, (flag, what) in POSITIONALS.items():
+        if any(not item.strip() for item in given(dest)):
+            raise UserError(f"{flag} is empty: give {what}")
+    for dest, flag in NAMES.items():
+        for item in given(dest):
+            if len(item) > NAME_MAX:
+                raise UserError(f"{flag} '{escape_text(item, 60)}': at most {NAME_MAX} "
                                 f"characters (got {len(item):,})")
 
 
