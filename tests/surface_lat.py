@@ -37,6 +37,15 @@ BAD = [
     Bad(["lat", "--sweep", "--min", "1M", "--max", "64K"], 2, "sweep range", "--min > --max"),
     Bad(["lat", "--sweep", "--per-octave", "0"], 2, "--per-octave must be at least 1",
         "no sweep points"),
+    # options of a mode that was not chosen: an error naming the mode, never ignored
+    Bad(["lat", "--delays", "0,100"], 2, "--delays applies only with --loaded",
+        "a loaded option on an idle run"),
+    Bad(["lat", "--load-cpus", "1"], 2, "--load-cpus applies only with --loaded",
+        "loaders without loaded latency"),
+    Bad(["lat", "--min", "8K"], 2, "--min applies only with --sweep", "a sweep bound, no sweep"),
+    Bad(["lat", "--max", "1M"], 2, "--max applies only with --sweep", "a sweep bound, no sweep"),
+    Bad(["lat", "--per-octave", "4"], 2, "--per-octave applies only with --sweep",
+        "sweep density, no sweep"),
 ]
 if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool, as here
     BAD.append(Bad(["lat", "--pages", "hugetlb", "--size", "64M"], 4, "hugetlb pages",

@@ -51,3 +51,20 @@ def test_a_table_gives_flags_checks_and_docs_from_one_row():
     doc = markdown(t)
     assert "| `--stride` | 256 | B | 64 … 4096 |" in doc
     assert "`--mode` | a |  | a \\| b |" in doc
+
+
+def test_an_option_outside_its_mode_is_refused_naming_the_mode():
+    t = Table("toy", (Option("--sweep", "sweep", kind="switch"),
+                      Option("--min", "sweep start", kind="int", default=4, only_with="sweep"),
+                      Option("--rw", "mode", kind="choice", choices=("read", "mix"),
+                             default="read"),
+                      Option("--mix", "read share", kind="int", only_with="rw=mix")))
+    p = argparse.ArgumentParser()
+    add_options(p, t.options)
+    assert check(t, vars(p.parse_args(["--sweep", "--min", "8"])))["min"] == 8
+    assert check(t, vars(p.parse_args([])))["min"] == 4          # its default is no use of it
+    with pytest.raises(UserError, match="--min applies only with --sweep"):
+        check(t, vars(p.parse_args(["--min", "8"])))
+    with pytest.raises(UserError, match="--mix applies only with --rw mix"):
+        check(t, vars(p.parse_args(["--mix", "50"])))
+    assert check(t, vars(p.parse_args(["--rw", "mix", "--mix", "50"])))["mix"] == 50

@@ -52,6 +52,7 @@ class Option:
     noun: str = ""                            # what a bound's message calls the value
     repeat: bool = False                      # may be given several times: a list of values
     const: Any = None                         # the value of the flag given without one
+    only_with: str = ""                       # the mode it belongs to: "loaded", "rw=randrw"
 
     def __post_init__(self) -> None:
         assert self.flag.startswith("--"), self.flag
@@ -189,7 +190,18 @@ def check(table: Table, values: dict[str, Any]) -> dict[str, Any]:
     for o in table:
         given = values.get(o.name, o.default)
         out[o.name] = None if given is None else o.convert(given, typed.get(o.name))
+    for o in table:                          # an option given outside its mode is an error
+        if o.only_with and o.name in typed and not _in_mode(o.only_with, out):
+            name, _, want = o.only_with.partition("=")
+            mode = f"--{name.replace('_', '-')}" + (f" {want}" if want else "")
+            raise UserError(f"{typed[o.name]} applies only with {mode}: leave it out, or "
+                            f"add {mode}")
     return out
+
+
+def _in_mode(only_with: str, values: dict[str, Any]) -> bool:
+    name, eq, want = only_with.partition("=")
+    return values.get(name) == want if eq else bool(values.get(name))
 
 
 def thread_counts(value: Any, flag: str = "--threads", *, many: bool = False) -> Any:
@@ -267,6 +279,8 @@ def markdown(table: Table) -> str:
             accepted += f"; {o.rule_text}"
         if o.repeat:
             accepted += "; repeatable"
+        if o.only_with:
+            accepted += f"; only with --{o.only_with.replace('_', '-').replace('=', ' ')}"
         meaning = o.help + (f" ({o.meaning})" if o.meaning else "")
         unit = o.unit or ("B" if o.kind == "size" else "")
         rows.append(f"| `{o.flag}` | {o.default_words()} | {unit} | {accepted} | "
