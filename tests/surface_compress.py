@@ -12,6 +12,12 @@ CHEAP = ["--synthetic", "smooth", "--size", "4M", "--codecs", "lz4", "--clevels"
          "--reps", "2"]
 
 BAD = [
+    Bad(["compress", "--column", "x"], 2, "--column applies only with --data",
+        "a file's column without a file"),
+    Bad(["compress", "--format", "npy"], 2, "--format applies only with --data",
+        "a file format without a file"),
+    Bad(["compress", "--variable", "t"], 2, "--variable applies only with --data",
+        "a file's variable without a file"),
     Bad(["compress", "--data", "/nonexistent/x.npy"], 2, "does not exist", "missing file"),
     Bad(["compress", "--data", str(DATA)], 2, "is not a file", "a folder as data"),
     Bad(["compress", "--data", TEXT, "--format", "npy"], 2, "not a readable .npy file",
