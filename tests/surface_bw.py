@@ -18,6 +18,7 @@ def _memory_nodes() -> int:
 _HUGE_POOL = host("/").meminfo("HugePages_Total")
 
 BAD = [
+    Bad(["bw", "--reps", "5000"], 2, "at most 1000", "repetitions without end"),
     Bad(["bw", "--cpus", "999"], 2, "CPU 999 does not exist", "a CPU this machine lacks"),
     Bad(["bw", "--cpus", ""], 2, "--cpus is empty", "an empty CPU list"),
     Bad(["bw", "--cpus", "0", "--domain", "S0"], 2, "not both", "the old --domain as well"),

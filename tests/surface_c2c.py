@@ -4,6 +4,8 @@ CPUs and one node: every bad input below is refused before anything is measured.
 from surface import Bad
 
 BAD = [
+    Bad(["c2c", "--trips", "99999999999"], 2, "--trips must be at most 10000000",
+        "round trips that would never end"),
     Bad(["c2c", "--cpus", "99"], 2, "CPU 99 does not exist", "a CPU that is not there"),
     Bad(["c2c", "--cpus", "0"], 2, "needs at least two", "one CPU cannot ping-pong"),
     Bad(["c2c", "--cpus", "x"], 2, "bad placement 'x'", "not a CPU list"),

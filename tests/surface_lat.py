@@ -37,6 +37,10 @@ BAD = [
     Bad(["lat", "--sweep", "--min", "1M", "--max", "64K"], 2, "sweep range", "--min > --max"),
     Bad(["lat", "--sweep", "--per-octave", "0"], 2, "--per-octave must be at least 1",
         "no sweep points"),
+    # counts have upper bounds (documented in docs/lat.md's table)
+    Bad(["lat", "--samples", "99999999999"], 2, "--samples must be at most 100000",
+        "a sample count that would never end"),
+    Bad(["lat", "--loads", str(1 << 40)], 2, "must be at most", "loads per sample, huge"),
     # options of a mode that was not chosen: an error naming the mode, never ignored
     Bad(["lat", "--delays", "0,100"], 2, "--delays applies only with --loaded",
         "a loaded option on an idle run"),

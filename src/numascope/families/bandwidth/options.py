@@ -101,7 +101,7 @@ TABLE = Table("bandwidth", (
            default_text=f"{LLC_FACTOR}x the LLC of the CPUs used; --tier-sweep: at least "
                         f"{TIER_MIN_ARRAY_BYTES >> 20} MiB"),
     Option("--reps", "timed repetitions", kind="int", default=10, low=1, metavar="N",
-           noun="repetitions"),
+           noun="repetitions", high=1000),
     Option("--isa", "kernel instruction set: scalar, avx2, avx512, or auto (time the vector "
            "ISAs this CPU has and report the fastest)", default="auto", metavar="ISA",
            rule=check_isa, rule_text="one this CPU runs"),

@@ -18,8 +18,10 @@ TABLE = Table("c2c", (
                         "default_text": "first touch by each pair's first CPU, node "
                                         "recorded"}),
     Option("--max-pairs", "beyond this many pairs, measure a sample of this many that "
-           "keeps one pair of each relation", kind="int", default=256, low=1, metavar="N"),
+           "keeps one pair of each relation", kind="int", default=256, low=1, metavar="N",
+           high=1 << 20),
     Option("--samples", "timed samples per pair", kind="int", default=15, low=1,
            high=MAX_SAMPLES, metavar="N"),
-    Option("--trips", "round trips per sample", kind="int", default=2000, low=1, metavar="N"),
+    Option("--trips", "round trips per sample", kind="int", default=2000, low=1, metavar="N",
+           high=10_000_000),
 ))

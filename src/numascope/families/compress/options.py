@@ -173,7 +173,7 @@ TABLE = Table("compress", (
            "a Blosc2 postfilter as it is decompressed", kind="choice", choices=READS,
            default="buffer", group="sweep"),
     Option("--reps", "timed repetitions per case", kind="int", default=5, low=1,
-           metavar="N", group="sweep"),
+           metavar="N", group="sweep", high=1000),
     # where: without --membind/--interleave the data is first-touched by the thread that
     # owns each chunk (plain copy and compressed store), on 4 KiB pages as Blosc's users
     # allocate it (--membind N on a CPU-less tier: does compression pay more there?)

@@ -109,7 +109,7 @@ TABLE = Table("compute", (
            rule_text="not below HPL's smallest N",
            default_text="a short run, or sized by --hpl-big"),
     Option("--hpl-np", "MPI processes for HPL (1 = no mpirun)", kind="int", metavar="P",
-           low=1, default_text="physical cores"),
+           low=1, default_text="physical cores", high=1 << 16),
     Option("--layout", "HPL under mpirun with ranks per-l3 (threads inside), per-node, "
            "per-socket or per-core; repeat or comma-list for one run each (implies --hpl)",
            metavar="LAYOUT", dest="hpl_layouts", hidden=("--hpl-layout",), rule=_layouts,
@@ -117,7 +117,7 @@ TABLE = Table("compute", (
     Option("--size", "matrix size for DGEMM and LU", kind="int",
            default=PRESETS["quick"].dgemm, metavar="N", rule=_size,
            rule_text=f"at least {MIN_SIZE}"),
-    Option("--reps", "repetitions", kind="int", default=3, low=1, metavar="N"),
+    Option("--reps", "repetitions", kind="int", default=3, low=1, metavar="N", high=1000),
     Option("--no-compute", "peaks and clock only: skip DGEMM/LU and the DRAM measurement",
            kind="switch"),
     Option("--dram-gbs", "use this measured DRAM bandwidth instead of measuring a triad",

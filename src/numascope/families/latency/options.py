@@ -36,7 +36,7 @@ MODE = Option("--mode", "tlb: random in 256 KiB windows, windows shuffled (MLC/m
               "random: one random cycle over the whole buffer", kind="choice",
               choices=(*MODES, "both"), default="tlb")
 SAMPLES = Option("--samples", "timed samples per working set or delay", kind="int",
-                 default=15, low=1, metavar="N")
+                 default=15, low=1, metavar="N", high=100_000)
 
 TABLE = Table("latency", (
     Option("--size", "working set, e.g. 64K, 256M, 1G", kind="size", metavar="BYTES",
@@ -48,12 +48,12 @@ TABLE = Table("latency", (
     Option("--max", "sweep end", kind="size", metavar="BYTES", default_text=DRAM_SIZE,
            only_with="sweep"),
     Option("--per-octave", "sweep points per doubling", kind="int", default=2, low=1,
-           metavar="N", only_with="sweep"),
+           metavar="N", only_with="sweep", high=64),
     Option("--loaded", "loaded latency: chaser on --cpus, the other CPUs read with a delay "
            "sweep", kind="switch"),
     Option("--delays", "loaded: injected delays, e.g. 0,100,1000 (empty-loop iterations)",
            kind="ints", default=LOADED_DELAYS, metavar="LIST", rule=_delays,
-           only_with="loaded"),
+           only_with="loaded", high=10_000_000),
     Option("--load-cpus", "loaded: CPUs generating bandwidth, 0-3 or S1, N1 …",
            metavar="CPUS", default_text="all others", only_with="loaded"),
     *placement("cpus", "membind", "pages",
@@ -67,5 +67,6 @@ TABLE = Table("latency", (
     STRIDE,
     SAMPLES,
     Option("--loads", "dependent loads per sample", kind="int", low=1, metavar="N",
-           noun="loads per sample", default_text="65536 up to 64 MiB or loaded, else 262144"),
+           noun="loads per sample", high=1 << 30,
+           default_text="65536 up to 64 MiB or loaded, else 262144"),
 ))

@@ -38,7 +38,7 @@ TABLE = Table("matrix", (
     replace(STRIDE, help="latency chase: " + STRIDE.help),
     Option("--mode", "chase mode for the latency matrix", kind="choice", choices=MODES,
            default="tlb"),
-    Option("--samples", "latency samples per pair", kind="int", default=9, low=1, metavar="N"),
+    Option("--samples", "latency samples per pair", kind="int", default=9, low=1, metavar="N", high=100_000),
     Option("--dry-run", "list the pairs that would be measured, measure nothing",
            kind="switch"),
 ))
