@@ -11,6 +11,10 @@ SIXTY_FOUR = HWLOC_FIXTURES / "256ia64-64n2s2c.tar.bz2"  # 64 nodes
 SMALL = ["--size", "1M", "--bw-size", "1M", "--samples", "2"]
 
 BAD = [
+    Bad(["matrix", "--what", "bandwidth", "--stride", "128"], 2,
+        "--stride applies only with --what both or latency", "a chase option, no chase"),
+    Bad(["matrix", "--what", "latency", "--bw-size", "1M"], 2,
+        "--bw-size applies only with --what both or bandwidth", "an array size, no array"),
     Bad(["matrix", "--membind", "9"], 2, "node 9 does not exist", "a column not there"),
     Bad(["matrix", "--cpunodebind", "9"], 2, "node 9 does not exist", "a row not there"),
     Bad(["matrix", "--cpunodebind", "x"], 2, "bad node list 'x'", "not a node list"),
@@ -39,7 +43,7 @@ if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool
                    4, "hugetlb pages", "hugetlb pool cannot hold the array"))
 
 JSON = [
-    ["matrix", "--what", "latency", *SMALL],
+    ["matrix", "--what", "latency", "--size", "1M", "--samples", "2"],
     ["matrix", "--dry-run"],
 ]
 WIDE = [

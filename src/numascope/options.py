@@ -52,7 +52,7 @@ class Option:
     noun: str = ""                            # what a bound's message calls the value
     repeat: bool = False                      # may be given several times: a list of values
     const: Any = None                         # the value of the flag given without one
-    only_with: str = ""                       # the mode it belongs to: "loaded", "rw=randrw"
+    only_with: str = ""                       # its mode: "loaded", "what=both|latency"
 
     def __post_init__(self) -> None:
         assert self.flag.startswith("--"), self.flag
@@ -193,7 +193,7 @@ def check(table: Table, values: dict[str, Any]) -> dict[str, Any]:
     for o in table:                          # an option given outside its mode is an error
         if o.only_with and o.name in typed and not _in_mode(o.only_with, out):
             name, _, want = o.only_with.partition("=")
-            mode = f"--{name.replace('_', '-')}" + (f" {want}" if want else "")
+            mode = f"--{name.replace('_', '-')}" + (f" {want.replace('|', ' or ')}" if want else "")
             raise UserError(f"{typed[o.name]} applies only with {mode}: leave it out, or "
                             f"add {mode}")
     return out
@@ -201,7 +201,7 @@ def check(table: Table, values: dict[str, Any]) -> dict[str, Any]:
 
 def _in_mode(only_with: str, values: dict[str, Any]) -> bool:
     name, eq, want = only_with.partition("=")
-    return values.get(name) == want if eq else bool(values.get(name))
+    return values.get(name) in want.split("|") if eq else bool(values.get(name))
 
 
 def thread_counts(value: Any, flag: str = "--threads", *, many: bool = False) -> Any:
@@ -280,7 +280,8 @@ def markdown(table: Table) -> str:
         if o.repeat:
             accepted += "; repeatable"
         if o.only_with:
-            accepted += f"; only with --{o.only_with.replace('_', '-').replace('=', ' ')}"
+            accepted += f"; only with --{o.only_with.replace('_', '-').replace('=', ' ')}".replace(
+                "|", " or ")
         meaning = o.help + (f" ({o.meaning})" if o.meaning else "")
         unit = o.unit or ("B" if o.kind == "size" else "")
         rows.append(f"| `{o.flag}` | {o.default_words()} | {unit} | {accepted} | "

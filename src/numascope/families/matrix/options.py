@@ -9,6 +9,7 @@ from numascope.families.latency.options import DRAM_SIZE, MODES, STRIDE
 from numascope.options import Option, Table, placement
 
 METRICS = ("latency", "bandwidth")
+LATENCY, BANDWIDTH = "what=both|latency", "what=both|bandwidth"   # the matrix each option is of
 MIN_BW_BYTES = 512
 
 
@@ -31,14 +32,16 @@ TABLE = Table("matrix", (
                pages={"help": "page kind for both matrices", "default": None,
                       "default_text": "base pages for latency, THP for bandwidth, as lat "
                                       "and bw"}),
-    Option("--size", "latency buffer", kind="size", metavar="BYTES", default_text=DRAM_SIZE),
+    Option("--size", "latency buffer", kind="size", metavar="BYTES", default_text=DRAM_SIZE,
+           only_with=LATENCY),
     Option("--bw-size", "read-bandwidth array per pair", kind="size", metavar="BYTES",
            rule=_bw_size, rule_text=f"at least {MIN_BW_BYTES} B",
-           default_text="4x the LLC of the source node's CPUs, >= 64 MiB"),
-    replace(STRIDE, help="latency chase: " + STRIDE.help),
+           default_text="4x the LLC of the source node's CPUs, >= 64 MiB", only_with=BANDWIDTH),
+    replace(STRIDE, help="latency chase: " + STRIDE.help, only_with=LATENCY),
     Option("--mode", "chase mode for the latency matrix", kind="choice", choices=MODES,
-           default="tlb"),
-    Option("--samples", "latency samples per pair", kind="int", default=9, low=1, metavar="N", high=100_000),
+           default="tlb", only_with=LATENCY),
+    Option("--samples", "latency samples per pair", kind="int", default=9, low=1, metavar="N",
+           only_with=LATENCY, high=100_000),
     Option("--dry-run", "list the pairs that would be measured, measure nothing",
            kind="switch"),
 ))
