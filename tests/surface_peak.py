@@ -8,6 +8,9 @@ NC = ["peak", "--no-compute"]
 DUMP = HWLOC_FIXTURES / "16em64t-4s2c2t.tar.bz2"     # 4 sockets, 2 cores, 2 threads each
 
 BAD = [
+    Bad([*NC, "--hpl-np", "2"], 2,
+        "--hpl-np applies only with --hpl or --hpl-big or --hpl-n or --layout",
+        "HPL's ranks without an HPL run"),
     Bad([*NC, "--memory", "12x DDR9-4800"], 2, "unknown memory type DDR9", "no such DDR"),
     Bad([*NC, "--memory", ""], 2, "bad --memory ''", "empty memory description"),
     Bad([*NC, "--memory", "x"], 2, "bad --memory 'x'", "memory description garbage"),

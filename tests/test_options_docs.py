@@ -68,3 +68,18 @@ def test_an_option_outside_its_mode_is_refused_naming_the_mode():
     with pytest.raises(UserError, match="--mix applies only with --rw mix"):
         check(t, vars(p.parse_args(["--mix", "50"])))
     assert check(t, vars(p.parse_args(["--rw", "mix", "--mix", "50"])))["mix"] == 50
+
+
+def test_a_mode_may_be_any_of_several_or_the_absence_of_one():
+    t = Table("toy", (Option("--a", "a", kind="switch"), Option("--b", "b", kind="switch"),
+                      Option("--dry", "dry", kind="switch"),
+                      Option("--n", "n", kind="int", only_with="a|b"),
+                      Option("--reps", "reps", kind="int", only_with="!dry")))
+    p = argparse.ArgumentParser()
+    add_options(p, t.options)
+    assert check(t, vars(p.parse_args(["--b", "--n", "3"])))["n"] == 3
+    with pytest.raises(UserError, match="--n applies only with --a or --b"):
+        check(t, vars(p.parse_args(["--n", "3"])))
+    with pytest.raises(UserError, match="--reps does not apply with --dry"):
+        check(t, vars(p.parse_args(["--dry", "--reps", "2"])))
+    assert "only with --a or --b" in markdown(t)

@@ -52,7 +52,8 @@ class Option:
     noun: str = ""                            # what a bound's message calls the value
     repeat: bool = False                      # may be given several times: a list of values
     const: Any = None                         # the value of the flag given without one
-    only_with: str = ""                       # its mode: "loaded", "what=both|latency"
+    only_with: str = ""                       # its mode: "loaded", "what=both|latency",
+                                              # "hpl|hpl_n" (any), "!no_compute" (not that)
 
     def __post_init__(self) -> None:
         assert self.flag.startswith("--"), self.flag
@@ -192,16 +193,36 @@ def check(table: Table, values: dict[str, Any]) -> dict[str, Any]:
         out[o.name] = None if given is None else o.convert(given, typed.get(o.name))
     for o in table:                          # an option given outside its mode is an error
         if o.only_with and o.name in typed and not _in_mode(o.only_with, out):
-            name, _, want = o.only_with.partition("=")
-            mode = f"--{name.replace('_', '-')}" + (f" {want.replace('|', ' or ')}" if want else "")
-            raise UserError(f"{typed[o.name]} applies only with {mode}: leave it out, or "
-                            f"add {mode}")
+            raise UserError(f"{typed[o.name]} {_mode_words(table, o.only_with)}")
     return out
 
 
-def _in_mode(only_with: str, values: dict[str, Any]) -> bool:
+def _flag_of(table: Table, name: str) -> str:
+    try:
+        return table[name].flag
+    except KeyError:
+        return f"--{name.replace('_', '-')}"
+
+
+def _mode_words(table: Table, only_with: str) -> str:
+    """What an option outside its mode is told: "applies only with --loaded: …"."""
+    if only_with.startswith("!"):
+        return f"does not apply with {_flag_of(table, only_with[1:])}"
     name, eq, want = only_with.partition("=")
-    return values.get(name) in want.split("|") if eq else bool(values.get(name))
+    mode = (f"{_flag_of(table, name)} {want.replace('|', ' or ')}" if eq else
+            " or ".join(_flag_of(table, n) for n in name.split("|")))
+    return f"applies only with {mode}: leave it out, or add {mode}"
+
+
+def _in_mode(only_with: str, values: dict[str, Any]) -> bool:
+    """Whether `values` are in the mode: "sweep" (a switch on), "hpl|hpl_n" (any of them
+    given), "what=both|latency" (one of these values), "!no_compute" (that switch off)."""
+    if only_with.startswith("!"):
+        return not values.get(only_with[1:])
+    name, eq, want = only_with.partition("=")
+    if eq:
+        return values.get(name) in want.split("|")
+    return any(values.get(n) for n in name.split("|"))
 
 
 def thread_counts(value: Any, flag: str = "--threads", *, many: bool = False) -> Any:
@@ -280,8 +301,8 @@ def markdown(table: Table) -> str:
         if o.repeat:
             accepted += "; repeatable"
         if o.only_with:
-            accepted += f"; only with --{o.only_with.replace('_', '-').replace('=', ' ')}".replace(
-                "|", " or ")
+            words = _mode_words(table, o.only_with).split(":")[0]
+            accepted += f"; {words.replace('applies ', '')}"
         meaning = o.help + (f" ({o.meaning})" if o.meaning else "")
         unit = o.unit or ("B" if o.kind == "size" else "")
         rows.append(f"| `{o.flag}` | {o.default_words()} | {unit} | {accepted} | "

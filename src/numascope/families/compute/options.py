@@ -97,6 +97,8 @@ def _bandwidth(gbs: float, flag: str) -> None:
 # --layout may be given several times (argparse's "append"), which numascope.options has no
 # kind for yet: the command adds these flags itself, from their rows here
 
+HPL_RUN = "hpl|hpl_big|hpl_n|hpl_layouts"   # any of these runs HPL
+
 TABLE = Table("compute", (
     Description("--memory", "memory per socket, e.g. '12x DDR5-4800'", metavar="SPEC",
                 rule=_memory, default_text="SMBIOS type 17"),
@@ -109,6 +111,7 @@ TABLE = Table("compute", (
            rule_text="not below HPL's smallest N",
            default_text="a short run, or sized by --hpl-big"),
     Option("--hpl-np", "MPI processes for HPL (1 = no mpirun)", kind="int", metavar="P",
+           only_with=HPL_RUN,
            low=1, default_text="physical cores", high=1 << 16),
     Option("--layout", "HPL under mpirun with ranks per-l3 (threads inside), per-node, "
            "per-socket or per-core; repeat or comma-list for one run each (implies --hpl)",
