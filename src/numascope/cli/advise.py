@@ -48,9 +48,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from numascope.cli.runs import refuse_empty
     from numascope.errors import UserError
-    refuse_empty(args, {"store": "--store", "near": "--near"})
     shape = any(getattr(args, k, None) is not None for k in ("ranks", "threads", "near", "unit"))
     # a replayed machine (--sysfs-root) is advised from its own runs only: named ones, never
     # this machine's latest from the store
@@ -61,9 +59,6 @@ def main(args: argparse.Namespace) -> int:
     if "recipe" in sections and not shape:
         raise UserError("the recipe section needs a job shape: --ranks R, --threads T, "
                         "--near DEVICE or --unit")
-    if not str(args.sysfs_root).strip():
-        raise UserError("--sysfs-root is empty: give a folder or a .tar.bz2 dump "
-                        "(/ for this machine)")
     if args.runs and "advice" not in sections:
         raise UserError("runs were given but --section leaves out advice; add "
                         "--section advice")

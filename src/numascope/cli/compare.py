@@ -59,11 +59,9 @@ def main(args: argparse.Namespace) -> int:
     import math
 
     from numascope.analysis.compare import compare_runs, smoke_mixed
-    from numascope.cli.runs import refuse_empty
     from numascope.errors import UserError
     from numascope.report.terminal import print_comparison
     from numascope.results.store import Store
-    refuse_empty(args, {"store": "--store", "family": "--family"})
     if not (math.isfinite(args.min_effect) and args.min_effect >= 0):
         raise UserError(f"--min-effect must be a finite percentage >= 0 (got {args.min_effect:g})")
     with Store.open(args.store) as st:

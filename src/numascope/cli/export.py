@@ -30,13 +30,11 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from numascope.cli.runs import refuse_empty
     from numascope.command.output import check_output
     from numascope.errors import UserError
     from numascope.results.export import SUFFIXES, export, format_for, write_stdout
     from numascope.results.plain import to_plain
     from numascope.results.store import Store
-    refuse_empty(args, {"store": "--store"})
     stdout = args.output == "-"
     if not stdout:   # empty, a folder, a missing folder: said as every command says them
         check_output(args.output, "--output")

@@ -26,10 +26,8 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from numascope.cli.runs import refuse_empty
     from numascope.results.store import Store
 
-    refuse_empty(args, {"store": "--store"})
     check_report_path(args.output, "--output")   # before the store is read
     with Store.open(args.store) as st:
         runs = st.load(args.runs or ["latest"])
@@ -48,9 +46,6 @@ def check_report_path(output: str | None, flag: str) -> None:
     from numascope.errors import UserError
     if output == "-":
         raise UserError(f"{flag} -: the report is a file; give a name ending in .html")
-    if output is not None and not output.strip():
-        raise UserError(f"{flag} is empty: give a file name ending in .html (or leave "
-                        f"{flag} out for ./numascope-report-<run id>.html)")
     check_output(output if output is not None else "numascope-report.html",
                  flag if output is not None else "the report (in the current folder)",
                  SUFFIXES)

@@ -39,12 +39,9 @@ def register(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from numascope import suite
-    from numascope.cli.runs import refuse_empty
     from numascope.profile import profile as get_profile
     from numascope.results.run import parse_tags
     from numascope.results.store import Store
-    refuse_empty(args, {"tag": "--tag", "stage": "--stage", "report": "--report",
-                        "store": "--store"})
     if args.list_stages:
         return _list_stages(args, suite.all_stages())
     stages = _with_options(_stages(args.stage, suite.all_stages()), args)

@@ -20,19 +20,6 @@ def add_store(p: argparse.ArgumentParser) -> None:
                         "$XDG_DATA_HOME/numascope/runs.db or ~/.local/share/numascope/runs.db")
 
 
-def refuse_empty(args: argparse.Namespace, flags: dict[str, str]) -> None:
-    """UserError (exit 2) for an option given as an empty (or blank) string: `flags` maps
-    each option's dest to the flag as the user types it. An empty value is never taken as
-    "not given" (`--store ''` is not the default store, `-o ''` writes nothing)."""
-    from numascope.errors import UserError
-    for dest, flag in flags.items():
-        v = getattr(args, dest, None)
-        for x in v if isinstance(v, list) else [v]:
-            if isinstance(x, str) and not x.strip():
-                raise UserError(f"{flag} is empty: give a value, or leave {flag.split()[0]} "
-                                "out")
-
-
 def register(p: argparse.ArgumentParser) -> None:
     add_store(p)
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
@@ -45,7 +32,6 @@ def main(args: argparse.Namespace) -> int:
     from numascope.results.run import parse_tags
     from numascope.results.store import Store, default_path
 
-    refuse_empty(args, {"store": "--store", "tag": "--tag"})
     want = parse_tags(args.tag, "--tag")
     path = default_path() if args.store is None else args.store
     if args.store is None and not default_path().exists():

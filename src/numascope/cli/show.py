@@ -24,11 +24,9 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from numascope.cli.runs import refuse_empty
     from numascope.report.terminal import print_run
     from numascope.results.store import Store
 
-    refuse_empty(args, {"store": "--store"})
     with Store.open(args.store) as st:
         recs = st.load([args.run])
     if args.json:   # results: the selected run records, each whole

@@ -31,19 +31,13 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from numascope.cli.runs import refuse_empty
     from numascope.console import out
     from numascope.errors import UserError
     from numascope.topology import read_topology
     from numascope.topology.export import topology_to_dict
     from numascope.topology.render import render
-    refuse_empty(args, {"hwloc_xml": "--hwloc-xml", "from_run": "--from-run",
-                        "store": "--store"})
     if args.from_run is not None and args.hwloc_xml is None:
         raise UserError("--from-run names the run --hwloc-xml exports: give --hwloc-xml FILE")
-    if not str(args.sysfs_root).strip():
-        raise UserError("--sysfs-root is empty: give a folder or a .tar.bz2 dump (/ for "
-                        "this machine)")
     if args.hwloc_xml is not None:   # a bad path is said before anything is read
         check_output(args.hwloc_xml, "--hwloc-xml", (".xml",))
     topo = read_topology(args.sysfs_root)
