@@ -23,6 +23,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "numascope.topology": ("numascope.errors",),
     "numascope.host": ("numascope.errors", "numascope.units", "numascope.topology"),
     "numascope.options": ("numascope.errors", "numascope.units"),
+    "numascope.paths": ("numascope.errors",),
     "numascope.placement": ("numascope.errors", "numascope.topology"),
     "numascope.memspec": ("numascope.errors", "numascope.options", "numascope.placement",
                           "numascope.topology"),
@@ -31,6 +32,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # the command kit: below the command line, beside the families (it runs their cases)
     "numascope.command": ("numascope.benchmark", "numascope.console", "numascope.errors",
                           "numascope.families", "numascope.memspec", "numascope.options",
+                          "numascope.paths",
                           "numascope.report.figures", "numascope.results.record",
                           "numascope.signals"),
 }

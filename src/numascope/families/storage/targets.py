@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from numascope.errors import Unavailable, UserError
+from numascope.paths import check_workdir
 from numascope.topology.files import Tree
 from numascope.topology.model import Topology
 from numascope.units import format_bytes
@@ -60,16 +61,17 @@ class Target:
 # -- directories --------------------------------------------------------------------------
 
 def check_dir(path: str, flag: str = "--dir") -> Path:
-    """A directory numascope may create a file in, on a file system that takes direct I/O;
-    UserError otherwise (an OS error on the way, such as a name too long, one line with the
-    path and the reason, never a traceback). `numascope io` checks the path with the command
-    kit's check_workdir first; this adds the storage rules (direct I/O)."""
+    """A directory numascope may create a file in, on a file system that takes direct I/O,
+    and passing the check every working folder gets (numascope.paths: not /proc or /sys,
+    every OS error one line); UserError otherwise."""
     if not str(path).strip():
         raise UserError(f"{flag} is empty: give a directory on the drive to measure")
     try:
-        return _check_dir(path, flag)
+        checked = _check_dir(path, flag)
     except OSError as e:
         raise UserError(f"{flag} {path!r}: {e.strerror or e}") from None
+    check_workdir(path, flag)    # and what every working folder is checked for
+    return checked
 
 
 def _check_dir(path: str, flag: str) -> Path:
