@@ -244,6 +244,41 @@ def test_the_analysis_reads_the_same_from_light_records_as_from_whole_ones(tmp_p
     assert not light[5].results[1].validated
 
 
+def test_a_store_written_before_the_figures_table_is_read_whole_then_indexed(tmp_path):
+    """A store an older numascope wrote (no figures rows, no briefs) reads the same: its
+    runs read whole while it is only read; its first opening for writing indexes it, and
+    the light reading gives the same analysis again. A primary metric whose repetitions
+    are all NaN keeps the analysis off the case's first metric, as in a whole record."""
+    import json
+    import sqlite3
+
+    from numascope.fleet.load import analysis_runs
+    from numascope.results.store import Store
+    runs = fleet(12, {2: {BW: 0.5}}, seed=21)
+    runs[4].results[0].metrics[BW.split("/")[-1]].values = []
+    db = _stored(tmp_path, runs)
+    ids = [r.run_id for r in runs]
+    with Store.open(db) as st:
+        want = json.dumps(outliers.analyze([st.get_run(i) for i in ids]).to_dict())
+        assert json.dumps(outliers.analyze(analysis_runs(st, ids)).to_dict()) == want
+    with sqlite3.connect(db) as c:        # as an older numascope left it
+        c.execute("DELETE FROM figures WHERE run_id IN (?, ?)", (ids[0], ids[3]))
+        c.execute("DROP TABLE run_briefs")
+    with Store.open(db) as st:
+        light = analysis_runs(st, ids)
+        # read whole (every repetition) / light (one value: the median)
+        assert [len(r.results[0].metrics["bandwidth"].values) for r in light[:2]] == [2, 1]
+        assert json.dumps(outliers.analyze(light).to_dict()) == want
+    Store.open(db, write=True).close()     # indexes what is missing
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(DISTINCT run_id) FROM figures").fetchone()[0] == 12
+        assert c.execute("SELECT count(*) FROM run_briefs").fetchone()[0] == 12
+    with Store.open(db) as st:
+        light = analysis_runs(st, ids)
+        assert all(len(r.results[0].metrics["bandwidth"].values) <= 1 for r in light)
+        assert json.dumps(outliers.analyze(light).to_dict()) == want
+
+
 def test_the_json_per_node_lists_every_node_and_the_values_of_the_flagged_ones():
     a = outliers.analyze(fleet(50, {4: {BW: 0.5}}, seed=17))
     rows = a.to_dict()["per_node"]

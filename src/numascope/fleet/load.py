@@ -6,17 +6,23 @@ parameters, placement and notes: ~60 kB of JSON per quick run), which made readi
 nodes take ~25 s on the 2-core dev VM. The analysis (numascope.fleet.outliers, baseline
 checks) reads only the host fields that group and shape a node, its tags, status, profile
 and stages, and each result's family, case, validated flag, kernel parameter and its
-primary metrics' names, units, directions and values (numascope.analysis.primary: what
-node_values reads). SQLite's JSON functions pick exactly those out (in C); the RunRecords
-returned carry only them (no topology, noise, placement, notes or secondary metrics), so
-memory grows with the metrics analysed, not with whole records.
-
-A record of an older schema (whose layout migrate() changes) is read whole, as before.
+primary metrics' names, units, directions and medians (numascope.analysis.primary: what
+node_values reads). The run's fields come from one json_extract of its record; the
+results' from the store's figures table (one row per metric with the median of its
+repetitions, written with the result: numascope.results.store), never from their JSON. The
+RunRecords returned carry only those (no topology, noise, placement, notes or secondary
+metrics; each metric one value, its median), so memory grows with the metrics analysed,
+not with whole records. A record of an older schema (whose layout migrate() changes), or one
+whose results are not all in the figures table (an older numascope wrote it and the store
+was only read since), is read whole, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from numascope.analysis.primary import family_primary
@@ -28,44 +34,47 @@ HOST_KEYS = ("hostname", "cpu_model", "memory_mode", "nodes", "kernel", "peaks",
              "dimm_count", "fleet")
 
 # one json_extract with every path: one parse of the record (each call parses it again)
-_RUNS = ("SELECT run_id, started, finished, status, profile, tags, json_extract(record, "
-         "'$.schema_version', '$.stages', "
-         + ", ".join(f"'$.host.{k}'" for k in HOST_KEYS) + ") FROM runs")
-
-
-def _json_path(name: str) -> str:
-    return '"' + name.replace('"', '\\"') + '"'
+# (from the run's brief: its record without the bulk; the record where it has none)
+_PATHS = "'$.schema_version', '$.stages', " + ", ".join(f"'$.host.{k}'" for k in HOST_KEYS)
+_RUNS = ("SELECT r.run_id, started, finished, status, profile, tags, json_extract("
+         f"COALESCE(b.brief, r.record), {_PATHS}) FROM runs r LEFT JOIN run_briefs b "
+         "ON b.run_id = r.run_id")
+_RUNS_OLD = ("SELECT run_id, started, finished, status, profile, tags, json_extract(record, "
+             f"{_PATHS}) FROM runs")
 
 
 def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def _results_sql(primary: dict[str, tuple[str, ...]]) -> str:
-    """Every result's family, case and [validated, kernel parameter, then for each primary
-    name of its family: unit, direction, values]: one json_extract per result (one parse),
-    only its family's paths (a CASE on the family), one scan of the table."""
-    cases = []
-    for family, names in primary.items():
-        paths = ["'$.validated'", "'$.params.kernel'"]
-        for n in names:
-            base = f"$.metrics.{_json_path(n)}"
-            paths += [f"'{base}.unit'", f"'{base}.higher_is_better'", f"'{base}.values'"]
-        cases.append(f"WHEN {_sql_str(family)} THEN json_extract(result, {', '.join(paths)})")
-    # one JSON array per run (one json.loads per node, not per result: the call overhead
-    # was most of the decoding); in a run, the results in their order (the index on
-    # run_id keeps rowid order)
-    return ('SELECT run_id, json_group_array(json_array(id, family, "case", json(CASE '
-            f"family {' '.join(cases)} ELSE json_extract(result, '$.validated', "
-            "'$.params.kernel') END))) FROM results GROUP BY run_id")
-
-
 def analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
     """The runs `run_ids` (in that order) with what the fleet analysis reads."""
+    with _no_gc():
+        return _analysis_runs(store, run_ids)
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused while ~10 objects per metric are made, and what
+    was made frozen after (gc.freeze: no later pass scans it; refcounting still frees it):
+    passes over a heap that only grows (nothing here is garbage) were half the time of
+    reading 10,000 nodes, and the first pass after, a third of the analysis'."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
+
+
+def _analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
     want = set(run_ids)
     light: dict[str, RunRecord] = {}
     whole: list[str] = []
-    for run_id, started, finished, status, profile, tags, got in store._q(_RUNS):
+    sql = _RUNS if store.has_table("run_briefs") else _RUNS_OLD
+    for run_id, started, finished, status, profile, tags, got in store._q(sql):
         if run_id not in want:
             continue
         version, stages, *host = json.loads(got)
@@ -77,32 +86,62 @@ def analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
             profile=profile or "unknown", tags=json.loads(tags),
             host={k: v for k, v in zip(HOST_KEYS, host) if v is not None},
             stages=[StageInfo.from_dict(s) for s in stages or []])
-    # the registered families' primary names, and their old aliases; a family with none
-    # (or not registered) has its cases' metrics read whole below
-    from numascope.families import ALIASES, families
-    fams = [cls.family for cls in families()] + list(ALIASES)
-    primary = {f: family_primary(f) for f in fams}
-    for run_id, rows in store._q(_results_sql(primary)):
-        rec = light.get(run_id)
-        if rec is not None:
-            rec.results = [_result(store, primary, *row) for row in json.loads(rows)]
+    whole += _results(store, light)
     for run_id in whole:
         light[run_id] = store.get_run(run_id)
     return [light[i] for i in run_ids]
 
 
-def _result(store: Any, primary: dict[str, tuple[str, ...]], rid: int, family: str,
-            case: str, got: list[Any]) -> BenchResult:
-    validated, kernel, *per_metric = got
-    names = primary.get(family, ())
-    metrics = {n: Metric(n, per_metric[3 * k], bool(per_metric[3 * k + 1]),
-                         per_metric[3 * k + 2])
-               for k, n in enumerate(names) if per_metric[3 * k + 2] is not None}
-    if not metrics:
-        # none of the family's primary names: the analysis falls back to the case's first
-        # metric, so read its metrics whole
-        (m,), = store._q("SELECT json_extract(result, '$.metrics') FROM results "
-                         "WHERE id = ?", (rid,))
-        metrics = {k: Metric.from_dict(v) for k, v in json.loads(m).items()}
-    return BenchResult(family, case, {} if kernel is None else {"kernel": kernel}, metrics,
-                       validated=validated is None or bool(validated))
+def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
+    """Each light run's results from the store's figures table: per result its family's
+    primary metrics (or, with none of them, its first metric: analysis.primary's rule),
+    each with one value, the median of its repetitions. Returns the runs whose results
+    are not all in the figures table (a store an older numascope wrote and that was only
+    read since): those are read whole."""
+    if not store.has_table("figures"):
+        return list(light)
+    from numascope.families import ALIASES, families
+    fams = [cls.family for cls in families()] + list(ALIASES)
+    primary = {f: family_primary(f) for f in fams}
+    names = sorted({n for ns in primary.values() for n in ns})
+    rows = store._q(
+        'SELECT run_id, result_id, family, "case", ord, metric, unit, higher_is_better, '
+        "median, validated, kernel FROM figures WHERE ord <= 0 OR metric IN ("
+        + ", ".join(_sql_str(n) for n in names) + ")")
+    counts = dict(store._q("SELECT run_id, count(*) FROM results GROUP BY run_id"))
+    by_result: dict[int, BenchResult] = {}
+    firsts: dict[int, Metric] = {}
+    for run_id, rid, family, case, ord_, metric, unit, hib, median, validated, kernel in rows:
+        rec = light.get(run_id)
+        if rec is None:
+            continue
+        res = by_result.get(rid)
+        if res is None:
+            res = by_result[rid] = BenchResult(
+                family, case, {} if kernel is None else {"kernel": kernel}, {},
+                validated=bool(validated))
+            rec.results.append(res)
+        if metric is None:
+            continue
+        m = Metric(metric, unit, bool(hib), [] if median is None else [median])
+        if metric in primary.get(family, ()):
+            res.metrics[metric] = m
+        elif ord_ == 0:
+            firsts[rid] = m
+    for rid, m in firsts.items():
+        res = by_result[rid]
+        if not res.metrics:
+            res.metrics[m.name] = m
+    for res in by_result.values():   # the family's order, as the record lists them
+        order = primary.get(res.family, ())
+        if len(res.metrics) > 1:
+            res.metrics = {n: res.metrics[n] for n in order if n in res.metrics}
+    # each run's results in the order they were stored (the scan's order need not be)
+    place = {id(res): rid for rid, res in by_result.items()}
+    for rec in light.values():
+        rec.results.sort(key=lambda res: place[id(res)])
+    short = [run_id for run_id, rec in light.items()
+             if len(rec.results) != counts.get(run_id, 0)]
+    for run_id in short:
+        del light[run_id]
+    return short

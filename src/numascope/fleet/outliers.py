@@ -70,7 +70,8 @@ def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
             vals = [v for v in m.values if v is not None and math.isfinite(v)]
             if vals:
                 out[metric_key(res.family, res.case, m.name)] = (
-                    statistics.median(vals), m.unit, m.higher_is_better)
+                    vals[0] if len(vals) == 1 else statistics.median(vals), m.unit,
+                    m.higher_is_better)
     return out
 
 
@@ -223,13 +224,22 @@ class Analysis:
     flags: list[Flag]
     shape: list[ShapeOutlier]
     failed: list[dict[str, Any]]
-    per_node: list[dict[str, Any]]
     z_limit: float = 3.5     # the per-test robust-z limit (set by the fleet's size unless fixed)
     gap_pct: float = GAP_PCT
     floor: float = FLOOR
     smoke: bool = False      # every measured node ran the smoke profile: nothing flagged
     fdr: float = screen.Q
     multiple_testing: bool = True   # False: a fixed z limit per test was given
+    # each group's screen (Group, members, metric keys, GroupScreen): per_node is built from
+    # it when asked (every value of 10,000 nodes as dicts took a tenth of the report)
+    screened: list[tuple[Any, list[RunRecord], list[str], Any]] = field(
+        default_factory=list, repr=False)
+
+    @functools.cached_property
+    def per_node(self) -> list[dict[str, Any]]:
+        """Every measured node: host, run, status, group, p-value, and its metrics (value,
+        unit, % from the median, z) and families (combined z, median % worse)."""
+        return [row for scr in self.screened for row in _per_node(*scr)]
 
     def method(self) -> str:
         if self.multiple_testing:
@@ -264,9 +274,7 @@ class Analysis:
         (10,000 nodes x 20 metrics: a 50 MB document that took longer to write than the
         analysis) is in per_node and in the store."""
         flagged = {f.run_id for f in self.flags}
-        return [n if n["run_id"] in flagged else
-                {k: v for k, v in n.items() if k not in ("metrics", "families")}
-                for n in self.per_node]
+        return [row for scr in self.screened for row in _per_node(*scr, only=flagged)]
 
 
 def host_of(rec: RunRecord) -> str:
@@ -327,10 +335,8 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
         cut, limit = None, z_limit
 
     flags: list[Flag] = []
-    per_node: list[dict[str, Any]] = []
     for g, members, keys, sc in screened:
         flags += _group_flags(g, members, keys, sc, cut, z_limit)
-        per_node += _per_node(g, members, keys, sc)
     for r in ok:
         peak, st = dram_peak(r), stream(r)
         frac = floors.get(str(r.host.get("cpu_model")), floor)
@@ -346,7 +352,7 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
         flags = []          # numbers that measure caches: no node is slow on them
     flags.sort(key=lambda f: (-f.severity, f.host, f.metric))
     return Analysis(fleet, len(runs), groups, flags, shape_outliers(ok), failed,
-                    per_node, limit, gap_pct, floor, smoke, q, z_limit is None)
+                    limit, gap_pct, floor, smoke, q, z_limit is None, screened)
 
 
 def _screen_group(g: Group, members: list[RunRecord],
@@ -411,20 +417,25 @@ def _group_flags(g: Group, members: list[RunRecord], keys: list[str],
 
 
 def _per_node(g: Group, members: list[RunRecord], keys: list[str],
-              sc: screen.GroupScreen) -> list[dict[str, Any]]:
+              sc: screen.GroupScreen, only: set[str] | None = None) -> list[dict[str, Any]]:
+    """The group's rows of per_node; with `only`, metrics and families only for those
+    runs (the others: host, run, status, group, p)."""
     out = []
     node_p = sc.node_p()
     units = [g.metrics[k].unit for k in keys]
     x = sc.x
     for i, r in enumerate(members):
-        ms = {keys[j]: {"value": float(x[i, j]), "unit": units[j],
-                        "pct": float(sc.pct[i, j]), "z": float(sc.z[i, j])}
-              for j in np.nonzero(np.isfinite(x[i]))[0]}
-        fams = {f: {"z": float(sc.fam_z[i, c]), "worse_pct": float(sc.fam_worse[i, c])}
-                for c, (f, _) in enumerate(sc.families) if np.isfinite(sc.fam_z[i, c])}
-        out.append({"host": host_of(r), "run_id": r.run_id, "status": r.status,
-                    "group": g.label, "metrics": ms, "families": fams,
-                    "p": float(node_p[i])})
+        row = {"host": host_of(r), "run_id": r.run_id, "status": r.status, "group": g.label}
+        if only is None or r.run_id in only:
+            row["metrics"] = {keys[j]: {"value": float(x[i, j]), "unit": units[j],
+                                        "pct": float(sc.pct[i, j]), "z": float(sc.z[i, j])}
+                              for j in np.nonzero(np.isfinite(x[i]))[0]}
+            row["families"] = {f: {"z": float(sc.fam_z[i, c]),
+                                   "worse_pct": float(sc.fam_worse[i, c])}
+                               for c, (f, _) in enumerate(sc.families)
+                               if np.isfinite(sc.fam_z[i, c])}
+        row["p"] = float(node_p[i])
+        out.append(row)
     return out
 
 

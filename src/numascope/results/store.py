@@ -19,9 +19,11 @@ Safety rules (a store is someone's measurement history):
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import sqlite3
+import statistics
 import struct
 import time
 from collections.abc import Callable
@@ -62,6 +64,34 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
 """
+
+# Each result's metrics, one row per metric with the median of its repetitions: what a
+# fleet's analysis reads (numascope.fleet.load) without decoding whole results (10,000
+# nodes' JSON took seconds). Derived from the results table, written in the same
+# transaction; a store made before it is indexed on its first write (Store.open). A result
+# without metrics gets one row with metric NULL, so that "indexed" is "has a row".
+_FIGURES = """
+CREATE TABLE IF NOT EXISTS figures (
+    result_id INTEGER NOT NULL REFERENCES results(id),
+    run_id TEXT NOT NULL,
+    family TEXT NOT NULL,
+    "case" TEXT NOT NULL,
+    ord INTEGER NOT NULL,        -- the metric's place in its result (0: the first)
+    metric TEXT,
+    unit TEXT,
+    higher_is_better INTEGER,
+    median REAL,
+    validated INTEGER NOT NULL,
+    kernel TEXT                  -- the result's params.kernel (bandwidth: triad, copy …)
+);
+CREATE INDEX IF NOT EXISTS figures_run ON figures(run_id);
+CREATE INDEX IF NOT EXISTS figures_result ON figures(result_id);
+-- each run's record without its bulk (BRIEF_DROPS): the same JSON paths, a tenth the bytes
+-- to parse for a reader of many runs' host facts and stages
+CREATE TABLE IF NOT EXISTS run_briefs (run_id TEXT PRIMARY KEY, brief TEXT NOT NULL);
+"""
+BRIEF_DROPS = ("topology", "noise")           # record keys left out of a run's brief
+BRIEF_HOST_DROPS = ("facts", "readiness")     # host keys left out
 
 
 def default_path() -> Path:
@@ -208,20 +238,24 @@ class Store:
             conn.execute("ROLLBACK")          # mount, a file only root may write …)
         except sqlite3.Error as e:
             if "locked" in str(e) or "busy" in str(e):   # another writer: writable, then
-                return cls(p, conn, True)
+                store = cls(p, conn, True)
+                store._index_figures()
+                return store
             conn.close()    # _verify read it as a numascope store: the file system refused
             if "readonly" in str(e) or "read-only" in str(e):
                 raise UserError(f"store {_shown(p)} is read-only ({e}): it can be read, not "
                                 "written; pass another --store to store a run") from None
             raise _unsupported_fs(p, e) from None
-        return cls(p, conn, True)
+        store = cls(p, conn, True)
+        store._index_figures()
+        return store
 
     @classmethod
     def in_memory(cls) -> Store:
         """A writable store in memory: the same tables and code paths, nothing on disk
         (a fleet node's suite, whose record travels to rank 0 or a shared folder)."""
         conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        conn.executescript(_SCHEMA)
+        conn.executescript(_SCHEMA + _FIGURES)
         conn.executemany("INSERT INTO numascope_meta VALUES (?, ?)",
                          [("app", APP), ("store_format", str(STORE_FORMAT))])
         return cls(Path(":memory:"), conn, True)
@@ -258,7 +292,7 @@ class Store:
         try:
             conn = sqlite3.connect(str(tmp), isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
+            conn.executescript(_SCHEMA + _FIGURES)
             conn.executemany("INSERT INTO numascope_meta VALUES (?, ?)",
                              [("app", APP), ("store_format", str(STORE_FORMAT))])
             conn.close()
@@ -350,35 +384,67 @@ class Store:
             delay = min(delay * 2, 0.5)
         raise UserError(f"store {_shown(self.path)} stayed locked by another process; try again")
 
+    def _index_figures(self) -> None:
+        """The figures of results and the briefs of runs stored before those tables existed
+        (or by an older numascope), added once; cheap when there are none (an index lookup
+        per row)."""
+        def do(c: sqlite3.Connection) -> None:
+            for stmt in _FIGURES.split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            missing = c.execute(
+                "SELECT r.id, r.run_id, r.result FROM results r WHERE NOT EXISTS "
+                "(SELECT 1 FROM figures f WHERE f.result_id = r.id)").fetchall()
+            for rid, run_id, blob in missing:
+                try:
+                    res = BenchResult.from_dict(json.loads(blob))
+                except (ValueError, KeyError, TypeError):
+                    continue        # unreadable: the readers fall back to the JSON
+                c.executemany(_FIGURE_ROW, figure_rows(rid, run_id, res))
+            for run_id, record in c.execute(
+                    "SELECT run_id, record FROM runs r WHERE NOT EXISTS "
+                    "(SELECT 1 FROM run_briefs b WHERE b.run_id = r.run_id)").fetchall():
+                _put_brief(c, run_id, record)
+        self._tx(do)
+
     def begin_run(self, rec: RunRecord) -> None:
         """Insert the run (status 'running') so its results can be attached as they come."""
-        self._tx(lambda c: c.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", _run_row(rec)))
+        def do(c: sqlite3.Connection) -> None:
+            row = _run_row(rec)
+            c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+            _put_brief(c, rec.run_id, row[-1])
+        self._tx(do)
 
     def add_result(self, run_id: str, res: BenchResult) -> None:
-        blob = json.dumps(to_plain(res.to_dict()))
-        self._tx(lambda c: c.execute(
-            'INSERT INTO results (run_id, family, "case", result) VALUES (?, ?, ?, ?)',
-            (run_id, res.family, res.case, blob)))
+        self._tx(lambda c: _insert_result(c, run_id, res))
 
     def finish_run(self, rec: RunRecord) -> None:
         """Store the record's final state (status, stages, noise); results are already in."""
         row = _run_row(rec)
-        self._tx(lambda c: c.execute(
-            "UPDATE runs SET started=?, finished=?, status=?, hostname=?, profile=?, tags=?, "
-            "record=? WHERE run_id=?", row[1:] + (row[0],)))
+
+        def do(c: sqlite3.Connection) -> None:
+            c.execute("UPDATE runs SET started=?, finished=?, status=?, hostname=?, profile=?, "
+                      "tags=?, record=? WHERE run_id=?", row[1:] + (row[0],))
+            _put_brief(c, rec.run_id, row[-1])
+        self._tx(do)
 
     def save_run(self, rec: RunRecord) -> None:
         """Store a complete record with its results in one transaction (imports, tests)."""
         def do(c: sqlite3.Connection) -> None:
-            c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", _run_row(rec))
-            c.executemany(
-                'INSERT INTO results (run_id, family, "case", result) VALUES (?, ?, ?, ?)',
-                [(rec.run_id, r.family, r.case, json.dumps(to_plain(r.to_dict())))
-                 for r in rec.results])
+            row = _run_row(rec)
+            c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+            _put_brief(c, rec.run_id, row[-1])
+            for r in rec.results:
+                _insert_result(c, rec.run_id, r)
         self._tx(do)
 
     # -- reading ---------------------------------------------------------------------------
+    def has_table(self, name: str) -> bool:
+        """Whether the store has this table (the derived ones, figures and run_briefs, are
+        missing from a store an older numascope made and that was only read since)."""
+        return bool(self._q("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                            (name,)))
+
     def _q(self, sql: str, args: tuple = ()) -> list[tuple]:
         try:
             return self.conn.execute(sql, args).fetchall()
@@ -456,6 +522,52 @@ class Store:
         for s in specs:
             seen += [i for i in self.resolve(s) if i not in seen]
         return [self.get_run(i) for i in seen]
+
+
+_FIGURE_ROW = ('INSERT INTO figures (result_id, run_id, family, "case", ord, metric, unit, '
+               "higher_is_better, median, validated, kernel) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+               "?, ?, ?)")
+
+
+def brief(record: dict[str, Any]) -> dict[str, Any]:
+    """A run record's dict without its bulk (BRIEF_DROPS, the host's BRIEF_HOST_DROPS)."""
+    d = {k: v for k, v in record.items() if k not in BRIEF_DROPS}
+    if isinstance(d.get("host"), dict):
+        d["host"] = {k: v for k, v in d["host"].items() if k not in BRIEF_HOST_DROPS}
+    return d
+
+
+def _put_brief(c: sqlite3.Connection, run_id: str, record_json: str) -> None:
+    try:
+        d = json.loads(record_json)
+    except ValueError:
+        return              # unreadable: readers use the record itself
+    if isinstance(d, dict):
+        c.execute("INSERT OR REPLACE INTO run_briefs VALUES (?, ?)",
+                  (run_id, json.dumps(brief(d))))
+
+
+def _insert_result(c: sqlite3.Connection, run_id: str, res: BenchResult) -> None:
+    cur = c.execute('INSERT INTO results (run_id, family, "case", result) VALUES (?, ?, ?, ?)',
+                    (run_id, res.family, res.case, json.dumps(to_plain(res.to_dict()))))
+    c.executemany(_FIGURE_ROW, figure_rows(cur.lastrowid, run_id, res))
+
+
+def figure_rows(rid: int, run_id: str, res: BenchResult) -> list[tuple]:
+    """The figures rows of one result: each metric and the median of its finite values
+    (the one value per node the fleet analysis uses; NULL when none is finite); one row
+    with metric NULL for a result without metrics."""
+    kernel = res.params.get("kernel") if isinstance(res.params, dict) else None
+    kernel = kernel if isinstance(kernel, str) else None
+    head = (rid, run_id, res.family, res.case)
+    rows = []
+    for k, m in enumerate(res.metrics.values()):
+        vals = [v for v in m.values
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+        rows.append((*head, k, m.name, m.unit, int(bool(m.higher_is_better)),
+                     statistics.median(vals) if vals else None, int(bool(res.validated)),
+                     kernel))
+    return rows or [(*head, -1, None, None, None, None, int(bool(res.validated)), kernel)]
 
 
 def _run_row(rec: RunRecord) -> tuple:
