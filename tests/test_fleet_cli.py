@@ -178,17 +178,41 @@ def test_prometheus_exposition_parses_with_prometheus_client(tmp_path):
     runs[2].status = "failed"
     text = prom.exposition(runs)
     fams = {f.name: f for f in text_string_to_metric_families(text)}
-    bw = fams["numascope_bandwidth_bandwidth_gigabytes_per_second"]
+    # base units, as Prometheus' conventions require: bytes per second, seconds
+    bw = fams["numascope_bandwidth_bandwidth_bytes_per_second"]
     assert bw.type == "gauge" and "higher is better" in bw.documentation
     cases = {s.labels["case"] for s in bw.samples}
     assert 'triad "quoted" \\ case' in cases
     assert {s.labels["host"] for s in bw.samples} == {"n0000", "n0001", "n0002"}
     assert set(bw.samples[0].labels) == {"host", "metric", "case", "family"}
-    lat = fams["numascope_latency_latency_nanoseconds"]
+    assert bw.samples[0].value == pytest.approx(
+        statistics.median(runs[0].results[0].metrics["bandwidth"].values) * 1e9, rel=1e-9)
+    lat = fams["numascope_latency_latency_seconds"]
     assert lat.samples[0].value == pytest.approx(
-        statistics.median(runs[0].results[2].metrics["latency"].values), rel=1e-9)
+        statistics.median(runs[0].results[2].metrics["latency"].values) * 1e-9, rel=1e-9)
     ok = {s.labels["host"]: s.value for s in fams["numascope_node_ok"].samples}
     assert ok == {"n0000": 1.0, "n0001": 1.0, "n0002": 0.0}
+
+
+def test_prometheus_names_are_in_base_units_and_help_is_escaped():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from numascope.results.record import BenchResult, Metric
+    runs = fleet(1, {}, seed=6)
+    runs[0].results = [BenchResult("compute", "clock", {}, {
+        "all_busy_ghz": Metric("all_busy_ghz", "GHz", True, [3.5]),
+        "pct_of_peak": Metric("pct_of_peak", "%", True, [80.0]),
+        "tsc_cycles": Metric("tsc_cycles", "TSC cycles", False, [300.0])}),
+        BenchResult("odd\nfamily \\ x", 'a "case"', {}, {"x": Metric("x", "s", False, [2.0])})]
+    text = prom.exposition(runs)
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+    assert fams["numascope_compute_all_busy_ghz_hertz"].samples[0].value == 3.5e9
+    assert fams["numascope_compute_pct_of_peak_ratio"].samples[0].value == pytest.approx(0.8)
+    assert fams["numascope_compute_tsc_cycles"].samples[0].value == 300.0   # no base unit
+    odd = fams["numascope_odd_family_x_x_seconds"]
+    assert odd.samples[0].labels["family"] == "odd\nfamily \\ x"
+    assert odd.samples[0].labels["case"] == 'a "case"'
+    assert odd.documentation.startswith("numascope odd\nfamily \\ x x,")
 
 
 def test_prom_command_writes_atomically_one_run_per_host(fleet_db, tmp_path, capsys):
