@@ -227,3 +227,31 @@ def test_launched_reads_the_task_count_from_any_launcher():
                      "PMIX_RANK": "5"}) == Tasks(5, 8, "srun")
     # a batch script knows its job's task count without being one of several tasks
     assert launched({"SLURM_NTASKS": "64", "SLURM_JOB_ID": "7"}) == Tasks(0, 1, "none")
+
+
+def test_confirm_drops_a_node_slow_only_on_its_first_measurement(tmp_path):
+    """`fleet run --confirm` under mpirun -np 4: node2 is reported 2x slower on its first
+    measurement only (the test hook); the screen flags it, it alone measures its latency
+    stage again (the others end), and the second measurement does not agree: "not
+    reproduced", both measurements shown, by fleet run and by fleet report after."""
+    p, db = _fleet(tmp_path, 4, {"NUMASCOPE_FLEET_TEST_SLOW": "node2"}, "--confirm",
+                   "--json", profile="--quick", timeout_s=200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    doc = json.loads(p.stdout[p.stdout.index("{"):p.stdout.rindex("}") + 1])
+    assert [r["host"] for r in doc["results"]] == ["node0", "node1", "node2", "node3"]
+    v, = doc["confirmation"]
+    assert v["host"] == "node2" and v["status"] == "not reproduced", v
+    assert v["stages"] == ["latency"] and v["first"][0]["metric"].startswith("latency/")
+    second = v["second"][0]
+    assert not second["flagged"] and second["value"] < v["first"][0]["value"] / 1.5
+    with Store.open(db) as st:
+        runs = [st.get_run(r.run_id) for r in st.list_runs()]
+    again = [r for r in runs if "confirm_of" in r.tags]
+    assert len(runs) == 5 and len(again) == 1       # only the flagged node measured again
+    assert again[0].tags["host"] == "node2" and again[0].tags["confirm_of"] == v["run_id"]
+    assert [r.family for r in again[0].results] == ["latency"]
+    assert not any("TEST_SLOW" in n for r in again[0].results for n in r.notes)
+    rep = subprocess.run([sys.executable, "-m", "numascope", "fleet", "report", "--json",
+                          "--store", str(db)], check=False, capture_output=True, text=True)
+    d = json.loads(rep.stdout)
+    assert d["nodes"] == 4 and d["confirmation"][0]["status"] == "not reproduced"

@@ -62,6 +62,10 @@ def register(p: argparse.ArgumentParser) -> None:
                    help="the fleet run id (default: slurm-JOB.STEP under Slurm, else new)")
     r.add_argument("--no-mpi", action="store_true",
                    help="do not use MPI even when launched by mpirun")
+    r.add_argument("--confirm", action="store_true",
+                   help="after the screen, the flagged nodes measure their failing stages "
+                        "again (the others end); an outlier only when the second agrees "
+                        "(needs MPI)")
     add_store(r)
     add_json(r)
 
@@ -168,15 +172,22 @@ def fleets(store: Any) -> dict[str, list[str]]:
     return out
 
 
-def select(store: Any, fleet: str | None, specs: list[str], whole: bool = False
-           ) -> tuple[str | None, list]:
-    """(the fleet id or None, the records): the runs given, else the fleet named (id or
-    unique prefix), else the latest fleet in the store. Records carry only what the outlier
-    analysis reads (numascope.fleet.load: 10,000 whole records took ~25 s to decode) unless
-    `whole`."""
+def select(store: Any, fleet: str | None, specs: list[str], whole: bool = False,
+           second: dict[str, Any] | None = None) -> tuple[str | None, list]:
+    """(the fleet id or None, the nodes' records): the runs given, else the fleet named (id
+    or unique prefix), else the latest fleet in the store. Records carry only what the
+    outlier analysis reads (numascope.fleet.load: 10,000 whole records took ~25 s to
+    decode) unless `whole`. A second measurement (--confirm) is not a node: it goes into
+    `second` (first run id -> record) when given, else is left out."""
+    from numascope.fleet import confirm
     from numascope.fleet.load import analysis_runs
-    read = (lambda ids: [store.get_run(i) for i in ids]) if whole else \
-        (lambda ids: analysis_runs(store, ids))
+
+    def read(ids: list[str]) -> list:
+        recs = [store.get_run(i) for i in ids] if whole else analysis_runs(store, ids)
+        firsts, pairs = confirm.split(recs)
+        if second is not None:
+            second.update(pairs)
+        return firsts
     if fleet is not None and specs:
         raise UserError("give --fleet or runs, not both")
     if specs:
@@ -259,7 +270,7 @@ def _run(args: argparse.Namespace) -> int:
                         f"{NODE_TIMEOUT_MAX:.0f} s (a week)")
     stages = _stages(args.stage, suite.all_stages())
     tags = parse_tags(args.tag)
-    for k in ("fleet", "host"):
+    for k in ("fleet", "host", "confirm_of"):
         if k in tags:
             raise UserError(f"tag {k!r} is set by fleet itself; use another key")
     # every folder written checked before anything is measured (the record is never lost
@@ -298,9 +309,16 @@ def _run(args: argparse.Namespace) -> int:
                       f"{e.strerror}")
         return rec
 
+    if args.confirm and profile.name == "smoke":
+        raise UserError("--confirm with --smoke: smoke numbers measure caches and flag no "
+                        "node, so there is nothing to confirm; use --quick or --full")
     comm = None
     comm = mpi.world(allow=not args.no_mpi)
     if comm is None:
+        if args.confirm:
+            raise UserError("--confirm re-measures the flagged nodes in the same job: it "
+                            "needs MPI ranks (mpirun, or srun --mpi=pmix), not --no-mpi "
+                            "or tasks that do not talk")
         return _run_alone(args, measure, slurm, shared, profile, tags)
     return _run_mpi(args, comm, measure, profile, tags)
 
@@ -357,7 +375,8 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
         finally:
             store.close()
     where = f"{shared}" if shared is not None else f"store {args.store or 'default'}"
-    return _print_nodes(args, fid, [rec], "shared-dir" if shared else "store", where)
+    return _print_nodes(args, fid, [_node_row(rec)], "shared-dir" if shared else "store",
+                        where)
 
 
 def _run_mpi(args, comm, measure, profile, tags) -> int:
@@ -372,52 +391,136 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
             err.print(f"numascope: error: {escape_text(e)}", markup=False)
             mpi.abort(comm, 2)
     fid = args.fleet_id or (node.default_fleet_id(node.slurm_env()) if rank == 0 else None)
+    me: dict[str, Any] = {}
 
-    def on_record(rec) -> None:
+    def measure_once(ident: dict[str, Any]):
+        me.update(ident)
+        return measure(ident)
+
+    def on_record(rec) -> dict[str, Any]:
         if store is not None:
-            store.save_run(rec)      # one transaction per node
+            store.save_run(rec)      # one transaction per node; rank 0 keeps only its row
+        return _node_row(rec)
 
     def failed(ident: dict[str, Any], reason: str):
         return node.failed_record(ident, profile.name, tags, reason)
 
     try:
-        records, missing = mpi.run(
+        rows, missing = mpi.run(
             comm, fid, args.node_timeout,
-            lambda f, r, n: node.identity(f, r, n, "mpi"), measure, on_record, failed)
+            lambda f, r, n: node.identity(f, r, n, "mpi"), measure_once, on_record, failed)
+        if rank != 0:
+            if args.confirm:
+                plan = mpi.wait_plan(comm)
+                if plan:
+                    mpi.measure_again(comm, plan, lambda p: _measure_again(
+                        args, me, profile, tags, p))
+            return 0
+        fid = rows[0]["fleet"]
+        verdicts = _confirm(args, comm, store, fid, rows, set(missing), profile, tags,
+                            on_record, me) if args.confirm else None
     finally:
         if store is not None:
             store.close()
-    if rank != 0:
-        return 0
-    code = _print_nodes(args, records[0].tags.get("fleet"), records, "mpi",
-                        f"store {store.path}" if store else "")
+    code = _print_nodes(args, fid, rows, "mpi", f"store {store.path}" if store else "",
+                        verdicts)
     if missing:
         mpi.abort(comm, code or 1)
     return code
 
 
+def _measure_again(args, ident: dict[str, Any], profile, tags, plan: dict[str, Any]):
+    """This node's second measurement (--confirm): the stages of the plan, tagged with the
+    first run's id."""
+    from numascope import suite
+    from numascope.cli.run import _stages
+    from numascope.fleet import confirm, node
+    stages = _stages(plan["stages"], suite.all_stages())
+    return node.run_node(ident, profile, stages, {**tags, confirm.TAG: plan["confirm_of"]})
+
+
+def _confirm(args, comm, store, fid, rows, silent, profile, tags, on_record, me):
+    """Rank 0, --confirm: screen the stored fleet, have the flagged nodes measure their
+    failing stages again, judge. Returns the verdicts (numascope.fleet.confirm)."""
+    from numascope.fleet import confirm, mpi, node, outliers
+    from numascope.fleet.load import analysis_runs
+    runs = analysis_runs(store, [r["run_id"] for r in rows])
+    a = outliers.analyze(runs, fleet=fid)
+    rank_of = {r["run_id"]: r["rank"] for r in rows}
+    plans = {rank_of[rid]: {"stages": st, "confirm_of": rid}
+             for rid, st in confirm.plan(a).items() if rank_of.get(rid) is not None}
+    by_rank = {r["rank"]: r for r in rows}
+
+    def failed(rank: int, reason: str):
+        row = by_rank[rank]
+        ident = {"id": fid, "host": row["host"], "rank": rank, "ranks": len(rows),
+                 "launcher": "mpi", "slurm": row.get("slurm", {})}
+        return node.failed_record(ident, profile.name,
+                                  {**tags, confirm.TAG: plans[rank]["confirm_of"]}, reason)
+
+    def keep(rec):
+        on_record(rec)
+        return rec
+
+    second = mpi.second_round(comm, plans, args.node_timeout,
+                              lambda p: _measure_again(args, me, profile, tags, p), keep,
+                              failed, silent)
+    return confirm.judge(a, {r.tags[confirm.TAG]: r for r in second})
+
+
 def _node_row(rec) -> dict[str, Any]:
+    """What fleet run prints of a node's record (and all rank 0 keeps of it)."""
     fl = rec.host.get("fleet", {})
     reason = next((s.reason for s in rec.stages if s.status == "failed"), "")
     return {"host": rec.host.get("hostname"), "rank": fl.get("rank"), "run_id": rec.run_id,
             "status": rec.status, "results": len(rec.results), "reason": reason,
-            "slurm": fl.get("slurm", {})}
+            "slurm": fl.get("slurm", {}), "fleet": rec.tags.get("fleet")}
 
 
-def _print_nodes(args, fid, records, mode: str, where: str) -> int:
-    rows = [_node_row(r) for r in records]
+def _print_nodes(args, fid, rows, mode: str, where: str, verdicts=None) -> int:
+    rows = [{k: v for k, v in r.items() if k != "fleet"} for r in rows]
     bad = [r for r in rows if r["status"] != "complete"]
+    extra = {} if verdicts is None else {"confirmation": [v.to_dict() for v in verdicts]}
     if args.json:
         emit(NAME, rows, [{"kind": "node-failed", "exit_code": 1,
                            "message": f"{r['host']}: {r['reason'] or r['status']}"}
-                          for r in bad], subcommand="run", fleet=fid, mode=mode, where=where)
+                          for r in bad], subcommand="run", fleet=fid, mode=mode, where=where,
+             **extra)
     else:
         _para(f"fleet {fid}: {plural(len(rows), 'node')}, "
               f"{len(bad)} failed ({mode}; {where})")
         for r in rows:
             _para(f"{r['host']}  {r['status']}  {plural(r['results'], 'result')}"
                   + (f"  {r['reason']}" if r["reason"] else ""), "  ")
+        if verdicts is not None:
+            print_verdicts(verdicts)
     return 1 if bad else 0
+
+
+def print_verdicts(verdicts) -> None:
+    """The confirmation of the flagged nodes: both measurements of each."""
+    if not verdicts:
+        _para("confirmation: no node flagged, nothing measured again")
+        return
+    n = sum(v.status == "confirmed" for v in verdicts)
+    _para(f"confirmation: {plural(len(verdicts), 'flagged node')}, {n} confirmed by a second "
+          f"measurement, {len(verdicts) - n} not")
+    for v in verdicts:
+        _para(f"{v.host}  {v.status}  (measured again: {', '.join(v.stages) or '-'})", "  ")
+        seconds = {s["metric"]: s for s in v.second}
+        for f in v.first:
+            s2 = seconds.get(f["metric"])
+            first = (f"{_fmt(f['value'])} % worse" if f["metric"].endswith(" metrics)")
+                     else f"{_fmt(f['value'])} {f['unit']}")
+            if s2 is None:
+                then = "not measured again"
+            elif "worse_pct" in s2:
+                then = f"{_fmt(s2['worse_pct'])} % worse, z {_fmt(s2['z'])}"
+            else:
+                then = (f"{_fmt(s2['value'])} {f['unit']}"
+                        + (f", z {_fmt(s2['z'])}" if "z" in s2 else ""))
+            _para(f"{f['metric']}: first {first}; second {then}"
+                  f"{' (flagged)' if s2 and s2['flagged'] else ''}", "      ")
 
 
 # -- gather --------------------------------------------------------------------------------
@@ -486,10 +589,15 @@ def _report(args: argparse.Namespace) -> int:
     if args.plot is not None:
         from numascope.command.output import check_output
         check_output(args.plot, "--plot", (".png", ".svg", ".pdf"))
+    second: dict[str, Any] = {}
     with _open(args) as store:
-        fid, runs = select(store, args.fleet, args.runs)
+        fid, runs = select(store, args.fleet, args.runs, second=second)
     refuse_smoke(runs, "an outlier analysis")
     a = outliers.analyze(runs, z, gap, floor, floors, fid)
+    verdicts = None
+    if second:
+        from numascope.fleet import confirm
+        verdicts = confirm.judge(a, second)
     if args.plot is not None:
         from numascope.errors import escape_text
         from numascope.report.figures import fleet as fig
@@ -508,9 +616,13 @@ def _report(args: argparse.Namespace) -> int:
     if args.json:
         d = a.to_dict()
         flags = d.pop("flags")
+        if verdicts is not None:
+            d["confirmation"] = [v.to_dict() for v in verdicts]
         emit(NAME, flags, [], subcommand="report", **d)
         return 0
     print_analysis(a)
+    if verdicts is not None:
+        print_verdicts(verdicts)
     return 0
 
 

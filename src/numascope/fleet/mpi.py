@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from numascope.results.run import RunRecord
 
-TAG_HELLO, TAG_RECORD = 11, 12
+TAG_HELLO, TAG_RECORD, TAG_PLAN, TAG_AGAIN = 11, 12, 13, 14
 GRACE_S = 2.0
 POLL_S = 0.05
 # Set by MPI launchers in every rank: mpirun (Open MPI), hydra / Slurm PMI, PMIx.
@@ -83,10 +83,11 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
         ident_of: Callable[[str, int, int], dict[str, Any]],
         measure: Callable[[dict[str, Any]], RunRecord],
         on_record: Callable[[RunRecord], None],
-        failed: Callable[[dict[str, Any], str], RunRecord]) -> tuple[list[RunRecord], int]:
-    """Every rank calls this. Rank 0 returns (every node's record, in rank order; the number
-    of ranks that never answered); the other ranks return ([their own record], 0) once
-    rank 0 has it. `on_record` is called on rank 0 for each record as it arrives."""
+        failed: Callable[[dict[str, Any], str], RunRecord]) -> tuple[list[Any], list[int]]:
+    """Every rank calls this. Rank 0 returns (on_record's value for every node's record, in
+    rank order; the ranks that never answered); the other ranks return ([their own
+    record], []) once rank 0 has it. `on_record` is called on rank 0 for each record as it
+    arrives (it stores it): rank 0 keeps what it returns, not the records."""
     rank, size = comm.Get_rank(), comm.Get_size()
     t0 = time.monotonic()
     fleet_id = comm.bcast(fleet_id, root=0)
@@ -95,13 +96,13 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
         comm.send(ident, dest=0, tag=TAG_HELLO)
         rec = measure(ident)
         comm.send(rec.to_dict(), dest=0, tag=TAG_RECORD)
-        return [rec], 0
+        return [rec], []
 
     # Rank 0 measures its own node in this thread while a receiver thread takes the other
     # ranks' messages as they come (stored at once), so that a slow rank 0 delays nobody
     # and a hung rank 0 is caught by the same deadline.
     lock = threading.Lock()
-    records: dict[int, RunRecord] = {}
+    records: dict[int, Any] = {}
     hellos: dict[int, dict[str, Any]] = {0: ident}
     own_done = threading.Event()
     deadline = t0 + timeout
@@ -110,8 +111,7 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
     def keep(r: int, rec: RunRecord) -> None:
         with lock:
             if r not in records:
-                records[r] = rec
-                on_record(rec)
+                records[r] = on_record(rec)   # stored; kept: what the caller needs of it
 
     def receive() -> None:
         status = _status()
@@ -147,7 +147,63 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
     own_done.set()
     keep(0, own)
     receiver.join()
-    return [records[r] for r in range(size)], len(silent)
+    return [records[r] for r in range(size)], sorted(silent)
+
+
+def wait_plan(comm: Any) -> Any:
+    """A rank other than 0, after its record: rank 0's word on a second measurement (what
+    to measure again, or None: nothing, end), polled with sleeps so that a waiting node
+    idles instead of spinning in MPI's progress loop."""
+    while not comm.iprobe(source=0, tag=TAG_PLAN):
+        time.sleep(POLL_S)
+    return comm.recv(source=0, tag=TAG_PLAN)
+
+
+def second_round(comm: Any, plans: dict[int, Any], timeout: float,
+                 measure: Callable[[Any], RunRecord],
+                 on_record: Callable[[RunRecord], Any],
+                 failed: Callable[[int, str], RunRecord], skip: set[int]) -> list[Any]:
+    """Rank 0 (`fleet run --confirm`): tell every rank that answered the first round what it
+    measures again (plans[rank]; the others are released at once), measure its own when it
+    is planned, and gather the second records as they come until the deadline. Returns
+    on_record's value for each, rank order; a planned rank with no second record by the
+    deadline gets failed(rank, reason)."""
+    size = comm.Get_size()
+    for r in range(1, size):
+        if r not in skip:
+            comm.send(plans.get(r), dest=r, tag=TAG_PLAN)
+    want = {r for r in plans if r != 0}
+    got: dict[int, Any] = {}
+    deadline = time.monotonic() + timeout
+    lock = threading.Lock()
+
+    def receive() -> None:
+        status = _status()
+        while not want <= set(got) and time.monotonic() < deadline:
+            while comm.iprobe(source=_any_source(), tag=TAG_AGAIN, status=status):
+                src = status.Get_source()
+                rec = RunRecord.from_dict(comm.recv(source=src, tag=TAG_AGAIN))
+                with lock:
+                    got[src] = on_record(rec)
+            time.sleep(POLL_S)
+
+    receiver = threading.Thread(target=receive, name="fleet-confirm", daemon=True)
+    receiver.start()
+    if 0 in plans:
+        own = measure(plans[0])
+        with lock:
+            got[0] = on_record(own)
+    receiver.join()
+    for r in sorted(set(plans) - set(got)):
+        got[r] = on_record(failed(r, f"no second record within --node-timeout "
+                                     f"{timeout:g} s"))
+    return [got[r] for r in sorted(got)]
+
+
+def measure_again(comm: Any, plan: Any, measure: Callable[[Any], RunRecord]) -> None:
+    """A rank other than 0 with a plan: measure again and send rank 0 the record."""
+    rec = measure(plan)
+    comm.send(rec.to_dict(), dest=0, tag=TAG_AGAIN)
 
 
 def abort(comm: Any, code: int) -> None:

@@ -12,7 +12,9 @@ Environment (documented in docs/fleet.md):
   it is replaced by the rank (so one host can play several nodes in tests).
 - NUMASCOPE_FLEET_TEST_FAIL / _HANG / _DIE: comma-separated host names (after the override)
   or rank numbers that raise an error / hang (ignoring stop signals) / exit at once (a lost
-  rank) instead of measuring. Test hooks only.
+  rank) instead of measuring. NUMASCOPE_FLEET_TEST_SLOW: the same, whose first measurement
+  (not a --confirm one) is reported 2x worse on every metric, each result noting it: a node
+  slow only once, for the confirmation's tests. Test hooks only.
 """
 
 from __future__ import annotations
@@ -108,6 +110,14 @@ def test_hooks(ident: dict[str, Any]) -> None:
             time.sleep(3600)
 
 
+def _slow_once(rec: RunRecord) -> None:
+    """NUMASCOPE_FLEET_TEST_SLOW (tests only): every metric 2x worse, said in each result."""
+    for res in rec.results:
+        for m in res.metrics.values():
+            m.values = [v * (0.5 if m.higher_is_better else 2.0) for v in m.values]
+        res.notes = [*res.notes, "test hook NUMASCOPE_FLEET_TEST_SLOW: reported 2x worse"]
+
+
 def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
              tags: dict[str, str], quiet: bool = True) -> RunRecord:
     """This node's suite: the same prepare + run_suite as `numascope run`, into an in-memory
@@ -122,6 +132,8 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
         rec, mon = suite.prepare(topo, profile, tags)
         with Store.in_memory() as store:
             rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile)
+        if _hooked("NUMASCOPE_FLEET_TEST_SLOW", ident) and "confirm_of" not in tags:
+            _slow_once(rec)
         rec = tag(rec, ident)
         rec.host["fleet"].update(bound)
         return rec

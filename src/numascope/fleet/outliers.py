@@ -48,7 +48,7 @@ Z_SCALE = 0.6745
 GAP_PCT = 5.0
 FLOOR = 0.72
 MIN_GROUP = screen.MIN_GROUP
-BOOKKEEPING_TAGS = ("fleet", "host")
+BOOKKEEPING_TAGS = ("fleet", "host", "confirm_of")
 SHAPE_KEYS = ("numa_nodes", "memory_mode", "dimm_count", "kernel", "cpus_allowed")
 
 
@@ -230,6 +230,8 @@ class Analysis:
     smoke: bool = False      # every measured node ran the smoke profile: nothing flagged
     fdr: float = screen.Q
     multiple_testing: bool = True   # False: a fixed z limit per test was given
+    cut: float | None = None        # the Benjamini-Hochberg cut-off per test p x its node's
+    fixed_z: float | None = None    # tests (None: nothing flagged), or the fixed --z
     # each group's screen (Group, members, metric keys, GroupScreen): per_node is built from
     # it when asked (every value of 10,000 nodes as dicts took a tenth of the report)
     screened: list[tuple[Any, list[RunRecord], list[str], Any]] = field(
@@ -352,7 +354,7 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
         flags = []          # numbers that measure caches: no node is slow on them
     flags.sort(key=lambda f: (-f.severity, f.host, f.metric))
     return Analysis(fleet, len(runs), groups, flags, shape_outliers(ok), failed,
-                    limit, gap_pct, floor, smoke, q, z_limit is None, screened)
+                    limit, gap_pct, floor, smoke, q, z_limit is None, cut, z_limit, screened)
 
 
 def _screen_group(g: Group, members: list[RunRecord],
@@ -379,7 +381,7 @@ def _screen_group(g: Group, members: list[RunRecord],
     return keys, sc
 
 
-def _hit(p: np.ndarray, wz: np.ndarray, k: np.ndarray, cut: float | None,
+def hit(p: np.ndarray, wz: np.ndarray, k: np.ndarray, cut: float | None,
          z_limit: float | None) -> np.ndarray:
     """Which tests flag: p x (the node's tests) within the fleet's cut-off, or, with a fixed
     limit, worse-z beyond it (p < 1: over the practical floor)."""
@@ -396,7 +398,7 @@ def _group_flags(g: Group, members: list[RunRecord], keys: list[str],
     flags: list[Flag] = []
     k = np.maximum(sc.tests(), 1)
     sign = np.array([-1.0 if g.metrics[key].higher_is_better else 1.0 for key in keys])
-    for i, j in zip(*np.nonzero(_hit(sc.p_metric, sc.z * sign, k, cut, z_limit))):
+    for i, j in zip(*np.nonzero(hit(sc.p_metric, sc.z * sign, k, cut, z_limit))):
         r, key = members[i], keys[j]
         st = g.metrics[key]
         x, pct, z = float(sc.x[i, j]), float(sc.pct[i, j]), float(sc.z[i, j])
@@ -405,7 +407,7 @@ def _group_flags(g: Group, members: list[RunRecord], keys: list[str],
                           f"{abs(pct):.1f} % {'below' if st.higher_is_better else 'above'}"
                           f" the group median (z {z:+.1f}; practical floor "
                           f"{sc.floor[j]:.1f} %)"))
-    for i, c in zip(*np.nonzero(_hit(sc.p_family, sc.fam_z, k, cut, z_limit))):
+    for i, c in zip(*np.nonzero(hit(sc.p_family, sc.fam_z, k, cut, z_limit))):
         r, (fam, ix) = members[i], sc.families[c]
         worse, z = float(sc.fam_worse[i, c]), float(sc.fam_z[i, c])
         what = "every metric" if fam == "all" else f"the {fam} metrics"
