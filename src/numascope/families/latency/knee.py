@@ -40,6 +40,8 @@ class Knee:
 def find(points: Sequence[tuple[float, float]], rise: float = RISE) -> Knee | None:
     """The knee of a curve given as (bandwidth GB/s, median latency ns) points, any order;
     None with fewer than two points or when no point reaches the line."""
+    if not rise > 0:
+        raise ValueError(f"the knee's rise must be above 0 (got {rise})")
     pts = sorted(points)
     if len(pts) < 2:
         return None
