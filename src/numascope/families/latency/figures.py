@@ -66,11 +66,12 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         bws = [r.metrics["bandwidth"].median for r in curve]
         lo = [m - r.metrics["latency"].percentile(5) for m, r in zip(med, curve)]
         hi = [r.metrics["latency"].percentile(95) - m for m, r in zip(med, curve)]
+        k = knee.find(list(zip(bws, med)))
         line = ax.errorbar(bws, med, yerr=[lo, hi], marker="o", capsize=3,
-                           label=f"mix {mix}, {_loaders(curve[0])}, stride {_stride(curve[0])}")
+                           label=f"mix {mix}, {_loaders(curve[0])}, stride {_stride(curve[0])}"
+                                 f": {'no knee' if k is None else f'knee {k.gbs:.1f} GB/s'}")
         for r, b, m in zip(curve, bws, med):
             ax.annotate(str(r.params["delay"]), (b, m), fontsize=7)
-        k = knee.find(list(zip(bws, med)))
         if k is not None:       # the knee: where the curve crosses +RISE over its base
             color = line.lines[0].get_color()
             ax.axvline(k.gbs, color=color, ls="--", lw=1, alpha=0.7)
@@ -82,7 +83,7 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
             ax.plot([inv.high.metrics["bandwidth"].median], [inv.high.metrics["latency"].median],
                     "x", color="red", ms=10, mew=2)
     head = (f"Loaded latency (labels: injected delay; star: knee, +{knee.RISE:.0%} "
-            "over the curve's lowest-bandwidth point)")
+            "over the curve's lowest latency)")
     if bad:
         ax.set_title(f"{head}\nWARNING: not monotone: "
                      f"{bad} point{'s' if bad != 1 else ''} (red x) below a lower-bandwidth "
