@@ -66,6 +66,9 @@ def test_mlc_modes_by_issue_and_by_bus():
     assert Mix.parse("2:1").mlc(YES).startswith("-W2 counted as issued, -W3")
     assert Mix.parse("3:1").mlc(YES).startswith("-W3 counted as issued, -W12")
     assert Mix.parse("1:1").mlc(NO) == "-W5"
+    assert Mix.parse("0:1").mlc(YES) == "-W5 counted on the bus (write-allocate)"
+    assert Mix.parse("5:3").mlc(YES) == "no -W mode"
+    assert Mix.parse("3:1nt").mlc() == "-W9"
 
 
 # -- the knee -------------------------------------------------------------------------------

@@ -359,7 +359,7 @@ def run_loaded(topo: Topology, p: LatencyParams,
             notes = [f"delay = iterations of an empty loop after each step: {mix.step()}",
                      (f"stores checked: {pt['lines_checked']} stored lines read back held "
                       "the value written at this delay"),
-                     f"matches Intel MLC --loaded_latency {mix.mlc(wa)}"]
+                     f"Intel MLC --loaded_latency equivalent: {mix.mlc(wa)}"]
         out.append(BenchResult(
             family=FAMILY, case=at.label(), params=params, metrics=metrics,
             placement={"cpus": [cpu, *load_cpus], "memory": p.memory.to_dict(),

@@ -37,6 +37,7 @@ MLC_PLAIN = {(2, 1): "-W2", (3, 1): "-W3", (3, 2): "-W4", (1, 1): "-W5", (4, 1):
              (5, 1): "-W13", (6, 1): "-W14", (7, 1): "-W15", (8, 1): "-W16", (9, 1): "-W17"}
 MLC_NT = {(0, 1): "-W6", (2, 1): "-W7", (1, 1): "-W8", (3, 1): "-W9"}
 MLC_READ = "-R (all reads, the default)"
+NO_MODE = "no -W mode"
 
 
 def _reduced(a: int, b: int) -> tuple[int, int]:
@@ -124,19 +125,20 @@ class Mix:
                 f"({wa.reason})")
 
     def mlc(self, wa: WriteAllocate | None = None) -> str:
-        """The Intel MLC traffic mode this mix matches: by the ratio issued, and (ordinary
-        stores that write-allocate) by the ratio on the memory bus."""
+        """The Intel MLC traffic mode(s) this mix matches: by the ratio issued, and (ordinary
+        stores that may write-allocate) by the ratio on the memory bus."""
         if not self.writes:
             return MLC_READ
         issued = _reduced(self.reads, self.writes)
         if self.nt:
-            return MLC_NT.get(issued, "none")
-        by_issue = MLC_PLAIN.get(issued, "none")
-        bus = _reduced(self.reads + self.writes, self.writes)
-        by_bus = MLC_PLAIN.get(bus, "none")
+            return MLC_NT.get(issued, NO_MODE)
+        by_issue = MLC_PLAIN.get(issued)
         if wa is not None and wa.allocates is False:
-            return by_issue
-        return f"{by_issue} counted as issued, {by_bus} counted on the bus (write-allocate)"
+            return by_issue or NO_MODE
+        by_bus = MLC_PLAIN.get(_reduced(self.reads + self.writes, self.writes))
+        parts = ([f"{by_issue} counted as issued"] if by_issue else []) + \
+            ([f"{by_bus} counted on the bus (write-allocate)"] if by_bus else [])
+        return ", ".join(parts) or NO_MODE
 
 
 def check_mixes(text: str, flag: str = "--mix") -> tuple[str, ...]:
