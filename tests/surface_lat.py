@@ -46,6 +46,13 @@ BAD = [
         "a loaded option on an idle run"),
     Bad(["lat", "--load-cpus", "1"], 2, "--load-cpus applies only with --loaded",
         "loaders without loaded latency"),
+    Bad(["lat", "--mix", "1:1"], 2, "--mix applies only with --loaded",
+        "a traffic mix on an idle run"),
+    Bad(["lat", "--loaded", "--mix", "1:0"], 2, "no stores", "a write mix without writes"),
+    Bad(["lat", "--loaded", "--mix", "read,,nt"], 2, "an empty mix", "an empty mix"),
+    Bad(["lat", "--loaded", "--mix", "2:1,2:1"], 2, "given twice", "a mix twice"),
+    Bad(["lat", "--loaded", "--mix", "99:1"], 2, "at most 16", "a step too long"),
+    Bad(["lat", "--loaded", "--mix", "rw"], 2, "a mix is read, R:W", "not a mix"),
     Bad(["lat", "--min", "8K"], 2, "--min applies only with --sweep", "a sweep bound, no sweep"),
     Bad(["lat", "--max", "1M"], 2, "--max applies only with --sweep", "a sweep bound, no sweep"),
     Bad(["lat", "--per-octave", "4"], 2, "--per-octave applies only with --sweep",
@@ -74,3 +81,7 @@ if _TWO_CPUS:
               "--loads", "1024"]
     JSON.append(LOADED)
     WIDE.append(LOADED)
+    MIXED = ["lat", "--loaded", "--mix", "read,1:1,nt", "--delays", "0,1000", "--size", "1M",
+             "--samples", "2", "--loads", "1024"]
+    JSON.append(MIXED)
+    WIDE.append(MIXED)

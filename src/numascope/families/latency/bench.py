@@ -19,6 +19,7 @@ covers every line). Memory is placed by a spec: bound to one node, or first touc
 
 from __future__ import annotations
 
+import platform
 import statistics
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,6 +27,9 @@ from typing import Any
 from numascope import placement
 from numascope.benchmark import Case, core_errors
 from numascope.errors import MeasurementError, UserError
+from numascope.families.latency import knee as knee_rule
+from numascope.families.latency.mixes import DEFAULT as DEFAULT_MIX
+from numascope.families.latency.mixes import Mix
 from numascope.families.latency.options import (  # noqa: F401 - LINE, MAX_STRIDE re-exported
     LINE,
     LOADED_DELAYS,
@@ -139,7 +143,8 @@ class LatencyParams:
 
     idle:   the chaser alone on `cpu` over `bytes` placed by `memory`
     loaded: the same chase while `load_cpus` read `load_bytes` each, in 1 KiB bursts
-            separated by an empty loop of `delay` iterations (MLC --loaded_latency)"""
+            separated by an empty loop of `delay` iterations (MLC --loaded_latency); with
+            a write `mix` (mixes.py) each step also stores to a second buffer as large"""
 
     kind: str = "idle"                      # idle | loaded
     bytes: int | None = None                # working set; None: dram_size (4x the LLC)
@@ -155,6 +160,7 @@ class LatencyParams:
     delay: int = 0                          # loaded: the injected delay
     load_cpus: tuple[int, ...] = ()         # loaded: empty: every usable CPU but the chaser
     load_bytes: int | None = None           # loaded: per loader; None: dram_size / 4, >= 64 MiB
+    mix: str = DEFAULT_MIX                  # loaded: the loaders' read:write mix (mixes.py)
     # The chaser was left to the default (the first CPU this task may use): a role, not a
     # CPU number, so the case label leaves the number out (it is in params["cpu"]). Under a
     # launcher that binds tasks (mpirun, srun) each node's first CPU differs, and a label
@@ -175,7 +181,9 @@ class LatencyParams:
         """What the measurement allocates: the buffer, its permutation (4 B a line) and the
         loaders' buffers."""
         b = (self.bytes or 0) + self.lines * 4
-        return b + (self.load_bytes or 0) * len(self.load_cpus) if self.kind == "loaded" else b
+        streams = 2 if self.kind == "loaded" and Mix.parse(self.mix).writes else 1
+        return b + streams * (self.load_bytes or 0) * len(self.load_cpus) \
+            if self.kind == "loaded" else b
 
     def checked(self, topo: Topology) -> LatencyParams:
         """These parameters with every input checked against `topo` (UserError; Unavailable
@@ -208,6 +216,10 @@ class LatencyParams:
             raise UserError("loaded latency runs on base pages (--pages none)")
         if self.delay < 0:
             raise UserError(f"delays must be >= 0 (got {self.delay})")
+        mix = Mix.parse(self.mix)
+        if mix.nt and platform.machine().lower() not in ("x86_64", "amd64"):
+            raise UserError(f"--mix {mix.name}: streaming stores are implemented for x86-64 "
+                            f"only (movnti), not {platform.machine()}")
         loaders = list(self.load_cpus) or [c for c in topo.usable_cpus() if c != cpu]
         if not loaders:
             raise UserError("loaded latency needs at least one CPU besides the chaser")
@@ -216,13 +228,15 @@ class LatencyParams:
             raise UserError(f"CPU {cpu} cannot be both the chaser and a loader")
         load_bytes = self.load_bytes or max(dram_size(topo, cpu) // 4, 64 * MIB)
         return replace(self, load_cpus=tuple(loaders), load_bytes=load_bytes,
-                       loads=self.loads or 1 << 16)
+                       loads=self.loads or 1 << 16, mix=mix.name)
 
     def check_host(self, h: Host) -> None:
         """UserError when the buffers do not fit in the free memory where they go;
         Unavailable when hugetlb pages are asked for and the pool cannot hold the buffer."""
+        nbuf = len(self.load_cpus) * \
+            (2 if self.kind == "loaded" and Mix.parse(self.mix).writes else 1)
         what = f"the latency buffer of {format_bytes(self.bytes or 0)}" + (
-            f" and {len(self.load_cpus)} loader buffer{'s' if len(self.load_cpus) != 1 else ''}"
+            f" and {nbuf} loader buffer{'s' if nbuf != 1 else ''}"
             f" of {format_bytes(self.load_bytes or 0)}" if self.kind == "loaded" else "")
         h.check_fits(self.need_bytes, what, list(self.memory.nodes) or None)
         if self.memory.pages == "hugetlb":
@@ -234,7 +248,8 @@ class LatencyParams:
         the same case; the chaser's CPU only when it was chosen (default_cpu)."""
         if self.kind == "loaded":
             n = len(self.load_cpus)
-            return f"loaded delay={self.delay} {n} loader{'s' if n != 1 else ''} " \
+            mix = "" if self.mix == DEFAULT_MIX else f"mix={self.mix} "
+            return f"loaded {mix}delay={self.delay} {n} loader{'s' if n != 1 else ''} " \
                    f"stride {self.stride}"
         return f"{self.mode} {format_bytes(self.bytes or 0)} stride {self.stride}" + \
             ("" if self.default_cpu else f" cpu{self.cpu}") + \
@@ -307,46 +322,81 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
 def run_loaded(topo: Topology, p: LatencyParams,
                delays: list[int] | tuple[int, ...] | None = None) -> list[BenchResult]:
     """Loaded latency of checked parameters, one result per delay (`delays`, default
-    `p.delay` alone) from one C call: the chaser's latency samples and the loaders' read
-    bandwidth. A point whose latency is below a lower-bandwidth point's beyond noise
-    carries a note (`inversions`)."""
+    `p.delay` alone) from one C call: the chaser's latency samples and the loaders'
+    bandwidth, in `p.mix` (reads only: their read bandwidth; with stores: the DRAM traffic,
+    write-allocate counted where this CPU's stores do it, mixes.Mix.counting). A point whose
+    latency is below a lower-bandwidth point's beyond noise carries a note (`inversions`)."""
     delays = [p.delay] if delays is None else list(delays)
     if any(d < 0 for d in delays):
         raise UserError("delays must be >= 0")
     cpu, load_cpus = p.cpu or 0, list(p.load_cpus)
+    mix = Mix.parse(p.mix)
     with core_errors("the buffers"):
         r = _core().lat_loaded(p.bytes, cpu, load_cpus, delays, p.memory.to_core(),
                                p.load_bytes, p.mode, p.window, p.samples, p.loads, p.seed,
-                               p.stride)
+                               p.stride, reads=mix.reads, writes=mix.writes, nt=mix.nt)
     ghz = _ghz(cpu) if p.clock else None
+    wa = _write_allocate(topo, mix)
     out = []
     for pt in r["points"]:
-        bw = pt["loader_gbs"]     # sum over loaders of bytes / own reading time
-        if not bw > 0:
-            raise MeasurementError(f"loaders read nothing at delay {pt['delay']}")
         metrics = latency_metrics(pt["ns"], pt["tsc"], cpu, clock=False, stride=p.stride)
         if ghz:
             metrics["core_cycles"] = Metric("core_cycles", "cycles", False,
                                             [v * ghz for v in pt["ns"]],
                                             f"ns x measured core clock {ghz:.2f} GHz")
-        metrics["bandwidth"] = Metric(
-            "bandwidth", "GB/s", True, [bw],
-            "read bandwidth of the loaders while the chaser ran (10^9 B/s, 64 B per line read)")
+        metrics.update(_bandwidth(mix, wa, pt))
         at = replace(p, delay=pt["delay"])
+        params = {"kind": "loaded", "delay": pt["delay"], "bytes": p.bytes, "mode": p.mode,
+                  "cpu": cpu, "cpu_default": p.default_cpu, "load_cpus": load_cpus,
+                  "load_bytes": p.load_bytes,
+                  "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
+                  "stride": p.stride}
+        notes = ["delay = iterations of an empty loop after each 1 KiB read burst"]
+        if mix.writes:     # reads only: the record stays as it always was
+            params.update(mix=mix.name, reads_per_step=mix.reads, writes_per_step=mix.writes,
+                          stores=mix.stores, write_allocate=wa.label,
+                          traffic=mix.counting(wa))
+            notes = [f"delay = iterations of an empty loop after each step: {mix.step()}",
+                     (f"stores checked: {pt['lines_checked']} stored lines read back held "
+                      "the value written at this delay"),
+                     f"Intel MLC --loaded_latency equivalent: {mix.mlc(wa)}"]
         out.append(BenchResult(
-            family=FAMILY, case=at.label(),
-            params={"kind": "loaded", "delay": pt["delay"], "bytes": p.bytes, "mode": p.mode,
-                    "cpu": cpu, "cpu_default": p.default_cpu, "load_cpus": load_cpus,
-                    "load_bytes": p.load_bytes,
-                    "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
-                    "stride": p.stride},
-            metrics=metrics,
+            family=FAMILY, case=at.label(), params=params, metrics=metrics,
             placement={"cpus": [cpu, *load_cpus], "memory": p.memory.to_dict(),
                        "pages_per_node": r["chase"]["where"]},
-            notes=["delay = iterations of an empty loop after each 1 KiB read burst"]))
+            notes=notes))
     for inv in inversions(out):
         inv.high.notes.append(inv.note())
     return out
+
+
+def _write_allocate(topo: Topology, mix: Mix):
+    """Whether this mix's stores read their line first here (bandwidth/traffic's rules)."""
+    from numascope.families.bandwidth.traffic import cpu_uarch, write_allocate
+    return write_allocate(cpu_uarch(topo), mix.stores)
+
+
+def _bandwidth(mix: Mix, wa, pt: dict[str, Any]) -> dict[str, Metric]:
+    """The point's bandwidth metrics: `bandwidth` (the curve's axis: reads, or the DRAM
+    traffic of a write mix as Mix.counting states it) and, with stores, what was issued."""
+    rd, wr = pt["loader_gbs"], pt.get("loader_write_gbs", 0.0)
+    if not (rd > 0 if not mix.writes else wr > 0):
+        raise MeasurementError(f"loaders {'stored' if mix.writes else 'read'} nothing at "
+                               f"delay {pt['delay']}")
+    if not mix.writes:
+        return {"bandwidth": Metric(
+            "bandwidth", "GB/s", True, [rd],
+            "read bandwidth of the loaders while the chaser ran (10^9 B/s, 64 B per line read)")}
+    dram = mix.dram_gbs(rd, wr, wa)
+    return {
+        "bandwidth": Metric("bandwidth", "GB/s", True, [rd + wr if dram is None else dram],
+                            f"{mix.counting(wa)}; 10^9 B/s, summed over the loaders"),
+        "read_bandwidth": Metric("read_bandwidth", "GB/s", True, [rd],
+                                 "loads the loaders issued (10^9 B/s)"),
+        "write_bandwidth": Metric("write_bandwidth", "GB/s", True, [wr],
+                                  f"{'streaming' if mix.nt else 'ordinary'} stores the "
+                                  "loaders issued (10^9 B/s)"),
+    }
 
 
 def chase(topo: Topology, nbytes: int | None = None, cpu: int | None = None,
@@ -411,7 +461,9 @@ class Inversion:
 
     def note(self) -> str:
         lo, hi = self.low, self.high
-        return (f"not monotone: {_p50(hi):.1f} ns at {_bw(hi):.1f} GB/s (delay "
+        mix = hi.params.get("mix", DEFAULT_MIX)
+        return (f"not monotone{'' if mix == DEFAULT_MIX else f' (mix {mix})'}: "
+                f"{_p50(hi):.1f} ns at {_bw(hi):.1f} GB/s (delay "
                 f"{hi.params['delay']}) is {self.drop_ns:.1f} ns below {_p50(lo):.1f} ns at "
                 f"{_bw(lo):.1f} GB/s (delay {lo.params['delay']}), beyond the samples' "
                 f"combined noise ({self.noise_ns:.1f} ns): a disturbed run, or a clock that "
@@ -419,10 +471,18 @@ class Inversion:
 
 
 def inversions(points: list[BenchResult]) -> list[Inversion]:
-    """Where the latency-vs-bandwidth curve is not monotone beyond noise: for each point,
-    the lower-bandwidth point that exceeds its p50 by the most beyond their combined noise
-    (half the p5-p95 range of each point's samples, summed; at least 1 % of the latency)."""
-    pts = sorted((r for r in points if r.params.get("kind") == "loaded"), key=_bw)
+    """Where a latency-vs-bandwidth curve is not monotone beyond noise, each curve (mix,
+    placement: curve_key) on its own: for each point, the lower-bandwidth point of its
+    curve that exceeds its p50 by the most beyond their combined noise (half the p5-p95
+    range of each point's samples, summed; at least 1 % of the latency)."""
+    out = []
+    for curve in curves(points):
+        out += _curve_inversions(curve)
+    return out
+
+
+def _curve_inversions(curve: list[BenchResult]) -> list[Inversion]:
+    pts = sorted(curve, key=_bw)
     out = []
     for j, high in enumerate(pts):
         worst: Inversion | None = None
@@ -443,7 +503,40 @@ def curve_key(r: BenchResult) -> tuple:
     """The points of one loaded-latency curve share these parameters (all but the delay)."""
     p = r.params
     return tuple(str(p.get(k)) for k in ("cpu", "load_cpus", "node", "bytes", "load_bytes",
-                                         "mode", "stride"))
+                                         "mode", "stride")) + (p.get("mix", DEFAULT_MIX),)
+
+
+def curves(results: list[BenchResult]) -> list[list[BenchResult]]:
+    """The loaded-latency points grouped into curves (curve_key), in the order the curves
+    first appear, each curve in bandwidth order."""
+    by: dict[tuple, list[BenchResult]] = {}
+    for r in results:
+        if r.family == FAMILY and r.params.get("kind") == "loaded":
+            by.setdefault(curve_key(r), []).append(r)
+    return [sorted(c, key=_bw) for c in by.values()]
+
+
+READ_COUNTING = "DRAM traffic = the lines the loaders read (64 B each)"
+
+
+def curve_summary(curve: list[BenchResult]) -> dict[str, Any]:
+    """One curve in brief: its mix, how its bandwidth is counted, its knee (knee.py's rule)
+    and the points that break monotonicity (flagged, kept)."""
+    p = curve[0].params
+    pts = [(_bw(r), _p50(r)) for r in curve]
+    k = knee_rule.find(pts)
+    return {
+        "mix": p.get("mix", DEFAULT_MIX),
+        "write_allocate": p.get("write_allocate", "n/a"),
+        "bandwidth_counted": p.get("traffic", READ_COUNTING),
+        "points": [{"delay": r.params["delay"], "gbs": b, "p50_ns": ns}
+                   for r, (b, ns) in zip(curve, pts)],
+        "knee_rule": knee_rule.RULE,
+        "knee": None if k is None else {"gbs": k.gbs, "line_ns": k.line_ns,
+                                        "base_gbs": k.base[0], "base_ns": k.base[1]},
+        "knee_text": knee_rule.text(pts),
+        "not_monotone": [inv.high.params["delay"] for inv in _curve_inversions(curve)],
+    }
 
 
 # -- the sweep and its plateaus -------------------------------------------------------------
@@ -552,17 +645,23 @@ class Latency:
 
     def cases(self, topo: Topology, base: LatencyParams | None = None, *,
               sizes: list[int] | None = None, sweep: bool = False,
-              modes: list[str] | None = None, delays: list[int] | None = None) -> list[Case]:
+              modes: list[str] | None = None, delays: list[int] | None = None,
+              mixes: list[str] | None = None) -> list[Case]:
         """Checked cases from `base`: idle, one per working set (`sizes`; the sweep's with
         `sweep`; else base.bytes or the DRAM size) and mode (`modes`, default base.mode);
-        loaded, one per delay (`delays`, default base.delay)."""
+        loaded, one per mix (`mixes`, default base.mix: a curve each) and delay (`delays`,
+        default base.delay)."""
         base = base or LatencyParams()
         if base.kind == "loaded":
             ds = [base.delay] if delays is None else list(delays)
             if not ds:
                 raise UserError("no delay given: at least one is needed")
-            return [Case(f"loaded delay={d}", replace(base, delay=d).checked(topo))
-                    for d in ds]
+            out = []
+            for m in mixes or [base.mix]:
+                tag = "" if m == DEFAULT_MIX else f"mix={m} "
+                out += [Case(f"loaded {tag}delay={d}",
+                             replace(base, delay=d, mix=m).checked(topo)) for d in ds]
+            return out
         cpu = topo.usable_cpus()[0] if base.cpu is None else base.cpu
         placement.check_cpus(topo, [cpu])
         check_stride(base.stride)

@@ -67,7 +67,7 @@ def build_cases(args: argparse.Namespace, topo, bench):
     args = argparse.Namespace(**{**vars(args), **check(TABLE, vars(args))})   # its rules
     base = params(args, topo)
     if args.loaded:
-        return bench.cases(topo, base, delays=list(args.delays))
+        return bench.cases(topo, base, delays=list(args.delays), mixes=list(args.mix))
     modes = list(lat.MODES) if args.mode == "both" else [args.mode]
     sizes = None
     if args.sweep:
@@ -105,8 +105,12 @@ def main(args: argparse.Namespace) -> int:
     outcome = measure(bench, topo, cases, label="lat", quiet=args.json)
     lv = levels(outcome.results, topo) if args.sweep and not outcome.stopped else {}
     save_plot(plot, "latency.figures", outcome.results)
+    extra: dict = {"levels": lv}
+    if args.loaded and "mix" in (getattr(args, "_typed", None) or {}):
+        # with --mix, one summary per curve (without it the document stays as it was)
+        extra["curves"] = [lat.curve_summary(c) for c in lat.curves(outcome.results)]
     return finish(args, "lat", outcome, lambda rs, console: _print(rs, lv, console),
-                  extra={"levels": lv})
+                  extra=extra)
 
 
 def _print(results, levels, console) -> None:
@@ -117,37 +121,22 @@ def _print(results, levels, console) -> None:
 
     if not results:
         return
-    loaded = results[0].params.get("kind") == "loaded"
+    if results[0].params.get("kind") == "loaded":
+        _print_loaded(results, console)
+        return
     strides = sorted({r.params.get("stride") for r in results}, key=str)
     per = ", ".join(f"{s} B" for s in strides)
-    t = Table(title=("Loaded latency" if loaded else "Idle latency (pointer chase)")
-              + f", one pointer per {per}", box=box.SIMPLE_HEAD, pad_edge=False,
-              padding=(0, 1, 0, 0))
-    cols = (["delay", "read GB/s"] if loaded else ["size", "mode"]) + \
-        ["median ns", "best ns", "p5 ns", "p95 ns", "TSC cyc", "core cyc"] + \
-        ([] if loaded else ["pages huge"])
+    t = Table(title=f"Idle latency (pointer chase), one pointer per {per}",
+              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    cols = ["size", "mode", "median ns", "best ns", "p5 ns", "p95 ns", "TSC cyc", "core cyc",
+            "pages huge"]
     for c in cols:
         t.add_column(c, justify="right")
     for r in results:
-        s = lat.summary(r)
-        core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
-        head = ([str(r.params["delay"]), f"{r.metrics['bandwidth'].median:.1f}"] if loaded
-                else [lat.format_bytes(r.params["bytes"]), r.params["mode"]])
-        tail = [] if loaded else [_pages(r)]
-        t.add_row(*head, f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
-                  f"{s['p95']:.1f}", f"{s['tsc_cycles']:.0f}", core, *tail)
+        t.add_row(lat.format_bytes(r.params["bytes"]), r.params["mode"], *_latency_cells(r),
+                  _pages(r))
     console.print(t)
-    console.print("median and best (lowest) of the timed samples, p5 and p95 their spread; "
-                  "cycles: medians", markup=False)
-    if "core_cycles" not in results[0].metrics:
-        console.print("core cycles: unknown (the core clock could not be measured here); "
-                      "TSC ticks only")
-    if loaded:
-        n = len(results[0].params.get("load_cpus") or [])
-        console.print(f"{n} loader{'s' if n != 1 else ''} reading; base pages "
-                      f"(4K); working set {lat.format_bytes(results[0].params['bytes'])}")
-        for inv in lat.inversions(results):
-            console.print(f"[bold yellow]warning:[/] loaded latency {inv.note()}")
+    _print_footer(results, console)
     for mode, lvls in levels.items():
         lt = Table(title=f"Detected levels ({mode})", box=box.SIMPLE_HEAD, pad_edge=False)
         for c in ("level", "plateau", "ns", "expected", "check"):
@@ -158,6 +147,63 @@ def _print(results, levels, console) -> None:
                        f"{lat.format_bytes(lv['last_bytes'])}", f"{lv['latency_ns']:.1f}", exp,
                        lv["verdict"])
         console.print(lt)
+
+
+def _latency_cells(r) -> list[str]:
+    from numascope.families.latency import bench as lat
+    s = lat.summary(r)
+    core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
+    return [f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}", f"{s['p95']:.1f}",
+            f"{s['tsc_cycles']:.0f}", core]
+
+
+def _print_footer(results, console) -> None:
+    console.print("median and best (lowest) of the timed samples, p5 and p95 their spread; "
+                  "cycles: medians", markup=False)
+    if "core_cycles" not in results[0].metrics:
+        console.print("core cycles: unknown (the core clock could not be measured here); "
+                      "TSC ticks only")
+
+
+def _print_loaded(results, console) -> None:
+    """One table per curve (mix), in the order measured, each with how its bandwidth is
+    counted, its knee and the points that break monotonicity."""
+    from rich import box
+    from rich.table import Table
+
+    from numascope.families.latency import bench as lat
+    from numascope.families.latency.mixes import Mix
+
+    for curve in lat.curves(results):
+        rows = [r for r in results if r in curve]          # measured order
+        p = curve[0].params
+        mix = Mix.parse(p.get("mix", lat.DEFAULT_MIX))
+        title = f"Loaded latency, one pointer per {p.get('stride')} B"
+        if mix.writes or len(lat.curves(results)) > 1:
+            title += f", mix {mix.name} (a loader's step: {mix.step()})"
+        t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+        cols = ["delay"] + (["DRAM GB/s", "loads GB/s", "stores GB/s"] if mix.writes
+                            else ["read GB/s"]) + \
+            ["median ns", "best ns", "p5 ns", "p95 ns", "TSC cyc", "core cyc"]
+        for c in cols:
+            t.add_column(c, justify="right")
+        for r in rows:
+            bw = [f"{r.metrics[k].median:.1f}" for k in
+                  (("bandwidth", "read_bandwidth", "write_bandwidth") if mix.writes
+                   else ("bandwidth",))]
+            t.add_row(str(r.params["delay"]), *bw, *_latency_cells(r))
+        console.print(t)
+        summary = lat.curve_summary(curve)
+        console.print(f"bandwidth: {summary['bandwidth_counted']}", markup=False)
+        console.print(summary["knee_text"], markup=False)
+        for inv in lat.inversions(curve):
+            console.print(f"[bold yellow]warning:[/] loaded latency {inv.note()}")
+    _print_footer(results, console)
+    console.print(f"knee: {lat.curve_summary(lat.curves(results)[0])['knee_rule']}",
+                  markup=False)
+    n = len(results[0].params.get("load_cpus") or [])
+    console.print(f"{n} loader{'s' if n != 1 else ''}; base pages "
+                  f"(4K); working set {lat.format_bytes(results[0].params['bytes'])}")
 
 
 def _pages(r) -> str:

@@ -8,7 +8,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from numascope.families.latency.bench import curve_key, inversions
+from numascope.families.latency import knee
+from numascope.families.latency.bench import curves, inversions
 from numascope.results.record import BenchResult
 
 FAMILY = "latency"
@@ -56,34 +57,42 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     pts = [r for r in results if r.family == FAMILY and r.params.get("kind") == "loaded"]
     if not pts:
         return []
-    curves: dict[tuple, list[BenchResult]] = {}
-    for r in pts:
-        curves.setdefault(curve_key(r), []).append(r)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    bad = 0
-    for curve in curves.values():
-        curve.sort(key=lambda r: r.metrics["bandwidth"].median)
+    bad, writes = 0, False
+    for curve in curves(pts):
+        mix = curve[0].params.get("mix", "read")
+        writes = writes or mix != "read"
         med = [r.metrics["latency"].median for r in curve]
+        bws = [r.metrics["bandwidth"].median for r in curve]
         lo = [m - r.metrics["latency"].percentile(5) for m, r in zip(med, curve)]
         hi = [r.metrics["latency"].percentile(95) - m for m, r in zip(med, curve)]
-        ax.errorbar([r.metrics["bandwidth"].median for r in curve], med, yerr=[lo, hi],
-                    marker="o", capsize=3,
-                    label=f"{_loaders(curve[0])}, stride {_stride(curve[0])}")
-        for r in curve:
-            ax.annotate(str(r.params["delay"]), (r.metrics["bandwidth"].median,
-                                                 r.metrics["latency"].median), fontsize=7)
+        k = knee.find(list(zip(bws, med)))
+        line = ax.errorbar(bws, med, yerr=[lo, hi], marker="o", capsize=3,
+                           label=f"mix {mix}, {_loaders(curve[0])}, stride {_stride(curve[0])}"
+                                 f": {'no knee' if k is None else f'knee {k.gbs:.1f} GB/s'}")
+        for r, b, m in zip(curve, bws, med):
+            ax.annotate(str(r.params["delay"]), (b, m), fontsize=7)
+        if k is not None:       # the knee: where the curve crosses +RISE over its base
+            color = line.lines[0].get_color()
+            ax.axvline(k.gbs, color=color, ls="--", lw=1, alpha=0.7)
+            ax.plot([k.gbs], [k.line_ns], "*", color=color, ms=14, mec="black")
+            ax.annotate(f"knee {k.gbs:.1f} GB/s", (k.gbs, k.line_ns), fontsize=8,
+                        xytext=(6, -12), textcoords="offset points", color=color)
         for inv in inversions(curve):   # the points below a lower-bandwidth point
             bad += 1
             ax.plot([inv.high.metrics["bandwidth"].median], [inv.high.metrics["latency"].median],
                     "x", color="red", ms=10, mew=2)
+    head = (f"Loaded latency (labels: injected delay; star: knee, +{knee.RISE:.0%} "
+            "over the curve's lowest latency)")
     if bad:
-        ax.set_title("Loaded latency (labels: injected delay)\nWARNING: not monotone: "
+        ax.set_title(f"{head}\nWARNING: not monotone: "
                      f"{bad} point{'s' if bad != 1 else ''} (red x) below a lower-bandwidth "
                      "point beyond noise",
-                     color="red", fontsize=10)
+                     color="red", fontsize=9)
     else:
-        ax.set_title("Loaded latency (labels: injected delay)")
-    ax.set_xlabel("loaders' read bandwidth (GB/s)")
+        ax.set_title(head, fontsize=9)
+    ax.set_xlabel("loaders' DRAM traffic (GB/s; write-allocate counted where stores do it)"
+                  if writes else "loaders' read bandwidth (GB/s)")
     ax.set_ylabel("chaser latency (ns, median, p5-p95 bars)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)

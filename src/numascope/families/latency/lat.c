@@ -128,6 +128,14 @@ typedef struct {
     double *lsum;              /* per loader: validation sum */
     double *lexpect;
     double chase_seconds;
+    /* loaded latency: the mix of each loader's step (lat_loaded's reads/writes/nt) */
+    int mix_reads, mix_writes; /* 1 KiB bursts read, then written, per step */
+    int mix_nt;                /* the writes are streaming (non-temporal) stores */
+    int skip_stores;           /* tests only: the writers skip their stores */
+    uint64_t pattern;          /* what this delay's stores write (new for every delay) */
+    char **wbuf;               /* per loader: its write stream, load_bytes (NULL: no writes) */
+    double *lwritten;          /* per loader: bytes written */
+    long *lchecked;            /* per loader: written lines read back (-1: one was wrong) */
 } chase_t;
 
 /* Each line at order[k] points to the line at order[k+1]. Runs on the pinned thread, so
@@ -358,38 +366,91 @@ static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
 
 /* ---- loaded latency ------------------------------------------------------------------- */
 
-#define BURST_BYTES 1024
+#if defined(__x86_64__)
+#include <immintrin.h>             /* _mm_stream_si64, _mm_sfence: the streaming stores */
+#endif
 
-/* Read BURST_BYTES (full lines) then spin `delay` iterations; until told to stop. Every
- * word holds 1, so the sum must equal the words read: the loads really happened. */
+#define BURST_BYTES 1024
+#define WRITE_CHECKS 4096      /* written lines read back per loader and delay, evenly spread */
+
+/* One burst of full-line stores of v: ordinary stores, or streaming ones (movnti: SSE2,
+ * on every x86-64; lat_loaded refuses nt elsewhere). */
+static inline void store_burst(uint64_t *w, size_t words, uint64_t v, int nt) {
+#if defined(__x86_64__)
+    if (nt) {
+        for (size_t k = 0; k < words; k++) _mm_stream_si64((long long *)&w[k], (long long)v);
+        return;
+    }
+#endif
+    (void)nt;
+    for (size_t k = 0; k < words; k++) w[k] = v;
+}
+
+/* Read back up to WRITE_CHECKS lines, evenly spread, of the first `words` words of a write
+ * stream: each must hold v in every word. The count checked, or -1 at the first that does
+ * not (a store that did not happen). */
+static long store_check(const uint64_t *w, size_t words, uint64_t v) {
+    size_t lines = words / 8, n = lines < WRITE_CHECKS ? lines : WRITE_CHECKS;
+    for (size_t s = 0; s < n; s++) {
+        const uint64_t *l = w + (s * lines / n) * 8;
+        for (int k = 0; k < 8; k++)
+            if (l[k] != v) return -1;
+    }
+    return (long)n;
+}
+
+/* One loader. A step: `mix_reads` bursts of BURST_BYTES (full lines) read from its read
+ * stream, `mix_writes` bursts stored to its write stream (another buffer of the same size),
+ * then `delay` iterations of an empty loop; until told to stop. Every word of the read
+ * stream holds 1, so the sum must equal the words read: the loads really happened. Every
+ * stored word gets this delay's pattern, read back once stopped: the stores happened. */
 static void loader(chase_t *c, int id) {
     const uint64_t *b = (const uint64_t *)c->lbuf[id];
-    size_t words = c->load_bytes / 8, per = BURST_BYTES / 8, i = 0;
-    uint64_t sum = 0, read = 0;
+    uint64_t *w = c->wbuf ? (uint64_t *)c->wbuf[id] : NULL;
+    size_t words = c->load_bytes / 8, per = BURST_BYTES / 8, i = 0, j = 0;
+    uint64_t sum = 0, read = 0, written = 0, stored = 0;   /* stored: the first step's too */
+    const uint64_t v = c->pattern;
+    const int nr = c->mix_reads, nw = w ? c->mix_writes : 0, nt = c->mix_nt;
+    const int store = !c->skip_stores;
     double t0 = 0;
     while (!atomic_load_explicit(&c->go, memory_order_acquire)) __builtin_ia32_pause();
     for (int first = 1;; first = 0) {
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (size_t k = 0; k < per; k += 4) {
-            s0 += b[i + k]; s1 += b[i + k + 1]; s2 += b[i + k + 2]; s3 += b[i + k + 3];
+        for (int r = 0; r < nr; r++) {
+            uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (size_t k = 0; k < per; k += 4) {
+                s0 += b[i + k]; s1 += b[i + k + 1]; s2 += b[i + k + 2]; s3 += b[i + k + 3];
+            }
+            sum += s0 + s1 + s2 + s3;
+            read += per;
+            i += per;
+            if (i + per > words) i = 0;
         }
-        sum += s0 + s1 + s2 + s3;
-        read += per;
-        i += per;
-        if (i + per > words) i = 0;
+        for (int r = 0; r < nw; r++) {
+            if (store) store_burst(w + j, per, v, nt);
+            written += per;
+            stored += per;
+            j += per;
+            if (j + per > words) j = 0;
+        }
         for (long d = 0; d < c->delay; d++) __asm__ __volatile__("" ::: "memory");
         if (first) {                    /* counting starts once this loader runs */
             t0 = ns_now();
             read = 0;
             sum = 0;
+            written = 0;
             atomic_fetch_add(&c->ready, 1);
         }
         if (atomic_load_explicit(&c->stop, memory_order_relaxed)) break;
     }
     c->lsecs[id] = ns_now() - t0;
     c->lbytes[id] = (double)read * 8.0;
+    c->lwritten[id] = (double)written * 8.0;
     c->lsum[id] = (double)sum;
     c->lexpect[id] = (double)read;
+#if defined(__x86_64__)
+    if (nt) _mm_sfence();               /* the streaming stores are visible to the reads */
+#endif
+    if (w) c->lchecked[id] = store_check(w, stored < words ? stored : words, v);
 }
 
 /* The chaser (thread 0). On Ctrl-C it tells the loaders to stop and returns early. */
@@ -425,33 +486,47 @@ static void loaded_fn(int tid, int nt, void *arg) {
     c->ok = chase_check(c, p, done);
 }
 
-/* Loader buffers: filled with ones by their own pinned thread (first touch / bind). */
+/* Loader buffers: the read stream filled with ones, the write stream (if any) with zeros,
+ * by their own pinned thread (first touch / bind). */
 static void fill_fn(int tid, int nt, void *arg) {
     chase_t *c = arg;
     if (tid == 0) { c->ok = chase_build(c); return; }
     uint64_t *b = (uint64_t *)c->lbuf[tid - 1];
+    uint64_t *w = c->wbuf ? (uint64_t *)c->wbuf[tid - 1] : NULL;
     for (size_t i = 0; i < c->load_bytes / 8; i++) {
         if (i % CHECK_EVERY == 0 && ns_interrupted) return;
         b[i] = 1;
+        if (w) w[i] = 0;
     }
 }
 
 /* Python: lat_loaded(bytes, cpu, load_cpus, delays, memory=None, load_bytes=..., mode="tlb",
- *   window=262144, samples=5, loads=65536, seed=1, stride) -> list of dicts, one per
- *   delay. */
+ *   window=262144, samples=5, loads=65536, seed=1, stride, reads=1, writes=0, nt=False,
+ *   skip_stores=False) -> {'points': [one dict per delay], 'chase': {...}}. A loader's step
+ *   reads `reads` and stores `writes` 1 KiB bursts (streaming stores with nt); skip_stores
+ *   (tests only) leaves the stores out, which the read-back check must catch. */
 static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "load_cpus", "delays", "memory", "load_bytes", "mode",
-                          "window", "samples", "loads", "seed", "stride", NULL};
+                          "window", "samples", "loads", "seed", "stride", "reads", "writes",
+                          "nt", "skip_stores", NULL};
     Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 16, load_bytes = 256 << 20;
     Py_ssize_t stride = -1;
-    int cpu, samples = 5;
+    int cpu, samples = 5, reads = 1, writes = 0, nt = 0, skip_stores = 0;
     PyObject *load_cpus, *delays_o, *memory = Py_None;
     const char *mode = "tlb";
     unsigned long long seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "niOO|OnsninKn", kws, &bytes, &cpu, &load_cpus,
-                                     &delays_o, &memory, &load_bytes, &mode, &window, &samples,
-                                     &loads, &seed, &stride))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "niOO|OnsninKniipp", kws, &bytes, &cpu,
+                                     &load_cpus, &delays_o, &memory, &load_bytes, &mode, &window,
+                                     &samples, &loads, &seed, &stride, &reads, &writes, &nt,
+                                     &skip_stores))
         return NULL;
+    if (reads < 0 || reads > 64 || writes < 0 || writes > 64 || reads + writes < 1)
+        return ns_value_error("a loader's step reads 0 to 64 and writes 0 to 64 bursts, "
+                              "at least one in all (got %d and %d)", reads, writes);
+    if (nt && writes < 1) return ns_value_error("streaming stores need writes >= 1");
+#if !defined(__x86_64__)
+    if (nt) return ns_value_error("streaming stores (nt) are implemented for x86-64 only");
+#endif
     ns_interrupted = 0;
     int *lcpus = NULL, nl = 0, *delays = NULL, nd = 0;
     if (!ns_int_list(load_cpus, &lcpus, &nl)) return NULL;
@@ -474,10 +549,20 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     c.lsum = calloc(nl, sizeof(double));
     c.lexpect = calloc(nl, sizeof(double));
     c.lsecs = calloc(nl, sizeof(double));
+    c.lwritten = calloc(nl, sizeof(double));
+    c.lchecked = calloc(nl, sizeof(long));
     c.nloaders = nl;
+    c.mix_reads = reads;
+    c.mix_writes = writes;
+    c.mix_nt = nt;
+    c.skip_stores = skip_stores;
+    if (writes) c.wbuf = calloc(nl, sizeof(char *));
     for (int i = 0; i < nl; i++) {
         c.lbuf[i] = ns_mem_alloc(load_bytes, &c.spec, c.err, sizeof c.err);
         if (!c.lbuf[i]) { PyErr_SetString(PyExc_OSError, c.err); goto done; }
+        if (!c.wbuf) continue;
+        c.wbuf[i] = ns_mem_alloc(load_bytes, &c.spec, c.err, sizeof c.err);
+        if (!c.wbuf[i]) { PyErr_SetString(PyExc_OSError, c.err); goto done; }
     }
     team_cpus[0] = cpu;
     memcpy(team_cpus + 1, lcpus, sizeof(int) * nl);
@@ -491,6 +576,7 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     out = PyList_New(0);
     for (int d = 0; d < nd; d++) {
         c.delay = delays[d];
+        c.pattern = ((uint64_t)(d + 1) << 32) | 0xa5a5a5a5u;   /* new for every delay */
         atomic_store(&c.stop, 0);
         atomic_store(&c.go, 0);
         atomic_store(&c.ready, 0);
@@ -510,7 +596,8 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
             PyErr_Format(PyExc_RuntimeError, "validation failed: %s", c.err);
             goto done;
         }
-        double total = 0, gbs = 0;
+        double total = 0, gbs = 0, wtotal = 0, wgbs = 0;
+        long checked = 0;
         for (int i = 0; i < nl; i++) {
             if (c.lsum[i] != c.lexpect[i]) {
                 Py_CLEAR(out);
@@ -518,13 +605,27 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
                              "expected %.0f", i, c.lsum[i], c.lexpect[i]);
                 goto done;
             }
+            if (c.wbuf && c.lchecked[i] <= 0) {
+                Py_CLEAR(out);
+                PyErr_Format(PyExc_RuntimeError, "validation failed: loader %d's write stream "
+                             "does not hold the value it stored (the stores did not happen)",
+                             i);
+                goto done;
+            }
             total += c.lbytes[i];
-            if (c.lsecs[i] > 0) gbs += c.lbytes[i] / c.lsecs[i] / 1e9;
+            wtotal += c.lwritten[i];
+            checked += c.wbuf ? c.lchecked[i] : 0;
+            if (c.lsecs[i] > 0) {
+                gbs += c.lbytes[i] / c.lsecs[i] / 1e9;
+                wgbs += c.lwritten[i] / c.lsecs[i] / 1e9;
+            }
         }
         PyObject *ns = list_of(c.ns, samples), *tsc = list_of(c.tsc, samples);
-        PyObject *row = Py_BuildValue("{s:i,s:N,s:N,s:d,s:d,s:d}", "delay", delays[d], "ns",
-                                      ns, "tsc", tsc, "loader_bytes", total,
-                                      "seconds", c.chase_seconds, "loader_gbs", gbs);
+        PyObject *row = Py_BuildValue("{s:i,s:N,s:N,s:d,s:d,s:d,s:d,s:d,s:l}", "delay",
+                                      delays[d], "ns", ns, "tsc", tsc, "loader_bytes", total,
+                                      "seconds", c.chase_seconds, "loader_gbs", gbs,
+                                      "loader_written_bytes", wtotal, "loader_write_gbs", wgbs,
+                                      "lines_checked", checked);
         PyList_Append(out, row);
         Py_DECREF(row);
     }
@@ -538,7 +639,11 @@ done:
     if (c.lbuf)
         for (int i = 0; i < nl; i++)
             if (c.lbuf[i]) ns_mem_free(c.lbuf[i], load_bytes, &c.spec);
+    if (c.wbuf)
+        for (int i = 0; i < nl; i++)
+            if (c.wbuf[i]) ns_mem_free(c.wbuf[i], load_bytes, &c.spec);
     free(c.lbuf); free(c.lbytes); free(c.lsum); free(c.lexpect); free(c.lsecs);
+    free(c.wbuf); free(c.lwritten); free(c.lchecked);
     chase_free(&c);
     free(team_cpus); free(lcpus); free(delays);
     return out;
@@ -553,7 +658,7 @@ PyMethodDef ns_lat_methods[] = {
      "stride, seed=1) -> dict with per-sample ns and TSC ticks per load."},
     {"lat_loaded", (PyCFunction)(void (*)(void))py_lat_loaded, METH_VARARGS | METH_KEYWORDS,
      "lat_loaded(bytes, cpu, load_cpus, delays, memory=None, load_bytes=256MiB, mode='tlb', "
-     "window=262144, samples=5, loads=65536, seed=1, stride) -> "
-     "{'points': [...], 'chase': {...}}."},
+     "window=262144, samples=5, loads=65536, seed=1, stride, reads=1, writes=0, nt=False, "
+     "skip_stores=False) -> {'points': [...], 'chase': {...}}."},
     {NULL, NULL, 0, NULL},
 };

@@ -4,6 +4,8 @@ defaults, the matrix's chase options and docs/lat.md's option table all come fro
 from __future__ import annotations
 
 from numascope.errors import UserError
+from numascope.families.latency.mixes import DEFAULT as DEFAULT_MIX
+from numascope.families.latency.mixes import MAX_BURSTS, check_mixes
 from numascope.options import Option, Table, placement
 
 LINE = 64                     # a cache line: the smallest stride
@@ -56,6 +58,10 @@ TABLE = Table("latency", (
            only_with="loaded", high=10_000_000),
     Option("--load-cpus", "loaded: CPUs generating bandwidth, 0-3 or S1, N1 …",
            metavar="CPUS", default_text="all others", only_with="loaded"),
+    Option("--mix", "loaded: the loaders' read:write mixes, one curve each: read, R:W "
+           "(ordinary stores, e.g. 3:1,2:1,1:1), nt (streaming stores), R:Wnt",
+           default=DEFAULT_MIX, metavar="LIST", rule=check_mixes, only_with="loaded",
+           rule_text=f"R and W up to {MAX_BURSTS} KiB per step, each mix once"),
     *placement("cpus", "membind", "pages",
                cpus={"help": "the chaser's CPU: one, e.g. 2, or the first usable CPU of S0 "
                              "(package), N1 (node), L3:5", "hidden": ("--cpu",),
