@@ -126,9 +126,11 @@ def main() -> int:
             return 1
         doc = json.loads(p.stdout)
         flagged = {f["host"] for f in doc["results"] if f["kind"] == "outlier"}
-        print(f"fleet report --json: {wall:.2f} s; planted found {len(planted & flagged)} "
-              f"of {len(planted)}; healthy nodes flagged {len(flagged - planted)}; "
-              f"per-test z limit {doc['z_limit']:.2f}")
+        import resource
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"fleet report --json: {wall:.2f} s, peak memory {rss:.0f} MiB; planted found "
+              f"{len(planted & flagged)} of {len(planted)}; healthy nodes flagged "
+              f"{len(flagged - planted)}; per-test z limit {doc['z_limit']:.2f}")
         # where the time goes, in-process: the store's records, then the analysis
         from numascope.cli.fleet import fleets, select
         from numascope.command.output import envelope

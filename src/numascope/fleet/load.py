@@ -29,8 +29,9 @@ from numascope.analysis.primary import family_primary
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import SCHEMA_VERSION, RunRecord, StageInfo
 
-# what outliers.config, shape, dimm_count, dram_peak and host_of read of rec.host
-HOST_KEYS = ("hostname", "cpu_model", "memory_mode", "nodes", "kernel", "peaks", "dimms",
+# what outliers.config, shape, dimm_count, dram_peak and host_of read of rec.host (of the
+# peaks, only the DRAM one: "peaks.dram" is read and put back as {"peaks": {"dram": …}})
+HOST_KEYS = ("hostname", "cpu_model", "memory_mode", "nodes", "kernel", "peaks.dram", "dimms",
              "dimm_count", "fleet")
 
 # one json_extract with every path: one parse of the record (each call parses it again)
@@ -84,12 +85,24 @@ def _analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
         light[run_id] = RunRecord(
             run_id=run_id, started=started, finished=finished, status=status,
             profile=profile or "unknown", tags=json.loads(tags),
-            host={k: v for k, v in zip(HOST_KEYS, host) if v is not None},
+            host=_host(host),
             stages=[StageInfo.from_dict(s) for s in stages or []])
     whole += _results(store, light)
     for run_id in whole:
         light[run_id] = store.get_run(run_id)
     return [light[i] for i in run_ids]
+
+
+def _host(values: list[Any]) -> dict[str, Any]:
+    host: dict[str, Any] = {}
+    for k, v in zip(HOST_KEYS, values):
+        if v is None:
+            continue
+        if k == "peaks.dram":
+            host["peaks"] = {"dram": v}
+        else:
+            host[k] = v
+    return host
 
 
 def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
