@@ -578,6 +578,9 @@ class Latency:
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
         p = case.params
+        if p.kind == "chains":        # lat --chains: families/latency/chains.py
+            from numascope.families.latency import chains
+            return chains.run(topo, p)
         if p.kind == "loaded":
             (res,) = run_loaded(topo, p)
             return self._on_curve(res)

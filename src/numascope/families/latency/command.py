@@ -65,6 +65,8 @@ def build_cases(args: argparse.Namespace, topo, bench):
     from numascope.families.latency.options import TABLE
     from numascope.options import check
     args = argparse.Namespace(**{**vars(args), **check(TABLE, vars(args))})   # its rules
+    if args.chains:
+        return _chain_cases(args, topo)
     base = params(args, topo)
     if args.loaded:
         return bench.cases(topo, base, delays=list(args.delays))
@@ -74,6 +76,18 @@ def build_cases(args: argparse.Namespace, topo, bench):
         cpu = topo.usable_cpus()[0] if base.cpu is None else base.cpu
         sizes = lat.sweep_sizes(topo, cpu, args.min, args.max, args.per_octave, base.stride)
     return bench.cases(topo, base, sizes=sizes, modes=modes)
+
+
+def _chain_cases(args: argparse.Namespace, topo):
+    """lat --chains: one case per mode and count (not with --sweep or --loaded)."""
+    from numascope.errors import UserError
+    from numascope.families.latency import bench as lat
+    from numascope.families.latency import chains
+    for flag, on in (("--sweep", args.sweep), ("--loaded", args.loaded)):
+        if on:
+            raise UserError(f"--chains does not go with {flag}: give one of them")
+    modes = list(lat.MODES) if args.mode == "both" else [args.mode]
+    return chains.cases(topo, params(args, topo), list(args.chains), modes)
 
 
 def levels(results, topo) -> dict[str, list[dict]]:
@@ -105,8 +119,12 @@ def main(args: argparse.Namespace) -> int:
     outcome = measure(bench, topo, cases, label="lat", quiet=args.json)
     lv = levels(outcome.results, topo) if args.sweep and not outcome.stopped else {}
     save_plot(plot, "latency.figures", outcome.results)
+    extra: dict = {"levels": lv}
+    if args.chains:
+        from numascope.families.latency import chains
+        extra["mlp"] = chains.summaries(outcome.results)
     return finish(args, "lat", outcome, lambda rs, console: _print(rs, lv, console),
-                  extra={"levels": lv})
+                  extra=extra)
 
 
 def _print(results, levels, console) -> None:
@@ -116,6 +134,10 @@ def _print(results, levels, console) -> None:
     from numascope.families.latency import bench as lat
 
     if not results:
+        return
+    if results[0].params.get("kind") == "chains":
+        from numascope.families.latency.chains import print_table
+        print_table(results, console)
         return
     loaded = results[0].params.get("kind") == "loaded"
     strides = sorted({r.params.get("stride") for r in results}, key=str)

@@ -22,6 +22,11 @@ def check_stride(stride: int, name: str = "stride") -> int:
     return stride
 
 
+def _chains(values: list[int], flag: str) -> list[int]:
+    """The chain counts in rising order, each once."""
+    return sorted(set(values))
+
+
 def _delays(values: list[int], flag: str) -> None:
     if any(d < 0 for d in values):
         raise UserError(f"{flag} {','.join(map(str, values))}: delays must be >= 0")
@@ -56,6 +61,10 @@ TABLE = Table("latency", (
            only_with="loaded", high=10_000_000),
     Option("--load-cpus", "loaded: CPUs generating bandwidth, 0-3 or S1, N1 …",
            metavar="CPUS", default_text="all others", only_with="loaded"),
+    Option("--chains", "memory-level parallelism: walk this many independent chains at once, "
+           "e.g. 1,2,4,8,16,32; per count ns per load, loads per ns, GB/s, and the knee "
+           "(misses in flight per core)", kind="ints", low=1, high=64, metavar="LIST",
+           rule=_chains, rule_text="counts, each 1 to 64"),
     *placement("cpus", "membind", "pages",
                cpus={"help": "the chaser's CPU: one, e.g. 2, or the first usable CPU of S0 "
                              "(package), N1 (node), L3:5", "hidden": ("--cpu",),
