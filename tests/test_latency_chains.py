@@ -156,3 +156,55 @@ def test_lat_chains_bad_input_one_line_exit_2(args):
     p = _run("lat", *args)
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+# -- the suite -----------------------------------------------------------------------------
+
+def test_one_core_per_l3_kind(topo):
+    from dataclasses import replace
+
+    from numascope.topology.model import L3Domain
+    cpus = topo.usable_cpus()
+    a, b = cpus[0], cpus[-1]
+    mib = 1 << 20
+    t = replace(topo, l3s=[L3Domain(0, 32 * mib, (a,), None, ()),
+                           L3Domain(1, 96 * mib, (b,), None, ()),     # stacked cache: a kind
+                           L3Domain(2, 32 * mib, (b,), None, ())])    # a first kind again
+    assert chains.l3_kind_cpus(t) == sorted({a, b})
+    assert chains.l3_kind_cpus(replace(topo, l3s=[])) == [cpus[0]]
+
+
+def test_suite_has_chains_in_the_dense_profile_only(topo):
+    from numascope.profile import FULL, QUICK
+    assert not [c for c in lat.suite_cases(topo, QUICK) if c.params.kind == "chains"]
+    full = [c for c in lat.suite_cases(topo, FULL) if c.params.kind == "chains"]
+    want = [(cpu, n) for cpu in chains.l3_kind_cpus(topo) for n in chains.SUITE_COUNTS]
+    assert [(c.params.base.cpu, c.params.chains) for c in full] == want
+    assert all(c.params.base.samples == FULL.samples for c in full)
+    assert all(c.params.base.bytes == lat.dram_size(topo, c.params.base.cpu) for c in full)
+
+
+def _planted(n: int, ns: float, node: int | None = None):
+    from numascope.results.record import BenchResult, Metric
+    return BenchResult(
+        family="latency", case=f"chains={n}",
+        params={"kind": "chains", "chains": n, "cpu": 0, "node": node, "bytes": 1 << 30,
+                "mode": "tlb", "pages": "none", "stride": 256},
+        metrics={"latency": Metric("latency", "ns", False, [ns]),
+                 "loads_per_ns": Metric("loads_per_ns", "loads/ns", True, [n / ns]),
+                 "bandwidth": Metric("bandwidth", "GB/s", True, [n / ns * 64]),
+                 "tsc_cycles": Metric("tsc_cycles", "TSC cycles", False, [ns * 2.5])})
+
+
+def test_series_summaries_and_the_plot_on_planted_results():
+    from numascope.families.latency import figures
+    local = [_planted(n, max(100.0, n / 0.08)) for n in (1, 2, 4, 8, 16)]
+    remote = [_planted(n, max(200.0, n / 0.05), node=1) for n in (1, 2, 4, 8, 16, 32)]
+    sums = chains.summaries(local + remote)
+    assert [s["node"] for s in sums] == [None, 1]
+    assert sums[0]["knee"]["knee_chains"] == 8 and sums[0]["knee"]["outstanding"] == \
+        pytest.approx(8.0)
+    assert sums[1]["knee"]["knee_chains"] == 8 and sums[1]["knee"]["outstanding"] == \
+        pytest.approx(10.0)                                  # 0.05 loads/ns x 200 ns
+    titles = [t for t, _ in figures.figures(local + remote)]
+    assert "Memory-level parallelism" in titles

@@ -58,6 +58,33 @@ def cases(topo: Topology, base: LatencyParams, counts: list[int],
     return out
 
 
+SUITE_COUNTS = (1, 2, 4, 8, 16, 32)
+
+
+def l3_kind_cpus(topo: Topology) -> list[int]:
+    """The first usable CPU of the first L3 domain of each kind (size and CPU count: the
+    big and small L3s of a chiplet part with stacked cache, the domains of a hybrid one);
+    without L3 domains, the first usable CPU."""
+    usable = set(topo.usable_cpus())
+    seen: dict[tuple[int, int], int] = {}
+    for d in topo.l3s:
+        first = next((c for c in d.cpus if c in usable), None)
+        if first is not None:
+            seen.setdefault((d.size_bytes, len(d.cpus)), first)
+    return sorted(seen.values()) or topo.usable_cpus()[:1]
+
+
+def suite_cases(topo: Topology, samples: int) -> list[Case]:
+    """`run`'s dense profile: SUITE_COUNTS chains over a DRAM working set (lat's default),
+    on the first core of each L3 kind."""
+    out = []
+    for cpu in l3_kind_cpus(topo):
+        base = LatencyParams(cpu=cpu, samples=samples)
+        out += [Case(f"mlp cpu{cpu} {c.label}", c.params)
+                for c in cases(topo, base, list(SUITE_COUNTS))]
+    return out
+
+
 def run(topo: Topology, cp: ChainsParams) -> BenchResult:
     p, n = cp.base, cp.chains
     cpu, pages = p.cpu or 0, p.memory.pages
