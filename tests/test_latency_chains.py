@@ -204,7 +204,7 @@ def test_series_summaries_and_the_plot_on_planted_results():
     assert [s["node"] for s in sums] == [None, 1]
     assert sums[0]["knee"]["knee_chains"] == 8 and sums[0]["knee"]["outstanding"] == \
         pytest.approx(8.0)
-    assert sums[1]["knee"]["knee_chains"] == 8 and sums[1]["knee"]["outstanding"] == \
+    assert sums[1]["knee"]["knee_chains"] == 16 and sums[1]["knee"]["outstanding"] == \
         pytest.approx(10.0)                                  # 0.05 loads/ns x 200 ns
     titles = [t for t, _ in figures.figures(local + remote)]
     assert "Memory-level parallelism" in titles
