@@ -4,6 +4,7 @@ shape; on this machine, 1 chain against `lat` and the gain of 16 chains over one
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 
@@ -208,3 +209,20 @@ def test_series_summaries_and_the_plot_on_planted_results():
         pytest.approx(10.0)                                  # 0.05 loads/ns x 200 ns
     titles = [t for t, _ in figures.figures(local + remote)]
     assert "Memory-level parallelism" in titles
+
+
+def test_matrix_chains_adds_misses_in_flight_per_pair():
+    p = _run("matrix", "--what", "latency", "--chains", "4", "--size", "2M", "--samples", "2",
+             "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    for r in d["results"]:
+        m = r["metrics"]
+        assert m["mlp"]["unit"] == "misses" and all(v > 0 for v in m["mlp"]["values"])
+        # Little's law: GB/s / 64 B = loads per ns; x the pair's 1-chain latency
+        lat_ns = statistics.median(m["latency"]["values"])
+        assert m["mlp"]["values"][0] == pytest.approx(
+            m["mlp_bandwidth"]["values"][0] / 64 * lat_ns, rel=0.02)
+    assert set(d["ratios_by_distance"]) == {"latency", "mlp", "mlp_bandwidth"}
+    p = _run("matrix", "--what", "bandwidth", "--chains", "4")
+    assert p.returncode == 2 and "applies only with --what" in p.stderr
