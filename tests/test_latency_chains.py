@@ -226,3 +226,33 @@ def test_matrix_chains_adds_misses_in_flight_per_pair():
     assert set(d["ratios_by_distance"]) == {"latency", "mlp", "mlp_bandwidth"}
     p = _run("matrix", "--what", "bandwidth", "--chains", "4")
     assert p.returncode == 2 and "applies only with --what" in p.stderr
+
+
+CTRL_C = r"""
+import os, signal, threading, time
+from numascope import _core
+
+cpu = sorted(os.sched_getaffinity(0))[0]
+def call(samples):
+    return _core.lat_chains(32 << 20, cpu, 8, None, "tlb", 256 << 10, samples, 1 << 18, 256)
+
+t0 = time.perf_counter()
+call(3)
+short = time.perf_counter() - t0             # setup + 3 samples
+threading.Timer(2 * short, os.kill, (os.getpid(), signal.SIGINT)).start()
+t0 = time.perf_counter()
+try:
+    call(120)                                # >= 40x the short call
+    print("not interrupted")
+except KeyboardInterrupt:
+    took = time.perf_counter() - t0
+    print(f"interrupted after {took:.2f} s (short call {short:.2f} s)")
+    raise SystemExit(0 if took < 10 * short else 1)
+"""
+
+
+def test_ctrl_c_stops_the_chains_between_pieces():
+    p = subprocess.run([sys.executable, "-c", CTRL_C], capture_output=True, text=True,
+                       timeout=600, check=False)
+    assert "interrupted after" in p.stdout, p.stdout + p.stderr
+    assert p.returncode == 0, p.stdout
