@@ -99,16 +99,20 @@ def _best(r) -> float:
 
 
 def test_one_chain_is_lats_idle_latency_within_5_percent(topo):
-    """The same buffer size, stride, mode and cycle (seed): best of the samples of each,
-    twice, alternating, so a neighbour's burst on this shared host hits both."""
+    """The same buffer size, stride, mode and cycle (seed), alternating, best sample of
+    each so far: neighbours on this shared host only ever add time, so the bests meet once
+    each side has had a quiet sample; up to 6 rounds. A 1-chain walk slower or faster than
+    `lat` by more than 5 % never meets it."""
     cpu = topo.usable_cpus()[0]
-    base = lat.LatencyParams(bytes=lat.dram_size(topo, cpu), cpu=cpu, samples=7, loads=1 << 16,
-                             clock=False).checked(topo)
+    base = lat.LatencyParams(bytes=lat.dram_size(topo, cpu), cpu=cpu, samples=15,
+                             loads=1 << 14, clock=False).checked(topo)
     (case,) = chains.cases(topo, base, [1])
     plain, one = [], []
-    for _ in range(2):
+    for _ in range(6):
         plain.append(_best(lat.run(topo, base)))
         one.append(_best(chains.run(topo, case.params)))
+        if min(one) == pytest.approx(min(plain), rel=0.05):
+            break
     assert min(one) == pytest.approx(min(plain), rel=0.05), (plain, one)
 
 
