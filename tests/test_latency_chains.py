@@ -260,3 +260,13 @@ def test_ctrl_c_stops_the_chains_between_pieces():
                        timeout=600, check=False)
     assert "interrupted after" in p.stdout, p.stdout + p.stderr
     assert p.returncode == 0, p.stdout
+
+
+def test_the_report_carries_the_mlp_plot():
+    from test_store_helpers import make_run
+
+    from numascope.report import html as report_html
+    run = make_run(results=[_planted(n, max(100.0, n / 0.08)) for n in (1, 2, 4, 8, 16)])
+    text = report_html.render([run])
+    assert 'alt="Memory-level parallelism"' in text
+    assert "plots of numascope.families.latency.figures failed" not in text
