@@ -19,6 +19,9 @@ COMMANDS = {
     "lat": ["lat", "--size", "256K", "--samples", "2", "--loads", "4096", "--pages", "none"],
     "lat-loaded": ["lat", "--loaded", "--size", "1M", "--delays", "0", "--samples", "2",
                    "--loads", "4096"],
+    # recorded when lat --chains came (issue 25), not at 7860ae5
+    "lat-chains": ["lat", "--chains", "1,2", "--size", "1M", "--samples", "2", "--loads",
+                   "4096"],
     "bw": ["bw", "--size", "1M", "--reps", "2", "--threads", "1", "--kernel", "triad",
            "--isa", "scalar", "--nt", "off", "--pages", "none"],
     "matrix-dry": ["matrix", "--dry-run", "--sysfs-root", FIXTURE],

@@ -58,6 +58,13 @@ BAD = [
     Bad(["lat", "--per-octave", "4"], 2, "--per-octave applies only with --sweep",
         "sweep density, no sweep"),
 ]
+BAD += [   # lat --chains
+    Bad(["lat", "--chains", "0"], 2, "--chains must be at least 1", "no chain"),
+    Bad(["lat", "--chains", "1,65"], 2, "--chains must be at most 64", "more chains than walks"),
+    Bad(["lat", "--chains", "1,x"], 2, "--chains '1,x'", "not a count"),
+    Bad(["lat", "--chains", "1,2", "--sweep"], 2, "does not go with --sweep", "two modes"),
+    Bad(["lat", "--chains", "64", "--size", "16K"], 2, "fewer than two", "chains too short"),
+]
 if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool, as here
     BAD.append(Bad(["lat", "--pages", "hugetlb", "--size", "64M"], 4, "hugetlb pages",
                    "hugetlb pool cannot hold the buffer"))
@@ -71,7 +78,9 @@ JSON = [
     ["lat", "--sweep", "--min", "4K", "--max", "64K", "--per-octave", "1", "--samples", "2",
      "--loads", "1024"],
 ]
+JSON.append(["lat", "--chains", "1,2,4", "--mode", "both", *SMALL])
 WIDE = [
+    ["lat", "--chains", "1,2,4", *SMALL],
     ["lat", "--mode", "both", "--pages", "thp", *SMALL],
     ["lat", "--sweep", "--min", "4K", "--max", "1M", "--per-octave", "1", "--samples", "2",
      "--loads", "1024"],

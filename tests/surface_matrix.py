@@ -35,6 +35,10 @@ BAD = [
     Bad(["matrix", "--pages", "giant"], 2, "invalid choice", "unknown page kind"),
     Bad(["matrix", "--plot", "bad"], 2, "must end in .png or .svg", "plot not an image"),
     Bad(["matrix", "--plot", "/nonexistent/m.png"], 2, "does not exist", "plot folder missing"),
+    Bad(["matrix", "--chains", "65"], 2, "--chains must be at most 64", "too many chains"),
+    Bad(["matrix", "--what", "bandwidth", "--chains", "4"], 2,
+        "--chains applies only with --what both or latency", "chains without latency"),
+    Bad(["matrix", "--chains", "64", "--size", "16K"], 2, "fewer than two", "chains too short"),
 ]
 if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool, as here
     BAD.append(Bad(["matrix", "--pages", "hugetlb", "--size", "64M"], 4, "hugetlb pages",
@@ -45,8 +49,10 @@ if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool
 JSON = [
     ["matrix", "--what", "latency", "--size", "1M", "--samples", "2"],
     ["matrix", "--dry-run"],
+    ["matrix", "--what", "latency", "--chains", "4", "--size", "1M", "--samples", "2"],
 ]
 WIDE = [
+    ["matrix", "--what", "latency", "--chains", "4", "--size", "1M", "--samples", "2"],
     ["matrix", *SMALL],
     ["matrix", "--dry-run"],
 ]

@@ -81,6 +81,11 @@ def steps_two_sockets() -> list[Step]:
         Step("matrix", MATRIX),
         Step("lat-bound", ["lat", "--cpu", "3", "--node", "0", "--size", "4M", "--samples", "3",
                            "--json"]),
+        # memory-level parallelism from CPU 0: its own node's memory, then the other socket's
+        *[Step(f"lat-chains-{where}", ["lat", "--chains", "1,4", "--cpus", "0", "--membind",
+                                        str(node), "--size", "4M", "--samples", "3",
+                                        "--loads", "4096", "--json"])
+          for where, node in (("local", 0), ("remote", 2))],
         Step("compress-N1", [*COMPRESS, "--where", "N1"]),
         # the ping-pong line homed on each node in turn, for one cross-socket pair
         Step("c2c-home-all", ["c2c", "--cpus", "0,3", "--home", "all", "--samples", "3",

@@ -436,6 +436,22 @@ def test_latency_bound_to_a_remote_node(two_sockets):
     assert_all_on(b, {0}, LAT_BYTES)
 
 
+@pytest.mark.parametrize("where,node", [("local", 0), ("remote", 2)])
+def test_chains_local_and_remote(two_sockets, where, node):
+    step = ok(two_sockets.step(f"lat-chains-{where}"))
+    doc = step.json()
+    assert [r["params"]["chains"] for r in doc["results"]] == [1, 4]
+    assert all(r["params"]["node"] == node for r in doc["results"])
+    (series,) = doc["mlp"]
+    assert series["knee"]["base_chains"] == 1 and "Little's law" in series["knee"]["text"]
+    bufs = step.buffers()
+    assert len(bufs) == 2                       # one buffer per count, its chains inside
+    for b in bufs:
+        assert team_cpus(b) == [0]
+        assert_policy(b, MPOL_BIND, [node])
+        assert_all_on(b, {node}, LAT_BYTES)
+
+
 def test_latency_on_cpuless_node(cpuless):
     [b] = ok(cpuless.step("lat-cpuless")).buffers()
     assert team_cpus(b) == [0]

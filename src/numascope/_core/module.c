@@ -98,7 +98,7 @@ PyObject *ns_raise_interrupt(void) {
 
 static PyMethodDef *families[] = {
     module_methods, ns_cpu_methods, ns_memory_methods, ns_bw_methods, ns_lat_methods,
-    ns_c2c_methods, ns_clock_methods, ns_compress_methods,
+    ns_chains_methods, ns_c2c_methods, ns_clock_methods, ns_compress_methods,
 };
 
 static struct PyModuleDef moddef = {

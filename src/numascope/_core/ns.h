@@ -12,6 +12,7 @@ extern PyMethodDef ns_cpu_methods[];
 extern PyMethodDef ns_memory_methods[];
 extern PyMethodDef ns_bw_methods[];
 extern PyMethodDef ns_lat_methods[];
+extern PyMethodDef ns_chains_methods[];
 extern PyMethodDef ns_c2c_methods[];
 extern PyMethodDef ns_clock_methods[];
 extern PyMethodDef ns_compress_methods[];

@@ -677,6 +677,9 @@ class Latency:
 
     def measure(self, topo: Topology, case: Case) -> BenchResult:
         p = case.params
+        if p.kind == "chains":        # lat --chains: families/latency/chains.py
+            from numascope.families.latency import chains
+            return chains.run(topo, p)
         if p.kind == "loaded":
             (res,) = run_loaded(topo, p)
             return self._on_curve(res)
@@ -693,7 +696,8 @@ class Latency:
 
 def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
     """Thinned (quick): one DRAM working set (TLB-friendly); dense (full): both modes at
-    DRAM size, the whole sweep, and loaded latency when there is a second CPU."""
+    DRAM size, the whole sweep, loaded latency when there is a second CPU, and
+    memory-level parallelism (lat --chains) on the first core of each L3 kind."""
     b = Latency()
     cpu = topo.usable_cpus()[0]
     if not profile.dense:
@@ -704,4 +708,5 @@ def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
     if len(topo.usable_cpus()) > 1:
         cases += b.cases(topo, LatencyParams(kind="loaded", samples=SUITE_LOADED_SAMPLES),
                          delays=list(LOADED_DELAYS))
-    return cases
+    from numascope.families.latency import chains  # memory-level parallelism, per L3 kind
+    return cases + chains.suite_cases(topo, profile.samples)

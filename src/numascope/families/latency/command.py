@@ -65,6 +65,8 @@ def build_cases(args: argparse.Namespace, topo, bench):
     from numascope.families.latency.options import TABLE
     from numascope.options import check
     args = argparse.Namespace(**{**vars(args), **check(TABLE, vars(args))})   # its rules
+    if args.chains:
+        return _chain_cases(args, topo)
     base = params(args, topo)
     if args.loaded:
         return bench.cases(topo, base, delays=list(args.delays), mixes=list(args.mix))
@@ -74,6 +76,18 @@ def build_cases(args: argparse.Namespace, topo, bench):
         cpu = topo.usable_cpus()[0] if base.cpu is None else base.cpu
         sizes = lat.sweep_sizes(topo, cpu, args.min, args.max, args.per_octave, base.stride)
     return bench.cases(topo, base, sizes=sizes, modes=modes)
+
+
+def _chain_cases(args: argparse.Namespace, topo):
+    """lat --chains: one case per mode and count (not with --sweep or --loaded)."""
+    from numascope.errors import UserError
+    from numascope.families.latency import bench as lat
+    from numascope.families.latency import chains
+    for flag, on in (("--sweep", args.sweep), ("--loaded", args.loaded)):
+        if on:
+            raise UserError(f"--chains does not go with {flag}: give one of them")
+    modes = list(lat.MODES) if args.mode == "both" else [args.mode]
+    return chains.cases(topo, params(args, topo), list(args.chains), modes)
 
 
 def levels(results, topo) -> dict[str, list[dict]]:
@@ -109,6 +123,9 @@ def main(args: argparse.Namespace) -> int:
     if args.loaded and "mix" in (getattr(args, "_typed", None) or {}):
         # with --mix, one summary per curve (without it the document stays as it was)
         extra["curves"] = [lat.curve_summary(c) for c in lat.curves(outcome.results)]
+    if args.chains:
+        from numascope.families.latency import chains
+        extra["mlp"] = chains.summaries(outcome.results)
     return finish(args, "lat", outcome, lambda rs, console: _print(rs, lv, console),
                   extra=extra)
 
@@ -123,6 +140,10 @@ def _print(results, levels, console) -> None:
         return
     if results[0].params.get("kind") == "loaded":
         _print_loaded(results, console)
+        return
+    if results[0].params.get("kind") == "chains":
+        from numascope.families.latency.chains import print_table
+        print_table(results, console)
         return
     strides = sorted({r.params.get("stride") for r in results}, key=str)
     per = ", ".join(f"{s} B" for s in strides)

@@ -101,4 +101,5 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
 
 
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
-    return _sweep(results) + _loaded(results)
+    from numascope.families.latency import chains_figures  # lat --chains
+    return _sweep(results) + _loaded(results) + chains_figures.figures(results)

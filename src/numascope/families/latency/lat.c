@@ -17,6 +17,7 @@
 #include "ns.h"
 #include "memory.h"
 #include "team.h"
+#include "chase.h"
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,7 +52,7 @@ static void sattolo(uint32_t *a, size_t n, uint64_t *s) {
 
 /* Visiting order of all `lines` lines: order[k] is the k-th line of the cycle.
  * window_lines == 0 or >= lines means one window (full random). Returns 0 on OOM. */
-static int build_order(uint32_t *order, size_t lines, size_t window_lines, uint64_t seed) {
+int build_order(uint32_t *order, size_t lines, size_t window_lines, uint64_t seed) {
     uint64_t s = seed ? seed : 0x5eed;
     if (window_lines == 0 || window_lines > lines) window_lines = lines;
     size_t nwin = (lines + window_lines - 1) / window_lines;

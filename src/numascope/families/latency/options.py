@@ -24,6 +24,11 @@ def check_stride(stride: int, name: str = "stride") -> int:
     return stride
 
 
+def _chains(values: list[int], flag: str) -> list[int]:
+    """The chain counts in rising order, each once."""
+    return sorted(set(values))
+
+
 def _delays(values: list[int], flag: str) -> None:
     if any(d < 0 for d in values):
         raise UserError(f"{flag} {','.join(map(str, values))}: delays must be >= 0")
@@ -62,6 +67,10 @@ TABLE = Table("latency", (
            "(ordinary stores, e.g. 3:1,2:1,1:1), nt (streaming stores), R:Wnt",
            default=DEFAULT_MIX, metavar="LIST", rule=check_mixes, only_with="loaded",
            rule_text=f"R and W up to {MAX_BURSTS} KiB per step, each mix once"),
+    Option("--chains", "memory-level parallelism: walk this many independent chains at once, "
+           "e.g. 1,2,4,8,16,32; per count ns per load, loads per ns, GB/s, and the knee "
+           "(misses in flight per core)", kind="ints", low=1, high=64, metavar="LIST",
+           rule=_chains, rule_text="counts, each 1 to 64"),
     *placement("cpus", "membind", "pages",
                cpus={"help": "the chaser's CPU: one, e.g. 2, or the first usable CPU of S0 "
                              "(package), N1 (node), L3:5", "hidden": ("--cpu",),

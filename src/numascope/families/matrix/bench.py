@@ -94,6 +94,7 @@ class MatrixParams:
     samples: int = TABLE["samples"].default
     loads: int = 1 << 17
     pages: str | None = None
+    chains: int = 0                        # > 0: also N chains in lockstep (lat --chains)
 
     @property
     def lat_pages(self) -> str:
@@ -125,7 +126,7 @@ class MatrixParams:
         if self.mode not in lat.MODES:
             raise UserError(f"unknown chase mode {self.mode!r} (choose "
                             f"{', '.join(lat.MODES)})")
-        for name in ("stride", "samples", "bw_size"):      # the options' own rules
+        for name in ("stride", "samples", "bw_size", "chains"):   # the options' own rules
             TABLE[name].convert(getattr(self, "bw_bytes" if name == "bw_size" else name), name)
         ps = self.pairs(topo)
         p = replace(self, rows=tuple(dict.fromkeys(i for i, _ in ps)),
@@ -135,7 +136,10 @@ class MatrixParams:
             cpu = node_cpus(topo, i)[0]
             for j in p.cols or ():
                 if "latency" in p.what:
-                    p.latency(topo, cpu, j)   # size, stride, fits and hugetlb, per node
+                    base = p.latency(topo, cpu, j)   # size, stride, fits, hugetlb, per node
+                    if p.chains:
+                        from numascope.families.latency import chains
+                        chains.cases(topo, base, [p.chains])   # lines enough per chain
                 if "bandwidth" in p.what and h is not None and p.bw_bytes is not None:
                     what = f"the read-bandwidth array of {format_bytes(p.bw_bytes)}"
                     h.check_fits(p.bw_bytes, what, [j])
@@ -153,6 +157,9 @@ class MatrixParams:
             out.append(f"latency: {self.mode} chase over {format_bytes(size)}, stride "
                        f"{self.stride} B, {self.samples} sample{'s' if self.samples != 1 else ''}"
                        f", {pages[self.lat_pages]}")
+            if self.chains:
+                out.append(f"misses in flight: {self.chains} chains in lockstep over the same "
+                           "buffer, x the 1-chain latency (Little's law)")
         if "bandwidth" in self.what:
             size = format_bytes(self.bw_bytes) if self.bw_bytes else "4x the LLC"
             out.append(f"bandwidth: every CPU of the row's node reads {size}, "
@@ -168,6 +175,16 @@ class Pair:
     params: MatrixParams
 
 
+UNITS = {"latency": "ns", "bandwidth": "GB/s", "mlp": "misses", "mlp_bandwidth": "GB/s"}
+
+
+def shown_metrics(p: MatrixParams) -> tuple[str, ...]:
+    """The matrices a run shows: what it measures, and with --chains the misses in flight
+    and one core's bandwidth."""
+    extra = ("mlp", "mlp_bandwidth") if p.chains and "latency" in p.what else ()
+    return (*p.what, *extra)
+
+
 def default_executor(topo: Topology, params: MatrixParams | None = None) -> Executor:
     """Latency: one chaser on the node's first CPU, buffer of `params.bytes` bound to the
     target node, one pointer per `params.stride` bytes (stated in the latency metric's
@@ -179,8 +196,11 @@ def default_executor(topo: Topology, params: MatrixParams | None = None) -> Exec
     def run(cpus: list[int], node: int) -> dict[str, Metric]:
         out: dict[str, Metric] = {}
         if "latency" in p.what:
-            r = lat.run(topo, p.latency(topo, cpus[0], node))
+            base = p.latency(topo, cpus[0], node)
+            r = lat.run(topo, base)
             out["latency"] = r.metrics["latency"]
+            if p.chains:
+                out.update(mlp_metrics(topo, base, p.chains, r.metrics["latency"].median))
         if "bandwidth" in p.what and bandwidth_available():
             from numascope.families.bandwidth import bench as bandwidth
             b = bandwidth.measure(topo, kernel="read", cpus=cpus,
@@ -192,6 +212,24 @@ def default_executor(topo: Topology, params: MatrixParams | None = None) -> Exec
                 out["bandwidth"] = Metric("bandwidth", m.unit, True, list(m.values), m.note)
         return out
     return run
+
+
+def mlp_metrics(topo: Topology, base: lat.LatencyParams, n: int,
+                latency_ns: float) -> dict[str, Metric]:
+    """`n` chains in lockstep over the pair's latency buffer: per sample, misses in flight
+    (Little's law: n / ns per step x `latency_ns`, the pair's 1-chain median) and the GB/s
+    one core reads that way (64 B per load)."""
+    from numascope.families.latency import chains, mlp
+    (case,) = chains.cases(topo, base, [n])
+    r = chains.run(topo, case.params)
+    lpn = r.metrics["loads_per_ns"].values
+    return {
+        "mlp": Metric("mlp", "misses", True, [v * latency_ns for v in lpn],
+                      f"misses in flight per core: {n} chains' loads per ns x the 1-chain "
+                      f"latency {latency_ns:.1f} ns (Little's law)"),
+        "mlp_bandwidth": Metric("mlp_bandwidth", "GB/s", True, [v * mlp.LINE for v in lpn],
+                                f"one core, {n} chains in lockstep, {mlp.LINE} B per load"),
+    }
 
 
 def measure_pair(topo: Topology, src: int, dst: int, executor: Executor,

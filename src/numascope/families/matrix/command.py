@@ -32,7 +32,7 @@ def params(args: argparse.Namespace, topo):
         rows=_nodes(topo, args.cpunodebind, "--cpunodebind"),
         cols=_nodes(topo, args.membind, "--membind"),
         bytes=v["size"], bw_bytes=v["bw_size"], mode=v["mode"], stride=v["stride"],
-        samples=v["samples"], pages=v["pages"])
+        samples=v["samples"], pages=v["pages"], chains=v["chains"])
 
 
 def main(args: argparse.Namespace) -> int:
@@ -60,7 +60,8 @@ def main(args: argparse.Namespace) -> int:
         return 0
     outcome = measure(bench, topo, cases, label="matrix", quiet=args.json)
     results = outcome.results
-    ratios = {m: mx.ratios_by_distance(results, m) for m in checked.what}
+    shown = mx.shown_metrics(checked)
+    ratios = {m: mx.ratios_by_distance(results, m) for m in shown}
     tiers = mx.tier_summary(results)
     save_plot(plot, "matrix.figures", results)
 
@@ -70,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
         if len(topo.nodes) == 1:
             console.print("one NUMA node: the matrices are 1x1 (local only, no remote pair "
                           "exists)")
-        _print(results, ratios, checked.what, console)
+        _print(results, ratios, shown, console)
         _print_tiers(tiers, checked.what, console)
         if "bandwidth" in checked.what and not mx.bandwidth_available():
             console.print("read bandwidth not measured: numascope.families.bandwidth.bench is not "
@@ -133,7 +134,7 @@ def _print(results, ratios, what, console) -> None:
     from numascope.families.matrix import bench as mx
 
     for metric in what:
-        unit = "ns" if metric == "latency" else "GB/s"
+        unit = mx.UNITS.get(metric, "GB/s")
         src, dst, m = mx.table(results, metric)
         best = mx.table(results, metric, "best")[2]
         if all(math.isnan(v) for row in m for v in row):

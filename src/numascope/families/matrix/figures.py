@@ -14,7 +14,9 @@ from numascope.results.record import BenchResult
 
 FAMILY = "matrix"
 METRICS = (("latency", "Idle latency (ns)", "viridis"),
-           ("bandwidth", "Read bandwidth (GB/s)", "viridis_r"))
+           ("bandwidth", "Read bandwidth (GB/s)", "viridis_r"),
+           ("mlp", "Misses in flight per core (matrix --chains)", "viridis_r"),
+           ("mlp_bandwidth", "One core's bandwidth, chains in lockstep (GB/s)", "viridis_r"))
 
 
 def heatmap(rows: list[str], cols: list[str], m: list[list[float]], title: str, cmap: str,
@@ -49,6 +51,6 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         if all(math.isnan(v) for row in m for v in row):
             continue
         fig = heatmap([f"N{i}" for i in src], [f"N{j}" for j in dst], m, title, cmap,
-                      "memory node", "CPU node", "{:.1f}" if metric == "bandwidth" else "{:.0f}")
+                      "memory node", "CPU node", "{:.0f}" if metric == "latency" else "{:.1f}")
         out.append((f"NUMA matrix: {metric}", fig))
     return out

@@ -42,6 +42,10 @@ TABLE = Table("matrix", (
            default="tlb", only_with=LATENCY),
     Option("--samples", "latency samples per pair", kind="int", default=9, low=1, metavar="N",
            only_with=LATENCY, high=100_000),
+    Option("--chains", "also walk N independent chains from each pair's CPU: one core's "
+           "misses in flight (Little's law, with the pair's 1-chain latency) and bandwidth, "
+           "local against remote; 0: off", kind="int", default=0, low=0, high=64,
+           metavar="N", only_with=LATENCY),
     Option("--dry-run", "list the pairs that would be measured, measure nothing",
            kind="switch"),
 ))

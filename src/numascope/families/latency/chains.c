@@ -1,0 +1,279 @@
+/* Memory-level parallelism: N independent pointer chases walked in lockstep by one thread.
+ *
+ * The buffer is cut into N equal regions; each holds its own Sattolo cycle (lat.c's
+ * build_order: the same "tlb" or "random" order as `lat`, one pointer per `stride` bytes).
+ * One pinned thread advances all N pointers each step. Within one chain every load depends
+ * on the one before; across chains nothing does, so an out-of-order core keeps up to N
+ * misses in flight, as many as its miss buffers (line fill buffers, MSHRs) allow. With
+ * N = 1 this is `lat`'s chase. The time per step is the latency each chain sees; N / (ns
+ * per step) is the loads per ns the core sustains.
+ *
+ * One function per N (1..CHAINS_MAX), the chain loop fully unrolled so the N pointers live
+ * in registers (or spill slots beyond 15) and never in an array indexed at run time, and
+ * not vectorised: a gather would not be the N scalar loads we mean to time.
+ *
+ * Validation: up to 2^22 lines in all, each chain is walked alone first and must return to
+ * its head after exactly its number of lines (one cycle over every line of its region);
+ * always, after the timed samples every chain must sit on the line its cycle predicts
+ * for the steps it was asked to make. A failure is an error, never a result.
+ * Ctrl-C: the build and the walks check ns_interrupted between pieces of ~1 Mi loads. */
+#include "ns.h"
+#include "memory.h"
+#include "team.h"
+#include "chase.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHAINS_MAX 64
+#define CHAINS_MAX_SAMPLES 100000
+#define CHECK_EVERY ((size_t)1 << 20)   /* loads between Ctrl-C checks */
+#define WALK_LINES ((size_t)1 << 22)    /* up to this many lines in all: every cycle walked */
+
+#define NOVEC __attribute__((optimize("no-tree-vectorize", "no-tree-slp-vectorize")))
+#define DEFINE_WALK(N)                                                        \
+    static NOVEC void walk_##N(void **p, size_t steps) {                      \
+        void *q[N];                                                           \
+        _Pragma("GCC unroll 64") for (int c = 0; c < N; c++) q[c] = p[c];     \
+        for (size_t s = 0; s < steps; s++) {                                  \
+            _Pragma("GCC unroll 64") for (int c = 0; c < N; c++)              \
+                q[c] = *(void **)q[c];                                        \
+        }                                                                     \
+        _Pragma("GCC unroll 64") for (int c = 0; c < N; c++) p[c] = q[c];     \
+    }
+#define W8(a) DEFINE_WALK(a##1) DEFINE_WALK(a##2) DEFINE_WALK(a##3) DEFINE_WALK(a##4) \
+    DEFINE_WALK(a##5) DEFINE_WALK(a##6) DEFINE_WALK(a##7) DEFINE_WALK(a##8)
+DEFINE_WALK(1) DEFINE_WALK(2) DEFINE_WALK(3) DEFINE_WALK(4) DEFINE_WALK(5) DEFINE_WALK(6)
+DEFINE_WALK(7) DEFINE_WALK(8) DEFINE_WALK(9)
+W8(1) DEFINE_WALK(10) DEFINE_WALK(19)
+W8(2) DEFINE_WALK(20) DEFINE_WALK(29)
+W8(3) DEFINE_WALK(30) DEFINE_WALK(39)
+W8(4) DEFINE_WALK(40) DEFINE_WALK(49)
+W8(5) DEFINE_WALK(50) DEFINE_WALK(59)
+DEFINE_WALK(60) DEFINE_WALK(61) DEFINE_WALK(62) DEFINE_WALK(63) DEFINE_WALK(64)
+
+typedef void (*walk_fn)(void **, size_t);
+#define T8(a) walk_##a##1, walk_##a##2, walk_##a##3, walk_##a##4, walk_##a##5, walk_##a##6, \
+    walk_##a##7, walk_##a##8, walk_##a##9
+static const walk_fn walks[CHAINS_MAX + 1] = {
+    NULL, walk_1, walk_2, walk_3, walk_4, walk_5, walk_6, walk_7, walk_8, walk_9,
+    walk_10, T8(1), walk_20, T8(2), walk_30, T8(3), walk_40, T8(4), walk_50, T8(5),
+    walk_60, walk_61, walk_62, walk_63, walk_64,
+};
+
+typedef struct {
+    /* inputs */
+    size_t stride, window_lines, nchains, lines;   /* lines: per chain */
+    uint64_t seed;
+    ns_mem_spec spec;
+    int nsamples;
+    size_t steps;                  /* lockstep steps per sample (each: nchains loads) */
+    /* state */
+    char *buf;
+    size_t bytes;                  /* mapped */
+    uint32_t *order;               /* chain c's k-th line: order[c * lines + k] (global) */
+    void *p[CHAINS_MAX];
+    char err[256];
+    /* outputs */
+    double *ns, *tsc;              /* per sample: ns and TSC ticks per step */
+    size_t cycle_walked;           /* lines per chain walked in the check, 0 if not */
+    int ok;
+} chains_t;
+
+static int chains_build(chains_t *c) {
+    size_t n = c->nchains * c->lines;
+    c->order = malloc(sizeof(uint32_t) * n);
+    if (!c->order) { snprintf(c->err, sizeof c->err, "out of memory for the permutations"); return 0; }
+    for (size_t k = 0; k < c->nchains; k++) {
+        if (ns_interrupted) return 0;
+        uint32_t *o = c->order + k * c->lines;
+        if (!build_order(o, c->lines, c->window_lines, c->seed + k)) {
+            snprintf(c->err, sizeof c->err, "out of memory for the permutations");
+            return 0;
+        }
+        for (size_t i = 0; i < c->lines; i++) o[i] += (uint32_t)(k * c->lines);
+    }
+    /* fault every page in, in address order, on this (pinned) thread: first touch */
+    size_t len = n * c->stride;
+    for (size_t off = 0; off < len; off += 4096) {
+        if (off % (CHECK_EVERY * 64) == 0 && ns_interrupted) return 0;
+        c->buf[off] = 0;
+    }
+    for (size_t k = 0; k < c->nchains; k++) {
+        const uint32_t *o = c->order + k * c->lines;
+        for (size_t i = 0; i < c->lines; i++) {
+            if (i % CHECK_EVERY == 0 && ns_interrupted) return 0;
+            size_t a = o[i], b = o[i + 1 == c->lines ? 0 : i + 1];
+            *(void **)(c->buf + a * c->stride) = c->buf + b * c->stride;
+        }
+        c->p[k] = c->buf + (size_t)o[0] * c->stride;
+    }
+    return 1;
+}
+
+/* `steps` lockstep steps in pieces, stopping on Ctrl-C; returns the steps made. */
+static size_t walk_checked(chains_t *c, size_t steps) {
+    walk_fn w = walks[c->nchains];
+    size_t piece = CHECK_EVERY / c->nchains, done = 0;
+    while (done < steps && !ns_interrupted) {
+        size_t k = steps - done < piece ? steps - done : piece;
+        w(c->p, k);
+        done += k;
+    }
+    return done;
+}
+
+/* Each chain alone, from its head back to it: must take exactly `lines` loads. */
+static int chains_walk_cycles(chains_t *c) {
+    for (size_t k = 0; k < c->nchains; k++) {
+        void *head = c->p[k], *q = head;
+        size_t n = 0;
+        do {
+            if (n % CHECK_EVERY == 0 && ns_interrupted) return 0;
+            q = *(void **)q;
+            n++;
+        } while (q != head && n <= c->lines);
+        if (n != c->lines) {
+            snprintf(c->err, sizeof c->err, "chain %zu is not one cycle over its %zu lines "
+                     "(cycle of %zu)", k, c->lines, n);
+            return 0;
+        }
+    }
+    c->cycle_walked = c->lines;
+    return 1;
+}
+
+static void chains_fn(int tid, int nt, void *arg) {
+    chains_t *c = arg;
+    c->ok = 0;
+    if (!chains_build(c)) return;
+    size_t done = 0;                 /* steps made by every chain since its head, mod lines */
+    if (c->nchains * c->lines <= WALK_LINES) {
+        if (!chains_walk_cycles(c)) return;     /* also the warm-up */
+    } else {
+        size_t warm = WALK_LINES / c->nchains;
+        if (walk_checked(c, warm) < warm) return;
+        done = warm % c->lines;
+    }
+    for (int s = 0; s < c->nsamples; s++) {
+        double t0 = ns_now();
+        uint64_t r0 = ns_rdtsc();
+        size_t made = walk_checked(c, c->steps);
+        uint64_t r1 = ns_rdtsc();
+        double t1 = ns_now();
+        if (made < c->steps) return;             /* Ctrl-C */
+        c->ns[s] = (t1 - t0) * 1e9 / (double)c->steps;
+        c->tsc[s] = (double)(r1 - r0) / (double)c->steps;
+        done = (done + c->steps % c->lines) % c->lines;
+    }
+    for (size_t k = 0; k < c->nchains; k++) {
+        void *want = c->buf + (size_t)c->order[k * c->lines + done] * c->stride;
+        if (c->p[k] != want) {
+            snprintf(c->err, sizeof c->err, "chain %zu ended on the wrong line: it did not "
+                     "make its %zu steps per sample", k, c->steps);
+            return;
+        }
+    }
+    c->ok = 1;
+}
+
+static PyObject *floats(const double *v, int n) {
+    PyObject *l = PyList_New(n);
+    for (int i = 0; i < n; i++) PyList_SET_ITEM(l, i, PyFloat_FromDouble(v[i]));
+    return l;
+}
+
+static void chains_free(chains_t *c) {
+    if (c->buf) ns_mem_free(c->buf, c->bytes, &c->spec);
+    free(c->order);
+    free(c->ns);
+    free(c->tsc);
+}
+
+/* Python: lat_chains(bytes, cpu, chains, memory=None, mode="tlb", window=262144,
+ *   samples=15, loads=262144, stride=256, seed=1) -> dict: per sample "ns" and "tsc" per
+ *   step (each step: one load on every chain), "steps" per sample, "lines" per chain,
+ *   "cycle_walked", "where", "huge_fraction", "seconds". `loads` is per sample over all
+ *   chains (steps = loads / chains, at least 1). */
+static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kws[] = {"bytes", "cpu", "chains", "memory", "mode", "window", "samples",
+                          "loads", "stride", "seed", NULL};
+    Py_ssize_t bytes, nch, window = 256 * 1024, loads = 1 << 18, stride = 256;
+    int cpu, samples = 15;
+    PyObject *memory = Py_None;
+    const char *mode = "tlb";
+    unsigned long long seed = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "nin|OsninnK", kws, &bytes, &cpu, &nch, &memory,
+                                     &mode, &window, &samples, &loads, &stride, &seed))
+        return NULL;
+    if (nch < 1 || nch > CHAINS_MAX) return ns_value_error("chains must be in [1, %d]", CHAINS_MAX);
+    if (stride < (Py_ssize_t)sizeof(void *) || (stride & (stride - 1)))
+        return ns_value_error("stride must be a power of two of at least %zu bytes", sizeof(void *));
+    if (bytes < 0 || (size_t)bytes / (size_t)stride / (size_t)nch < 2)
+        return ns_value_error("each of the %zd chains needs at least two lines of %zd B",
+                              nch, stride);
+    if ((size_t)bytes / (size_t)stride >= UINT32_MAX) return ns_value_error("buffer too large");
+    if (samples < 1 || samples > CHAINS_MAX_SAMPLES)
+        return ns_value_error("samples must be in [1, %d]", CHAINS_MAX_SAMPLES);
+    if (loads < 1) return ns_value_error("loads per sample must be >= 1");
+    size_t window_lines;
+    if (!strcmp(mode, "random")) window_lines = 0;
+    else if (!strcmp(mode, "tlb")) {
+        window_lines = (size_t)window / (size_t)stride;
+        if (window_lines < 2) window_lines = 2;
+    } else return ns_value_error("unknown chase mode '%s' (tlb or random)", mode);
+    if (ns_clear_interrupt() < 0) return NULL;
+    chains_t c;
+    memset(&c, 0, sizeof c);
+    c.stride = stride;
+    c.window_lines = window_lines;
+    c.nchains = nch;
+    c.lines = (size_t)bytes / (size_t)stride / (size_t)nch;
+    c.seed = seed;
+    c.nsamples = samples;
+    c.steps = (size_t)loads / (size_t)nch ? (size_t)loads / (size_t)nch : 1;
+    if (!ns_mem_spec_from_py(memory, &c.spec)) return NULL;
+    c.ns = calloc(samples, sizeof(double));
+    c.tsc = calloc(samples, sizeof(double));
+    c.bytes = c.nchains * c.lines * c.stride;
+    c.buf = ns_mem_alloc(c.bytes, &c.spec, c.err, sizeof c.err);
+    if (!c.buf || !c.ns || !c.tsc) {
+        PyErr_SetString(PyExc_OSError, c.buf ? "out of memory" : c.err);
+        chains_free(&c);
+        return NULL;
+    }
+    ns_team *t = ns_team_create(&cpu, 1, c.err, sizeof c.err);
+    if (!t) { chains_free(&c); return ns_value_error("%s", c.err); }
+    double secs;
+    Py_BEGIN_ALLOW_THREADS
+    secs = ns_team_run_timed(t, chains_fn, &c);
+    ns_team_destroy(t);
+    Py_END_ALLOW_THREADS
+    if (ns_interrupted) { chains_free(&c); return ns_raise_interrupt(); }
+    if (!c.ok) {
+        PyErr_Format(PyExc_RuntimeError, "validation failed: %s", c.err);
+        chains_free(&c);
+        return NULL;
+    }
+    long counts[NS_MAX_NODES + 1];
+    long sampled = ns_mem_where(c.buf, c.bytes, counts, 4096);
+    PyObject *where = sampled >= 0 ? ns_where_to_py(counts) : (Py_INCREF(Py_None), Py_None);
+    PyObject *res = Py_BuildValue(
+        "{s:N,s:N,s:N,s:n,s:n,s:n,s:n,s:N,s:d,s:d,s:O}", "ns", floats(c.ns, samples),
+        "tsc", floats(c.tsc, samples), "where", where, "chains", (Py_ssize_t)c.nchains,
+        "steps", (Py_ssize_t)c.steps, "lines", (Py_ssize_t)c.lines,
+        "cycle_walked", (Py_ssize_t)c.cycle_walked, "bytes", PyLong_FromSize_t(c.bytes),
+        "huge_fraction", ns_mem_huge_fraction(c.buf, c.bytes), "seconds", secs,
+        "validated", Py_True);
+    chains_free(&c);
+    return res;
+}
+
+PyMethodDef ns_chains_methods[] = {
+    {"lat_chains", (PyCFunction)(void (*)(void))py_lat_chains, METH_VARARGS | METH_KEYWORDS,
+     "lat_chains(bytes, cpu, chains, memory=None, mode='tlb', window=262144, samples=15, "
+     "loads=262144, stride=256, seed=1) -> dict with per-sample ns and TSC ticks per "
+     "lockstep step of `chains` independent chases."},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,214 @@
+"""`lat --chains`: N independent pointer chases walked in lockstep by one pinned thread
+(`_core.lat_chains`, families/latency/chains.c), one case per count, each chain over its own
+1/N of the buffer, placed as `lat` places its buffer. The knee and Little's law: mlp.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from numascope.benchmark import Case, core_errors
+from numascope.errors import UserError
+from numascope.families.latency import mlp
+from numascope.families.latency.bench import (
+    FAMILY,
+    LatencyParams,
+    _core,
+    _huge_text,
+    format_bytes,
+)
+from numascope.results.record import BenchResult, Metric
+from numascope.topology.model import Topology
+
+MAX_CHAINS = 64       # chains.c's CHAINS_MAX: one unrolled walk per count
+
+
+@dataclass(frozen=True)
+class ChainsParams:
+    """`chains` chases in lockstep over the checked idle chase `base` (its CPU, buffer,
+    placement, mode, stride, samples; base.loads are per sample over all chains)."""
+
+    base: LatencyParams
+    chains: int
+
+    kind = "chains"
+
+    @property
+    def need_bytes(self) -> int:
+        return self.base.need_bytes
+
+    def label(self) -> str:
+        return f"chains={self.chains} {self.base.label()}"
+
+
+def cases(topo: Topology, base: LatencyParams, counts: list[int],
+          modes: list[str] | None = None) -> list[Case]:
+    """One checked case per mode and chain count, over base's buffer."""
+    out = []
+    for m in modes or [base.mode]:
+        p = replace(base, kind="idle", mode=m).checked(topo)
+        for n in counts:
+            if not 1 <= n <= MAX_CHAINS:
+                raise UserError(f"--chains {n}: from 1 to {MAX_CHAINS} chains")
+            if (p.bytes or 0) // p.stride // n < 2:
+                raise UserError(f"--chains {n}: a buffer of {format_bytes(p.bytes or 0)} "
+                                f"gives each chain fewer than two {p.stride} B lines")
+            out.append(Case(f"{m} {format_bytes(p.bytes or 0)} chains={n}",
+                            ChainsParams(p, n)))
+    return out
+
+
+SUITE_COUNTS = (1, 2, 4, 8, 16, 32)
+
+
+def l3_kind_cpus(topo: Topology) -> list[int]:
+    """The first usable CPU of the first L3 domain of each kind (size and CPU count: the
+    big and small L3s of a chiplet part with stacked cache, the domains of a hybrid one);
+    without L3 domains, the first usable CPU."""
+    usable = set(topo.usable_cpus())
+    seen: dict[tuple[int, int], int] = {}
+    for d in topo.l3s:
+        first = next((c for c in d.cpus if c in usable), None)
+        if first is not None:
+            seen.setdefault((d.size_bytes, len(d.cpus)), first)
+    return sorted(seen.values()) or topo.usable_cpus()[:1]
+
+
+def suite_cases(topo: Topology, samples: int) -> list[Case]:
+    """`run`'s dense profile: SUITE_COUNTS chains over a DRAM working set (lat's default),
+    on the first core of each L3 kind."""
+    out = []
+    for cpu in l3_kind_cpus(topo):
+        base = LatencyParams(cpu=cpu, samples=samples)
+        out += [Case(f"mlp cpu{cpu} {c.label}", c.params)
+                for c in cases(topo, base, list(SUITE_COUNTS))]
+    return out
+
+
+def run(topo: Topology, cp: ChainsParams) -> BenchResult:
+    p, n = cp.base, cp.chains
+    cpu, pages = p.cpu or 0, p.memory.pages
+    with core_errors("the buffer"):
+        r = _core().lat_chains(p.bytes, cpu, n, p.memory.to_core(), p.mode, p.window,
+                               p.samples, p.loads, p.stride, p.seed)
+    ns, steps = r["ns"], r["steps"]
+    lpn = [n / v for v in ns]
+    notes = [(f"{n} chain{'s' if n != 1 else ''} of {r['lines']} lines, each in its own "
+              f"{format_bytes(r['lines'] * p.stride)} of the buffer, walked in lockstep; "
+              f"{steps} steps per sample")]
+    if r["cycle_walked"]:
+        notes.append(f"every chain walked in full: {r['lines']} lines each, every line once")
+    if pages != "none" and 0 <= r["huge_fraction"] < 0.5:
+        notes.append(f"asked for {pages} but the kernel gave huge pages for only "
+                     f"{r['huge_fraction']:.0%} of the buffer")
+    metrics = {
+        "latency": Metric("latency", "ns", False, list(ns),
+                          f"ns per load of each chain (one lockstep step of {n} loads), "
+                          f"one pointer per {p.stride} B, one value per timed sample"),
+        "loads_per_ns": Metric("loads_per_ns", "loads/ns", True, lpn,
+                               f"{n} chains / ns per step: the loads the core completes"),
+        "bandwidth": Metric("bandwidth", "GB/s", True, [v * mlp.LINE for v in lpn],
+                            f"loads per ns x {mlp.LINE} B (one line per load), 10^9 B/s"),
+        "tsc_cycles": Metric("tsc_cycles", "TSC cycles", False, list(r["tsc"]),
+                             "time-stamp-counter ticks per step (not core cycles)"),
+    }
+    return BenchResult(
+        family=FAMILY, case=cp.label(),
+        params={"kind": "chains", "chains": n, "bytes": p.bytes, "mode": p.mode,
+                "pages": pages, "cpu": cpu, "cpu_default": p.default_cpu, "node": p.node,
+                "samples": p.samples, "steps_per_sample": steps,
+                "loads_per_sample": steps * n, "lines_per_chain": r["lines"],
+                "window": p.window if p.mode == "tlb" else None, "stride": p.stride,
+                "seed": p.seed},
+        metrics=metrics,
+        placement={"cpus": [cpu], "memory": p.memory.to_dict(), "pages_per_node": r["where"],
+                   "huge_fraction": r["huge_fraction"],
+                   "pages": _huge_text(pages, r["huge_fraction"])},
+        notes=notes)
+
+
+# -- the knee per group of counts -----------------------------------------------------------
+
+def group_key(r: BenchResult) -> tuple:
+    """The results of one chain-count series share these parameters (all but the count)."""
+    q = r.params
+    return tuple(str(q.get(k)) for k in ("cpu", "node", "bytes", "mode", "pages", "stride"))
+
+
+def series(results: list[BenchResult]) -> list[list[BenchResult]]:
+    """The chain-count series among `results`, each sorted by count, in first-seen order."""
+    groups: dict[tuple, list[BenchResult]] = {}
+    for r in results:
+        if r.family == FAMILY and r.params.get("kind") == "chains":
+            groups.setdefault(group_key(r), []).append(r)
+    return [sorted(g, key=lambda r: r.params["chains"]) for g in groups.values()]
+
+
+def knee_of(rs: list[BenchResult]) -> mlp.Knee | None:
+    """The knee from the best (lowest) sample of each count, as multichase reports its
+    best sample: a neighbour on the host only ever adds time, and a disturbed 1-chain
+    median would inflate Little's product (the medians stay in the table)."""
+    return mlp.knee([mlp.Point(r.params["chains"], r.metrics["latency"].min) for r in rs])
+
+
+def describe(rs: list[BenchResult]) -> str:
+    """One series in words: where it ran ("cpu 0, node 1 memory, 1 GiB tlb")."""
+    q = rs[0].params
+    where = "first-touch memory" if q.get("node") is None else f"node {q['node']} memory"
+    return f"cpu {q['cpu']}, {where}, {format_bytes(q['bytes'])} {q['mode']}, " \
+           f"stride {q['stride']} B"
+
+
+def summaries(results: list[BenchResult]) -> list[dict[str, Any]]:
+    """Per series: its parameters, per count the figures, and the knee (JSON: `mlp`)."""
+    out = []
+    for rs in series(results):
+        k = knee_of(rs)
+        out.append({"series": describe(rs), "cpu": rs[0].params["cpu"],
+                    "node": rs[0].params.get("node"), "bytes": rs[0].params["bytes"],
+                    "mode": rs[0].params["mode"],
+                    "counts": [{"chains": r.params["chains"],
+                                "ns_per_load": r.metrics["latency"].median,
+                                "best_ns_per_load": r.metrics["latency"].min,
+                                "loads_per_ns": r.metrics["loads_per_ns"].median,
+                                "gbs": r.metrics["bandwidth"].median} for r in rs],
+                    "knee": k.to_dict() if k else None, "knee_from": "best sample"})
+    return out
+
+
+def print_table(results: list[BenchResult], console) -> None:
+    """Per series a table (chains, ns per load, loads per ns, GB/s, gain), then the knee
+    and Little's law's arithmetic."""
+    from rich import box
+    from rich.table import Table
+    for rs in series(results):
+        k = knee_of(rs)
+        gains = dict(k.gains) if k else {}
+        t = Table(title=f"Memory-level parallelism: chains in lockstep ({describe(rs)})",
+                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+        for c in ("chains", "ns per load", "best ns", "loads per ns", "best", "GB/s",
+                  "best GB/s", "gain", "TSC cyc/step"):
+            t.add_column(c, justify="right")
+        for r in rs:
+            n = r.params["chains"]
+            g = gains.get(n)
+            t.add_row(str(n), f"{r.metrics['latency'].median:.1f}",
+                      f"{r.metrics['latency'].min:.1f}",
+                      f"{r.metrics['loads_per_ns'].median:.4f}",
+                      f"{r.metrics['loads_per_ns'].max:.4f}",
+                      f"{r.metrics['bandwidth'].median:.2f}",
+                      f"{r.metrics['bandwidth'].max:.2f}",
+                      "" if g is None else f"{g:+.0%}",
+                      f"{r.metrics['tsc_cycles'].median:.0f}")
+        console.print(t)
+        console.print("ns per load: one lockstep step (a load on every chain), median and "
+                      "best of the samples; loads per ns = chains / ns; GB/s at "
+                      f"{mlp.LINE} B per load; gain: best throughput over the count before; "
+                      "the knee from the best samples (as multichase reports)", markup=False)
+        if k is None:
+            console.print("one chain count: give several (e.g. --chains 1,2,4,8,16) for "
+                          "the knee", markup=False)
+            continue
+        console.print(f"[bold]{k.headline()}[/]")
+        console.print(f"  {k.rule()}", markup=False)
+        console.print(f"  {k.arithmetic()}", markup=False)
