@@ -26,6 +26,7 @@ from typing import Any
 from numascope import placement
 from numascope.benchmark import Case, core_errors
 from numascope.errors import MeasurementError, UserError
+from numascope.families.latency import distribution
 from numascope.families.latency.options import (  # noqa: F401 - LINE, MAX_STRIDE re-exported
     LINE,
     LOADED_DELAYS,
@@ -152,6 +153,8 @@ class LatencyParams:
     window: int = WINDOW
     seed: int = 1
     clock: bool = True                      # measure the core clock for core cycles
+    dist_groups: int = distribution.DIST_GROUPS   # single-load distribution: timed groups
+                                            #   per chunk (one chunk per sample); 0: none
     delay: int = 0                          # loaded: the injected delay
     load_cpus: tuple[int, ...] = ()         # loaded: empty: every usable CPU but the chaser
     load_bytes: int | None = None           # loaded: per loader; None: dram_size / 4, >= 64 MiB
@@ -283,7 +286,8 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
     nbytes, cpu, pages = p.bytes or 0, p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):
         r = _core().lat_chase(nbytes, cpu, p.memory.to_core(), p.mode, p.window, p.samples,
-                              p.loads, p.stride, p.seed)
+                              p.loads, p.stride, p.seed, p.dist_groups)
+    tail, dist = distribution.from_core(r.get("hist"))
     notes = []
     if pages != "none" and 0 <= r["huge_fraction"] < 0.5:
         notes.append(f"asked for {pages} but the kernel gave huge pages for only "
@@ -297,11 +301,11 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
                 "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
                 "window": p.window if p.mode == "tlb" else None, "stride": p.stride,
                 "seed": p.seed},
-        metrics=latency_metrics(r["ns"], r["tsc"], cpu, p.clock, stride=p.stride),
+        metrics={**latency_metrics(r["ns"], r["tsc"], cpu, p.clock, stride=p.stride), **tail},
         placement={"cpus": [cpu], "memory": p.memory.to_dict(), "pages_per_node": r["where"],
                    "huge_fraction": r["huge_fraction"],
                    "pages": _huge_text(pages, r["huge_fraction"])},
-        notes=notes)
+        notes=notes, distributions={"latency": dist} if dist else {})
 
 
 def run_loaded(topo: Topology, p: LatencyParams,
