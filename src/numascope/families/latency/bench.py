@@ -19,6 +19,7 @@ covers every line). Memory is placed by a spec: bound to one node, or first touc
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, replace
 from typing import Any
@@ -375,12 +376,16 @@ def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None =
 
 
 def summary(res: BenchResult) -> dict[str, float]:
-    """p5 / p50 / p95 / min of the latency samples (ns) and the median cycles."""
+    """p5 / p50 / p95 / min of the latency samples (ns), the median cycles and, where the
+    record has the single-load distribution, the medians of its chunks' p99 and p99.9
+    (load_p99, load_p999; NaN without)."""
     m = res.metrics["latency"]
     out = {"p5": m.percentile(5), "p50": m.percentile(50), "p95": m.percentile(95),
            "min": m.min, "tsc_cycles": res.metrics["tsc_cycles"].median}
     if "core_cycles" in res.metrics:
         out["core_cycles"] = res.metrics["core_cycles"].median
+    for key, name in (("load_p99", "latency_p99"), ("load_p999", "latency_p999")):
+        out[key] = res.metrics[name].median if name in res.metrics else math.nan
     return out
 
 

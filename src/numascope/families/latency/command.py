@@ -124,10 +124,12 @@ def _print(results, levels, console) -> None:
               + f", one pointer per {per}", box=box.SIMPLE_HEAD, pad_edge=False,
               padding=(0, 1, 0, 0))
     cols = (["delay", "read GB/s"] if loaded else ["size", "mode"]) + \
-        ["median ns", "best ns", "p5 ns", "p95 ns", "TSC cyc", "core cyc"] + \
+        ["median ns", "best ns", "p5 ns", "p95 ns", "p99 load", "p99.9 load", "TSC cyc",
+         "core cyc"] + \
         ([] if loaded else ["pages huge"])
     for c in cols:
-        t.add_column(c, justify="right")
+        t.add_column(c, justify="right", no_wrap=c == "size",    # words never cut
+                     min_width=max(len(w) for w in c.split()))
     for r in results:
         s = lat.summary(r)
         core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
@@ -135,10 +137,21 @@ def _print(results, levels, console) -> None:
                 else [lat.format_bytes(r.params["bytes"]), r.params["mode"]])
         tail = [] if loaded else [_pages(r)]
         t.add_row(*head, f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
-                  f"{s['p95']:.1f}", f"{s['tsc_cycles']:.0f}", core, *tail)
+                  f"{s['p95']:.1f}", _ns(s["load_p99"]), _ns(s["load_p999"]),
+                  f"{s['tsc_cycles']:.0f}", core, *tail)
     console.print(t)
-    console.print("median and best (lowest) of the timed samples, p5 and p95 their spread; "
-                  "cycles: medians", markup=False)
+    console.print("median and best (lowest) of the timed samples (ns per load), p5 and p95 "
+                  "their spread; cycles: medians", markup=False)
+    groups = sorted({r.distributions["latency"]["loads_per_group"] for r in results
+                     if "latency" in r.distributions})
+    if groups:
+        res = max(r.distributions["latency"]["resolution_ns"] for r in results
+                  if "latency" in r.distributions)
+        what = "single loads" if groups == [1] else \
+            f"groups of {'/'.join(map(str, groups))} loads (1 on DRAM)"
+        console.print(f"p99, p99.9 load: the tail of {what} (ns per load), each timed by the "
+                      f"TSC in a pass after the samples, timer overhead subtracted; resolution "
+                      f"{res:.0f} ns or better; lat --plot draws the distribution", markup=False)
     if "core_cycles" not in results[0].metrics:
         console.print("core cycles: unknown (the core clock could not be measured here); "
                       "TSC ticks only")
@@ -158,6 +171,11 @@ def _print(results, levels, console) -> None:
                        f"{lat.format_bytes(lv['last_bytes'])}", f"{lv['latency_ns']:.1f}", exp,
                        lv["verdict"])
         console.print(lt)
+
+
+def _ns(v: float) -> str:
+    import math
+    return f"{v:.1f}" if math.isfinite(v) else "-"    # NaN: the record has no distribution
 
 
 def _pages(r) -> str:
