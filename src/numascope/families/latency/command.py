@@ -128,7 +128,7 @@ def _print(results, levels, console) -> None:
          "core cyc"] + \
         ([] if loaded else ["pages huge"])
     for c in cols:
-        t.add_column(c, justify="right", no_wrap=c == "size",    # words never cut
+        t.add_column(c, justify="right", no_wrap=c in ("size", "core cyc"),  # never cut
                      min_width=max(len(w) for w in c.split()))
     for r in results:
         s = lat.summary(r)
