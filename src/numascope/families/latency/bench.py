@@ -330,6 +330,7 @@ def run_loaded(topo: Topology, p: LatencyParams,
         if not bw > 0:
             raise MeasurementError(f"loaders read nothing at delay {pt['delay']}")
         metrics = latency_metrics(pt["ns"], pt["tsc"], cpu, clock=False, stride=p.stride)
+        tail, dist = distribution.from_core(pt.get("hist"))   # where the C pass ran
         if ghz:
             metrics["core_cycles"] = Metric("core_cycles", "cycles", False,
                                             [v * ghz for v in pt["ns"]],
@@ -345,10 +346,11 @@ def run_loaded(topo: Topology, p: LatencyParams,
                     "load_bytes": p.load_bytes,
                     "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
                     "stride": p.stride},
-            metrics=metrics,
+            metrics={**metrics, **tail},
             placement={"cpus": [cpu, *load_cpus], "memory": p.memory.to_dict(),
                        "pages_per_node": r["chase"]["where"]},
-            notes=["delay = iterations of an empty loop after each 1 KiB read burst"]))
+            notes=["delay = iterations of an empty loop after each 1 KiB read burst"],
+            distributions={"latency": dist} if dist else {}))
     for inv in inversions(out):
         inv.high.notes.append(inv.note())
     return out

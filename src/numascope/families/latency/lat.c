@@ -119,8 +119,9 @@ static PyObject *py_lat_permutation(PyObject *self, PyObject *args, PyObject *kw
 typedef struct {
     int chunks;                 /* histograms, one after the other (one per sample) */
     size_t groups;              /* timed groups per chunk */
-    int group;                  /* loads per group; 0: the smallest power of two whose
+    int asked;                  /* loads per group; 0: the smallest power of two whose
                                    group lasts >= 4x the overhead (1 for DRAM) */
+    int group;                  /* the loads per group used */
     uint32_t *counts;           /* chunks x HIST_BUCKETS */
     uint32_t *scratch;          /* HIST_BUCKETS: the empty intervals' buckets (unused) */
     uint32_t *empty;            /* HIST_EMPTY empty intervals, ticks */
@@ -284,21 +285,36 @@ static void *hist_groups(void *p, size_t groups, int g, uint64_t o, uint32_t *h,
     return p;
 }
 
-/* The distribution pass (hist_t): the overhead first, then the chunks. `ticks_per_load`
- * is the samples' median, for choosing the group. *done counts the loads made. Returns
- * the pointer (NULL on Ctrl-C). */
-static void *chase_hist(chase_t *c, void *p, double ticks_per_load, size_t *done) {
+/* The samples' median TSC ticks per load (0 when it cannot be had). */
+static double median_ticks(const chase_t *c) {
+    double *t = malloc(sizeof(double) * c->nsamples), m = 0;
+    if (!t) return 0;
+    memcpy(t, c->tsc, sizeof(double) * c->nsamples);
+    qsort(t, c->nsamples, sizeof(double), cmp_double);
+    m = t[c->nsamples / 2];
+    free(t);
+    return m;
+}
+
+/* The distribution pass (hist_t), run after the samples on the chaser's thread, from where
+ * they left the pointer: the overhead first, then the chunks (the group chosen from the
+ * samples' median, unless given). *done counts the loads made, for chase_check. Returns
+ * the pointer (NULL on Ctrl-C). Each call starts afresh (loaded latency: one per delay). */
+static void *chase_hist(chase_t *c, void *p, size_t *done) {
     hist_t *h = &c->hist;
 #if defined(__x86_64__)
     if (h->chunks < 1 || !h->counts || !h->empty || !h->scratch) return p;
 #else
     return p;                   /* no serialising timestamp here: no distribution */
 #endif
+    memset(h->counts, 0, sizeof(uint32_t) * (size_t)h->chunks * HIST_BUCKETS);
+    h->done = 0;
+    double ticks_per_load = median_ticks(c);
     hist_groups(p, HIST_EMPTY, 0, 0, h->scratch, h->empty);
     if (ns_interrupted) return NULL;
     hist_overhead(h);
     uint64_t o = (uint64_t)(h->overhead + 0.5);
-    int g = h->group;
+    int g = h->asked;
     if (g <= 0)
         for (g = 1; g < HIST_MAX_GROUP && g * ticks_per_load < 4.0 * h->overhead; g *= 2) {}
     h->group = g;
@@ -370,15 +386,7 @@ static void chase_samples(chase_t *c) {
         c->tsc[s] = (double)(r1 - r0) / (double)c->loads;
         done = (done + c->loads) % c->lines;
     }
-    double *t = malloc(sizeof(double) * c->nsamples);
-    double ticks = 0;
-    if (t) {                    /* the samples' median TSC ticks per load */
-        memcpy(t, c->tsc, sizeof(double) * c->nsamples);
-        qsort(t, c->nsamples, sizeof(double), cmp_double);
-        ticks = t[c->nsamples / 2];
-        free(t);
-    }
-    p = chase_hist(c, p, ticks, &done);
+    p = chase_hist(c, p, &done);
     if (!p) return;             /* Ctrl-C */
     c->final = p;
     c->ok = chase_check(c, p, done);
@@ -469,7 +477,7 @@ static int hist_setup(chase_t *c, int chunks, Py_ssize_t groups, int group) {
     if (!groups) return 1;
     h->chunks = chunks < HIST_MAX_CHUNKS ? chunks : HIST_MAX_CHUNKS;
     h->groups = (size_t)groups;
-    h->group = group;
+    h->asked = group;
     h->counts = calloc((size_t)h->chunks * HIST_BUCKETS, sizeof(uint32_t));
     h->empty = calloc(HIST_EMPTY, sizeof(uint32_t));
     h->scratch = calloc(HIST_BUCKETS, sizeof(uint32_t));
