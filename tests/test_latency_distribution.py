@@ -107,7 +107,7 @@ def test_the_passes_buckets_are_log_linear(topo):
 
 def test_dram_chase_has_an_ordered_tail_near_the_mean(topo):
     cpu = topo.usable_cpus()[0]
-    r = lat.chase(topo, lat.dram_size(topo, cpu), cpu, samples=3, loads=1 << 16,
+    r = lat.chase(topo, lat.dram_size(topo, cpu), cpu, samples=5, loads=1 << 16,
                   clock=False)
     if "latency" not in r.distributions:
         pytest.skip("no serialising timestamp on this CPU")
@@ -115,13 +115,15 @@ def test_dram_chase_has_an_ordered_tail_near_the_mean(topo):
     assert d["loads_per_group"] == 1                 # a DRAM load is timed alone
     q = d["quantiles"]
     assert q["latency_p999"] >= q["latency_p99"] >= q["latency_p90"] >= q["latency_p50"] > 0
-    mean = r.metrics["latency"].median               # the samples' ns per load
-    assert mean / 2 < q["latency_p50"] < mean * 2, (q, mean)
-    assert mean / 2 < r.metrics["latency_p50"].median < mean * 2
-    hist_mean = sum((a + b) / 2 * c for a, b, c in zip(d["edges"], d["edges"][1:],
-                                                        d["counts"])) / d["groups"]
-    assert mean / 2 < hist_mean < mean * 2       # the overhead subtraction is about right
-    assert len(r.metrics["latency_p999"].values) == 3 and d["groups"] == 3 * dist.DIST_GROUPS
+    # the samples' best ns per load: on this shared 2-CPU host a sample's wall time also
+    # holds the time other processes had the CPU (the single loads put that beyond p99.9)
+    mean = r.metrics["latency"].min
+    assert mean / 3 < q["latency_p50"] < mean * 2, (q, mean)
+    assert mean / 3 < r.metrics["latency_p50"].median < mean * 2
+    below = [(a + b) / 2 * c for a, b, c in zip(d["edges"], d["edges"][1:], d["counts"])
+             if b <= q["latency_p999"]]       # the histogram's mean, up to p99.9
+    assert mean / 3 < sum(below) / (0.999 * d["groups"]) < mean * 2   # overhead about right
+    assert len(r.metrics["latency_p999"].values) == 5 and d["groups"] == 5 * dist.DIST_GROUPS
     assert 0 < d["overhead_ns"] < mean and 0 < d["resolution_ns"] < mean / 2
     back = BenchResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert back.distributions == json.loads(json.dumps(r.distributions))
@@ -156,10 +158,12 @@ def test_table_prints_the_tail_beside_the_samples():
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80 and "…" not in text
 
 
-def test_the_distribution_is_drawn():
+def test_the_distribution_is_drawn_by_lat_and_the_report():
     from numascope.families.latency.figures import figures
+    from numascope.report.html import render
     names = [name for name, _ in figures([_record()])]
     assert "Latency distribution" in names
+    assert 'alt="Latency distribution"' in render([make_run({}, [_record()])])
 
 
 # -- compare --metric -------------------------------------------------------------------------
