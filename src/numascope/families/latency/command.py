@@ -127,18 +127,29 @@ def _print(results, levels, console) -> None:
         ["median ns", "best ns", "p5 ns", "p95 ns", "p99 load", "p99.9 load", "TSC cyc",
          "core cyc"] + \
         ([] if loaded else ["pages huge"])
-    for c in cols:
-        t.add_column(c, justify="right", no_wrap=c in ("size", "core cyc"),  # never cut
-                     min_width=max(len(w) for w in c.split()))
+    rows = []
     for r in results:
         s = lat.summary(r)
         core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
         head = ([str(r.params["delay"]), f"{r.metrics['bandwidth'].median:.1f}"] if loaded
                 else [lat.format_bytes(r.params["bytes"]), r.params["mode"]])
         tail = [] if loaded else [_pages(r)]
-        t.add_row(*head, f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
-                  f"{s['p95']:.1f}", _ns(s["load_p99"]), _ns(s["load_p999"]),
-                  f"{s['tsc_cycles']:.0f}", core, *tail)
+        rows.append([*head, f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
+                     f"{s['p95']:.1f}", _ns(s["load_p99"]), _ns(s["load_p999"]),
+                     f"{s['tsc_cycles']:.0f}", core, *tail])
+    if all(row[6] == row[7] == "-" for row in rows):     # no distribution: no tail columns
+        cols = cols[:6] + cols[8:]
+        rows = [row[:6] + row[8:] for row in rows]
+    whole = ("size", "pages huge")    # cells kept on one line
+    natural = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(cols)]
+    narrow = [max(map(len, c.split() + [w for row in rows for w in
+                                          ([row[i]] if c in whole else row[i].split())]))
+              for i, c in enumerate(cols)]
+    fits = sum(natural) + len(cols) + 1 <= console.width
+    for c, nat, nar in zip(cols, natural, narrow):   # too wide: each column as wide as
+        t.add_column(c, justify="right", width=nat if fits else nar)   # its longest word
+    for row in rows:
+        t.add_row(*row)
     console.print(t)
     console.print("median and best (lowest) of the timed samples (ns per load), p5 and p95 "
                   "their spread; cycles: medians", markup=False)
