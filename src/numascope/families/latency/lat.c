@@ -145,7 +145,7 @@ static inline unsigned hist_index(uint64_t v) {
 }
 
 /* A timestamp that waits for every earlier load to finish and that later instructions
- * cannot pass ("memory": the compiler keeps the loads between the two stamps either). */
+ * cannot pass; "memory": nor does the compiler move a load across it. */
 static inline uint64_t stamp(void) {
 #if defined(__x86_64__)
     uint32_t lo, hi, aux;
@@ -186,7 +186,6 @@ static void hist_overhead(hist_t *h) {
     h->empty_p50 = e[HIST_EMPTY / 2];
     h->empty_p95 = e[HIST_EMPTY - HIST_EMPTY / 20];
 }
-
 
 typedef struct {
     /* inputs */
