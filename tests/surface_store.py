@@ -24,6 +24,10 @@ BAD = [
     Bad(["compare", "nps=0", "nps=1", "--min-effect", "nan", *S], 2, "--min-effect must be",
         "NaN effect"),
     Bad(["compare", "latest", "latest", *S], 2, "same runs", "one run on both sides"),
+    Bad(["compare", "nps=0", "nps=1", "--metric", "latency_p9999", *S], 2,
+        "no metric 'latency_p9999' in these runs; metrics: ", "unknown metric"),
+    Bad(["compare", "nps=0", "nps=1", "--metric", "bandwidth", "--all-metrics", *S], 2,
+        "not allowed with argument", "two ways to choose the metrics"),
     # export
     Bad(["export", "latest", "-o", "{tmp}/x.unknownext", *S], 2, "names no format",
         "unknown extension"),
@@ -91,6 +95,7 @@ JSON = [
     ["show", "latest", *S],
     ["compare", "nps=0", "nps=1", *S],
     ["compare", "nps=0", "nps=1", "--family", "bandwidth", "--all-metrics", *S],
+    ["compare", "nps=0", "nps=1", "--metric", "bandwidth", *S],
     ["export", "latest", "-o", "-", *S],
     ["export", "nps=0", "-o", "{tmp}/runs.csv", *S],
     ["report", "latest", "-o", "{tmp}/r.html", *S],

@@ -4,7 +4,8 @@ it is a change at all, and what differs between the two configurations.
 Runs are the samples (pyperf's way). Repetitions inside one run share one boot, one page
 placement, one clock state: they say how steady that run was, not how the configuration
 varies, so each run contributes one value per metric, its median. Metrics are matched by
-(family, case, metric name); by default only each case's primary metric (analysis.primary).
+(family, case, metric name); by default only each case's primary metric (analysis.primary),
+or the metrics named (`metrics`: e.g. latency_p999, the single-load tail), or every one.
 
 Per metric, with at least MIN_RUNS runs on each side: Welch's t-test on the logs of the run
 medians (so the difference is a ratio), p-values adjusted by Holm–Bonferroni over every
@@ -99,7 +100,7 @@ class Comparison:
     diffs: list[MetricDiff]
     config: dict[str, tuple[list[Any], list[Any]]]   # key → (values in A, values in B)
     method: str
-    scope: str = "primary"        # "primary" | "all"
+    scope: str = "primary"        # "primary" | "all" | "chosen" (the metrics named)
     tested: int = 0               # metrics with a p-value: the size of the correction
     only_a: list[str] = field(default_factory=list)  # "family/case/metric" not in B
     only_b: list[str] = field(default_factory=list)
@@ -188,9 +189,11 @@ def verdict(d: MetricDiff, min_effect_pct: float = MIN_EFFECT_PCT) -> str:
     return "better" if (d.change_pct > 0) == d.higher_is_better else "worse"
 
 
-def _per_run(runs: list[RunRecord], all_metrics: bool, families: set[str] | None
+def _per_run(runs: list[RunRecord], all_metrics: bool, families: set[str] | None,
+             names: set[str] | None = None
              ) -> dict[tuple[str, str, str], tuple[str, bool, bool, list[RunValue]]]:
-    """(family, case, metric) → (unit, higher_is_better, primary, one RunValue per run)."""
+    """(family, case, metric) → (unit, higher_is_better, primary, one RunValue per run);
+    the metrics: `names` when given, else every one (all_metrics) or the primary ones."""
     out: dict[tuple[str, str, str], tuple[str, bool, bool, list[RunValue]]] = {}
     for run in runs:
         pooled: dict[tuple[str, str, str], list[float]] = {}
@@ -199,7 +202,7 @@ def _per_run(runs: list[RunRecord], all_metrics: bool, families: set[str] | None
                 continue
             prim = primary_metrics(res.family, list(res.metrics))
             for m in res.metrics.values():
-                if not all_metrics and m.name not in prim:
+                if (m.name not in names) if names else (not all_metrics and m.name not in prim):
                     continue
                 key = (res.family, res.case, m.name)
                 out.setdefault(key, (m.unit, m.higher_is_better, m.name in prim, []))
@@ -258,11 +261,22 @@ def smoke_mixed(a: list[RunRecord], b: list[RunRecord]) -> str | None:
     return smoke[0] if smoke and len(smoke) < len(a + b) else None
 
 
+def metric_names(runs: list[RunRecord], families: list[str] | None = None) -> list[str]:
+    """Every metric name the runs' validated results have (in these families), sorted."""
+    return sorted({m for r in runs for res in r.results
+                   if res.validated and (not families or res.family in families)
+                   for m in res.metrics})
+
+
 def compare_runs(a: list[RunRecord], b: list[RunRecord],
                  min_effect_pct: float = MIN_EFFECT_PCT, all_metrics: bool = False,
-                 families: list[str] | None = None) -> Comparison:
+                 families: list[str] | None = None,
+                 metrics: list[str] | None = None) -> Comparison:
+    """A against B: per (family, case, metric) of the primary metrics, every metric
+    (all_metrics), or the metrics named (`metrics`, whether primary or not)."""
     fams = set(families) if families else None
-    sa, sb = _per_run(a, all_metrics, fams), _per_run(b, all_metrics, fams)
+    names = set(metrics) if metrics else None
+    sa, sb = _per_run(a, all_metrics, fams, names), _per_run(b, all_metrics, fams, names)
     diffs = []
     for key in [k for k in sa if k in sb]:
         (unit, hib, prim, ra), (_, _, _, rb) = sa[key], sb[key]
@@ -272,7 +286,7 @@ def compare_runs(a: list[RunRecord], b: list[RunRecord],
         d.p_adjusted = p
     for d in diffs:
         d.verdict = verdict(d, min_effect_pct)
-    scope = "all" if all_metrics else "primary"
+    scope = "chosen" if names else "all" if all_metrics else "primary"
     return Comparison(
         a=[r.run_id for r in a], b=[r.run_id for r in b], diffs=diffs,
         config=config_differences(a, b), method=method_text(len(tested), min_effect_pct),

@@ -23,9 +23,14 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("b", metavar="B", help="the other side, same forms")
     p.add_argument("--family", action="append", metavar="NAME",
                    help="only these families (repeatable); fewer metrics tested, more power")
-    p.add_argument("--all-metrics", action="store_true",
-                   help="every metric (variants, derived figures), not only each case's "
-                        "primary one; all of them count in the multiplicity correction")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--all-metrics", action="store_true",
+                       help="every metric (variants, derived figures), not only each case's "
+                            "primary one; all of them count in the multiplicity correction")
+    which.add_argument("--metric", action="append", metavar="NAME",
+                       help="only this metric, primary or not (repeatable), e.g. "
+                            "--metric latency --metric latency_p999 for the single-load "
+                            "tail")
     p.add_argument("--min-effect", type=float, default=1.0, metavar="PCT",
                    help="smallest change in %% called a difference (default 1)")
     p.add_argument("--significant", action="store_true",
@@ -55,6 +60,23 @@ def families_arg(names: list[str] | None, runs: list) -> list[str] | None:
     return chosen
 
 
+def metrics_arg(names: list[str] | None, runs: list, families: list[str] | None
+                ) -> list[str] | None:
+    """--metric values, each one the runs have (in the families chosen); UserError naming
+    the ones they have for anything else."""
+    from numascope.analysis.compare import metric_names
+    from numascope.errors import UserError, escape_text
+    if not names:
+        return None
+    known = metric_names(runs, families)
+    for name in names:
+        if name.strip() not in known:
+            raise UserError(f"no metric '{escape_text(name, 60)}' in these runs"
+                            f"{' (families ' + ', '.join(families) + ')' if families else ''}"
+                            f"; metrics: {', '.join(known) or 'none'}")
+    return [n.strip() for n in names]
+
+
 def main(args: argparse.Namespace) -> int:
     import math
 
@@ -73,7 +95,9 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"{smoke} is a smoke run (small working sets: its numbers measure "
                         "caches); compare smoke runs only with smoke runs")
     fams = families_arg(args.family, a + b)
-    cmp = compare_runs(a, b, args.min_effect, all_metrics=args.all_metrics, families=fams)
+    chosen = metrics_arg(args.metric, a + b, fams)
+    cmp = compare_runs(a, b, args.min_effect, all_metrics=args.all_metrics, families=fams,
+                       metrics=chosen)
     if args.significant:
         cmp.diffs = [d for d in cmp.diffs if d.significant]
     if args.json:   # results: one entry per metric compared; the rest describes the test

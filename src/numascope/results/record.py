@@ -89,17 +89,23 @@ class BenchResult:
     placement: dict[str, Any] = field(default_factory=dict)  # cpus, memory policy, pages/node
     notes: list[str] = field(default_factory=list)           # warnings, disturbances
     validated: bool = True
+    # per metric name, the distribution behind it where one was kept (latency: a histogram
+    # of single loads, "edges" and "counts"); in the JSON only when there is one
+    distributions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def metric(self, name: str) -> Metric:
         return self.metrics[name]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "family": self.family, "case": self.case, "params": self.params,
             "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
             "placement": self.placement, "notes": list(self.notes),
             "validated": self.validated,
         }
+        if self.distributions:
+            d["distributions"] = self.distributions
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> BenchResult:
@@ -108,4 +114,5 @@ class BenchResult:
             metrics={k: Metric.from_dict(m) for k, m in d["metrics"].items()},
             placement=dict(d.get("placement", {})), notes=list(d.get("notes", [])),
             validated=d.get("validated", True),
+            distributions=dict(d.get("distributions", {})),
         )

@@ -19,6 +19,7 @@ covers every line). Memory is placed by a spec: bound to one node, or first touc
 
 from __future__ import annotations
 
+import math
 import platform
 import statistics
 from dataclasses import dataclass, replace
@@ -27,6 +28,7 @@ from typing import Any
 from numascope import placement
 from numascope.benchmark import Case, core_errors
 from numascope.errors import MeasurementError, UserError
+from numascope.families.latency import distribution
 from numascope.families.latency import knee as knee_rule
 from numascope.families.latency.mixes import DEFAULT as DEFAULT_MIX
 from numascope.families.latency.mixes import Mix
@@ -157,6 +159,8 @@ class LatencyParams:
     window: int = WINDOW
     seed: int = 1
     clock: bool = True                      # measure the core clock for core cycles
+    dist_groups: int = distribution.DIST_GROUPS   # single-load distribution: timed groups
+                                            #   per chunk (one chunk per sample); 0: none
     delay: int = 0                          # loaded: the injected delay
     load_cpus: tuple[int, ...] = ()         # loaded: empty: every usable CPU but the chaser
     load_bytes: int | None = None           # loaded: per loader; None: dram_size / 4, >= 64 MiB
@@ -298,7 +302,8 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
     nbytes, cpu, pages = p.bytes or 0, p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):
         r = _core().lat_chase(nbytes, cpu, p.memory.to_core(), p.mode, p.window, p.samples,
-                              p.loads, p.stride, p.seed)
+                              p.loads, p.stride, p.seed, p.dist_groups)
+    tail, dist = distribution.from_core(r.get("hist"))
     notes = []
     if pages != "none" and 0 <= r["huge_fraction"] < 0.5:
         notes.append(f"asked for {pages} but the kernel gave huge pages for only "
@@ -312,11 +317,11 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
                 "node": p.node, "samples": p.samples, "loads_per_sample": p.loads,
                 "window": p.window if p.mode == "tlb" else None, "stride": p.stride,
                 "seed": p.seed},
-        metrics=latency_metrics(r["ns"], r["tsc"], cpu, p.clock, stride=p.stride),
+        metrics={**latency_metrics(r["ns"], r["tsc"], cpu, p.clock, stride=p.stride), **tail},
         placement={"cpus": [cpu], "memory": p.memory.to_dict(), "pages_per_node": r["where"],
                    "huge_fraction": r["huge_fraction"],
                    "pages": _huge_text(pages, r["huge_fraction"])},
-        notes=notes)
+        notes=notes, distributions={"latency": dist} if dist else {})
 
 
 def run_loaded(topo: Topology, p: LatencyParams,
@@ -340,6 +345,7 @@ def run_loaded(topo: Topology, p: LatencyParams,
     out = []
     for pt in r["points"]:
         metrics = latency_metrics(pt["ns"], pt["tsc"], cpu, clock=False, stride=p.stride)
+        tail, dist = distribution.from_core(pt.get("hist"))   # where the C pass ran
         if ghz:
             metrics["core_cycles"] = Metric("core_cycles", "cycles", False,
                                             [v * ghz for v in pt["ns"]],
@@ -361,10 +367,10 @@ def run_loaded(topo: Topology, p: LatencyParams,
                       "the value written at this delay"),
                      f"Intel MLC --loaded_latency equivalent: {mix.mlc(wa)}"]
         out.append(BenchResult(
-            family=FAMILY, case=at.label(), params=params, metrics=metrics,
+            family=FAMILY, case=at.label(), params=params, metrics={**metrics, **tail},
             placement={"cpus": [cpu, *load_cpus], "memory": p.memory.to_dict(),
                        "pages_per_node": r["chase"]["where"]},
-            notes=notes))
+            notes=notes, distributions={"latency": dist} if dist else {}))
     for inv in inversions(out):
         inv.high.notes.append(inv.note())
     return out
@@ -421,12 +427,16 @@ def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None =
 
 
 def summary(res: BenchResult) -> dict[str, float]:
-    """p5 / p50 / p95 / min of the latency samples (ns) and the median cycles."""
+    """p5 / p50 / p95 / min of the latency samples (ns), the median cycles and, where the
+    record has the single-load distribution, the medians of its chunks' p99 and p99.9
+    (load_p99, load_p999; NaN without)."""
     m = res.metrics["latency"]
     out = {"p5": m.percentile(5), "p50": m.percentile(50), "p95": m.percentile(95),
            "min": m.min, "tsc_cycles": res.metrics["tsc_cycles"].median}
     if "core_cycles" in res.metrics:
         out["core_cycles"] = res.metrics["core_cycles"].median
+    for key, name in (("load_p99", "latency_p99"), ("load_p999", "latency_p999")):
+        out[key] = res.metrics[name].median if name in res.metrics else math.nan
     return out
 
 

@@ -149,15 +149,32 @@ def _print(results, levels, console) -> None:
     per = ", ".join(f"{s} B" for s in strides)
     t = Table(title=f"Idle latency (pointer chase), one pointer per {per}",
               box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
-    cols = ["size", "mode", "median ns", "best ns", "p5 ns", "p95 ns", "TSC cyc", "core cyc",
-            "pages huge"]
-    for c in cols:
-        t.add_column(c, justify="right")
+    cols = ["size", "mode", "median ns", "best ns", "p5 ns", "p95 ns", "p99 load",
+            "p99.9 load", "TSC cyc", "core cyc", "pages huge"]
+    rows = []
     for r in results:
-        t.add_row(lat.format_bytes(r.params["bytes"]), r.params["mode"], *_latency_cells(r),
-                  _pages(r))
+        s = lat.summary(r)
+        core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
+        rows.append([lat.format_bytes(r.params["bytes"]), r.params["mode"],
+                     f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
+                     f"{s['p95']:.1f}", _ns(s["load_p99"]), _ns(s["load_p999"]),
+                     f"{s['tsc_cycles']:.0f}", core, _pages(r)])
+    if all(row[6] == row[7] == "-" for row in rows):     # no distribution: no tail columns
+        cols = cols[:6] + cols[8:]
+        rows = [row[:6] + row[8:] for row in rows]
+    _fill(t, cols, rows, console, whole=("size", "pages huge"))
     console.print(t)
     _print_footer(results, console)
+    groups = sorted({r.distributions["latency"]["loads_per_group"] for r in results
+                     if "latency" in r.distributions})
+    if groups:
+        res = max(r.distributions["latency"]["resolution_ns"] for r in results
+                  if "latency" in r.distributions)
+        what = "single loads" if groups == [1] else \
+            f"groups of {'/'.join(map(str, groups))} loads (1 on DRAM)"
+        console.print(f"p99, p99.9 load: the tail of {what} (ns per load), each timed by the "
+                      f"TSC in a pass after the samples, timer overhead subtracted; resolution "
+                      f"{res:.0f} ns or better; lat --plot draws the distribution", markup=False)
     for mode, lvls in levels.items():
         lt = Table(title=f"Detected levels ({mode})", box=box.SIMPLE_HEAD, pad_edge=False)
         for c in ("level", "plateau", "ns", "expected", "check"):
@@ -175,12 +192,12 @@ def _latency_cells(r) -> list[str]:
     s = lat.summary(r)
     core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
     return [f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}", f"{s['p95']:.1f}",
-            f"{s['tsc_cycles']:.0f}", core]
+            _ns(s["load_p99"]), _ns(s["load_p999"]), f"{s['tsc_cycles']:.0f}", core]
 
 
 def _print_footer(results, console) -> None:
-    console.print("median and best (lowest) of the timed samples, p5 and p95 their spread; "
-                  "cycles: medians", markup=False)
+    console.print("median and best (lowest) of the timed samples (ns per load), p5 and p95 "
+                  "their spread; cycles: medians", markup=False)
     if "core_cycles" not in results[0].metrics:
         console.print("core cycles: unknown (the core clock could not be measured here); "
                       "TSC ticks only")
@@ -205,14 +222,15 @@ def _print_loaded(results, console) -> None:
         t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
         cols = ["delay"] + (["DRAM GB/s", "loads GB/s", "stores GB/s"] if mix.writes
                             else ["read GB/s"]) + \
-            ["median ns", "best ns", "p5 ns", "p95 ns", "TSC cyc", "core cyc"]
-        for c in cols:
-            t.add_column(c, justify="right")
+            ["median ns", "best ns", "p5 ns", "p95 ns", "p99 load", "p99.9 load", "TSC cyc",
+             "core cyc"]
+        cells = []
         for r in rows:
             bw = [f"{r.metrics[k].median:.1f}" for k in
                   (("bandwidth", "read_bandwidth", "write_bandwidth") if mix.writes
                    else ("bandwidth",))]
-            t.add_row(str(r.params["delay"]), *bw, *_latency_cells(r))
+            cells.append([str(r.params["delay"]), *bw, *_latency_cells(r)])
+        _fill(t, cols, cells, console)
         console.print(t)
         summary = lat.curve_summary(curve)
         console.print(f"bandwidth: {summary['bandwidth_counted']}", markup=False)
@@ -225,6 +243,48 @@ def _print_loaded(results, console) -> None:
     n = len(results[0].params.get("load_cpus") or [])
     console.print(f"{n} loader{'s' if n != 1 else ''}; base pages "
                   f"(4K); working set {lat.format_bytes(results[0].params['bytes'])}")
+
+
+def _fill(t, cols: list[str], rows: list[list[str]], console, whole=(),
+          optional=("TSC cyc", "core cyc")) -> None:
+    """The table's columns and rows: each column at its natural width where the terminal
+    holds them all, else as wide as its longest word (headers wrap between words; no cell
+    is cut; `whole`: columns whose cells stay on one line); when even that is too wide, the
+    `optional` columns are left out (the figures stay in --json) and said so."""
+    def narrow_width(cs, rs):
+        return sum(max(map(len, c.split() + [w for row in rs for w in
+                                             ([row[i]] if c in whole else row[i].split())]))
+                   for i, c in enumerate(cs)) + _frame(cs)
+    dropped = []
+    for name in optional:
+        if narrow_width(cols, rows) <= console.width or name not in cols:
+            continue
+        i = cols.index(name)
+        cols = cols[:i] + cols[i + 1:]
+        rows = [row[:i] + row[i + 1:] for row in rows]
+        dropped.append(name)
+    if dropped:
+        t.caption = f"({', '.join(dropped)}: in --json; a wider terminal shows them)"
+    natural = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(cols)]
+    narrow = [max(map(len, c.split() + [w for row in rows for w in
+                                          ([row[i]] if c in whole else row[i].split())]))
+              for i, c in enumerate(cols)]
+    fits = sum(natural) + _frame(cols) <= console.width
+    for c, nat, nar in zip(cols, natural, narrow):
+        t.add_column(c, justify="right", width=nat if fits else nar)
+    for row in rows:
+        t.add_row(*row)
+
+
+def _frame(cols: list[str]) -> int:
+    """Columns a table takes beyond its cells: a divider between columns, one cell of
+    right padding on all but the last, the two edges."""
+    return 2 * len(cols) + 1
+
+
+def _ns(v: float) -> str:
+    import math
+    return f"{v:.1f}" if math.isfinite(v) else "-"    # NaN: the record has no distribution
 
 
 def _pages(r) -> str:

@@ -1,4 +1,5 @@
-"""Latency plots: the working-set sweep (with the detected levels) and loaded latency."""
+"""Latency plots: the working-set sweep (with the detected levels), loaded latency and the
+distribution of single loads."""
 
 from __future__ import annotations
 
@@ -100,6 +101,66 @@ def _loaded(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     return [("Loaded latency" + (" (not monotone)" if bad else ""), fig)]
 
 
+MAX_CURVES = 8     # distributions drawn in one figure (a sweep: evenly spaced sizes)
+
+
+def _label(r: BenchResult) -> str:
+    if r.params.get("kind") == "loaded":
+        return f"delay {r.params.get('delay')}"
+    return r.case
+
+
+def _thinned(rs: list[BenchResult]) -> list[BenchResult]:
+    if len(rs) <= MAX_CURVES:
+        return rs
+    step = (len(rs) - 1) / (MAX_CURVES - 1)
+    return [rs[round(i * step)] for i in range(MAX_CURVES)]
+
+
+def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
+    """The share of loads slower than x, against x (both log): the tail the medians hide,
+    p99 where a curve crosses 10^-2, p99.9 where it crosses 10^-3."""
+    rs = [r for r in results if r.family == FAMILY and "latency" in r.distributions]
+    if not rs:
+        return []
+    rs = _thinned(sorted(rs, key=lambda r: (r.params.get("kind") != "idle",
+                                            r.params.get("bytes") or 0,
+                                            r.params.get("delay") or 0)))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    groups = set()
+    for r in rs:
+        d = r.distributions["latency"]
+        counts, edges = d["counts"], d["edges"]
+        n = sum(counts)
+        if not n:
+            continue
+        xs, ys, left = [], [], n
+        for c, hi in zip(counts, edges[1:]):
+            left -= c
+            if hi > 0 and left > 0:
+                xs.append(hi)
+                ys.append(left / n)
+        groups.add(d.get("loads_per_group", 1))
+        line, = ax.step(xs, ys, where="post", label=_label(r))
+        q = d.get("quantiles", {})
+        for name, share in (("latency_p99", 1e-2), ("latency_p999", 1e-3)):
+            if name in q:
+                ax.plot([q[name]], [share], "o", ms=4, color=line.get_color())
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.axhline(1e-2, color="grey", lw=0.6, ls=":")
+    ax.axhline(1e-3, color="grey", lw=0.6, ls=":")
+    ax.set_xlabel("ns per load" + ("" if groups <= {1} else " (groups of several loads "
+                                   "where a load is short)"))
+    ax.set_ylabel("share of loads slower")
+    ax.set_title("Latency distribution (dots: p99 at 10^-2, p99.9 at 10^-3)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return [("Latency distribution", fig)]
+
+
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from numascope.families.latency import chains_figures  # lat --chains
-    return _sweep(results) + _loaded(results) + chains_figures.figures(results)
+    return (_sweep(results) + _loaded(results) + _distribution(results)
+            + chains_figures.figures(results))

@@ -98,6 +98,96 @@ static PyObject *py_lat_permutation(PyObject *self, PyObject *args, PyObject *kw
 
 /* ---- the chase ------------------------------------------------------------------------ */
 
+/* The distribution of single loads (an extra pass after the timed samples, which keep
+ * their own method): the chase goes on in groups of `group` dependent loads, each group
+ * timed by `rdtscp; lfence` on both sides (the next group's loads cannot start before the
+ * timestamp, and the timestamp waits for the group's loads), one timestamp ending one group
+ * and starting the next. The mean of HIST_EMPTY empty intervals (the same loop without a
+ * load; the slowest 1 % left out: interrupts) is subtracted from each group as the timer's
+ * overhead. The mean, not the median: where the TSC advances in steps (26 ticks every
+ * 10 ns on AMD Zen) an interval reads as a whole number of steps and only the mean is
+ * unbiased. Group times go into log-linear buckets of TSC ticks (HDR histogram style):
+ * exact below 64 ticks, then 32 sub-buckets per power of two (each at most 1/32 of its
+ * value wide), 2^36 ticks and beyond in the last. */
+#define HIST_SUB_BITS 5
+#define HIST_SUB (1u << HIST_SUB_BITS)
+#define HIST_TOP_BITS 36
+#define HIST_BUCKETS ((HIST_TOP_BITS - HIST_SUB_BITS + 1) * HIST_SUB)   /* 1024 */
+#define HIST_MAX_CHUNKS 64
+#define HIST_MAX_GROUP 256
+#define HIST_EMPTY 16384        /* empty intervals timed for the overhead */
+
+typedef struct {
+    int chunks;                 /* histograms, one after the other (one per sample) */
+    size_t groups;              /* timed groups per chunk */
+    int asked;                  /* loads per group; 0: the smallest power of two whose
+                                   group lasts >= 4x the overhead (1 for DRAM) */
+    int group;                  /* the loads per group used */
+    uint32_t *counts;           /* chunks x HIST_BUCKETS */
+    uint32_t *scratch;          /* HIST_BUCKETS: the empty intervals' buckets (unused) */
+    uint32_t *empty;            /* HIST_EMPTY empty intervals, ticks */
+    double overhead;            /* their trimmed mean (subtracted, rounded) */
+    uint32_t empty_p5, empty_p50, empty_p95, step;   /* and how they spread; the TSC's step:
+                                   the greatest common divisor of the intervals */
+    double tsc_ghz;             /* TSC ticks per ns over the pass (CLOCK_MONOTONIC_RAW) */
+    int done;                   /* the pass ran */
+} hist_t;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static inline unsigned hist_index(uint64_t v) {
+    if (v >> HIST_TOP_BITS) v = ((uint64_t)1 << HIST_TOP_BITS) - 1;
+    if (v < 2 * HIST_SUB) return (unsigned)v;
+    unsigned shift = (63 - (unsigned)__builtin_clzll(v)) - HIST_SUB_BITS;
+    return shift * HIST_SUB + (unsigned)(v >> shift);
+}
+
+/* A timestamp that waits for every earlier load to finish and that later instructions
+ * cannot pass; "memory": nor does the compiler move a load across it. */
+static inline uint64_t stamp(void) {
+#if defined(__x86_64__)
+    uint32_t lo, hi, aux;
+    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
+    return ((uint64_t)hi << 32) | lo;
+#else
+    return 0;
+#endif
+}
+
+/* The smallest value bucket i holds (the inverse of hist_index). */
+static uint64_t hist_lower_edge(unsigned i) {
+    unsigned shift = i < 2 * HIST_SUB ? 0 : i / HIST_SUB - 1;
+    return (uint64_t)(i - shift * HIST_SUB) << shift;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static uint32_t gcd_u32(uint32_t a, uint32_t b) {
+    while (b) { uint32_t t = a % b; a = b; b = t; }
+    return a;
+}
+
+/* The overhead and the step from the empty intervals (sorted here). */
+static void hist_overhead(hist_t *h) {
+    uint32_t *e = h->empty;
+    qsort(e, HIST_EMPTY, sizeof *e, cmp_u32);
+    size_t keep = HIST_EMPTY - HIST_EMPTY / 100;
+    double sum = 0;
+    uint32_t g = 0;
+    for (size_t i = 0; i < keep; i++) { sum += e[i]; g = gcd_u32(e[i], g); }
+    h->overhead = sum / (double)keep;
+    h->step = g ? g : 1;
+    h->empty_p5 = e[HIST_EMPTY / 20];
+    h->empty_p50 = e[HIST_EMPTY / 2];
+    h->empty_p95 = e[HIST_EMPTY - HIST_EMPTY / 20];
+}
+
 typedef struct {
     /* inputs */
     size_t bytes, stride, window_lines;
@@ -113,6 +203,7 @@ typedef struct {
     /* outputs */
     double *ns;                /* per sample, ns per load */
     double *tsc;               /* per sample, TSC ticks per load */
+    hist_t hist;               /* single-load distribution: a pass after the samples */
     size_t cycle_len;          /* measured by walking, 0 when not walked */
     int ok;
     void *final;
@@ -185,6 +276,70 @@ static inline void *chase_checked(void *p, size_t n, size_t *done) {
     return p;
 }
 
+/* `groups` timed groups of `g` loads into h (overhead `o` subtracted); g == 0: empty
+ * intervals, each also kept in raw[] when given. Ctrl-C is checked every 2^14 groups. */
+static void *hist_groups(void *p, size_t groups, int g, uint64_t o, uint32_t *h,
+                         uint32_t *raw) {
+    uint64_t prev = stamp();
+    for (size_t k = 0; k < groups; k++) {
+        for (int j = 0; j < g; j++) STEP
+        uint64_t t = stamp();
+        uint64_t d = t - prev;
+        prev = t;
+        h[hist_index(d > o ? d - o : 0)]++;
+        if (raw) raw[k] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+        if ((k & 16383) == 16383 && ns_interrupted) break;
+    }
+    return p;
+}
+
+/* The samples' median TSC ticks per load (0 when it cannot be had). */
+static double median_ticks(const chase_t *c) {
+    double *t = malloc(sizeof(double) * c->nsamples), m = 0;
+    if (!t) return 0;
+    memcpy(t, c->tsc, sizeof(double) * c->nsamples);
+    qsort(t, c->nsamples, sizeof(double), cmp_double);
+    m = t[c->nsamples / 2];
+    free(t);
+    return m;
+}
+
+/* The distribution pass (hist_t), run after the samples on the chaser's thread, from where
+ * they left the pointer: the overhead first, then the chunks (the group chosen from the
+ * samples' median, unless given). *done counts the loads made, for chase_check. Returns
+ * the pointer (NULL on Ctrl-C). Each call starts afresh (loaded latency: one per delay). */
+static void *chase_hist(chase_t *c, void *p, size_t *done) {
+    hist_t *h = &c->hist;
+#if defined(__x86_64__)
+    if (h->chunks < 1 || !h->counts || !h->empty || !h->scratch) return p;
+#else
+    return p;                   /* no serialising timestamp here: no distribution */
+#endif
+    memset(h->counts, 0, sizeof(uint32_t) * (size_t)h->chunks * HIST_BUCKETS);
+    h->done = 0;
+    double ticks_per_load = median_ticks(c);
+    hist_groups(p, HIST_EMPTY, 0, 0, h->scratch, h->empty);
+    if (ns_interrupted) return NULL;
+    hist_overhead(h);
+    uint64_t o = (uint64_t)(h->overhead + 0.5);
+    int g = h->asked;
+    if (g <= 0)
+        for (g = 1; g < HIST_MAX_GROUP && g * ticks_per_load < 4.0 * h->overhead; g *= 2) {}
+    h->group = g;
+    double t0 = ns_now();
+    uint64_t r0 = ns_rdtsc();
+    for (int k = 0; k < h->chunks; k++) {
+        p = hist_groups(p, h->groups, g, o, h->counts + (size_t)k * HIST_BUCKETS, NULL);
+        if (ns_interrupted) return NULL;
+        *done = (*done + h->groups * (size_t)g) % c->lines;
+    }
+    uint64_t r1 = ns_rdtsc();
+    double t1 = ns_now();
+    h->tsc_ghz = t1 > t0 ? (double)(r1 - r0) / ((t1 - t0) * 1e9) : 0;
+    h->done = 1;
+    return p;
+}
+
 /* Warm up and validate: for buffers up to 2^22 lines, walk the whole cycle and count its
  * length (must be every line); otherwise warm up with 2^22 loads. Returns the pointer
  * (NULL when Ctrl-C stopped it). */
@@ -239,6 +394,8 @@ static void chase_samples(chase_t *c) {
         c->tsc[s] = (double)(r1 - r0) / (double)c->loads;
         done = (done + c->loads) % c->lines;
     }
+    p = chase_hist(c, p, &done);
+    if (!p) return;             /* Ctrl-C */
     c->final = p;
     c->ok = chase_check(c, p, done);
 }
@@ -312,25 +469,81 @@ static void chase_free(chase_t *c) {
     free(c->order);
     free(c->ns);
     free(c->tsc);
+    free(c->hist.counts);
+    free(c->hist.empty);
+    free(c->hist.scratch);
+}
+
+/* The distribution pass's buffers: `chunks` histograms of `groups` groups of `group` loads
+ * (0: chosen by the pass). groups == 0: no pass. 0 on OOM (exception set). */
+static int hist_setup(chase_t *c, int chunks, Py_ssize_t groups, int group) {
+    hist_t *h = &c->hist;
+    if (groups < 0 || groups > (1 << 24))
+        { ns_value_error("groups per distribution chunk must be in [0, 2^24]"); return 0; }
+    if (group < 0 || group > HIST_MAX_GROUP)
+        { ns_value_error("loads per timed group must be in [0, %d]", HIST_MAX_GROUP); return 0; }
+    if (!groups) return 1;
+    h->chunks = chunks < HIST_MAX_CHUNKS ? chunks : HIST_MAX_CHUNKS;
+    h->groups = (size_t)groups;
+    h->asked = group;
+    h->counts = calloc((size_t)h->chunks * HIST_BUCKETS, sizeof(uint32_t));
+    h->empty = calloc(HIST_EMPTY, sizeof(uint32_t));
+    h->scratch = calloc(HIST_BUCKETS, sizeof(uint32_t));
+    if (!h->counts || !h->empty || !h->scratch) { PyErr_NoMemory(); return 0; }
+    return 1;
+}
+
+/* The pass's result for Python: None when it did not run (no serialising timestamp on
+ * this CPU, or not asked); else the buckets (lower edges in TSC ticks of a group, overhead
+ * subtracted; the last bucket open-ended) and the counts per chunk, from the first bucket
+ * used to the last; the overhead, how the empty intervals spread, the TSC's step. */
+static PyObject *hist_to_py(const hist_t *h) {
+    if (!h->done) Py_RETURN_NONE;
+    unsigned lo = HIST_BUCKETS, hi = 0;
+    for (int k = 0; k < h->chunks; k++)
+        for (unsigned i = 0; i < HIST_BUCKETS; i++)
+            if (h->counts[(size_t)k * HIST_BUCKETS + i]) {
+                if (i < lo) lo = i;
+                if (i + 1 > hi) hi = i + 1;
+            }
+    if (hi <= lo) Py_RETURN_NONE;
+    PyObject *edges = PyList_New(hi - lo + 1), *chunks = PyList_New(h->chunks);
+    for (unsigned i = lo; i <= hi; i++)
+        PyList_SET_ITEM(edges, i - lo, PyLong_FromUnsignedLongLong(hist_lower_edge(i)));
+    for (int k = 0; k < h->chunks; k++) {
+        PyObject *l = PyList_New(hi - lo);
+        for (unsigned i = lo; i < hi; i++)
+            PyList_SET_ITEM(l, i - lo, PyLong_FromUnsignedLong(h->counts[(size_t)k * HIST_BUCKETS + i]));
+        PyList_SET_ITEM(chunks, k, l);
+    }
+    return Py_BuildValue("{s:N,s:N,s:i,s:n,s:d,s:I,s:I,s:I,s:I,s:d}", "edges", edges,
+                         "counts", chunks, "group", h->group, "groups", (Py_ssize_t)h->groups,
+                         "overhead", h->overhead, "empty_p5", h->empty_p5,
+                         "empty_p50", h->empty_p50, "empty_p95", h->empty_p95,
+                         "step", h->step, "tsc_ghz", h->tsc_ghz);
 }
 
 /* Python: lat_chase(bytes, cpu, memory=None, mode="tlb", window=262144, samples=15,
- *                   loads=262144, stride, seed=1) -> dict; stride is required */
+ *                   loads=262144, stride, seed=1, hist_groups=16384, group=0) -> dict;
+ *   stride is required; hist_groups: groups per distribution chunk (one chunk per sample,
+ *   at most HIST_MAX_CHUNKS; 0: no distribution pass), group: loads per group (0: auto) */
 static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "memory", "mode", "window", "samples", "loads",
-                          "stride", "seed", NULL};
-    Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 18, stride = -1;
-    int cpu, samples = 15;
+                          "stride", "seed", "hist_groups", "group", NULL};
+    Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 18, stride = -1, hist_groups = 16384;
+    int cpu, samples = 15, group = 0;
     PyObject *memory = Py_None;
     const char *mode = "tlb";
     unsigned long long seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ni|OsninnK", kws, &bytes, &cpu, &memory, &mode,
-                                     &window, &samples, &loads, &stride, &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ni|OsninnKni", kws, &bytes, &cpu, &memory,
+                                     &mode, &window, &samples, &loads, &stride, &seed,
+                                     &hist_groups, &group))
         return NULL;
     ns_interrupted = 0;
     chase_t c;
     memset(&c, 0, sizeof c);
-    if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)) {
+    if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)
+        || !hist_setup(&c, samples, hist_groups, group)) {
         chase_free(&c);
         return NULL;
     }
@@ -353,6 +566,9 @@ static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
         PyDict_SetItemString(res, "tsc", tsc);
         Py_DECREF(ns);
         Py_DECREF(tsc);
+        PyObject *hist = hist_to_py(&c.hist);
+        PyDict_SetItemString(res, "hist", hist);
+        Py_DECREF(hist);
         PyObject *v = Py_BuildValue("{s:n,s:n,s:d,s:O}", "cycle_walked", (Py_ssize_t)c.cycle_len,
                                     "loads", (Py_ssize_t)c.loads, "seconds", secs,
                                     "validated", Py_True);
@@ -483,7 +699,9 @@ static void loaded_fn(int tid, int nt, void *arg) {
         done = (done + c->loads) % c->lines;
     }
     c->chase_seconds = ns_now() - t0;
+    p = chase_hist(c, p, &done);   /* the single-load tail, under the same load */
     atomic_store_explicit(&c->stop, 1, memory_order_relaxed);
+    if (!p) return;                /* Ctrl-C */
     c->ok = chase_check(c, p, done);
 }
 
@@ -543,7 +761,8 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     PyObject *out = NULL;
     int *team_cpus = malloc(sizeof(int) * (nl + 1));
     ns_team *t = NULL;
-    if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)) goto done;
+    if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)
+        || !hist_setup(&c, samples, 16384, 0)) goto done;
     c.load_bytes = load_bytes;
     c.lbuf = calloc(nl, sizeof(char *));
     c.lbytes = calloc(nl, sizeof(double));
@@ -622,11 +841,11 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
             }
         }
         PyObject *ns = list_of(c.ns, samples), *tsc = list_of(c.tsc, samples);
-        PyObject *row = Py_BuildValue("{s:i,s:N,s:N,s:d,s:d,s:d,s:d,s:d,s:l}", "delay",
+        PyObject *row = Py_BuildValue("{s:i,s:N,s:N,s:d,s:d,s:d,s:d,s:d,s:l,s:N}", "delay",
                                       delays[d], "ns", ns, "tsc", tsc, "loader_bytes", total,
                                       "seconds", c.chase_seconds, "loader_gbs", gbs,
                                       "loader_written_bytes", wtotal, "loader_write_gbs", wgbs,
-                                      "lines_checked", checked);
+                                      "lines_checked", checked, "hist", hist_to_py(&c.hist));
         PyList_Append(out, row);
         Py_DECREF(row);
     }
@@ -656,7 +875,8 @@ PyMethodDef ns_lat_methods[] = {
      "lat_permutation(lines, window_lines=0, seed=1) -> next[i]: the chase's cycle of lines."},
     {"lat_chase", (PyCFunction)(void (*)(void))py_lat_chase, METH_VARARGS | METH_KEYWORDS,
      "lat_chase(bytes, cpu, memory=None, mode='tlb', window=262144, samples=15, loads=262144, "
-     "stride, seed=1) -> dict with per-sample ns and TSC ticks per load."},
+     "stride, seed=1, hist_groups=16384, group=0) -> dict with per-sample ns and TSC ticks "
+     "per load, and 'hist': the single-load distribution pass (None where not run)."},
     {"lat_loaded", (PyCFunction)(void (*)(void))py_lat_loaded, METH_VARARGS | METH_KEYWORDS,
      "lat_loaded(bytes, cpu, load_cpus, delays, memory=None, load_bytes=256MiB, mode='tlb', "
      "window=262144, samples=5, loads=65536, seed=1, stride, reads=1, writes=0, nt=False, "

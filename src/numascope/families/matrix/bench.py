@@ -188,9 +188,9 @@ def shown_metrics(p: MatrixParams) -> tuple[str, ...]:
 def default_executor(topo: Topology, params: MatrixParams | None = None) -> Executor:
     """Latency: one chaser on the node's first CPU, buffer of `params.bytes` bound to the
     target node, one pointer per `params.stride` bytes (stated in the latency metric's
-    note). Read bandwidth: every CPU of the source node reading an array of
-    `params.bw_bytes` (default: numascope.families.bandwidth.bench's 4 x LLC) bound to the target
-    node."""
+    note), with the single-load tail (latency_p99 …; the histogram stays with `lat`).
+    Read bandwidth: every CPU of the source node reading an array of `params.bw_bytes`
+    (default: numascope.families.bandwidth.bench's 4 x LLC) bound to the target node."""
     p = params or MatrixParams()
 
     def run(cpus: list[int], node: int) -> dict[str, Metric]:
@@ -199,6 +199,9 @@ def default_executor(topo: Topology, params: MatrixParams | None = None) -> Exec
             base = p.latency(topo, cpus[0], node)
             r = lat.run(topo, base)
             out["latency"] = r.metrics["latency"]
+            # the single-load tail (latency_p50 … latency_p999) where the chase kept it
+            out.update((name, r.metrics[name]) for name, _ in lat.distribution.QUANTILES
+                       if name in r.metrics)
             if p.chains:
                 out.update(mlp_metrics(topo, base, p.chains, r.metrics["latency"].median))
         if "bandwidth" in p.what and bandwidth_available():
