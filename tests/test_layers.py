@@ -24,6 +24,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "numascope.host": ("numascope.errors", "numascope.units", "numascope.topology"),
     "numascope.options": ("numascope.errors", "numascope.units"),
     "numascope.paths": ("numascope.errors",),
+    # the stopping rule of --reps auto: below the families, the profiles and the report
+    "numascope.steady": ("numascope.errors", "numascope.options"),
+    "numascope.profile": ("numascope.errors", "numascope.steady"),
     "numascope.placement": ("numascope.errors", "numascope.topology"),
     "numascope.memspec": ("numascope.errors", "numascope.options", "numascope.placement",
                           "numascope.topology"),
