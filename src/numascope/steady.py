@@ -38,6 +38,7 @@ from typing import Any
 
 from numascope.errors import UserError
 from numascope.options import Option
+from numascope.results.record import BenchResult, Metric
 
 CONFIDENCE = 0.95
 MIN_REPS = 6                  # the fewest values with a 95 % order-statistics interval
@@ -98,10 +99,11 @@ def parse_reps(value: Any, flag: str = "--reps", high: int = 1000,
             raise UserError(f"{flag}: bad stopping rule {value!r}")
         return value
     if isinstance(value, int) and not isinstance(value, bool):
+        what = f"{flag}: {noun}" if noun else flag
         if value < 1:
-            raise UserError(f"{flag}: {noun} must be at least 1 (got {value})")
+            raise UserError(f"{what} must be at least 1 (got {value})")
         if value > high:
-            raise UserError(f"{flag}: {noun} must be at most {high} (got {value})")
+            raise UserError(f"{what} must be at most {high} (got {value})")
         return value
     text = str(value).strip().lower()
     if text.lstrip("+").isdigit():
@@ -137,7 +139,7 @@ def reps_option(flag: str = "--reps", help: str = "timed repetitions", default: 
     def rule(value: Any, given: str) -> int | Steady:
         return parse_reps(value, given, high, noun)
     return Option(flag, f"{help}: a count, or auto (until the median is steady, see "
-                  "docs/run.md)", default=default, metavar="N|auto[:P%]", rule=rule,
+                  "docs/run.md)", default=default, metavar="N", rule=rule,
                   rule_text=reps_text(high), noun=noun)
 
 
@@ -244,6 +246,30 @@ def repeat(batch: Callable[[int], list[float]], rule: Steady,
             rule.pool.spend(v.seconds - first)
 
 
+def gather(measure: Callable[[int], BenchResult], rule: Steady, metric: str, *,
+           count: str = "reps", clock: Callable[[], float] = time.monotonic) -> BenchResult:
+    """Repeat a family whose every metric holds one value per repetition (latency's
+    samples): `measure(n)` is one real measurement of n repetitions; the batches' values are
+    joined in the order measured into one result whose params say how many were taken
+    (`count`) and the verdict ("steady")."""
+    got: list[BenchResult] = []
+
+    def batch(n: int) -> list[float]:
+        got.append(measure(n))
+        return [x for r in got for x in r.metrics[metric].values]
+
+    v = repeat(batch, rule, clock)
+    first = got[0]
+    names = [k for k in first.metrics if all(k in r.metrics for r in got)]
+    metrics = {k: Metric(m.name, m.unit, m.higher_is_better,
+                         [x for r in got for x in r.metrics[k].values], m.note)
+               for k, m in first.metrics.items() if k in names}
+    params = {**first.params, count: v.reps, "steady": v.to_dict() | {"metric": metric}}
+    notes = list(dict.fromkeys(n for r in got for n in r.notes))
+    return BenchResult(first.family, first.case, params, metrics, first.placement, notes,
+                       all(r.validated for r in got))
+
+
 def verdict_of(params: dict[str, Any]) -> dict[str, Any] | None:
     """The stored verdict of a result's params (None: fixed repetitions, or an older
     record)."""
@@ -261,8 +287,8 @@ def unsteady(params: dict[str, Any]) -> bool:
 
 MARK = "*"
 MARK_NOTE = (f"{MARK} = not steady: after its repetitions (n) the 95 % interval of the "
-             "median was still wider than the precision asked (--reps auto[:P%]); the "
-             "case's repetition cap or time budget ran out first")
+             "median was still wider than the precision asked (auto[:P%]); the case's "
+             "repetition cap or time budget ran out first")
 
 
 def mark(params: dict[str, Any]) -> str:
@@ -279,9 +305,10 @@ def summary(params_list: list[dict[str, Any]]) -> str | None:
     ok = sum(1 for s in got if s["converged"])
     rules = ", ".join(dict.fromkeys(str(s.get("rule", AUTO)) for s in got))
     reps = sorted(int(s.get("reps", 0)) for s in got)
+    each = f"{reps[0]}" if reps[0] == reps[-1] else f"{reps[0]} to {reps[-1]}"
     line = (f"repetitions until steady ({rules}: 95 % interval of the median within the "
-            f"precision): {ok} of {len(got)} figures converged; {reps[0]} to {reps[-1]} "
-            "repetitions each")
+            f"precision): {ok} of {len(got)} figure{'s' if len(got) != 1 else ''} "
+            f"converged; {each} repetitions each")
     if ok < len(got):
         line += f"; {len(got) - ok} did not ({MARK})"
     return line

@@ -622,4 +622,4 @@ MEASURED_KEYS = frozenset({
     "kernel", "isa", "stores", "nt", "threads", "variants", "array_bytes", "arrays",
     "elements", "reps", "warmup", "stream_bytes_per_element", "dram_bytes_per_element",
     "write_allocate", "write_allocate_reason", "units", "llc_bytes", "init_seconds", "timing",
-    "excluded_reps", "start_spread_max_s"})
+    "excluded_reps", "start_spread_max_s", "steady"})

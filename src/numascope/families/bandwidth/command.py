@@ -163,20 +163,8 @@ def _print(results, console) -> None:
                                if flagged else ".")))
     for line in write_allocate_lines(results):
         console.print(Text(line))
+    from numascope.command.runner import steady_lines
     steady_lines(results, console)
-
-
-def steady_lines(results, console) -> None:
-    """--reps auto: how many figures converged, and what the mark means when one did
-    not."""
-    from rich.text import Text
-
-    from numascope.steady import MARK_NOTE, summary, unsteady
-    line = summary([r.params for r in results])
-    if line:
-        console.print(Text(line))
-    if any(unsteady(r.params) for r in results):
-        console.print(Text(MARK_NOTE))
 
 
 def write_allocate_lines(results) -> list[str]:

@@ -123,9 +123,12 @@ def _print(results, levels, console) -> None:
     t = Table(title=("Loaded latency" if loaded else "Idle latency (pointer chase)")
               + f", one pointer per {per}", box=box.SIMPLE_HEAD, pad_edge=False,
               padding=(0, 1, 0, 0))
+    from numascope.command.runner import steady_lines
+    from numascope.steady import mark, verdict_of
+    auto = any(verdict_of(r.params) for r in results)      # --samples auto: n per row
     cols = (["delay", "read GB/s"] if loaded else ["size", "mode"]) + \
         ["median ns", "best ns", "p5 ns", "p95 ns", "TSC cyc", "core cyc"] + \
-        ([] if loaded else ["pages huge"])
+        (["n"] if auto else []) + ([] if loaded else ["pages huge"])
     for c in cols:
         t.add_column(c, justify="right")
     for r in results:
@@ -133,12 +136,14 @@ def _print(results, levels, console) -> None:
         core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
         head = ([str(r.params["delay"]), f"{r.metrics['bandwidth'].median:.1f}"] if loaded
                 else [lat.format_bytes(r.params["bytes"]), r.params["mode"]])
-        tail = [] if loaded else [_pages(r)]
+        tail = ([f"{r.params['samples']}{mark(r.params)}"] if auto else []) + \
+            ([] if loaded else [_pages(r)])
         t.add_row(*head, f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
                   f"{s['p95']:.1f}", f"{s['tsc_cycles']:.0f}", core, *tail)
     console.print(t)
     console.print("median and best (lowest) of the timed samples, p5 and p95 their spread; "
                   "cycles: medians", markup=False)
+    steady_lines(results, console)
     if "core_cycles" not in results[0].metrics:
         console.print("core cycles: unknown (the core clock could not be measured here); "
                       "TSC ticks only")
