@@ -231,3 +231,53 @@ def test_bandwidth_gathers_noisy_planted_times_in_calls_to_its_cap(monkeypatch):
 def test_bandwidth_fixed_repetitions_keep_their_record():
     r = _bw(3)
     assert r.params["reps"] == 3 and "steady" not in r.params
+
+
+# -- on this machine: real runs report their count and whether they converged -----------
+
+def _cli(*args: str):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "numascope", *args], capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def _consistent(s: dict, values: int) -> None:
+    """A stored verdict that agrees with itself and with the values kept."""
+    assert MIN_REPS <= s["reps"] <= s["max_reps"] and s["values"] == values
+    lo, hi = s["interval"]
+    assert lo <= s["median"] <= hi
+    assert s["converged"] == (s["half_width"] <= s["precision"])
+    assert s["stopped"] == "converged" if s["converged"] else \
+        s["stopped"] in ("max reps", "time budget")
+
+
+def test_a_real_bw_run_reports_its_count_and_convergence():
+    import json
+    p = _cli("bw", "--kernel", "triad", "--threads", "1", "--size", "16M", "--isa", "scalar",
+             "--nt", "off", "--reps", "auto:20%", "--json")
+    assert p.returncode == 0, p.stderr
+    (r,) = json.loads(p.stdout)["results"]
+    s = r["params"]["steady"]
+    kept = len(r["metrics"]["bandwidth"]["values"])
+    assert r["params"]["reps"] == s["reps"] == kept + len(r["params"]["excluded_reps"])
+    _consistent(s, kept)
+    assert s["precision"] == 0.2 and s["metric"] == "bandwidth"
+    table = _cli("bw", "--kernel", "triad", "--threads", "1", "--size", "16M", "--isa",
+                 "scalar", "--nt", "off", "--reps", "auto:20%")
+    assert table.returncode == 0, table.stderr
+    assert "repetitions until steady (auto:20%" in table.stdout
+    assert " n " in table.stdout                       # the column of counts
+
+
+def test_a_real_lat_run_with_samples_auto():
+    import json
+    p = _cli("lat", "--size", "1M", "--loads", "4096", "--samples", "auto:20%", "--json")
+    assert p.returncode == 0, p.stderr
+    (r,) = json.loads(p.stdout)["results"]
+    s = r["params"]["steady"]
+    assert r["params"]["samples"] == s["reps"] == len(r["metrics"]["latency"]["values"])
+    assert len(r["metrics"]["tsc_cycles"]["values"]) == s["reps"]
+    _consistent(s, s["reps"])
+    bad = _cli("lat", "--loaded", "--samples", "auto", "--size", "1M")
+    assert bad.returncode == 2 and "applies to the idle chase" in bad.stderr
