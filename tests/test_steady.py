@@ -281,3 +281,47 @@ def test_a_real_lat_run_with_samples_auto():
     _consistent(s, s["reps"])
     bad = _cli("lat", "--loaded", "--samples", "auto", "--size", "1M")
     assert bad.returncode == 2 and "applies to the idle chase" in bad.stderr
+
+
+# -- marked in run's table, the report and compare ---------------------------------------
+
+def _auto_run(converged: bool, values: list[float]):
+    fake = Planted(values)
+    v = repeat(fake, Steady(max_reps=12, precision=0.05), fake.clock)
+    assert v.converged == converged
+    r = make_result(values=fake.got)
+    r.params["steady"] = v.to_dict() | {"metric": "bandwidth"}
+    return make_run({}, [r])
+
+
+def test_an_unconverged_figure_is_marked_in_run_report_and_compare():
+    import io
+
+    from rich.console import Console
+
+    from numascope.analysis.compare import compare_runs
+    from numascope.report.html import render
+    from numascope.report.terminal import print_comparison, print_run
+    steady_run = _auto_run(True, [100.0, 101.0, 99.0, 100.0, 100.5, 99.5])
+    shaky_run = _auto_run(False, [80.0, 120.0] * 10)
+
+    def text(show, x) -> str:
+        c = Console(file=io.StringIO(), width=80, color_system=None)
+        show(x, c)
+        return c.file.getvalue()
+    out = text(print_run, shaky_run)
+    assert "12*" in out and "0 of 1 figure converged" in out and "* = not steady" in out
+    out = text(print_run, steady_run)
+    assert "1 of 1 figure converged; 6 repetitions each" in out and "* = not" not in out
+
+    (d,) = compare_runs([steady_run], [shaky_run]).diffs
+    assert (d.unsteady_a, d.unsteady_b, d.unsteady) == (0, 1, True)
+    assert d.to_dict()["unsteady_b"] == 1
+    out = text(print_comparison, compare_runs([steady_run], [shaky_run]))
+    assert "triad 2T*" in out and "did not converge" in out
+    (d,) = compare_runs([steady_run], [steady_run]).diffs
+    assert not d.unsteady
+
+    html = render([steady_run, shaky_run])
+    assert 'id="repetitions"' in html and "triad 2T*" in html and "max reps" in html
+    assert 'id="repetitions"' not in render([make_run({}, [make_result()])])   # fixed reps
