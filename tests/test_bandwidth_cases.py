@@ -108,6 +108,8 @@ def test_suite_profiles():
     for prof, cases in ((QUICK, quick), (FULL, full)):
         (rule,) = {c.params.reps for c in cases}
         assert isinstance(rule, Steady) and rule.max_reps == prof.steady_max
+        # never fewer repetitions than the fixed count it replaces
+        assert rule.min_reps == max(6, prof.reps, bw.QUICK_REPS)
         assert len({id(c.params.reps.pool) for c in cases}) == 1
         assert rule.pool.seconds == prof.steady_s
         assert cases[0].params.reps.pool.cases == len({c.params.key() for c in cases})

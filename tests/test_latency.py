@@ -12,8 +12,8 @@ from numascope.families.latency import bench as lat
 from numascope.host import Host
 from numascope.memspec import MemorySpec
 from numascope.profile import FULL, QUICK, SMOKE
-from numascope.steady import Steady
 from numascope.results.record import Metric
+from numascope.steady import Steady
 from numascope.topology import read_topology
 
 
@@ -288,7 +288,7 @@ def test_suite_cases_follow_the_profile(topo):
     (quick,) = lat.suite_cases(topo, QUICK)
     cpu = topo.usable_cpus()[0]
     # idle chases take samples until steady (quick: one case, the stage's whole pool)
-    assert quick.params.samples == Steady(max_reps=QUICK.steady_max)
+    assert quick.params.samples == Steady(min_reps=QUICK.samples, max_reps=QUICK.steady_max)
     assert quick.params.samples.pool.cases == 1 and quick.params.loads == 1 << 17
     (smoke,) = lat.suite_cases(topo, SMOKE)
     assert smoke.params.samples == SMOKE.samples
@@ -298,7 +298,8 @@ def test_suite_cases_follow_the_profile(topo):
     assert {c.params.mode for c in full if c.params.kind == "idle"} == set(lat.MODES)
     assert any(c.label.startswith("sweep ") for c in full)
     idle = [c for c in full if c.params.kind == "idle"]
-    assert {c.params.samples for c in idle} == {Steady(max_reps=FULL.steady_max)}
+    assert {c.params.samples for c in idle} == {Steady(min_reps=FULL.samples,
+                                                       max_reps=FULL.steady_max)}
     assert idle[0].params.samples.pool.cases == len(idle)
     loaded = [c for c in full if c.params.kind == "loaded"]
     if len(topo.usable_cpus()) > 1:

@@ -153,8 +153,9 @@ def test_bad_spellings_say_so(text, says):
 
 
 def test_measured_profiles_repeat_until_steady_smoke_does_not():
-    assert isinstance(QUICK.repetitions(5), Steady) and QUICK.repetitions(5).pool.seconds == 8
-    assert isinstance(FULL.repetitions(10), Steady)
+    assert isinstance(QUICK.repetitions(5), Steady) and QUICK.repetitions(5).pool.seconds == QUICK.steady_s == 6
+    assert QUICK.repetitions(5).min_reps == MIN_REPS and QUICK.repetitions(9).min_reps == 9
+    assert FULL.repetitions(10) == Steady(min_reps=10, max_reps=FULL.steady_max)
     assert SMOKE.repetitions(5) == 5
     a, b = QUICK.repetitions(5), QUICK.repetitions(5)
     assert a == b and a.pool is not b.pool        # one pool per stage, the rule compares equal

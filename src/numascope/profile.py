@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numascope.errors import UserError
-from numascope.steady import Steady
+from numascope.steady import MIN_REPS, Steady
 
 MIB = 1 << 20
 
@@ -35,10 +35,12 @@ class Profile:
     def repetitions(self, fixed: int) -> int | Steady:
         """What a family's cases repeat by under this profile: a stopping rule with a fresh
         pool for one stage (numascope.steady.pool_cases tells it the stage's case count),
-        or `fixed` repetitions."""
+        never fewer repetitions than the `fixed` count it replaces; or `fixed`."""
         if self.steady_s is None:
             return fixed
-        return Steady(max_reps=self.steady_max).pooled(self.steady_s)
+        least = max(MIN_REPS, fixed)
+        return Steady(min_reps=least, max_reps=max(self.steady_max, least)).pooled(
+            self.steady_s)
 
     @property
     def quick(self) -> bool:
@@ -49,7 +51,7 @@ class Profile:
 
 
 QUICK = Profile("quick", reps=3, samples=9, dense=False, min_bytes=64 * MIB,
-                max_bytes=256 * MIB, steady_s=8.0, steady_max=30)
+                max_bytes=256 * MIB, steady_s=6.0, steady_max=30)
 FULL = Profile("full", reps=10, samples=15, dense=True, min_bytes=256 * MIB,
                max_bytes=4096 * MIB, steady_s=60.0, steady_max=100)
 # SPEC's "test" size: every stage on working sets that fit the caches of most servers, in
