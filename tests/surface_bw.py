@@ -34,7 +34,11 @@ BAD = [
     Bad(["bw", "--size", "-1"], 2, "bad size", "a negative size"),
     Bad(["bw", "--size", "256"], 2, "too small", "arrays below the kernel's minimum"),
     Bad(["bw", "--reps", "0"], 2, "repetitions must be at least 1", "no repetition"),
-    Bad(["bw", "--reps", "x"], 2, "invalid int value", "repetitions not a number"),
+    Bad(["bw", "--reps", "x"], 2, "expected a count such as 10, or auto",
+        "repetitions neither a number nor auto"),
+    Bad(["bw", "--reps", "auto:0%"], 2, "a percentage from 0.1 to 50",
+        "a precision of nothing"),
+    Bad(["bw", "--reps", "auto:x"], 2, "a percentage from 0.1 to 50", "a precision not a number"),
     Bad(["bw", "--threads", "0"], 2, "--threads must be at least 1", "no thread"),
     Bad(["bw", "--threads", "x"], 2, "--threads 'x'", "threads not a number"),
     Bad(["bw", "--threads", "100000"], 2, "100000 threads asked", "more threads than CPUs"),
@@ -61,6 +65,7 @@ if _memory_nodes() == 1:
 
 JSON = [
     ["bw", "--size", "8M", "--reps", "2"],
+    ["bw", "--size", "8M", "--reps", "auto:50%", "--threads", "1"],
     ["bw", "--kernel", "all", "--size", "8M", "--reps", "2"],
     ["bw", "--kernel", "read", "--scaling", "--size", "4M", "--reps", "2"],
     ["bw", "--kernel", "copy", "--membind", "0", "--pages", "none", "--size", "4M",
@@ -69,6 +74,7 @@ JSON = [
 
 WIDE = [
     ["bw", "--size", "8M", "--reps", "2"],
+    ["bw", "--size", "8M", "--reps", "auto:50%", "--threads", "1"],
     ["bw", "--kernel", "read,triad", "--per-domain", "--size", "4M", "--reps", "2"],
     ["bw", "--kernel", "read", "--scaling", "--size", "4M", "--reps", "2"],
     ["bw", "--kernel", "copy,add", "--interleave", "0", "--pages", "none", "--size", "4M",

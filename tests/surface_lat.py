@@ -57,6 +57,7 @@ BAD = [
     Bad(["lat", "--max", "1M"], 2, "--max applies only with --sweep", "a sweep bound, no sweep"),
     Bad(["lat", "--per-octave", "4"], 2, "--per-octave applies only with --sweep",
         "sweep density, no sweep"),
+    Bad(["lat", "--samples", "auto:0.01%"], 2, "from 0.1 to 50", "a precision too fine"),
 ]
 BAD += [   # lat --chains
     Bad(["lat", "--chains", "0"], 2, "--chains must be at least 1", "no chain"),
@@ -71,6 +72,8 @@ if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool
 if _TWO_CPUS:
     BAD.append(Bad(["lat", "--loaded", "--cpus", "0", "--load-cpus", "0"], 2,
                    "both the chaser and a loader", "chaser among the loaders"))
+    BAD.append(Bad(["lat", "--loaded", "--samples", "auto", "--size", "1M"], 2,
+                   "--samples auto applies to the idle chase", "auto samples, loaded"))
 
 JSON = [
     ["lat", *SMALL],
@@ -82,6 +85,7 @@ JSON.append(["lat", "--chains", "1,2,4", "--mode", "both", *SMALL])
 WIDE = [
     ["lat", "--chains", "1,2,4", *SMALL],
     ["lat", "--mode", "both", "--pages", "thp", *SMALL],
+    ["lat", "--mode", "both", "--size", "256K", "--loads", "4096", "--samples", "auto:50%"],
     ["lat", "--sweep", "--min", "4K", "--max", "1M", "--per-octave", "1", "--samples", "2",
      "--loads", "1024"],
 ]

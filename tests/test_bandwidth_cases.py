@@ -11,7 +11,8 @@ from numascope.families.bandwidth.placements import check_placement
 from numascope.families.bandwidth.sizes import default_array_bytes, parse_size
 from numascope.host import Host
 from numascope.memspec import MemorySpec
-from numascope.profile import FULL, QUICK
+from numascope.profile import FULL, QUICK, SMOKE
+from numascope.steady import Steady
 from numascope.topology.model import Core, Cpu, L3Domain, Node, Package, Topology
 
 MIB = 1 << 20
@@ -103,9 +104,18 @@ def test_suite_profiles():
     assert {c.params.kernel for c in full} == set(bw.KERNELS)
     assert len(full) > len(quick)
     assert {c.params.sweep for c in quick} == {"scaling", "per-domain"}
-    # the profile's repetitions, never fewer than the outlier screen needs
-    assert {c.params.reps for c in quick} == {max(QUICK.reps, bw.QUICK_REPS)}
-    assert {c.params.reps for c in full} == {FULL.reps}
+    # measured profiles: until steady, one time pool shared by the stage's measurements
+    for prof, cases in ((QUICK, quick), (FULL, full)):
+        (rule,) = {c.params.reps for c in cases}
+        assert isinstance(rule, Steady) and rule.max_reps == prof.steady_max
+        # never fewer repetitions than the fixed count it replaces
+        assert rule.min_reps == max(6, prof.reps, bw.QUICK_REPS)
+        assert len({id(c.params.reps.pool) for c in cases}) == 1
+        assert rule.pool.seconds == prof.steady_s
+        assert cases[0].params.reps.pool.cases == len({c.params.key() for c in cases})
+    # smoke: the profile's count, never fewer than the outlier screen needs
+    assert {c.params.reps for c in bw.suite_cases(topo, SMOKE)} == \
+        {max(SMOKE.reps, bw.QUICK_REPS)}
     assert bw.Bandwidth().suite_cases(topo, QUICK)[0].params == quick[0].params
     with pytest.raises(UserError):
         bw.suite_cases(topo, "huge")

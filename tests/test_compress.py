@@ -15,7 +15,8 @@ from numascope.errors import MeasurementError, UserError
 from numascope.families.compress import bench as cz
 from numascope.families.compress.datasets import load
 from numascope.memspec import MemorySpec
-from numascope.profile import FULL, QUICK
+from numascope.profile import FULL, QUICK, SMOKE
+from numascope.steady import Steady
 from numascope.topology import read_topology
 
 RAIN = RAINFALL / "rainfall-grid-150x150.bin"
@@ -155,8 +156,11 @@ def test_suite_cases_quick(topo):
     assert len(cases) == len(cz.QUICK_COMBOS) * len(cz.thread_counts(
         len(topo.usable_cpus())))
     assert all(c.params.data.name == "smooth" for c in cases)
-    assert {c.params.reps for c in cases} == {cz.DEFAULT_REPS}
+    assert {c.params.reps for c in cases} == {Steady(max_reps=QUICK.steady_max)}
+    assert cases[0].params.reps.pool.cases == len(cases)
     assert {c.params.data.size for c in cases} == {cz.default_size(topo, QUICK)}
+    assert {c.params.reps for c in cz.Compress().suite_cases(topo, SMOKE)} == \
+        {cz.DEFAULT_REPS}
 
 
 def test_suite_cases_full_covers_every_data_set_and_codec(topo):
@@ -165,7 +169,7 @@ def test_suite_cases_full_covers_every_data_set_and_codec(topo):
     assert {c.params.codec for c in cases} == set(cz.CODECS)
     assert {c.params.clevel for c in cases} == set(cz.SUITE_CLEVELS)
     assert {c.params.filter for c in cases} == set(cz.SUITE_FILTERS)
-    assert {c.params.reps for c in cases} == {cz.DEFAULT_REPS}
+    assert {c.params.reps for c in cases} == {Steady(max_reps=FULL.steady_max)}
 
 
 def test_default_size_reads_the_profile_bounds():

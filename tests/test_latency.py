@@ -11,8 +11,9 @@ from numascope.errors import Unavailable, UserError
 from numascope.families.latency import bench as lat
 from numascope.host import Host
 from numascope.memspec import MemorySpec
-from numascope.profile import FULL, QUICK
+from numascope.profile import FULL, QUICK, SMOKE
 from numascope.results.record import Metric
+from numascope.steady import Steady
 from numascope.topology import read_topology
 
 
@@ -286,12 +287,20 @@ def test_a_replayed_topology_checks_no_host(tmp_path):
 def test_suite_cases_follow_the_profile(topo):
     (quick,) = lat.suite_cases(topo, QUICK)
     cpu = topo.usable_cpus()[0]
-    assert quick.params.samples == QUICK.samples and quick.params.loads == 1 << 17
+    # idle chases take samples until steady (quick: one case, the stage's whole pool)
+    assert quick.params.samples == Steady(min_reps=QUICK.samples, max_reps=QUICK.steady_max)
+    assert quick.params.samples.pool.cases == 1 and quick.params.loads == 1 << 17
+    (smoke,) = lat.suite_cases(topo, SMOKE)
+    assert smoke.params.samples == SMOKE.samples
     assert quick.params.bytes == lat.quick_dram_size(topo, cpu)
     full = lat.suite_cases(topo, FULL)
     kinds = [c.params.kind for c in full]
     assert {c.params.mode for c in full if c.params.kind == "idle"} == set(lat.MODES)
     assert any(c.label.startswith("sweep ") for c in full)
+    idle = [c for c in full if c.params.kind == "idle"]
+    assert {c.params.samples for c in idle} == {Steady(min_reps=FULL.samples,
+                                                       max_reps=FULL.steady_max)}
+    assert idle[0].params.samples.pool.cases == len(idle)
     loaded = [c for c in full if c.params.kind == "loaded"]
     if len(topo.usable_cpus()) > 1:
         assert [c.params.delay for c in loaded] == list(lat.LOADED_DELAYS)

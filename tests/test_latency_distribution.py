@@ -199,3 +199,21 @@ def test_compare_tests_the_tail_on_request(tmp_path, capsys):
     assert cli(["compare", "cfg=A", "cfg=B", "--store", str(db), "--all-metrics",
                 "--metric", "latency"]) == 2     # one way to choose the metrics
     assert "--metric: not allowed with argument --all-metrics" in capsys.readouterr().err
+
+
+def test_the_batches_of_samples_auto_make_one_histogram():
+    """--samples auto chases in batches: their histograms (one grid) add bucket by bucket;
+    two grids that differ give none rather than a wrong one."""
+    from numascope.families.latency import distribution as d
+    a = {"edges": [10.0, 11.0, 12.0], "counts": [3, 1], "loads_per_group": 1, "tsc_ghz": 2.6,
+         "groups": 4, "chunks": 1, "overhead_ns": 20.0, "overhead_p5_ns": 19.0,
+         "overhead_p95_ns": 21.0, "quantiles": {}}
+    b = {**a, "edges": [11.0, 12.0, 13.0, 14.0], "counts": [2, 0, 4], "groups": 6,
+         "overhead_ns": 25.0}
+    c = d.combine([a, None, b])
+    assert c["edges"] == [10.0, 11.0, 12.0, 13.0, 14.0] and c["counts"] == [3, 3, 0, 4]
+    assert c["groups"] == 10 and c["chunks"] == 2 and c["overhead_ns"] == 23.0
+    assert c["quantiles"]["latency_p50"] == round(d.quantile(c["edges"], c["counts"], 50), 3)
+    assert d.combine([a]) is a and d.combine([None]) is None
+    assert d.combine([a, {**b, "loads_per_group": 2}]) is None
+    assert d.combine([a, {**b, "edges": [10.0, 12.0, 13.0], "counts": [1, 1]}]) is None

@@ -24,6 +24,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "numascope.host": ("numascope.errors", "numascope.units", "numascope.topology"),
     "numascope.options": ("numascope.errors", "numascope.units"),
     "numascope.paths": ("numascope.errors",),
+    # the stopping rule of --reps auto: below the families, the profiles and the report
+    "numascope.steady": ("numascope.errors", "numascope.options",
+                         "numascope.results.record"),
+    "numascope.profile": ("numascope.errors", "numascope.steady"),
     "numascope.placement": ("numascope.errors", "numascope.topology"),
     "numascope.memspec": ("numascope.errors", "numascope.options", "numascope.placement",
                           "numascope.topology"),
@@ -34,7 +38,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
                           "numascope.families", "numascope.memspec", "numascope.options",
                           "numascope.paths",
                           "numascope.report.figures", "numascope.results.record",
-                          "numascope.signals"),
+                          "numascope.signals", "numascope.steady"),
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numascope.errors import UserError
+from numascope.steady import MIN_REPS, Steady
 
 MIB = 1 << 20
 
@@ -24,6 +25,22 @@ class Profile:
     # own rule for a working set that lives in DRAM
     working_set: int | None = None
     readable: bool = True     # False: the numbers check that stages run, not how fast
+    # --reps auto in the families that repeat until steady (bandwidth, latency's idle
+    # chase, compression): each stage's cases share this many seconds past their first
+    # batch (numascope.steady.Pool), at most `steady_max` repetitions a case; None: the
+    # fixed counts above
+    steady_s: float | None = None
+    steady_max: int = 30
+
+    def repetitions(self, fixed: int) -> int | Steady:
+        """What a family's cases repeat by under this profile: a stopping rule with a fresh
+        pool for one stage (numascope.steady.pool_cases tells it the stage's case count),
+        never fewer repetitions than the `fixed` count it replaces; or `fixed`."""
+        if self.steady_s is None:
+            return fixed
+        least = max(MIN_REPS, fixed)
+        return Steady(min_reps=least, max_reps=max(self.steady_max, least)).pooled(
+            self.steady_s)
 
     @property
     def quick(self) -> bool:
@@ -34,9 +51,9 @@ class Profile:
 
 
 QUICK = Profile("quick", reps=3, samples=9, dense=False, min_bytes=64 * MIB,
-                max_bytes=256 * MIB)
+                max_bytes=256 * MIB, steady_s=6.0, steady_max=30)
 FULL = Profile("full", reps=10, samples=15, dense=True, min_bytes=256 * MIB,
-               max_bytes=4096 * MIB)
+               max_bytes=4096 * MIB, steady_s=60.0, steady_max=100)
 # SPEC's "test" size: every stage on working sets that fit the caches of most servers, in
 # seconds, to check that a machine, a batch job or a guest runs numascope end to end
 # (permissions, placement, fio, MPI, store, report) before an hour of --full

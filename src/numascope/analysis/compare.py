@@ -34,6 +34,7 @@ from typing import Any
 from numascope.analysis.primary import primary_metrics
 from numascope.analysis.stats import holm, pooled_sd, variance, welch
 from numascope.results.run import RunRecord
+from numascope.steady import unsteady
 
 ALPHA = 0.05
 MIN_RUNS = 3
@@ -55,6 +56,7 @@ class RunValue:
     median: float
     sd: float         # relative standard deviation of its repetitions; NaN with fewer than 2
     reps: int
+    unsteady: bool = False   # repeated until steady (--reps auto) and did not converge
 
 
 @dataclass
@@ -82,6 +84,12 @@ class MetricDiff:
     p_adjusted: float = math.nan  # Holm-adjusted over every metric tested
     verdict: str = "too few"
     note: str = ""                # why a metric was not tested (no spread)
+    unsteady_a: int = 0           # runs whose figure did not converge (--reps auto)
+    unsteady_b: int = 0
+
+    @property
+    def unsteady(self) -> bool:
+        return bool(self.unsteady_a or self.unsteady_b)
 
     @property
     def significant(self) -> bool:
@@ -168,7 +176,9 @@ def metric_stats(a: list[RunValue], b: list[RunValue]) -> dict[str, Any]:
         note = ("equal within resolution: every run of both sides gave this value"
                 if ma == mb else f"no spread: difference {by}, not tested (every run of "
                 "each side gave one value)")
-    return {"n_a": len(a), "n_b": len(b), "note": note, "reps_a": sum(r.reps for r in a),
+    return {"n_a": len(a), "n_b": len(b), "note": note,
+            "unsteady_a": sum(r.unsteady for r in a), "unsteady_b": sum(r.unsteady for r in b),
+            "reps_a": sum(r.reps for r in a),
             "reps_b": sum(r.reps for r in b), "median_a": ma, "median_b": mb,
             "change_pct": change, "within_sd_a_pct": _pct(within[0]),
             "within_sd_b_pct": _pct(within[1]), "run_sd_pct": _pct(run_sd),
@@ -197,9 +207,12 @@ def _per_run(runs: list[RunRecord], all_metrics: bool, families: set[str] | None
     out: dict[tuple[str, str, str], tuple[str, bool, bool, list[RunValue]]] = {}
     for run in runs:
         pooled: dict[tuple[str, str, str], list[float]] = {}
+        shaky: set[tuple[str, str, str]] = set()
         for res in run.results:
             if not res.validated or (families and res.family not in families):
                 continue
+            if unsteady(res.params):
+                shaky.update((res.family, res.case, n) for n in res.metrics)
             prim = primary_metrics(res.family, list(res.metrics))
             for m in res.metrics.values():
                 if (m.name not in names) if names else (not all_metrics and m.name not in prim):
@@ -212,7 +225,8 @@ def _per_run(runs: list[RunRecord], all_metrics: bool, families: set[str] | None
             if vals:
                 mean = statistics.fmean(vals)
                 sd = math.sqrt(variance(vals)) / abs(mean) if len(vals) > 1 and mean else math.nan
-                out[key][3].append(RunValue(statistics.median(vals), sd, len(vals)))
+                out[key][3].append(RunValue(statistics.median(vals), sd, len(vals),
+                                            key in shaky))
     return {k: v for k, v in out.items() if v[3]}
 
 
@@ -249,7 +263,8 @@ def method_text(tested: int, min_effect_pct: float) -> str:
             f"counts when adjusted p < {ALPHA} and |change| >= max({min_effect_pct:g}%, "
             "noise), noise = run-to-run sd of the run medians (with too few runs: the larger "
             "within-run sd); sides without spread are not tested: 'equal within "
-            "resolution' or 'no spread'")
+            "resolution' or 'no spread'; a figure repeated until steady that did not "
+            "converge (--reps auto) is compared as it is, and marked")
 
 
 def smoke_mixed(a: list[RunRecord], b: list[RunRecord]) -> str | None:

@@ -57,6 +57,19 @@ def warn_notes(results: list[BenchResult], skip: Callable[[str], bool] = lambda 
             warn(note)
 
 
+def steady_lines(results: list[BenchResult], console: Any) -> None:
+    """Under a table with figures repeated until steady (--reps auto): how many converged,
+    and what the mark on n means when one did not. Nothing for fixed repetitions."""
+    from rich.text import Text
+
+    from numascope.steady import MARK_NOTE, summary, unsteady
+    line = summary([r.params for r in results])
+    if line:
+        console.print(Text(line))
+    if any(unsteady(r.params) for r in results):
+        console.print(Text(MARK_NOTE))
+
+
 def save_plot(path: Any, figures: str, results: list[BenchResult]) -> None:
     """Draw and save the figures of `results` (numascope.families.<figures>, e.g.
     "latency.figures") to `path`

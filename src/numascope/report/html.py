@@ -1,8 +1,8 @@
 """The HTML report: one self-contained file (inline CSS, figures as base64 PNG, no scripts,
 no fonts, no network) for one or several runs.
 
-Sections (element ids): runs, host, noise, topology, stages, figures, efficiency,
-compression, results (collapsed: every metric of every result), comparison (only with
+Sections (element ids): runs, host, noise, topology, stages, repetitions (only when a
+figure was repeated until steady), figures, efficiency, compression, results (collapsed: every metric of every result), comparison (only with
 several runs). Every string from the machine or the user goes through html.escape; figures
 are images, so no text from them reaches the DOM.
 
@@ -27,6 +27,7 @@ from numascope.report.topology_html import CSS as TOPO_CSS
 from numascope.report.topology_html import topology_html
 from numascope.results.record import BenchResult
 from numascope.results.run import RunRecord, utc_now
+from numascope.steady import MARK, MARK_NOTE, mark, summary, verdict_of
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;
@@ -225,6 +226,35 @@ def _efficiency_section(runs: list[RunRecord]) -> str:
             + (f'<ul class="dim">{"".join(why)}</ul>' if why else ""))
 
 
+def _steady_section(runs: list[RunRecord]) -> str:
+    """The figures repeated until steady (--reps auto): per run, how many converged, and
+    each one that did not with its interval and what stopped it. Empty without any."""
+    parts = []
+    for run in runs:
+        line = summary([x.params for x in run.results])
+        if not line:
+            continue
+        rows = []
+        for x in run.results:
+            s = verdict_of(x.params)
+            if s is None or s["converged"]:
+                continue
+            lo, hi = s.get("interval") or (math.nan, math.nan)
+            rows.append([_e(x.family), _e(x.case) + MARK, _e(s.get("metric", "")),
+                         str(s["reps"]), f"{_num(lo)} … {_num(hi)}",
+                         _pct(100 * (s.get("half_width") or math.nan)),
+                         f"±{_pct(100 * s['precision'])}", _e(s["stopped"]),
+                         _num(s.get("seconds"), 3)])
+        parts.append(f"<h3>{_e(run.run_id)}</h3><p>{_e(line)}</p>" + (_table(
+            ["family", "case", "metric", "reps", "95 % interval of the median",
+             "half-width", "asked", "stopped by", "seconds"], rows, {3, 5, 6, 8})
+            if rows else ""))
+    if not parts:
+        return ""
+    return ("<p class='dim'>" + _e(MARK_NOTE) + "; the rule and its budget: "
+            "docs/run.md</p>" + "".join(parts))
+
+
 def _result_rows(run: RunRecord, results: list[BenchResult]) -> list[list[str]]:
     """One row per metric; the result's notes (warnings, conventions) on its first row."""
     rows = []
@@ -232,7 +262,8 @@ def _result_rows(run: RunRecord, results: list[BenchResult]) -> list[list[str]]:
         for i, m in enumerate(res.metrics.values()):
             rows.append([_e(run.run_id), _e(res.case), _e(m.name), _num(m.median), _num(m.min),
                          _num(m.max), "–" if not math.isfinite(m.spread)
-                         else f"{m.spread:.1%}", str(len(m.values)), _e(m.unit),
+                         else f"{m.spread:.1%}", f"{len(m.values)}{mark(res.params)}",
+                         _e(m.unit),
                          "↑" if m.higher_is_better else "↓",
                          _e("; ".join(map(str, res.notes))) if i == 0 else ""])
     return rows
@@ -321,7 +352,8 @@ def _comparison_section(runs: list[RunRecord]) -> str:
         cmp = compare_runs([base], [other])
         conf = [[_e(k), _num(va), _num(vb)]
                 for k, (va, vb) in cmp.config.items()]
-        rows = [[_e(d.family), _e(d.case), _e(d.metric), f"{_num(d.median_a)} {_e(d.unit)}",
+        rows = [[_e(d.family), _e(d.case) + (MARK if d.unsteady else ""), _e(d.metric),
+                 f"{_num(d.median_a)} {_e(d.unit)}",
                  f"{_num(d.median_b)} {_e(d.unit)}", _pct(d.change_pct, sign=True),
                  _pct(d.noise_pct), _num(d.p_adjusted, 2), _status(d.verdict)]
                 for d in cmp.diffs]
@@ -332,6 +364,9 @@ def _comparison_section(runs: list[RunRecord]) -> str:
                      + _table(["family", "case", "metric", "A", "B", "change", "noise",
                                "p adj.", "verdict"], rows, {3, 4, 5, 6, 7})
                      + f"<p><strong>verdict: {_e(counts)}</strong></p>"
+                     + (f'<p class="warn">{MARK} = a figure that did not converge in one of '
+                        "the runs (--reps auto): its change is less certain than the "
+                        "precision asked</p>" if any(d.unsteady for d in cmp.diffs) else "")
                      + f'<p class="dim">{_e(cmp.method)}</p>')
     return "".join(parts)
 
@@ -350,6 +385,9 @@ def render(runs: list[RunRecord]) -> str:
         ("compression", "Compression", _compression_section(runs)),
         ("results", "All results", _results_section(runs)),
     ]
+    reps = _steady_section(runs)
+    if reps:       # figures repeated until steady (--reps auto): did they converge
+        sections.insert(5, ("repetitions", "Repetitions until steady", reps))
     from numascope.report.fleet_html import fleet_section
     fleet = fleet_section(runs)
     if fleet:      # runs of a fleet (tag fleet=ID): its outliers, shape and failed nodes

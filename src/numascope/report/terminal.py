@@ -22,6 +22,7 @@ from numascope.console import UNKNOWN, plural, show
 from numascope.profile import SMOKE_NOTE, readable
 from numascope.results.run import RunRecord
 from numascope.results.store import RunSummary
+from numascope.steady import MARK, MARK_NOTE, mark, summary, unsteady
 
 _STATUS_STYLE = {"done": "green", "complete": "green", "skipped": "yellow",
                  "failed": "red", "interrupted": "magenta", "not run": "dim",
@@ -144,6 +145,8 @@ def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> No
     for w in rec.noise.get("warnings", []):
         console.print(f"[yellow]noise:[/yellow] {escape(w)}")
     console.print(results_table(rec, all_metrics))
+    for line in steady_lines(rec.results):
+        console.print(escape(line))
 
 
 def stages_table(rec: RunRecord) -> Table:
@@ -166,8 +169,9 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
     per group and a case once per result, so the table fits 80 columns; a metric is named
     when it is not the family's main one."""
     from numascope.analysis.primary import family_primary
-    title = "results (median and best of the repetitions; spread = (max - min) / median" + \
-        (")" if all_metrics else "; primary metrics, --all-metrics for every one)")
+    title = "results (median and best of the repetitions; spread = (max - min) / median; " \
+        "n = repetitions" + (")" if all_metrics else "; primary metrics, --all-metrics for "
+                             "every one)")
     t = _table(title)
     t.add_column("family", no_wrap=True)
     t.add_column("case · metric", ratio=1, overflow="fold")
@@ -197,8 +201,17 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
             t.add_row(escape(family), case,
                       f"{fmt(m.median)} {escape(m.unit)}", fmt(m.best),
                       "–" if not math.isfinite(m.spread) else f"{m.spread:.1%}",
-                      str(len(m.values)))
+                      f"{len(m.values)}{mark(r.params)}")
     return t
+
+
+def steady_lines(results: list[Any]) -> list[str]:
+    """Under the results: how many figures repeated until steady converged (--reps auto,
+    the measured profiles' default) and what the mark on n means."""
+    line = summary([r.params for r in results])
+    if not line:
+        return []
+    return [line] + ([MARK_NOTE] if any(unsteady(r.params) for r in results) else [])
 
 
 # Short words for the table's verdict column (the JSON keeps the full verdict).
@@ -252,7 +265,8 @@ def comparison_table(cmp: Comparison) -> Table:
         t.add_row(f"[bold]{escape(fam + name)}[/bold]" + (f" ({escape(unit)})" if unit else ""))
         for d in cmp.diffs:
             if (d.family, d.metric, d.unit) == (fam, metric, unit):
-                t.add_row(escape(d.case), _num(d.median_a), _num(d.median_b),
+                t.add_row(escape(d.case) + (MARK if d.unsteady else ""),
+                          _num(d.median_a), _num(d.median_b),
                           _pct(d.change_pct, sign=True), _pct(d.noise_pct), _p(d.p_adjusted),
                           f"[{_VERDICT_STYLE.get(d.verdict, 'dim')}]"
                           f"{escape(_VERDICT_TEXT.get(d.verdict, d.verdict))}[/]")
@@ -269,6 +283,12 @@ def comparison_summary(cmp: Comparison) -> list[str]:
             else "no test")
     lines = [f"verdict: {words} (of {plural(sum(counts.values()), 'metric')}; {test})"]
     na, nb = len(cmp.a), len(cmp.b)
+    shaky = [d for d in cmp.diffs if d.unsteady]
+    if shaky:
+        lines.append(f"{MARK} = {plural(len(shaky), 'figure')} did not converge in some run "
+                     "(repeated until steady, --reps auto, and stopped by its budget): its "
+                     "medians are less certain than the precision asked; treat a change "
+                     "there with care")
     if min(na, nb) < MIN_RUNS:
         lines.append(f"too few runs to claim a change ({na} vs {nb}): run each configuration "
                      f"at least {MIN_RUNS} times, 5 to find a 10 % change; 'too few' = beyond "

@@ -41,7 +41,7 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from numascope import _core, placement, sysstate
+from numascope import _core, placement, steady, sysstate
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
 from numascope.families.bandwidth.options import TABLE
@@ -55,6 +55,7 @@ from numascope.memspec import MemorySpec
 from numascope.profile import Profile
 from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult, Metric
+from numascope.steady import Steady
 from numascope.topology.model import Topology
 
 FAMILY = "bandwidth"
@@ -112,7 +113,7 @@ class BandwidthParams:
     cpus: tuple[int, ...] = ()             # empty: every usable CPU, compact order
     memory: MemorySpec = field(default_factory=MemorySpec)
     size_bytes: int | None = None          # per array; None: LLC_FACTOR x the CPUs' LLC
-    reps: int = DEFAULT_REPS
+    reps: int | Steady = DEFAULT_REPS     # a count, or --reps auto's stopping rule
     isa: str = DEFAULT_ISA                 # auto | one of ISAS
     nt: str = DEFAULT_NT                   # streaming stores: auto (both timed) | on | off
     warmup: int = WARMUP
@@ -233,7 +234,7 @@ def variant_name(isa: str, nt: bool) -> str:
 # -- one measurement --------------------------------------------------------------------------
 def measure(topo: Topology, kernel: str = DEFAULT_KERNEL, cpus: list[int] | None = None,
             memory: MemorySpec | dict[str, Any] | None = None, size_bytes: int | None = None,
-            reps: int = DEFAULT_REPS, isa: str = DEFAULT_ISA, nt: str = DEFAULT_NT,
+            reps: int | Steady = DEFAULT_REPS, isa: str = DEFAULT_ISA, nt: str = DEFAULT_NT,
             warmup: int = WARMUP, label: str | None = None, corrupt_index: int = -1
             ) -> BenchResult:
     """Measure one kernel on pinned `cpus` (default: all usable, compact order) over arrays of
@@ -270,9 +271,34 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
     if sysstate.numa_balancing():
         notes.append(NUMA_BALANCING_NOTE)   # in every result; the command says it once
 
+    cpu_nodes = [topo.cpu(c).node for c in cpus]
+    if not isinstance(p.reps, Steady):
+        raw, ok = _batch(p, p.reps, cpu_nodes, notes, corrupt_index)
+        return _result(topo, p, raw, notes, ok, cpu_nodes, label)
+    # --reps auto: batches of real calls until the reported figure's median is steady
+    raws: list[dict] = []
+    oks: list[bool] = []
+
+    def batch(n: int) -> list[float]:
+        raw, ok = _batch(p, n, cpu_nodes, notes, corrupt_index)
+        raws.append(raw)
+        oks.append(ok)
+        return _reported(p.kernel, _joined(raws), p.elements)
+
+    verdict = steady.repeat(batch, p.reps)
+    res = _result(topo, p, _joined(raws), notes, all(oks), cpu_nodes, label)
+    res.params["reps"] = verdict.reps
+    res.params["steady"] = verdict.to_dict() | {"metric": "bandwidth"}
+    return res
+
+
+def _batch(p: BandwidthParams, reps: int, cpu_nodes: list[int | None], notes: list[str],
+           corrupt_index: int = -1) -> tuple[dict, bool]:
+    """One call of the C core: `reps` timed repetitions of every variant, validated, and
+    whether its pages are where they were asked to be (its notes added once)."""
     vs = variants(p.kernel, p.isa, p.nt)
     try:
-        raw = _core.bw_run(p.kernel, cpus, p.elements, p.reps, vs,
+        raw = _core.bw_run(p.kernel, list(p.cpus), p.elements, reps, vs,
                            memory=p.memory.to_core(), warmup=p.warmup,
                            corrupt_index=corrupt_index)
     except ValueError as e:
@@ -286,13 +312,27 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
             f"{p.kernel} failed validation: {raw['bad_elements']} {what} differ from the "
             f"expected {raw['expected']!r}{where}{spot}")
     check_times(p.kernel, raw)
+    ok, pnotes = check_placement(p.memory.to_dict(), cpu_nodes, raw["pages"],
+                                 raw["pages_by_thread"], raw["sampled_pages"])
+    notes.extend(n for n in pnotes if n not in notes)
+    return raw, ok
 
-    cpu_nodes = [topo.cpu(c).node for c in cpus]
-    mem = p.memory.to_dict()
-    ok, pnotes = check_placement(mem, cpu_nodes, raw["pages"], raw["pages_by_thread"],
-                                 raw["sampled_pages"])
-    notes.extend(pnotes)
-    return _result(topo, p, raw, notes, ok, cpu_nodes, label)
+
+def _joined(raws: list[dict]) -> dict:
+    """The C core's answers of several batches as one: each variant's repetitions (times,
+    thread stamps) in the order measured; the first batch's pages and set-up time."""
+    out = dict(raws[0])
+    for key in ("times", "thread_starts", "thread_ends"):
+        if key in out:
+            out[key] = [[x for r in raws for x in r[key][v]] for v in range(len(out[key]))]
+    return out
+
+
+def _reported(kernel: str, raw: dict, n: int) -> list[float]:
+    """The GB/s of the variant the record reports (the fastest by median, outliers set
+    aside): the figure --reps auto waits to be steady."""
+    per_variant, _ = _screen_variants(kernel, raw, n, [])
+    return max(per_variant, key=lambda v: statistics.median(v[3]))[3]
 
 
 def check_times(kernel: str, raw: dict) -> None:
@@ -491,7 +531,7 @@ def build_cases(topo: Topology, kernels: list[str] | None = None, scaling: bool 
                 per_domain: bool = False, where: str = "all", policy: str = DEFAULT_POLICY,
                 threads: int | None = None, cpus: list[int] | None = None,
                 memory: MemorySpec | None = None, size_bytes: int | None = None,
-                reps: int = DEFAULT_REPS, isa: str = DEFAULT_ISA, nt: str = DEFAULT_NT
+                reps: int | Steady = DEFAULT_REPS, isa: str = DEFAULT_ISA, nt: str = DEFAULT_NT
                 ) -> list[Case]:
     """The cases `numascope bw` measures for its options, each carrying its checked
     BandwidthParams: input is checked here (by the options' rules), before any measurement
@@ -521,15 +561,22 @@ def build_cases(topo: Topology, kernels: list[str] | None = None, scaling: bool 
 def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
     """Cases for `numascope run`. A thin profile: triad scaling (compact and one-per-L3,
     thinned on big machines) + triad per domain; a dense one: every kernel scaling under
-    every policy + every kernel per domain. Repetitions: the profile's, at least the
-    MIN_REPS the outlier screen needs (quick 5, full 10). Arrays: 4 x the LLC, or the
-    profile's fixed working set (smoke)."""
+    every policy + every kernel per domain. Repetitions: until steady where the profile
+    says so (quick, full: Profile.repetitions), else the profile's count, at least the
+    MIN_REPS the outlier screen needs (smoke: 5). Arrays: 4 x the LLC, or the profile's
+    fixed working set (smoke)."""
     prof = _profile(profile)
-    base = BandwidthParams(reps=max(prof.reps, QUICK_REPS), size_bytes=prof.working_set)
+    reps = prof.repetitions(max(prof.reps, QUICK_REPS))
+    base = BandwidthParams(reps=reps, size_bytes=prof.working_set)
     if not prof.dense:
-        return scaling_cases(topo, ["triad"], base, policies=("compact", "per-l3"),
-                             counts="thin") + domain_cases(topo, ["triad"], base)
-    return scaling_cases(topo, list(KERNELS), base) + domain_cases(topo, list(KERNELS), base)
+        cases = scaling_cases(topo, ["triad"], base, policies=("compact", "per-l3"),
+                              counts="thin") + domain_cases(topo, ["triad"], base)
+    else:
+        cases = scaling_cases(topo, list(KERNELS), base) + \
+            domain_cases(topo, list(KERNELS), base)
+    # the stage's pool is shared by the measurements, not by their repeats (Bandwidth.measure)
+    steady.pool_cases(reps, len({c.params.key() for c in cases}))
+    return cases
 
 
 class Bandwidth:
@@ -575,4 +622,4 @@ MEASURED_KEYS = frozenset({
     "kernel", "isa", "stores", "nt", "threads", "variants", "array_bytes", "arrays",
     "elements", "reps", "warmup", "stream_bytes_per_element", "dram_bytes_per_element",
     "write_allocate", "write_allocate_reason", "units", "llc_bytes", "init_seconds", "timing",
-    "excluded_reps", "start_spread_max_s"})
+    "excluded_reps", "start_spread_max_s", "steady"})

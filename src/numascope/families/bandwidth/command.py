@@ -110,6 +110,7 @@ def _print(results, console) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from numascope.steady import mark, verdict_of
     from numascope.units import format_bytes
 
     if not results:
@@ -117,11 +118,13 @@ def _print(results, console) -> None:
     t = Table(title="Memory bandwidth, GB/s (GB = 10^9 B), STREAM bytes",
               title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
               collapse_padding=True)
+    auto = any(verdict_of(r.params) for r in results)     # --reps auto: n per row
     for col, just in (("kernel", "left"), ("CPUs", "left"), ("placement", "left"),
                       ("median", "right"), ("best", "right"), ("spread", "right"),
+                      *((("n", "right"),) if auto else ()),
                       ("DRAM", "right"), ("pages", "left")):
         t.add_column(col, justify=just, overflow="fold",
-                     no_wrap=col in ("kernel", "best", "median", "spread", "DRAM"))
+                     no_wrap=col in ("kernel", "best", "median", "spread", "n", "DRAM"))
     flagged = False
     mems = {_memory(r) for r in results}
     for r in results:
@@ -138,6 +141,7 @@ def _print(results, console) -> None:
                        f"({p['threads']})"),
                   Text(_placement(r, memory=len(mems) > 1)), f"{bw.median:.1f}",
                   f"{bw.best:.1f}", f"{100 * bw.spread:.1f}%",
+                  *((f"{p['reps']}{mark(p)}",) if auto else ()),
                   "unknown" if dram is None else f"{dram.median:.1f}", Text(pages))
     console.print(t)
     if len(mems) == 1 and next(iter(mems)):
@@ -148,8 +152,9 @@ def _print(results, console) -> None:
     dropped = (f"; {excluded} implausibly fast repetition{'s' if excluded != 1 else ''} "
                "excluded (see the notes)" if excluded else "")
     reps = p["reps"]
+    count = "n" if auto else str(reps)
     console.print(Text(
-        f"median and best of {reps} timed repetition{'s' if reps != 1 else ''} after "
+        f"median and best of {count} timed repetition{'s' if auto or reps != 1 else ''} after "
         f"{p['warmup']} warm-up{'s' if p['warmup'] != 1 else ''}{dropped}; a repetition runs "
         "from the first thread's start to the last thread's end; arrays of "
         f"{format_bytes(p['array_bytes'])} each; spread = (max - min) / median; DRAM = median "
@@ -158,6 +163,8 @@ def _print(results, console) -> None:
                                if flagged else ".")))
     for line in write_allocate_lines(results):
         console.print(Text(line))
+    from numascope.command.runner import steady_lines
+    steady_lines(results, console)
 
 
 def write_allocate_lines(results) -> list[str]:

@@ -14,6 +14,7 @@ from numascope.errors import UserError
 from numascope.families.bandwidth.sizes import LLC_FACTOR
 from numascope.options import Option, Table, placement, thread_counts
 from numascope.placement import POLICIES
+from numascope.steady import reps_option
 
 NT_CHOICES = ("auto", "on", "off")
 MIN_ARRAY_BYTES = 64 * 8       # the C core needs 64 elements per array
@@ -100,8 +101,7 @@ TABLE = Table("bandwidth", (
            metavar="BYTES", rule=check_array_size, rule_text=f"at least {MIN_ARRAY_BYTES} B",
            default_text=f"{LLC_FACTOR}x the LLC of the CPUs used; --tier-sweep: at least "
                         f"{TIER_MIN_ARRAY_BYTES >> 20} MiB"),
-    Option("--reps", "timed repetitions", kind="int", default=10, low=1, metavar="N",
-           noun="repetitions", high=1000),
+    reps_option(default=10, high=1000),
     Option("--isa", "kernel instruction set: scalar, avx2, avx512, or auto (time the vector "
            "ISAs this CPU has and report the fastest)", default="auto", metavar="ISA",
            rule=check_isa, rule_text="one this CPU runs"),

@@ -23,6 +23,7 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from numascope import steady
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
 from numascope.families.bandwidth.placements import check_placement
@@ -55,6 +56,7 @@ from numascope.memspec import MemorySpec
 from numascope.profile import Profile
 from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult, Metric
+from numascope.steady import Steady
 from numascope.topology.model import Topology
 
 FAMILY = "compress"
@@ -185,7 +187,7 @@ class CompressParams:
     chunk_bytes: int | None = None    # None: half the L2 (chunk_for)
     block_bytes: int | None = None    # None: half the chunk (block_for); 0: Blosc's choice
     read: str = TABLE["read"].default        # buffer | fused (READS)
-    reps: int = DEFAULT_REPS
+    reps: int | Steady = DEFAULT_REPS     # a count, or --reps auto's stopping rule
     memory: MemorySpec = field(default_factory=lambda: MemorySpec(pages=TABLE["pages"].default))
 
     # -- checking ---------------------------------------------------------------------
@@ -291,7 +293,7 @@ class Compress:
               codecs=CODECS, clevels=CLEVELS, filters=FILTERS,
               threads: list[int] | None = None, where: str = "all",
               policy: str = CompressParams.policy, chunk_bytes: int | None = None,
-              reps: int = DEFAULT_REPS, block_bytes: int | None = None,
+              reps: int | Steady = DEFAULT_REPS, block_bytes: int | None = None,
               read: str = CompressParams.read,
               memory: MemorySpec | None = None, **_: Any) -> list[Case]:
         """Every data set x codec x clevel x filter x thread count (descending), checked."""
@@ -364,18 +366,41 @@ class Compress:
                 c.plain = None
                 c.plain = core.cz_plain_new(ds.data, chunk, cpus, mem)
                 c.plain_key = pkey
-            r = core.cz_measure(c.plain, c.store, cpus, ds.dtype, p.reps, p.read)
+            got: list[tuple[dict[str, Any], bool]] = []   # (the C core's answer, agreed)
+            verdict = None
+            if isinstance(p.reps, Steady):
+                # --reps auto: timed batches on the same store until the median is steady
+                def batch(n: int) -> list[float]:
+                    got.append(self._timed(ds, cpus, n, p.read))
+                    return [ds.nbytes / 1e9 / t for r, _ in got for t in r["comp_s"]]
+                verdict = steady.repeat(batch, p.reps)
+            else:
+                got.append(self._timed(ds, cpus, p.reps, p.read))
         except ValueError as e:  # the C core's reasons (CPU not allowed, blosc2 failure)
             raise UserError(str(e)) from None
         except MemoryError:
             raise UserError(f"not enough memory for {format_bytes(ds.nbytes)} of data "
                             "(plain copy + compressed store)") from None
-        if p.read == "fused" and r["postfilter_bytes"] != ds.nbytes * (p.reps + 1):
+        r = dict(got[0][0])
+        for k in ("comp_s", "plain_s", "plain_sums", "comp_sums"):
+            r[k] = [x for one, _ in got for x in one[k]]
+        res = self._result(topo, case.label, p, ds, cpus, chunk, r, all(a for _, a in got))
+        if verdict is not None:
+            res.params["reps"] = verdict.reps
+            res.params["steady"] = verdict.to_dict() | {"metric": "decompress_sum"}
+        return res
+
+    def _timed(self, ds: Dataset, cpus: list[int], reps: int, read: str
+               ) -> tuple[dict[str, Any], bool]:
+        """One call of the C core: `reps` paired plain and compressed repetitions, validated;
+        whether the two sums were bit-identical."""
+        c = self._c
+        r = _core().cz_measure(c.plain, c.store, cpus, ds.dtype, reps, read)
+        if read == "fused" and r["postfilter_bytes"] != ds.nbytes * (reps + 1):
             raise MeasurementError(f"the postfilter summed {r['postfilter_bytes']} bytes, not "
-                                   f"{p.reps + 1} x {ds.nbytes}: not every byte was "
+                                   f"{reps + 1} x {ds.nbytes}: not every byte was "
                                    "decompressed and summed")
-        agreed = self._validate(ds, r)
-        return self._result(topo, case.label, p, ds, cpus, chunk, r, agreed)
+        return r, self._validate(ds, r)
 
     def _validate(self, ds: Dataset, r: dict[str, Any]) -> bool:
         """Every plain and compressed sum must match the reference; returns whether the two
@@ -483,9 +508,8 @@ def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
     stage. Sizes within the profile's bounds."""
     prof = _profile(profile)
     bench = Compress()
-    # 5 repetitions in both profiles: a compression case is long enough for its median to
-    # settle, and the full sweep is already the longest stage
-    reps = DEFAULT_REPS
+    # until steady in the measured profiles, within the stage's pool; else 5 repetitions
+    reps = prof.repetitions(DEFAULT_REPS)
     size = default_size(topo, prof)
     if not prof.dense:
         cases: list[Case] = []
@@ -493,9 +517,11 @@ def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
         for codec, lv, filt in QUICK_COMBOS:
             cases += bench.cases(topo, spec, codecs=[codec], clevels=[lv], filters=[filt],
                                  reps=reps)
-        return cases
-    return bench.cases(topo, [DataSpec(n, size=size) for n in SYNTHETIC],
-                       clevels=SUITE_CLEVELS, filters=SUITE_FILTERS, reps=reps)
+    else:
+        cases = bench.cases(topo, [DataSpec(n, size=size) for n in SYNTHETIC],
+                            clevels=SUITE_CLEVELS, filters=SUITE_FILTERS, reps=reps)
+    steady.pool_cases(reps, len(cases))
+    return cases
 
 
 # -- analysis ----------------------------------------------------------------------------

@@ -64,9 +64,16 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _render(results, console) -> None:
-    from numascope.families.compress.bench import summarize
+    from numascope.command.runner import steady_lines
+    from numascope.families.compress.bench import combo_label, summarize
+    from numascope.steady import unsteady
+    # --reps auto: the cells whose figure did not converge (data set, setting, threads)
+    shaky = {(r.params["dataset"], combo_label(r.params["codec"], r.params["clevel"],
+                                               r.params["filter"]), r.params["threads"])
+             for r in results if unsteady(r.params)}
     for s in summarize(results):
-        _print(s, console)
+        _print(s, console, shaky)
+    steady_lines(results, console)
 
 
 # -- the table: thread columns spill into further tables rather than past the width ---------
@@ -93,7 +100,7 @@ def _median_best(median: float, best: float | None) -> str:
     return f"{median:.2f}" if best is None else f"{median:.2f}/{best:.2f}"
 
 
-def _print(s, console) -> None:
+def _print(s, console, shaky: set[tuple[str, str, int]] = frozenset()) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -113,7 +120,8 @@ def _print(s, console) -> None:
         for r in rows:
             if th in r.gbs:
                 mark = "[green]" if r.speedup[th] > 1 else ""
-                col.append(f"{_median_best(r.gbs[th], r.gbs_best.get(th))} "
+                star = "*" if (s.dataset, r.label, th) in shaky else ""
+                col.append(f"{_median_best(r.gbs[th], r.gbs_best.get(th))}{star} "
                            f"({mark}{r.speedup[th]:.2f}x{'[/green]' if mark else ''})")
             else:
                 col.append("-")

@@ -8,11 +8,13 @@ built (bench.CompressParams.checked, datasets.load)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from numascope.errors import UserError
 from numascope.options import Option, Table, placement, thread_counts
 from numascope.placement import POLICIES
+from numascope.steady import reps_option
 from numascope.units import parse_size
 
 CODECS = ("blosclz", "lz4", "lz4hc", "zstd", "zlib")
@@ -172,8 +174,8 @@ TABLE = Table("compress", (
     Option("--read", "buffer: decompress each chunk, then sum it; fused: sum each block in "
            "a Blosc2 postfilter as it is decompressed", kind="choice", choices=READS,
            default="buffer", group="sweep"),
-    Option("--reps", "timed repetitions per case", kind="int", default=5, low=1,
-           metavar="N", group="sweep", high=1000),
+    replace(reps_option(help="timed repetitions per case", default=5, high=1000, noun=""),
+            group="sweep"),
     # where: without --membind/--interleave the data is first-touched by the thread that
     # owns each chunk (plain copy and compressed store), on 4 KiB pages as Blosc's users
     # allocate it (--membind N on a CPU-less tier: does compression pay more there?)

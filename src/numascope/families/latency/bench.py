@@ -25,7 +25,7 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Any
 
-from numascope import placement
+from numascope import placement, steady
 from numascope.benchmark import Case, core_errors
 from numascope.errors import MeasurementError, UserError
 from numascope.families.latency import distribution
@@ -48,6 +48,7 @@ from numascope.host import HUGE_2M, Host, live_host
 from numascope.memspec import MemorySpec
 from numascope.profile import Profile
 from numascope.results.record import BenchResult, Metric
+from numascope.steady import Steady
 from numascope.topology.model import Topology
 from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
 
@@ -153,7 +154,7 @@ class LatencyParams:
     mode: str = "tlb"                       # tlb | random
     cpu: int | None = None                  # the chaser; None: the first usable CPU
     memory: MemorySpec = NO_PAGES           # first touch or bound to one node; page kind
-    samples: int = SAMPLES.default
+    samples: int | Steady = SAMPLES.default   # a count, or --samples auto's stopping rule
     loads: int | None = None                # per sample; None: 1<<16 (loaded, or <= 64 MiB)
     stride: int = STRIDE                    #   else 1<<18
     window: int = WINDOW
@@ -216,6 +217,9 @@ class LatencyParams:
 
     def _loaded(self, topo: Topology) -> LatencyParams:
         cpu = self.cpu
+        if isinstance(self.samples, Steady):
+            raise UserError("--samples auto applies to the idle chase; loaded latency takes "
+                            "a count (its delays share one measurement)")
         if self.memory.pages != "none":
             raise UserError("loaded latency runs on base pages (--pages none)")
         if self.delay < 0:
@@ -298,7 +302,19 @@ def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = T
 
 def run(topo: Topology, p: LatencyParams) -> BenchResult:
     """Idle latency of checked parameters (LatencyParams.checked): the chaser pinned on
-    `p.cpu`, one pointer every `p.stride` bytes, memory placed by `p.memory`."""
+    `p.cpu`, one pointer every `p.stride` bytes, memory placed by `p.memory`. With
+    --samples auto, chases of a few samples each until the median is steady."""
+    if isinstance(p.samples, Steady):
+        batches: list[BenchResult] = []
+
+        def once(n: int) -> BenchResult:
+            batches.append(run(topo, replace(p, samples=n)))
+            return batches[-1]
+        res = steady.gather(once, p.samples, "latency", count="samples")
+        dist = distribution.combine([b.distributions.get("latency") for b in batches])
+        if dist:        # every batch's single loads, one histogram
+            res.distributions = {"latency": dist}
+        return res
     nbytes, cpu, pages = p.bytes or 0, p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):
         r = _core().lat_chase(nbytes, cpu, p.memory.to_core(), p.mode, p.window, p.samples,
@@ -707,14 +723,21 @@ class Latency:
 def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
     """Thinned (quick): one DRAM working set (TLB-friendly); dense (full): both modes at
     DRAM size, the whole sweep, loaded latency when there is a second CPU, and
-    memory-level parallelism (lat --chains) on the first core of each L3 kind."""
+    memory-level parallelism (lat --chains) on the first core of each L3 kind. Idle
+    chases take samples until steady (the profile's rule, one pool for the stage); loaded
+    ones and the chains a fixed count."""
     b = Latency()
     cpu = topo.usable_cpus()[0]
+    samples = profile.repetitions(profile.samples)    # quick, full: until steady
     if not profile.dense:
         size = profile.working_set or quick_dram_size(topo, cpu)
-        return b.cases(topo, LatencyParams(bytes=size, samples=profile.samples, loads=1 << 17))
-    cases = b.cases(topo, modes=list(MODES))
-    cases += [Case(f"sweep {c.label}", c.params) for c in b.cases(topo, sweep=True)]
+        cases = b.cases(topo, LatencyParams(bytes=size, samples=samples, loads=1 << 17))
+        steady.pool_cases(samples, len(cases))
+        return cases
+    base = LatencyParams(samples=samples)
+    cases = b.cases(topo, base, modes=list(MODES))
+    cases += [Case(f"sweep {c.label}", c.params) for c in b.cases(topo, base, sweep=True)]
+    steady.pool_cases(samples, len(cases))
     if len(topo.usable_cpus()) > 1:
         cases += b.cases(topo, LatencyParams(kind="loaded", samples=SUITE_LOADED_SAMPLES),
                          delays=list(LOADED_DELAYS))

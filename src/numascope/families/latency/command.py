@@ -149,8 +149,11 @@ def _print(results, levels, console) -> None:
     per = ", ".join(f"{s} B" for s in strides)
     t = Table(title=f"Idle latency (pointer chase), one pointer per {per}",
               box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    from numascope.command.runner import steady_lines
+    from numascope.steady import mark, verdict_of
+    auto = any(verdict_of(r.params) for r in results)      # --samples auto: n per row
     cols = ["size", "mode", "median ns", "best ns", "p5 ns", "p95 ns", "p99 load",
-            "p99.9 load", "TSC cyc", "core cyc", "pages huge"]
+            "p99.9 load", "TSC cyc", "core cyc"] + (["n"] if auto else []) + ["pages huge"]
     rows = []
     for r in results:
         s = lat.summary(r)
@@ -158,13 +161,15 @@ def _print(results, levels, console) -> None:
         rows.append([lat.format_bytes(r.params["bytes"]), r.params["mode"],
                      f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
                      f"{s['p95']:.1f}", _ns(s["load_p99"]), _ns(s["load_p999"]),
-                     f"{s['tsc_cycles']:.0f}", core, _pages(r)])
+                     f"{s['tsc_cycles']:.0f}", core,
+                     *([f"{r.params['samples']}{mark(r.params)}"] if auto else []), _pages(r)])
     if all(row[6] == row[7] == "-" for row in rows):     # no distribution: no tail columns
         cols = cols[:6] + cols[8:]
         rows = [row[:6] + row[8:] for row in rows]
     _fill(t, cols, rows, console, whole=("size", "pages huge"))
     console.print(t)
     _print_footer(results, console)
+    steady_lines(results, console)
     groups = sorted({r.distributions["latency"]["loads_per_group"] for r in results
                      if "latency" in r.distributions})
     if groups:

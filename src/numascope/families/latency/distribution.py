@@ -84,3 +84,33 @@ def from_core(h: dict[str, Any] | None) -> tuple[dict[str, Metric], dict[str, An
         "tsc_ghz": ghz, "method": METHOD,
     }
     return metrics, dist
+
+
+def combine(dists: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """One histogram of several chases' (the batches of --samples auto): their buckets lie
+    on the same log-linear grid when their group size and TSC rate agree, so the counts add
+    bucket by bucket (a gap between two ranges is a bucket of none); quantiles, groups and
+    chunks recomputed, the overhead a mean weighted by groups. None when there is nothing to
+    combine or the grids differ (then no histogram rather than a wrong one)."""
+    ds = [d for d in dists if d]
+    if not ds:
+        return None
+    if len(ds) == 1:
+        return ds[0]
+    if len({(d["loads_per_group"], d["tsc_ghz"]) for d in ds}) != 1:
+        return None
+    edges = sorted({e for d in ds for e in d["edges"]})
+    at = {e: i for i, e in enumerate(edges)}
+    counts = [0] * (len(edges) - 1)
+    for d in ds:
+        for lo, hi, c in zip(d["edges"], d["edges"][1:], d["counts"]):
+            if at[hi] != at[lo] + 1:       # a bucket the others split: not the same grid
+                return None
+            counts[at[lo]] += c
+    groups = sum(d["groups"] for d in ds)
+    out = {**ds[0], "edges": edges, "counts": counts, "groups": sum(counts),
+           "chunks": sum(d["chunks"] for d in ds),
+           "quantiles": {name: round(quantile(edges, counts, q), 3) for name, q in QUANTILES}}
+    for k in ("overhead_ns", "overhead_p5_ns", "overhead_p95_ns"):
+        out[k] = sum(d[k] * d["groups"] for d in ds) / groups
+    return out

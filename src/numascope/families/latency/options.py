@@ -7,6 +7,7 @@ from numascope.errors import UserError
 from numascope.families.latency.mixes import DEFAULT as DEFAULT_MIX
 from numascope.families.latency.mixes import MAX_BURSTS, check_mixes
 from numascope.options import Option, Table, placement
+from numascope.steady import reps_option
 
 LINE = 64                     # a cache line: the smallest stride
 MAX_STRIDE = 4096             # beyond a page every load is a page walk as well
@@ -42,8 +43,8 @@ STRIDE = Option("--stride", "bytes between two pointers of the chase", kind="int
 MODE = Option("--mode", "tlb: random in 256 KiB windows, windows shuffled (MLC/multichase); "
               "random: one random cycle over the whole buffer", kind="choice",
               choices=(*MODES, "both"), default="tlb")
-SAMPLES = Option("--samples", "timed samples per working set or delay", kind="int",
-                 default=15, low=1, metavar="N", high=100_000)
+SAMPLES = reps_option("--samples", "timed samples per working set or delay (auto: idle "
+                      "chases only)", default=15, high=100_000, noun="")
 
 TABLE = Table("latency", (
     Option("--size", "working set, e.g. 64K, 256M, 1G", kind="size", metavar="BYTES",
