@@ -285,12 +285,13 @@ def test_a_replayed_topology_checks_no_host(tmp_path):
 
 
 def test_suite_cases_follow_the_profile(topo):
-    (quick,) = lat.suite_cases(topo, QUICK)
+    # and memory-level parallelism (tests/test_latency_chains.py) in every profile
+    (quick,) = [c for c in lat.suite_cases(topo, QUICK) if c.params.kind == "idle"]
     cpu = topo.usable_cpus()[0]
     # idle chases take samples until steady (quick: one case, the stage's whole pool)
     assert quick.params.samples == Steady(min_reps=QUICK.samples, max_reps=QUICK.steady_max)
     assert quick.params.samples.pool.cases == 1 and quick.params.loads == 1 << 17
-    (smoke,) = lat.suite_cases(topo, SMOKE)
+    (smoke,) = [c for c in lat.suite_cases(topo, SMOKE) if c.params.kind == "idle"]
     assert smoke.params.samples == SMOKE.samples
     assert quick.params.bytes == lat.quick_dram_size(topo, cpu)
     full = lat.suite_cases(topo, FULL)

@@ -179,14 +179,21 @@ def test_one_core_per_l3_kind(topo):
     assert chains.l3_kind_cpus(replace(topo, l3s=[])) == [cpus[0]]
 
 
-def test_suite_has_chains_in_the_dense_profile_only(topo):
+def test_the_suite_has_chains_in_both_profiles_named_by_role(topo):
+    """quick (the default) and full measure the counts on the first core of each L3 kind;
+    the case names the role, never the CPU number (a fleet's nodes bound elsewhere measure
+    the same case)."""
     from numascope.profile import FULL, QUICK
-    assert not [c for c in lat.suite_cases(topo, QUICK) if c.params.kind == "chains"]
-    full = [c for c in lat.suite_cases(topo, FULL) if c.params.kind == "chains"]
     want = [(cpu, n) for cpu in chains.l3_kind_cpus(topo) for n in chains.SUITE_COUNTS]
-    assert [(c.params.base.cpu, c.params.chains) for c in full] == want
-    assert all(c.params.base.samples == FULL.samples for c in full)
+    for prof in (QUICK, FULL):
+        got = [c for c in lat.suite_cases(topo, prof) if c.params.kind == "chains"]
+        assert [(c.params.base.cpu, c.params.chains) for c in got] == want
+        assert all(c.params.base.samples == prof.samples for c in got)
+        assert not any(f"cpu{c.params.base.cpu}" in c.params.label() for c in got)
+    full = [c for c in lat.suite_cases(topo, FULL) if c.params.kind == "chains"]
     assert all(c.params.base.bytes == lat.dram_size(topo, c.params.base.cpu) for c in full)
+    quick = [c for c in lat.suite_cases(topo, QUICK) if c.params.kind == "chains"]
+    assert all(c.params.base.loads == 1 << 17 for c in quick)
 
 
 def _planted(n: int, ns: float, node: int | None = None):

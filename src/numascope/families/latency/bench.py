@@ -721,9 +721,9 @@ class Latency:
 
 
 def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
-    """Thinned (quick): one DRAM working set (TLB-friendly); dense (full): both modes at
-    DRAM size, the whole sweep, loaded latency when there is a second CPU, and
-    memory-level parallelism (lat --chains) on the first core of each L3 kind. Idle
+    """Thinned (quick, the default): one DRAM working set (TLB-friendly); dense (full):
+    both modes at DRAM size, the whole sweep, loaded latency when there is a second CPU;
+    both: memory-level parallelism (lat --chains) on the first core of each L3 kind. Idle
     chases take samples until steady (the profile's rule, one pool for the stage); loaded
     ones and the chains a fixed count."""
     b = Latency()
@@ -733,7 +733,8 @@ def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
         size = profile.working_set or quick_dram_size(topo, cpu)
         cases = b.cases(topo, LatencyParams(bytes=size, samples=samples, loads=1 << 17))
         steady.pool_cases(samples, len(cases))
-        return cases
+        from numascope.families.latency import chains  # misses in flight, per L3 kind
+        return cases + chains.suite_cases(topo, profile.samples, size, 1 << 17)
     base = LatencyParams(samples=samples)
     cases = b.cases(topo, base, modes=list(MODES))
     cases += [Case(f"sweep {c.label}", c.params) for c in b.cases(topo, base, sweep=True)]

@@ -30,6 +30,7 @@ class ChainsParams:
 
     base: LatencyParams
     chains: int
+    role: str = ""          # run's cases: which core, by role ("L3 kind 2"), not by number
 
     kind = "chains"
 
@@ -37,8 +38,14 @@ class ChainsParams:
     def need_bytes(self) -> int:
         return self.base.need_bytes
 
+    @property
+    def bytes(self) -> int | None:
+        """The buffer every chain shares (each its own part)."""
+        return self.base.bytes
+
     def label(self) -> str:
-        return f"chains={self.chains} {self.base.label()}"
+        return f"chains={self.chains} {self.base.label()}" + \
+            (f" {self.role}" if self.role else "")
 
 
 def cases(topo: Topology, base: LatencyParams, counts: list[int],
@@ -74,13 +81,20 @@ def l3_kind_cpus(topo: Topology) -> list[int]:
     return sorted(seen.values()) or topo.usable_cpus()[:1]
 
 
-def suite_cases(topo: Topology, samples: int) -> list[Case]:
-    """`run`'s dense profile: SUITE_COUNTS chains over a DRAM working set (lat's default),
-    on the first core of each L3 kind."""
+def suite_cases(topo: Topology, samples: int, nbytes: int | None = None,
+                loads: int | None = None) -> list[Case]:
+    """`run`'s cases: SUITE_COUNTS chains over a DRAM working set (lat's default, or the
+    quick profile's `nbytes` and `loads`), on the first core of each L3 kind."""
     out = []
-    for cpu in l3_kind_cpus(topo):
-        base = LatencyParams(cpu=cpu, samples=samples)
-        out += [Case(f"mlp cpu{cpu} {c.label}", c.params)
+    # the case names the role (the first core of the first L3 of a kind), never the CPU
+    # number: a fleet's nodes bound to other CPUs measure the same case (the CPU is in
+    # params and placement)
+    for k, cpu in enumerate(l3_kind_cpus(topo)):
+        base = LatencyParams(cpu=cpu, samples=samples, bytes=nbytes, loads=loads,
+                             default_cpu=True)
+        role = "" if k == 0 else f"L3 kind {k + 1}"
+        out += [Case(f"mlp {role or 'first core'} {c.label}",
+                     replace(c.params, role=role))
                 for c in cases(topo, base, list(SUITE_COUNTS))]
     return out
 
