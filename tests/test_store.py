@@ -437,6 +437,25 @@ def test_damaged_store_message_is_whole_and_the_file_untouched(tmp_path, argv, c
         assert _files(tmp_path) == before, args
 
 
+def test_a_large_store_is_checked_whole_before_writing_and_where_read(tmp_path, capsys,
+                                                                     monkeypatch):
+    """Past CHECK_MAX_BYTES a store is not checked whole when opened to be read (quick_check
+    reads every page: seconds at a fleet's size); before writing it is, as always (a reader
+    that meets a damaged page says so in one line: _corrupt); the file is untouched."""
+    from numascope.cli import main
+    from numascope.results import store as store_mod
+    db = _quick_check_damaged(tmp_path)
+    monkeypatch.setattr(store_mod, "CHECK_MAX_BYTES", 0)
+    before = _files(tmp_path)
+    rc = main(["run", "--stage", "topology", "--no-report", "--store", str(db)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "*** in database main ***;" in lines[0], lines
+    with Store.open(db) as st:    # read: opened unchecked; the damaged page is an index
+        runs = [st.get_run(r.run_id) for r in st.list_runs()]   # no reader uses
+    assert len(runs) == 30
+    assert _files(tmp_path) == before
+
+
 def test_latest_is_the_latest_complete_run(tmp_path):
     db = tmp_path / "runs.db"
     done, cut = make_run({"nps": "1"}), make_run({"nps": "2"}, results=[])
