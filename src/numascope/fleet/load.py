@@ -23,6 +23,7 @@ import contextlib
 import gc
 import json
 from collections.abc import Iterator
+from types import MappingProxyType
 from typing import Any
 
 from numascope.analysis.primary import family_primary
@@ -42,6 +43,13 @@ _RUNS = ("SELECT r.run_id, started, finished, status, profile, tags, json_extrac
          "ON b.run_id = r.run_id")
 _RUNS_OLD = ("SELECT run_id, started, finished, status, profile, tags, json_extract(record, "
              f"{_PATHS}) FROM runs")
+
+
+# what a light result has none of, shared (read-only: a light record is not for changing):
+# three empty containers per result were a fifth of its memory
+_NONE: Any = MappingProxyType({})
+_NO_PARAMS: Any = MappingProxyType({})
+_NO_NOTES: Any = ()
 
 
 def _sql_str(s: str) -> str:
@@ -117,7 +125,7 @@ def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
     fams = [cls.family for cls in families()] + list(ALIASES)
     primary = {f: family_primary(f) for f in fams}
     names = sorted({n for ns in primary.values() for n in ns})
-    rows = store._q(
+    rows = store.rows(
         'SELECT run_id, result_id, family, "case", ord, metric, unit, higher_is_better, '
         "median, validated, kernel FROM figures WHERE ord <= 0 OR metric IN ("
         + ", ".join(_sql_str(n) for n in names) + ")")
@@ -131,8 +139,8 @@ def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
         res = by_result.get(rid)
         if res is None:
             res = by_result[rid] = BenchResult(
-                family, case, {} if kernel is None else {"kernel": kernel}, {},
-                validated=bool(validated))
+                family, case, _NO_PARAMS if kernel is None else {"kernel": kernel}, {},
+                _NONE, _NO_NOTES, bool(validated), _NONE)
             rec.results.append(res)
         if metric is None:
             continue

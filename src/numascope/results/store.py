@@ -26,7 +26,7 @@ import sqlite3
 import statistics
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -454,6 +454,19 @@ class Store:
     def _q(self, sql: str, args: tuple = ()) -> list[tuple]:
         try:
             return self.conn.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as e:
+            raise _corrupt(self.path, e) from None
+
+    def rows(self, sql: str, args: tuple = (), batch: int = 4096) -> Iterator[tuple]:
+        """The rows of a query, a batch at a time (a reader of millions of rows never holds
+        them all); a damaged store is the same one line as _q's."""
+        try:
+            cur = self.conn.execute(sql, args)
+            while True:
+                got = cur.fetchmany(batch)
+                if not got:
+                    return
+                yield from got
         except sqlite3.DatabaseError as e:
             raise _corrupt(self.path, e) from None
 

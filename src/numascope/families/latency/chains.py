@@ -39,6 +39,10 @@ class ChainsParams:
         return self.base.need_bytes
 
     @property
+    def cpu(self) -> int | None:
+        return self.base.cpu
+
+    @property
     def bytes(self) -> int | None:
         """The buffer every chain shares (each its own part)."""
         return self.base.bytes
