@@ -66,7 +66,7 @@ def test_three_ranks_three_records_in_one_store(fleet_run):
     by = {r.host["hostname"]: r for r in runs}
     good = by["node0"]
     assert good.status == "complete" and good.results, good.stages
-    assert [r.family for r in good.results] == ["latency"]
+    assert {r.family for r in good.results} == {"latency"}
     assert good.host["fleet"]["rank"] == 0 and good.host["fleet"]["ranks"] == 3
     assert good.host["fleet"]["launcher"] == "mpi"
     assert good.tags["host"] == "node0"
@@ -239,19 +239,25 @@ def test_confirm_drops_a_node_slow_only_on_its_first_measurement(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout[p.stdout.index("{"):p.stdout.rindex("}") + 1])
     assert [r["host"] for r in doc["results"]] == ["node0", "node1", "node2", "node3"]
-    v, = doc["confirmation"]
-    assert v["host"] == "node2" and v["status"] == "not reproduced", v
-    assert v["stages"] == ["latency"] and v["first"][0]["metric"].startswith("latency/")
-    second = v["second"][0]
-    assert not second["flagged"] and second["value"] < v["first"][0]["value"] / 1.5
+    verdicts = {v["host"]: v for v in doc["confirmation"]}
+    v = verdicts["node2"]            # (4 ranks on 2 CPUs: another node may be flagged too)
+    assert v["status"] == "not reproduced", v
+    assert v["stages"] == ["latency"] and all(f["metric"].startswith("latency/")
+                                              for f in v["first"])
+    firsts = {f["metric"]: f for f in v["first"]}
+    for second in v["second"]:
+        assert not second["flagged"], second
+        if "value" in second:       # a metric (a family's row has its worse_pct)
+            assert second["value"] < firsts[second["metric"]]["value"] / 1.5
     with Store.open(db) as st:
         runs = [st.get_run(r.run_id) for r in st.list_runs()]
-    again = [r for r in runs if "confirm_of" in r.tags]
-    assert len(runs) == 5 and len(again) == 1       # only the flagged node measured again
-    assert again[0].tags["host"] == "node2" and again[0].tags["confirm_of"] == v["run_id"]
-    assert [r.family for r in again[0].results] == ["latency"]
-    assert not any("TEST_SLOW" in n for r in again[0].results for n in r.notes)
+    again = {r.tags["host"]: r for r in runs if "confirm_of" in r.tags}
+    assert set(again) == set(verdicts)      # only the flagged nodes measured again
+    assert len(runs) == 4 + len(again) and again["node2"].tags["confirm_of"] == v["run_id"]
+    assert {r.family for r in again["node2"].results} == {"latency"}
+    assert not any("TEST_SLOW" in n for r in again["node2"].results for n in r.notes)
     rep = subprocess.run([sys.executable, "-m", "numascope", "fleet", "report", "--json",
                           "--store", str(db)], check=False, capture_output=True, text=True)
     d = json.loads(rep.stdout)
-    assert d["nodes"] == 4 and d["confirmation"][0]["status"] == "not reproduced"
+    assert d["nodes"] == 4
+    assert {v["host"]: v["status"] for v in d["confirmation"]}["node2"] == "not reproduced"

@@ -38,7 +38,7 @@ def test_srun_fleet_run_stores_a_record_with_the_slurm_ids(slurm, tmp_path):
     with Store.open(db) as st:
         (summary,) = st.list_runs()
         rec = st.get_run(summary.run_id)
-    assert rec.status == "complete" and [r.family for r in rec.results] == ["latency"]
+    assert rec.status == "complete" and {r.family for r in rec.results} == {"latency"}
     assert rec.tags["slurm_job"] == job and rec.tags["slurm_step"] == "0"
     assert rec.tags["slurm_node"] == "0"
     assert rec.tags["fleet"] == f"slurm-{job}.0" == doc["fleet"]
