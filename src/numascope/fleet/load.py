@@ -23,6 +23,7 @@ import contextlib
 import gc
 import json
 from collections.abc import Iterator
+from sys import intern
 from types import MappingProxyType
 from typing import Any
 
@@ -138,13 +139,17 @@ def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
             continue
         res = by_result.get(rid)
         if res is None:
+            # names interned: every node has the same few, one copy each (a third of the
+            # memory was the same strings again per node)
             res = by_result[rid] = BenchResult(
-                family, case, _NO_PARAMS if kernel is None else {"kernel": kernel}, {},
+                intern(family), intern(case),
+                _NO_PARAMS if kernel is None else {"kernel": intern(kernel)}, {},
                 _NONE, _NO_NOTES, bool(validated), _NONE)
             rec.results.append(res)
         if metric is None:
             continue
-        m = Metric(metric, unit, bool(hib), [] if median is None else [median])
+        m = Metric(intern(metric), intern(unit or ""), bool(hib),
+                   [] if median is None else [median])
         if metric in primary.get(family, ()):
             res.metrics[metric] = m
         elif ord_ == 0:

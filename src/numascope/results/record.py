@@ -13,7 +13,8 @@ from typing import Any
 SCHEMA_VERSION = 2   # 2: bandwidth timing window, latency stride, huge-page share
 
 
-@dataclass
+# slots: a fleet's analysis holds ~20 of these per node, 10,000s of nodes
+@dataclass(slots=True)
 class Metric:
     name: str                 # e.g. "bandwidth", "latency"
     unit: str                 # e.g. "GB/s" (10^9 B/s), "ns"
@@ -80,7 +81,7 @@ class Metric:
                    d.get("note", ""))
 
 
-@dataclass
+@dataclass(slots=True)
 class BenchResult:
     family: str               # "bandwidth", "latency", "matrix", "c2c", "compress", "compute" …
     case: str                 # human label, unique within a run: "triad avx512-nt compact 2T"

@@ -37,7 +37,7 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
-@dataclass
+@dataclass(slots=True)
 class StageInfo:
     name: str
     status: str = "pending"   # pending | done | skipped | failed | interrupted
