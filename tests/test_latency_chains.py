@@ -127,6 +127,27 @@ def test_sixteen_chains_give_three_times_the_loads_of_one_in_dram(topo):
         sixteen.metrics["loads_per_ns"].median * 64)
 
 
+def test_every_chains_record_carries_the_tail_of_its_steps(topo):
+    """After the samples, single lockstep steps are timed (hist.h's pass): each record has
+    latency_p50 ... latency_p999 and the histogram; a step with 16 misses in flight takes
+    longer than one load alone at the median; hist_groups=0 makes no pass."""
+    cpu = topo.usable_cpus()[0]
+    base = lat.LatencyParams(bytes=lat.dram_size(topo, cpu), cpu=cpu, samples=3,
+                             clock=False).checked(topo)
+    one, sixteen = (chains.run(topo, c.params) for c in chains.cases(topo, base, [1, 16]))
+    for r in (one, sixteen):
+        q = [statistics.median(r.metrics[f"latency_p{p}"].values) for p in (50, 90, 99, 999)]
+        assert 0 < q[0] <= q[1] <= q[2] <= q[3], q
+        d = r.distributions["latency"]
+        assert d["loads_per_group"] == 1 and "lockstep" in d["method"]
+        assert sum(d["counts"]) == d["groups"] == 3 * 16384
+        assert "lockstep step" in r.metrics["latency_p999"].note
+    assert statistics.median(sixteen.metrics["latency_p50"].values) > \
+        statistics.median(one.metrics["latency_p50"].values)
+    r = _core.lat_chains(1 << 20, cpu, 4, samples=2, loads=1 << 12, hist_groups=0)
+    assert r["hist"] is None and r["validated"]
+
+
 # -- the command ---------------------------------------------------------------------------
 
 def _run(*args: str) -> subprocess.CompletedProcess:

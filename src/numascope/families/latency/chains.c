@@ -21,6 +21,7 @@
 #include "memory.h"
 #include "team.h"
 #include "chase.h"
+#include "hist.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,7 @@ typedef struct {
     /* outputs */
     double *ns, *tsc;              /* per sample: ns and TSC ticks per step */
     size_t cycle_walked;           /* lines per chain walked in the check, 0 if not */
+    hist_t hist;                   /* the steps' distribution: a pass after the samples */
     int ok;
 } chains_t;
 
@@ -144,6 +146,53 @@ static int chains_walk_cycles(chains_t *c) {
     return 1;
 }
 
+/* The distribution of lockstep steps (hist.h's pass, after the samples): groups of g steps
+ * timed between serialising timestamps, g the smallest power of two whose group lasts 4x
+ * the timer (1 on DRAM), the overhead of empty intervals (the same call with no step)
+ * subtracted. A step's time is the latency each chain saw with `nchains` misses in flight.
+ * *done counts the steps made, mod lines, for the validation. 0 on Ctrl-C. */
+static int chains_hist(chains_t *c, size_t *done) {
+    hist_t *h = &c->hist;
+#if defined(__x86_64__)
+    if (h->chunks < 1 || !h->counts || !h->empty) return 1;
+#else
+    return 1;                   /* no serialising timestamp here: no distribution */
+#endif
+    walk_fn w = walks[c->nchains];
+    memset(h->counts, 0, sizeof(uint32_t) * (size_t)h->chunks * HIST_BUCKETS);
+    h->done = 0;
+    uint64_t prev = stamp();
+    for (size_t k = 0; k < HIST_EMPTY; k++) {
+        w(c->p, 0);
+        uint64_t t = stamp(), d = t - prev;
+        prev = t;
+        h->empty[k] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+    }
+    hist_overhead(h);
+    uint64_t o = (uint64_t)(h->overhead + 0.5);
+    int g = hist_group(h, hist_median(c->tsc, c->nsamples));
+    h->group = g;
+    double t0 = ns_now();
+    uint64_t r0 = ns_rdtsc();
+    for (int k = 0; k < h->chunks; k++) {
+        uint32_t *counts = h->counts + (size_t)k * HIST_BUCKETS;
+        prev = stamp();
+        for (size_t i = 0; i < h->groups; i++) {
+            w(c->p, (size_t)g);
+            uint64_t t = stamp(), d = t - prev;
+            prev = t;
+            counts[hist_index(d > o ? d - o : 0)]++;
+            if ((i & 16383) == 16383 && ns_interrupted) return 0;
+        }
+        *done = (*done + (h->groups * (size_t)g) % c->lines) % c->lines;
+    }
+    uint64_t r1 = ns_rdtsc();
+    double t1 = ns_now();
+    h->tsc_ghz = t1 > t0 ? (double)(r1 - r0) / ((t1 - t0) * 1e9) : 0;
+    h->done = 1;
+    return 1;
+}
+
 static void chains_fn(int tid, int nt, void *arg) {
     chains_t *c = arg;
     c->ok = 0;
@@ -167,6 +216,7 @@ static void chains_fn(int tid, int nt, void *arg) {
         c->tsc[s] = (double)(r1 - r0) / (double)c->steps;
         done = (done + c->steps % c->lines) % c->lines;
     }
+    if (!chains_hist(c, &done)) return;          /* Ctrl-C */
     for (size_t k = 0; k < c->nchains; k++) {
         void *want = c->buf + (size_t)c->order[k * c->lines + done] * c->stride;
         if (c->p[k] != want) {
@@ -189,23 +239,27 @@ static void chains_free(chains_t *c) {
     free(c->order);
     free(c->ns);
     free(c->tsc);
+    hist_free(&c->hist);
 }
 
 /* Python: lat_chains(bytes, cpu, chains, memory=None, mode="tlb", window=262144,
- *   samples=15, loads=262144, stride=256, seed=1) -> dict: per sample "ns" and "tsc" per
- *   step (each step: one load on every chain), "steps" per sample, "lines" per chain,
- *   "cycle_walked", "where", "huge_fraction", "seconds". `loads` is per sample over all
- *   chains (steps = loads / chains, at least 1). */
+ *   samples=15, loads=262144, stride=256, seed=1, hist_groups=16384) -> dict: per sample
+ *   "ns" and "tsc" per step (each step: one load on every chain), "steps" per sample,
+ *   "lines" per chain, "cycle_walked", "where", "huge_fraction", "seconds", "hist" (the
+ *   steps' distribution, hist.h; None without the pass; hist_groups 0: no pass). `loads`
+ *   is per sample over all chains (steps = loads / chains, at least 1). */
 static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "chains", "memory", "mode", "window", "samples",
-                          "loads", "stride", "seed", NULL};
+                          "loads", "stride", "seed", "hist_groups", NULL};
     Py_ssize_t bytes, nch, window = 256 * 1024, loads = 1 << 18, stride = 256;
+    Py_ssize_t hist_groups = 16384;
     int cpu, samples = 15;
     PyObject *memory = Py_None;
     const char *mode = "tlb";
     unsigned long long seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "nin|OsninnK", kws, &bytes, &cpu, &nch, &memory,
-                                     &mode, &window, &samples, &loads, &stride, &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "nin|OsninnKn", kws, &bytes, &cpu, &nch, &memory,
+                                     &mode, &window, &samples, &loads, &stride, &seed,
+                                     &hist_groups))
         return NULL;
     if (nch < 1 || nch > CHAINS_MAX) return ns_value_error("chains must be in [1, %d]", CHAINS_MAX);
     if (stride < (Py_ssize_t)sizeof(void *) || (stride & (stride - 1)))
@@ -236,6 +290,7 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     if (!ns_mem_spec_from_py(memory, &c.spec)) return NULL;
     c.ns = calloc(samples, sizeof(double));
     c.tsc = calloc(samples, sizeof(double));
+    if (!hist_alloc(&c.hist, samples, hist_groups, 0)) { chains_free(&c); return NULL; }
     c.bytes = c.nchains * c.lines * c.stride;
     c.buf = ns_mem_alloc(c.bytes, &c.spec, c.err, sizeof c.err);
     if (!c.buf || !c.ns || !c.tsc) {
@@ -260,12 +315,12 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     long sampled = ns_mem_where(c.buf, c.bytes, counts, 4096);
     PyObject *where = sampled >= 0 ? ns_where_to_py(counts) : (Py_INCREF(Py_None), Py_None);
     PyObject *res = Py_BuildValue(
-        "{s:N,s:N,s:N,s:n,s:n,s:n,s:n,s:N,s:d,s:d,s:O}", "ns", floats(c.ns, samples),
+        "{s:N,s:N,s:N,s:n,s:n,s:n,s:n,s:N,s:d,s:d,s:O,s:N}", "ns", floats(c.ns, samples),
         "tsc", floats(c.tsc, samples), "where", where, "chains", (Py_ssize_t)c.nchains,
         "steps", (Py_ssize_t)c.steps, "lines", (Py_ssize_t)c.lines,
         "cycle_walked", (Py_ssize_t)c.cycle_walked, "bytes", PyLong_FromSize_t(c.bytes),
         "huge_fraction", ns_mem_huge_fraction(c.buf, c.bytes), "seconds", secs,
-        "validated", Py_True);
+        "validated", Py_True, "hist", hist_to_py(&c.hist));
     chains_free(&c);
     return res;
 }

@@ -9,7 +9,7 @@ from typing import Any
 
 from numascope.benchmark import Case, core_errors
 from numascope.errors import UserError
-from numascope.families.latency import mlp
+from numascope.families.latency import distribution, mlp
 from numascope.families.latency.bench import (
     FAMILY,
     LatencyParams,
@@ -70,6 +70,11 @@ def cases(topo: Topology, base: LatencyParams, counts: list[int],
 
 
 SUITE_COUNTS = (1, 2, 4, 8, 16, 32)
+STEP_METHOD = ("groups of lockstep steps (a load on every chain) timed by rdtscp;lfence "
+               "(one step per group where a step lasts >= 4x the timer's overhead), the "
+               "mean overhead of empty intervals subtracted; log-linear buckets of TSC "
+               "ticks (32 per power of two); a step's time is the latency each chain saw "
+               "with all chains' misses in flight")
 
 
 def l3_kind_cpus(topo: Topology) -> list[int]:
@@ -111,6 +116,10 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
                                p.samples, p.loads, p.stride, p.seed)
     ns, steps = r["ns"], r["steps"]
     lpn = [n / v for v in ns]
+    # the steps' tail: a step is the latency each chain saw with n misses in flight (with
+    # one chain, single loads as lat's)
+    tail, dist = distribution.from_core(r.get("hist"), unit="lockstep step",
+                                        method=STEP_METHOD)
     notes = [(f"{n} chain{'s' if n != 1 else ''} of {r['lines']} lines, each in its own "
               f"{format_bytes(r['lines'] * p.stride)} of the buffer, walked in lockstep; "
               f"{steps} steps per sample")]
@@ -129,6 +138,7 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
                             f"loads per ns x {mlp.LINE} B (one line per load), 10^9 B/s"),
         "tsc_cycles": Metric("tsc_cycles", "TSC cycles", False, list(r["tsc"]),
                              "time-stamp-counter ticks per step (not core cycles)"),
+        **tail,
     }
     return BenchResult(
         family=FAMILY, case=cp.label(),
@@ -142,7 +152,7 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
         placement={"cpus": [cpu], "memory": p.memory.to_dict(), "pages_per_node": r["where"],
                    "huge_fraction": r["huge_fraction"],
                    "pages": _huge_text(pages, r["huge_fraction"])},
-        notes=notes)
+        notes=notes, distributions={"latency": dist} if dist else {})
 
 
 # -- the knee per group of counts -----------------------------------------------------------
@@ -222,7 +232,9 @@ def print_table(results: list[BenchResult], console) -> None:
         console.print("ns per load: one lockstep step (a load on every chain), median and "
                       "best of the samples; loads per ns = chains / ns; GB/s at "
                       f"{mlp.LINE} B per load; gain: best throughput over the count before; "
-                      "the knee from the best samples (as multichase reports)", markup=False)
+                      "the knee from the best samples (as multichase reports); the tail of "
+                      "single steps (latency_p50 … latency_p999) in --json and --plot",
+                      markup=False)
         if k is None:
             console.print("one chain count: give several (e.g. --chains 1,2,4,8,16) for "
                           "the knee", markup=False)

@@ -55,14 +55,16 @@ def merged(counts: list[list[int]]) -> list[int]:
     return [sum(col) for col in zip(*counts)]
 
 
-def from_core(h: dict[str, Any] | None) -> tuple[dict[str, Metric], dict[str, Any] | None]:
+def from_core(h: dict[str, Any] | None, unit: str = "load", method: str = METHOD
+              ) -> tuple[dict[str, Metric], dict[str, Any] | None]:
     """The tail metrics and the record's histogram from lat_chase's "hist" (None where the
-    pass did not run: no serialising timestamp on this CPU)."""
+    pass did not run: no serialising timestamp on this CPU); `unit`: what a group is made
+    of (lat_chains: "lockstep step", a load on every chain)."""
     if not h or not h.get("counts") or not h.get("tsc_ghz"):
         return {}, None
     g, ghz = h["group"], h["tsc_ghz"]
     edges = [e / ghz / g for e in h["edges"]]          # group ticks -> ns per load
-    what = "single loads" if g == 1 else f"groups of {g} loads (ns per load)"
+    what = f"single {unit}s" if g == 1 else f"groups of {g} {unit}s (ns per {unit})"
     metrics = {}
     for name, q in QUANTILES:
         vals = [quantile(edges, c, q) for c in h["counts"] if sum(c)]
@@ -81,7 +83,7 @@ def from_core(h: dict[str, Any] | None) -> tuple[dict[str, Metric], dict[str, An
         "tsc_step_ns": step_ns,
         # a group reads as a whole number of TSC steps: +-1 step, shared among its loads
         "resolution_ns": step_ns / g,
-        "tsc_ghz": ghz, "method": METHOD,
+        "tsc_ghz": ghz, "method": method,
     }
     return metrics, dist
 

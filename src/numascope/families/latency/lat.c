@@ -18,6 +18,7 @@
 #include "memory.h"
 #include "team.h"
 #include "chase.h"
+#include "hist.h"
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,96 +98,6 @@ static PyObject *py_lat_permutation(PyObject *self, PyObject *args, PyObject *kw
 }
 
 /* ---- the chase ------------------------------------------------------------------------ */
-
-/* The distribution of single loads (an extra pass after the timed samples, which keep
- * their own method): the chase goes on in groups of `group` dependent loads, each group
- * timed by `rdtscp; lfence` on both sides (the next group's loads cannot start before the
- * timestamp, and the timestamp waits for the group's loads), one timestamp ending one group
- * and starting the next. The mean of HIST_EMPTY empty intervals (the same loop without a
- * load; the slowest 1 % left out: interrupts) is subtracted from each group as the timer's
- * overhead. The mean, not the median: where the TSC advances in steps (26 ticks every
- * 10 ns on AMD Zen) an interval reads as a whole number of steps and only the mean is
- * unbiased. Group times go into log-linear buckets of TSC ticks (HDR histogram style):
- * exact below 64 ticks, then 32 sub-buckets per power of two (each at most 1/32 of its
- * value wide), 2^36 ticks and beyond in the last. */
-#define HIST_SUB_BITS 5
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_TOP_BITS 36
-#define HIST_BUCKETS ((HIST_TOP_BITS - HIST_SUB_BITS + 1) * HIST_SUB)   /* 1024 */
-#define HIST_MAX_CHUNKS 64
-#define HIST_MAX_GROUP 256
-#define HIST_EMPTY 16384        /* empty intervals timed for the overhead */
-
-typedef struct {
-    int chunks;                 /* histograms, one after the other (one per sample) */
-    size_t groups;              /* timed groups per chunk */
-    int asked;                  /* loads per group; 0: the smallest power of two whose
-                                   group lasts >= 4x the overhead (1 for DRAM) */
-    int group;                  /* the loads per group used */
-    uint32_t *counts;           /* chunks x HIST_BUCKETS */
-    uint32_t *scratch;          /* HIST_BUCKETS: the empty intervals' buckets (unused) */
-    uint32_t *empty;            /* HIST_EMPTY empty intervals, ticks */
-    double overhead;            /* their trimmed mean (subtracted, rounded) */
-    uint32_t empty_p5, empty_p50, empty_p95, step;   /* and how they spread; the TSC's step:
-                                   the greatest common divisor of the intervals */
-    double tsc_ghz;             /* TSC ticks per ns over the pass (CLOCK_MONOTONIC_RAW) */
-    int done;                   /* the pass ran */
-} hist_t;
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static inline unsigned hist_index(uint64_t v) {
-    if (v >> HIST_TOP_BITS) v = ((uint64_t)1 << HIST_TOP_BITS) - 1;
-    if (v < 2 * HIST_SUB) return (unsigned)v;
-    unsigned shift = (63 - (unsigned)__builtin_clzll(v)) - HIST_SUB_BITS;
-    return shift * HIST_SUB + (unsigned)(v >> shift);
-}
-
-/* A timestamp that waits for every earlier load to finish and that later instructions
- * cannot pass; "memory": nor does the compiler move a load across it. */
-static inline uint64_t stamp(void) {
-#if defined(__x86_64__)
-    uint32_t lo, hi, aux;
-    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
-    return ((uint64_t)hi << 32) | lo;
-#else
-    return 0;
-#endif
-}
-
-/* The smallest value bucket i holds (the inverse of hist_index). */
-static uint64_t hist_lower_edge(unsigned i) {
-    unsigned shift = i < 2 * HIST_SUB ? 0 : i / HIST_SUB - 1;
-    return (uint64_t)(i - shift * HIST_SUB) << shift;
-}
-
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static uint32_t gcd_u32(uint32_t a, uint32_t b) {
-    while (b) { uint32_t t = a % b; a = b; b = t; }
-    return a;
-}
-
-/* The overhead and the step from the empty intervals (sorted here). */
-static void hist_overhead(hist_t *h) {
-    uint32_t *e = h->empty;
-    qsort(e, HIST_EMPTY, sizeof *e, cmp_u32);
-    size_t keep = HIST_EMPTY - HIST_EMPTY / 100;
-    double sum = 0;
-    uint32_t g = 0;
-    for (size_t i = 0; i < keep; i++) { sum += e[i]; g = gcd_u32(e[i], g); }
-    h->overhead = sum / (double)keep;
-    h->step = g ? g : 1;
-    h->empty_p5 = e[HIST_EMPTY / 20];
-    h->empty_p50 = e[HIST_EMPTY / 2];
-    h->empty_p95 = e[HIST_EMPTY - HIST_EMPTY / 20];
-}
 
 typedef struct {
     /* inputs */
@@ -293,17 +204,6 @@ static void *hist_groups(void *p, size_t groups, int g, uint64_t o, uint32_t *h,
     return p;
 }
 
-/* The samples' median TSC ticks per load (0 when it cannot be had). */
-static double median_ticks(const chase_t *c) {
-    double *t = malloc(sizeof(double) * c->nsamples), m = 0;
-    if (!t) return 0;
-    memcpy(t, c->tsc, sizeof(double) * c->nsamples);
-    qsort(t, c->nsamples, sizeof(double), cmp_double);
-    m = t[c->nsamples / 2];
-    free(t);
-    return m;
-}
-
 /* The distribution pass (hist_t), run after the samples on the chaser's thread, from where
  * they left the pointer: the overhead first, then the chunks (the group chosen from the
  * samples' median, unless given). *done counts the loads made, for chase_check. Returns
@@ -317,14 +217,12 @@ static void *chase_hist(chase_t *c, void *p, size_t *done) {
 #endif
     memset(h->counts, 0, sizeof(uint32_t) * (size_t)h->chunks * HIST_BUCKETS);
     h->done = 0;
-    double ticks_per_load = median_ticks(c);
+    double ticks_per_load = hist_median(c->tsc, c->nsamples);
     hist_groups(p, HIST_EMPTY, 0, 0, h->scratch, h->empty);
     if (ns_interrupted) return NULL;
     hist_overhead(h);
     uint64_t o = (uint64_t)(h->overhead + 0.5);
-    int g = h->asked;
-    if (g <= 0)
-        for (g = 1; g < HIST_MAX_GROUP && g * ticks_per_load < 4.0 * h->overhead; g *= 2) {}
+    int g = hist_group(h, ticks_per_load);
     h->group = g;
     double t0 = ns_now();
     uint64_t r0 = ns_rdtsc();
@@ -469,58 +367,12 @@ static void chase_free(chase_t *c) {
     free(c->order);
     free(c->ns);
     free(c->tsc);
-    free(c->hist.counts);
-    free(c->hist.empty);
-    free(c->hist.scratch);
+    hist_free(&c->hist);
 }
 
-/* The distribution pass's buffers: `chunks` histograms of `groups` groups of `group` loads
- * (0: chosen by the pass). groups == 0: no pass. 0 on OOM (exception set). */
+/* The distribution pass's buffers (hist.c's hist_alloc on the chase's histogram). */
 static int hist_setup(chase_t *c, int chunks, Py_ssize_t groups, int group) {
-    hist_t *h = &c->hist;
-    if (groups < 0 || groups > (1 << 24))
-        { ns_value_error("groups per distribution chunk must be in [0, 2^24]"); return 0; }
-    if (group < 0 || group > HIST_MAX_GROUP)
-        { ns_value_error("loads per timed group must be in [0, %d]", HIST_MAX_GROUP); return 0; }
-    if (!groups) return 1;
-    h->chunks = chunks < HIST_MAX_CHUNKS ? chunks : HIST_MAX_CHUNKS;
-    h->groups = (size_t)groups;
-    h->asked = group;
-    h->counts = calloc((size_t)h->chunks * HIST_BUCKETS, sizeof(uint32_t));
-    h->empty = calloc(HIST_EMPTY, sizeof(uint32_t));
-    h->scratch = calloc(HIST_BUCKETS, sizeof(uint32_t));
-    if (!h->counts || !h->empty || !h->scratch) { PyErr_NoMemory(); return 0; }
-    return 1;
-}
-
-/* The pass's result for Python: None when it did not run (no serialising timestamp on
- * this CPU, or not asked); else the buckets (lower edges in TSC ticks of a group, overhead
- * subtracted; the last bucket open-ended) and the counts per chunk, from the first bucket
- * used to the last; the overhead, how the empty intervals spread, the TSC's step. */
-static PyObject *hist_to_py(const hist_t *h) {
-    if (!h->done) Py_RETURN_NONE;
-    unsigned lo = HIST_BUCKETS, hi = 0;
-    for (int k = 0; k < h->chunks; k++)
-        for (unsigned i = 0; i < HIST_BUCKETS; i++)
-            if (h->counts[(size_t)k * HIST_BUCKETS + i]) {
-                if (i < lo) lo = i;
-                if (i + 1 > hi) hi = i + 1;
-            }
-    if (hi <= lo) Py_RETURN_NONE;
-    PyObject *edges = PyList_New(hi - lo + 1), *chunks = PyList_New(h->chunks);
-    for (unsigned i = lo; i <= hi; i++)
-        PyList_SET_ITEM(edges, i - lo, PyLong_FromUnsignedLongLong(hist_lower_edge(i)));
-    for (int k = 0; k < h->chunks; k++) {
-        PyObject *l = PyList_New(hi - lo);
-        for (unsigned i = lo; i < hi; i++)
-            PyList_SET_ITEM(l, i - lo, PyLong_FromUnsignedLong(h->counts[(size_t)k * HIST_BUCKETS + i]));
-        PyList_SET_ITEM(chunks, k, l);
-    }
-    return Py_BuildValue("{s:N,s:N,s:i,s:n,s:d,s:I,s:I,s:I,s:I,s:d}", "edges", edges,
-                         "counts", chunks, "group", h->group, "groups", (Py_ssize_t)h->groups,
-                         "overhead", h->overhead, "empty_p5", h->empty_p5,
-                         "empty_p50", h->empty_p50, "empty_p95", h->empty_p95,
-                         "step", h->step, "tsc_ghz", h->tsc_ghz);
+    return hist_alloc(&c->hist, chunks, groups, group);
 }
 
 /* Python: lat_chase(bytes, cpu, memory=None, mode="tlb", window=262144, samples=15,
