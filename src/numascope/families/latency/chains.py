@@ -233,7 +233,7 @@ def print_table(results: list[BenchResult], console) -> None:
                       "best of the samples; loads per ns = chains / ns; GB/s at "
                       f"{mlp.LINE} B per load; gain: best throughput over the count before; "
                       "the knee from the best samples (as multichase reports); the tail of "
-                      "single steps (latency_p50 … latency_p999) in --json and --plot",
+                      "single steps (latency_p50 to latency_p999) in --json and --plot",
                       markup=False)
         if k is None:
             console.print("one chain count: give several (e.g. --chains 1,2,4,8,16) for "
