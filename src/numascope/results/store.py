@@ -410,36 +410,29 @@ class Store:
             for run_id, record in c.execute(
                     "SELECT run_id, record FROM runs r WHERE NOT EXISTS "
                     "(SELECT 1 FROM run_briefs b WHERE b.run_id = r.run_id)").fetchall():
-                _put_brief(c, run_id, record)
+                try:
+                    d = json.loads(record)
+                except ValueError:
+                    continue        # unreadable: the readers use the record itself
+                if isinstance(d, dict):
+                    _put_brief(c, run_id, d)
         self._tx(do)
 
     def begin_run(self, rec: RunRecord) -> None:
         """Insert the run (status 'running') so its results can be attached as they come."""
-        def do(c: sqlite3.Connection) -> None:
-            row = _run_row(rec)
-            c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
-            _put_brief(c, rec.run_id, row[-1])
-        self._tx(do)
+        self._tx(lambda c: _put_run(c, rec, insert=True))
 
     def add_result(self, run_id: str, res: BenchResult) -> None:
         self._tx(lambda c: _insert_result(c, run_id, res))
 
     def finish_run(self, rec: RunRecord) -> None:
         """Store the record's final state (status, stages, noise); results are already in."""
-        row = _run_row(rec)
-
-        def do(c: sqlite3.Connection) -> None:
-            c.execute("UPDATE runs SET started=?, finished=?, status=?, hostname=?, profile=?, "
-                      "tags=?, record=? WHERE run_id=?", row[1:] + (row[0],))
-            _put_brief(c, rec.run_id, row[-1])
-        self._tx(do)
+        self._tx(lambda c: _put_run(c, rec, insert=False))
 
     def save_run(self, rec: RunRecord) -> None:
         """Store a complete record with its results in one transaction (imports, tests)."""
         def do(c: sqlite3.Connection) -> None:
-            row = _run_row(rec)
-            c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
-            _put_brief(c, rec.run_id, row[-1])
+            _put_run(c, rec, insert=True)
             for r in rec.results:
                 _insert_result(c, rec.run_id, r)
         self._tx(do)
@@ -556,14 +549,23 @@ def brief(record: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
-def _put_brief(c: sqlite3.Connection, run_id: str, record_json: str) -> None:
-    try:
-        d = json.loads(record_json)
-    except ValueError:
-        return              # unreadable: readers use the record itself
-    if isinstance(d, dict):
-        c.execute("INSERT OR REPLACE INTO run_briefs VALUES (?, ?)",
-                  (run_id, json.dumps(brief(d))))
+def _put_brief(c: sqlite3.Connection, run_id: str, record: dict[str, Any]) -> None:
+    c.execute("INSERT OR REPLACE INTO run_briefs VALUES (?, ?)",
+              (run_id, json.dumps(brief(record))))
+
+
+def _put_run(c: sqlite3.Connection, rec: RunRecord, insert: bool) -> None:
+    """The run's row (inserted, or its final state updated) and its brief, from one dict of
+    the record."""
+    d = rec.to_dict(with_results=False)
+    row = (rec.run_id, rec.started, rec.finished, rec.status, rec.host.get("hostname"),
+           rec.profile, json.dumps(rec.tags), json.dumps(d))
+    if insert:
+        c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+    else:
+        c.execute("UPDATE runs SET started=?, finished=?, status=?, hostname=?, profile=?, "
+                  "tags=?, record=? WHERE run_id=?", row[1:] + (row[0],))
+    _put_brief(c, rec.run_id, d)
 
 
 def _insert_result(c: sqlite3.Connection, run_id: str, res: BenchResult) -> None:
@@ -587,8 +589,3 @@ def figure_rows(rid: int, run_id: str, res: BenchResult) -> list[tuple]:
                      statistics.median(vals) if vals else None, int(bool(res.validated)),
                      kernel))
     return rows or [(*head, -1, None, None, None, None, int(bool(res.validated)), kernel)]
-
-
-def _run_row(rec: RunRecord) -> tuple:
-    return (rec.run_id, rec.started, rec.finished, rec.status, rec.host.get("hostname"),
-            rec.profile, json.dumps(rec.tags), json.dumps(rec.to_dict(with_results=False)))
