@@ -7,14 +7,15 @@ nodes take ~25 s on the 2-core dev VM. The analysis (numascope.fleet.outliers, b
 checks) reads only the host fields that group and shape a node, its tags, status, profile
 and stages, and each result's family, case, validated flag, kernel parameter and its
 primary metrics' names, units, directions and medians (numascope.analysis.primary: what
-node_values reads). The run's fields come from one json_extract of its record; the
-results' from the store's figures table (one row per metric with the median of its
-repetitions, written with the result: numascope.results.store), never from their JSON. The
-RunRecords returned carry only those (no topology, noise, placement, notes or secondary
-metrics; each metric one value, its median), so memory grows with the metrics analysed,
-not with whole records. A record of an older schema (whose layout migrate() changes), or one
-whose results are not all in the figures table (an older numascope wrote it and the store
-was only read since), is read whole, as before.
+node_values reads). The run's fields come from one json_extract of its brief (the record
+without its bulk; the record itself where it has none); the results' from the store's
+figures table (one row per metric with the median of its repetitions, written with the
+result: numascope.results.store), never from their JSON. The RunRecords returned carry
+only those (no topology, noise, placement, notes or secondary metrics; each metric one
+value, its median), so memory grows with the metrics analysed, not with whole records. A
+record of an older schema (whose layout migrate() changes), or one whose results are not
+all in the figures table (an older numascope wrote it and the store was only read since),
+is read whole, as before.
 """
 
 from __future__ import annotations
@@ -46,10 +47,10 @@ _RUNS_OLD = ("SELECT run_id, started, finished, status, profile, tags, json_extr
              f"{_PATHS}) FROM runs")
 
 
-# what a light result has none of, shared (read-only: a light record is not for changing):
-# three empty containers per result were a fifth of its memory
-_NONE: Any = MappingProxyType({})
-_NO_PARAMS: Any = MappingProxyType({})
+# what a light result has none of (params without a kernel, placement, distributions; its
+# notes), shared and read-only (a light record is not for changing): three empty
+# containers per result were a fifth of its memory
+_EMPTY: Any = MappingProxyType({})
 _NO_NOTES: Any = ()
 
 
@@ -143,8 +144,8 @@ def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
             # memory was the same strings again per node)
             res = by_result[rid] = BenchResult(
                 intern(family), intern(case),
-                _NO_PARAMS if kernel is None else {"kernel": intern(kernel)}, {},
-                _NONE, _NO_NOTES, bool(validated), _NONE)
+                _EMPTY if kernel is None else {"kernel": intern(kernel)}, {},
+                _EMPTY, _NO_NOTES, bool(validated), _EMPTY)
             rec.results.append(res)
         if metric is None:
             continue
