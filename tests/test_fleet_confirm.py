@@ -78,3 +78,18 @@ def test_an_all_metrics_flag_measures_every_family_the_node_measured_again():
     floor = dataclasses.replace(fl[0], kind="floor")
     a.flags = [floor]
     assert confirm.plan(a) == {runs[7].run_id: ["bandwidth"]}
+
+
+def test_the_stream_floor_is_checked_on_the_second_triad():
+    """A node alone in its group (another CPU model) under the STREAM floor: confirmed when
+    its second triad is still under it, not reproduced when it is above."""
+    rng = random.Random(35)
+    alone = node("lone", "f1", {BW: 0.5}, rng=rng, model="Other CPU")
+    runs = fleet(20, {}, seed=35) + [alone]
+    a = outliers.analyze(runs)
+    assert [f.kind for f in a.flags if f.host == "lone"] == ["floor"]
+    assert confirm.plan(a)[alone.run_id] == ["bandwidth"]
+    for factors, status in (({BW: 0.5}, "confirmed"), ({}, "not reproduced")):
+        again = node("lone", "f1", factors, rng=rng, model="Other CPU")
+        v, = [v for v in confirm.judge(a, {alone.run_id: again}) if v.host == "lone"]
+        assert v.status == status and v.second[0]["flagged"] == (status == "confirmed")

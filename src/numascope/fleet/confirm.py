@@ -140,13 +140,10 @@ def judge(a: outliers.Analysis, second: dict[str, RunRecord]) -> list[Verdict]:
                                          "worse_pct": float(sc2.fam_worse[i, j]),
                                          "z": float(sc2.fam_z[i, j]), "flagged": flagged})
                     again = again or flagged
-                floor_flag = next((f for f in flags if f.kind == "floor"), None)
-                if floor_flag is not None:
-                    st = outliers.stream(rec)
-                    low = st is not None and st < floor_flag.reference
-                    v.second.append({"metric": floor_flag.metric, "value": st,
-                                     "flagged": low})
-                    again = again or low
+                row = _floor_again(flags, rec)
+                if row is not None:
+                    v.second.append(row)
+                    again = again or row["flagged"]
                 v.status = "confirmed" if again else "not reproduced"
             verdicts[r.run_id] = v
     # floor-only flags of nodes in no screened group (a group of one)
@@ -157,14 +154,23 @@ def judge(a: outliers.Analysis, second: dict[str, RunRecord]) -> list[Verdict]:
         f0 = flags[0]
         v = Verdict(f0.host, rid, rec.run_id if rec else None, "not measured again",
                     stages.get(rid, []), [f.to_dict() for f in flags])
-        if rec is not None and rec.status != "failed":
-            st = outliers.stream(rec)
-            low = any(f.kind == "floor" and st is not None and st < f.reference
-                      for f in flags)
-            v.second.append({"metric": f0.metric, "value": st, "flagged": low})
-            v.status = "confirmed" if low else "not reproduced"
+        row = _floor_again(flags, rec) if rec is not None and rec.status != "failed" \
+            else None
+        if row is not None:
+            v.second.append(row)
+            v.status = "confirmed" if row["flagged"] else "not reproduced"
         verdicts[rid] = v
     return sorted(verdicts.values(), key=lambda v: (v.status != "confirmed", v.host))
+
+
+def _floor_again(flags: list[outliers.Flag], rec: RunRecord) -> dict[str, Any] | None:
+    """The STREAM floor on the second measurement, for a node with a floor flag: its row
+    (the second triad, and whether it is still under the floor); None without one."""
+    f = next((f for f in flags if f.kind == "floor"), None)
+    if f is None:
+        return None
+    st = outliers.stream(rec)
+    return {"metric": f.metric, "value": st, "flagged": st is not None and st < f.reference}
 
 
 def split(runs: list[RunRecord]) -> tuple[list[RunRecord], dict[str, RunRecord]]:
