@@ -252,7 +252,7 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "chains", "memory", "mode", "window", "samples",
                           "loads", "stride", "seed", "hist_groups", NULL};
     Py_ssize_t bytes, nch, window = 256 * 1024, loads = 1 << 18, stride = 256;
-    Py_ssize_t hist_groups = 16384;
+    Py_ssize_t hist_groups = HIST_GROUPS;
     int cpu, samples = 15;
     PyObject *memory = Py_None;
     const char *mode = "tlb";

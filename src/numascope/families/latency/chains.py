@@ -113,7 +113,8 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
     cpu, pages = p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):
         r = _core().lat_chains(p.bytes, cpu, n, p.memory.to_core(), p.mode, p.window,
-                               p.samples, p.loads, p.stride, p.seed)
+                               p.samples, p.loads, p.stride, p.seed,
+                               hist_groups=distribution.DIST_GROUPS)
     ns, steps = r["ns"], r["steps"]
     lpn = [n / v for v in ns]
     # the steps' tail: a step is the latency each chain saw with n misses in flight (with

@@ -25,6 +25,8 @@
 #define HIST_MAX_CHUNKS 64
 #define HIST_MAX_GROUP 256
 #define HIST_EMPTY 16384        /* empty intervals timed for the overhead */
+#define HIST_GROUPS 16384       /* timed groups per chunk unless given (the Python side's
+                                   distribution.DIST_GROUPS passes the same) */
 
 typedef struct {
     int chunks;                 /* histograms, one after the other (one per sample) */

@@ -370,11 +370,6 @@ static void chase_free(chase_t *c) {
     hist_free(&c->hist);
 }
 
-/* The distribution pass's buffers (hist.c's hist_alloc on the chase's histogram). */
-static int hist_setup(chase_t *c, int chunks, Py_ssize_t groups, int group) {
-    return hist_alloc(&c->hist, chunks, groups, group);
-}
-
 /* Python: lat_chase(bytes, cpu, memory=None, mode="tlb", window=262144, samples=15,
  *                   loads=262144, stride, seed=1, hist_groups=16384, group=0) -> dict;
  *   stride is required; hist_groups: groups per distribution chunk (one chunk per sample,
@@ -382,7 +377,8 @@ static int hist_setup(chase_t *c, int chunks, Py_ssize_t groups, int group) {
 static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "memory", "mode", "window", "samples", "loads",
                           "stride", "seed", "hist_groups", "group", NULL};
-    Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 18, stride = -1, hist_groups = 16384;
+    Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 18, stride = -1,
+               hist_groups = HIST_GROUPS;
     int cpu, samples = 15, group = 0;
     PyObject *memory = Py_None;
     const char *mode = "tlb";
@@ -395,7 +391,7 @@ static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
     chase_t c;
     memset(&c, 0, sizeof c);
     if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)
-        || !hist_setup(&c, samples, hist_groups, group)) {
+        || !hist_alloc(&c.hist, samples, hist_groups, group)) {
         chase_free(&c);
         return NULL;
     }
@@ -614,7 +610,7 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     int *team_cpus = malloc(sizeof(int) * (nl + 1));
     ns_team *t = NULL;
     if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)
-        || !hist_setup(&c, samples, 16384, 0)) goto done;
+        || !hist_alloc(&c.hist, samples, HIST_GROUPS, 0)) goto done;
     c.load_bytes = load_bytes;
     c.lbuf = calloc(nl, sizeof(char *));
     c.lbytes = calloc(nl, sizeof(double));
