@@ -232,7 +232,7 @@ def test_without_mpi_a_hung_node_writes_its_failed_record_and_exits_1(tmp_path):
     import subprocess
     import sys
     env = dict(os.environ, NUMASCOPE_FLEET_TEST_HANG="hung-node",
-               NUMASCOPE_HOSTNAME="hung-node")
+               NUMASCOPE_HOSTNAME="hung-node", NUMASCOPE_TEST_HOOKS="falsify-results")
     p = subprocess.run([sys.executable, "-m", "numascope", "fleet", "run", "--no-mpi",
                         "--stage", "topology", "--shared-dir", str(tmp_path),
                         "--node-timeout", "2", "--fleet-id", "f9"],

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from numascope.fleet import node
 from numascope.results.store import Store
 
 TIMEOUT_S = 10    # the hung ranks cost it; a normal smoke node needs 2-4 s (more under load)
@@ -34,6 +35,8 @@ def _fleet(tmp, ranks: int, hooks: dict[str, str], *extra: str, recovery: bool =
            timeout_s: int = TIMEOUT_S):
     mpirun = _mpirun()
     db = tmp / "fleet.db"
+    if hooks:       # the hooks act only under their explicit switch
+        hooks = {**hooks, node.HOOKS_SWITCH: node.HOOKS_ON}
     env = dict(os.environ, NUMASCOPE_HOSTNAME="node{rank}", **hooks)
     argv = [mpirun, "-np", str(ranks), *launch] + \
         (["--enable-recovery"] if recovery else [])
@@ -78,7 +81,7 @@ def test_a_rank_that_raises_is_recorded_failed_with_its_error(fleet_run):
         rec = next(st.get_run(r.run_id) for r in st.list_runs() if r.hostname == "node1")
     assert rec.status == "failed" and not rec.results
     assert rec.stages[0].name == "fleet" and rec.stages[0].status == "failed"
-    assert "RuntimeError: test hook: node node1 fails on purpose" in rec.stages[0].reason
+    assert "HookFailure: test hook: node node1 fails on purpose" in rec.stages[0].reason
     assert rec.host["fleet"]["rank"] == 1
 
 

@@ -213,6 +213,16 @@ def select(store: Any, fleet: str | None, specs: list[str], whole: bool = False,
     return fid, read(have[fid])
 
 
+def refuse_hooked(runs: list, what: str) -> None:
+    """Runs made with a test hook are never a reference, nor exported."""
+    hooked = hooked_hosts(runs)
+    if hooked:
+        h, hooks = next(iter(hooked.items()))
+        more = f" (and {plural(len(hooked) - 1, 'other node')})" if len(hooked) > 1 else ""
+        raise UserError(f"{h}{more}: its run was made with test hook {', '.join(hooks)}, its "
+                        f"figures falsified on purpose: not used for {what}")
+
+
 def refuse_smoke(runs: list, what: str, all_smoke_too: bool = False) -> None:
     """One line, exit 2, for smoke runs (numbers that measure caches) set among measured
     ones (as compare refuses them); with all_smoke_too, for any smoke run at all."""
@@ -300,7 +310,10 @@ def _run(args: argparse.Namespace) -> int:
                                     f"({e.strerror or type(e).__name__})") from None
                 _warn(f"{ident['host']}: --shared-dir: cannot write "
                       f"{e.filename}: {e.strerror}")
-        if prom_dir is not None:
+        if prom_dir is not None and node.hooks_of(rec):
+            _warn(f"{ident['host']}: --prom-dir: not written: this run was made with test "
+                  f"hook {', '.join(node.hooks_of(rec))}")
+        elif prom_dir is not None:
             from numascope.fleet import prom
             try:
                 prom.write(prom_dir / "numascope.prom", [rec])
@@ -470,11 +483,13 @@ def _confirm(args, comm, store, fid, rows, silent, profile, tags, on_record, me)
 
 def _node_row(rec) -> dict[str, Any]:
     """What fleet run prints of a node's record (and all rank 0 keeps of it)."""
+    from numascope.fleet.node import hooks_of
     fl = rec.host.get("fleet", {})
     reason = next((s.reason for s in rec.stages if s.status == "failed"), "")
     return {"host": rec.host.get("hostname"), "rank": fl.get("rank"), "run_id": rec.run_id,
             "status": rec.status, "results": len(rec.results), "reason": reason,
-            "slurm": fl.get("slurm", {}), "fleet": rec.tags.get("fleet")}
+            "slurm": fl.get("slurm", {}), "fleet": rec.tags.get("fleet"),
+            "test_hooks": hooks_of(rec)}
 
 
 def _print_nodes(args, fid, rows, mode: str, where: str, verdicts=None) -> int:
@@ -491,10 +506,29 @@ def _print_nodes(args, fid, rows, mode: str, where: str, verdicts=None) -> int:
               f"{len(bad)} failed ({mode}; {where})")
         for r in rows:
             _para(f"{r['host']}  {r['status']}  {plural(r['results'], 'result')}"
-                  + (f"  {r['reason']}" if r["reason"] else ""), "  ")
+                  + (f"  {r['reason']}" if r["reason"] else "")
+                  + hooked_note(r.get("test_hooks")), "  ")
         if verdicts is not None:
             print_verdicts(verdicts)
     return 1 if bad else 0
+
+
+def hooked_note(hooks: list[str] | None) -> str:
+    """What a row of a run made with a test hook says (its figures are falsified)."""
+    return f"  [TEST HOOK {', '.join(hooks)}: not a measurement]" if hooks else ""
+
+
+def hooked_hosts(runs: list) -> dict[str, list[str]]:
+    """host -> the test hooks its run was made with, for the runs made with any."""
+    from numascope.fleet.node import hooks_of
+    return {str(r.host.get("hostname") or r.tags.get("host")): hooks_of(r)
+            for r in runs if hooks_of(r)}
+
+
+def print_hooked(hooked: dict[str, list[str]]) -> None:
+    if hooked:
+        _para("made with test hooks, their figures falsified on purpose (not for use): "
+              + ", ".join(f"{h} ({', '.join(v)})" for h, v in hooked.items()))
 
 
 def print_verdicts(verdicts) -> None:
@@ -593,6 +627,7 @@ def _report(args: argparse.Namespace) -> int:
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs, second=second)
     refuse_smoke(runs, "an outlier analysis")
+    hooked = hooked_hosts(runs)
     a = outliers.analyze(runs, z, gap, floor, floors, fid)
     verdicts = None
     if second:
@@ -618,9 +653,10 @@ def _report(args: argparse.Namespace) -> int:
         flags = d.pop("flags")
         if verdicts is not None:
             d["confirmation"] = [v.to_dict() for v in verdicts]
-        emit(NAME, flags, [], subcommand="report", **d)
+        emit(NAME, flags, [], subcommand="report", test_hooks=hooked, **d)
         return 0
     print_analysis(a)
+    print_hooked(hooked)
     if verdicts is not None:
         print_verdicts(verdicts)
     return 0
@@ -677,6 +713,7 @@ def _baseline(args: argparse.Namespace) -> int:
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs)
     refuse_smoke(runs, "a baseline", all_smoke_too=True)
+    refuse_hooked(runs, "a baseline")
     a = outliers.analyze(runs, fleet=fid)
     with _open(args, write=True) as store:
         saved = baseline.save(store, name, a, replace=args.replace)
@@ -700,6 +737,7 @@ def _check(args: argparse.Namespace) -> int:
         baseline.check_tolerance_keys(base, given)
         fid, runs = select(store, args.fleet, args.runs)
     refuse_smoke(runs, "a check against a baseline", all_smoke_too=True)
+    refuse_hooked(runs, "a check against a baseline")
     verdicts = baseline.check(base, runs, given)
     bad = [v for v in verdicts if v.problems]
     unsure = [v for v in verdicts if v.status == "inconclusive"]
@@ -738,6 +776,7 @@ def _prom(args: argparse.Namespace) -> int:
     check_output(args.out, "--out", (".prom",))
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs, whole=True)
+    refuse_hooked(runs, "Prometheus")
     latest: dict[str, Any] = {}
     for r in runs:       # one run per host: a series must be unique in a file
         h = str(r.host.get("hostname") or r.tags.get("host") or "unknown")

@@ -14,7 +14,11 @@ Environment (documented in docs/fleet.md):
   or rank numbers that raise an error / hang (ignoring stop signals) / exit at once (a lost
   rank) instead of measuring. NUMASCOPE_FLEET_TEST_SLOW: the same, whose first measurement
   (not a --confirm one) is reported 2x worse on every metric, each result noting it: a node
-  slow only once, for the confirmation's tests. Test hooks only.
+  slow only once, for the confirmation's tests. Test hooks only: they act only when
+  NUMASCOPE_TEST_HOOKS is "falsify-results" as well (a value no one sets by accident; a
+  hook variable left in an environment without it is ignored, said on stderr), and a record
+  made with one lists them in host["fleet"]["test_hooks"], which every output shows and
+  `fleet prom` refuses.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ SLURM_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_NODEID", "SLURM_PROCID",
               "SLURM_LOCALID", "SLURM_JOB_NAME", "SLURM_CLUSTER_NAME", "SLURM_JOB_NODELIST",
               "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS", "SLURMD_NODENAME")
 FLEET_TAG = "fleet"
+HOOKS_SWITCH = "NUMASCOPE_TEST_HOOKS"
+HOOKS_ON = "falsify-results"
+HOOK_VARS = ("NUMASCOPE_FLEET_TEST_FAIL", "NUMASCOPE_FLEET_TEST_HANG",
+             "NUMASCOPE_FLEET_TEST_DIE", "NUMASCOPE_FLEET_TEST_SLOW")
 
 
 def slurm_env(env: dict[str, str] | None = None) -> dict[str, str]:
@@ -92,16 +100,42 @@ def failed_record(ident: dict[str, Any], profile: str, tags: dict[str, str], rea
     return tag(rec, ident, rec.stages[0].reason)
 
 
+def hooks_on(env: dict[str, str] | None = None) -> bool:
+    """Whether the test hooks may act: only under the explicit test switch."""
+    env = os.environ if env is None else env
+    return env.get(HOOKS_SWITCH, "") == HOOKS_ON
+
+
+def ignored_hooks(env: dict[str, str] | None = None) -> list[str]:
+    """The hook variables set in an environment whose switch is off (they do nothing)."""
+    env = os.environ if env is None else env
+    return [] if hooks_on(env) else [v for v in HOOK_VARS if env.get(v, "").strip()]
+
+
 def _hooked(var: str, ident: dict[str, Any]) -> bool:
+    if not hooks_on():
+        return False
     want = {w.strip() for w in os.environ.get(var, "").split(",") if w.strip()}
     return bool(want & {ident["host"], str(ident["rank"])})
+
+
+def hooks_of(rec: Any) -> list[str]:
+    """The test hooks a record was made with (none for any normal run)."""
+    fl = rec.host.get("fleet") if isinstance(rec.host, dict) else None
+    return list(fl.get("test_hooks") or []) if isinstance(fl, dict) else []
+
+
+def _mark(rec: RunRecord, hook: str) -> RunRecord:
+    fl = rec.host.setdefault("fleet", {})
+    fl["test_hooks"] = sorted({*fl.get("test_hooks", []), hook})
+    return rec
 
 
 def test_hooks(ident: dict[str, Any]) -> None:
     """NUMASCOPE_FLEET_TEST_FAIL / _HANG / _DIE (tests only): raise, hang deaf to stop
     signals the way a node stuck in the kernel does, or vanish."""
     if _hooked("NUMASCOPE_FLEET_TEST_FAIL", ident):
-        raise RuntimeError(f"test hook: node {ident['host']} fails on purpose")
+        raise HookFailure(f"test hook: node {ident['host']} fails on purpose")
     if _hooked("NUMASCOPE_FLEET_TEST_DIE", ident):   # the rank is lost: no goodbye
         os._exit(9)
     if _hooked("NUMASCOPE_FLEET_TEST_HANG", ident):
@@ -110,12 +144,17 @@ def test_hooks(ident: dict[str, Any]) -> None:
             time.sleep(3600)
 
 
+class HookFailure(RuntimeError):
+    """The failure NUMASCOPE_FLEET_TEST_FAIL makes (its record is marked)."""
+
+
 def _slow_once(rec: RunRecord) -> None:
     """NUMASCOPE_FLEET_TEST_SLOW (tests only): every metric 2x worse, said in each result."""
     for res in rec.results:
         for m in res.metrics.values():
             m.values = [v * (0.5 if m.higher_is_better else 2.0) for v in m.values]
         res.notes = [*res.notes, "test hook NUMASCOPE_FLEET_TEST_SLOW: reported 2x worse"]
+    _mark(rec, "NUMASCOPE_FLEET_TEST_SLOW")
 
 
 def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
@@ -125,6 +164,9 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
     (Slurm's time limit) ends the run as interrupted, keeping what finished."""
     from numascope import suite
     started = utc_now()
+    for var in ignored_hooks():
+        print(f"numascope fleet: {var} is a test hook and is ignored ({HOOKS_SWITCH} is not "
+              "set)", file=sys.stderr, flush=True)
     try:
         test_hooks(ident)
         topo = suite.load_topology()
@@ -132,17 +174,18 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
         rec, mon = suite.prepare(topo, profile, tags)
         with Store.in_memory() as store:
             rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile)
-        if _hooked("NUMASCOPE_FLEET_TEST_SLOW", ident) and "confirm_of" not in tags:
-            _slow_once(rec)
         rec = tag(rec, ident)
         rec.host["fleet"].update(bound)
+        if _hooked("NUMASCOPE_FLEET_TEST_SLOW", ident) and "confirm_of" not in tags:
+            _slow_once(rec)
         return rec
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 — one node's error must not sink the fleet
         msg = escape_text(str(e)) if str(e) else ""
-        return failed_record(ident, profile.name, tags,
-                             f"error: {type(e).__name__}: {msg}".rstrip(": "), started)
+        rec = failed_record(ident, profile.name, tags,
+                            f"error: {type(e).__name__}: {msg}".rstrip(": "), started)
+        return _mark(rec, "NUMASCOPE_FLEET_TEST_FAIL") if isinstance(e, HookFailure) else rec
 
 
 def bound_to(topo: Any, host: str) -> dict[str, Any]:

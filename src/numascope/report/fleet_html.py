@@ -31,6 +31,7 @@ def _png(fig: Any) -> str:
 
 
 def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
+    from numascope.fleet.node import hooks_of
     from numascope.fleet.outliers import analyze
     by_fleet: dict[str, list[Any]] = {}
     for r in runs:
@@ -45,6 +46,12 @@ def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
         parts.append(f"<h3>fleet {_e(fid)}: {a.nodes} nodes, {len(a.groups)} groups, "
                      f"{len(a.flags)} flagged, {len(a.failed)} failed</h3>")
         parts.append(f"<p>{_e(a.method())}</p>")
+        hooked = [(r.host.get("hostname"), hooks_of(r)) for r in members if hooks_of(r)]
+        if hooked:
+            parts.append('<p class="bad">Made with test hooks, figures falsified on purpose '
+                         "(not a measurement): " + ", ".join(
+                             f"{_e(str(h))} ({_e(', '.join(v))})" for h, v in hooked)
+                         + "</p>")
         if a.flags:
             parts.append(_rows(
                 ["host", "kind", "metric", "value", "reference", "%", "z", "why"],
