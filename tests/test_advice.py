@@ -230,7 +230,8 @@ def test_every_rule_cites_the_source_of_its_threshold(real):
     for a in items:
         d = a.to_dict()["threshold"]
         assert isinstance(d["value"], float) and len(d["source"]) > 40, a.rule
-    assert "Dell HPC lab" in PRACTICAL.source and "5-10 %" in PRACTICAL.source
+    assert "Dell HPC and AI Innovation Lab" in PRACTICAL.source and "5-10 %" in PRACTICAL.source
+    assert "October 2019" in PRACTICAL.source     # a publication with its date, not a file
 
 
 # -- compression --------------------------------------------------------------------------

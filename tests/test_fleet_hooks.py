@@ -16,6 +16,7 @@ from numascope.fleet import node
 from numascope.profile import profile
 from numascope.results.store import Store
 
+
 def _topology_stage() -> list:
     from numascope import suite
     from numascope.cli.run import _stages

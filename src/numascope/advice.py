@@ -40,6 +40,7 @@ from numascope.analysis.stats import holm, one_sample, welch
 from numascope.profile import readable
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord, noise_warnings
+from numascope.sources import by_name, cite
 
 ALPHA = 0.05
 MIN_REPS = 3               # repetitions a side needs before any claim inside one run
@@ -56,18 +57,17 @@ class Threshold:
 
 
 # The smallest difference any rule calls an effect.
-PRACTICAL = Threshold(0.05, "identical servers differ by 5-10 % in STREAM and about 5 % in "
-                            "HPL (Dell HPC lab, EPYC; /work/shared/BACKGROUND.md): a smaller "
-                            "difference is within what the same hardware varies")
+PRACTICAL = Threshold(0.05, f"{by_name('advice.PRACTICAL').basis} "
+                            f"({cite('dell-rome-2019')})")
 # One thread per L3 counts as reaching all-core bandwidth within PRACTICAL of it.
 L3_SATURATION = Threshold(1 - PRACTICAL.value,
-                          "one thread per CCX is often a bit faster than all cores in STREAM "
-                          "(Dell HPC lab, EPYC Rome; BACKGROUND.md); within 5 %: "
-                          + PRACTICAL.source)
+                          f"{by_name('advice.L3_SATURATION').basis} "
+                          f"({cite('dell-rome-2019')})")
 # The noise check (results.run.noise_warnings) decides which runs are disturbed.
+_NOISE = by_name("results.run.noise_warnings (other processes)")
 QUIET = Threshold(0.05, "numascope's noise check (results.run.noise_warnings): other "
                         "processes over 5 % of the CPU time, steal over 2 %, a clock drop "
-                        "over 3 %")
+                        f"over 3 %: {_NOISE.basis} ({cite('dell-rome-2019')})")
 PAIRED = ("within one quiet run: its repetitions are the samples (each repetition times "
           "the plain and the compressed sum, one after the other)")
 WITHIN = ("within one quiet run: its repetitions are the samples (each case's repetitions "
@@ -289,7 +289,8 @@ def rule_remote_memory(runs: list[RunRecord]) -> list[Advice]:
     """Matrix results within one quiet run: every remote pair (source node's CPUs, memory
     on another node with CPUs) against the source's local pair, latency and bandwidth, Welch
     on logs, Holm over all pairs of the run; fires when some pair is significantly and at
-    least PRACTICAL worse (the labs saw 30 % and 65 % on Naples: BACKGROUND.md)."""
+    least PRACTICAL worse (remote same-socket triad about 30 % and other-socket about 65 %
+    slower on Naples: Dell HPC and AI Innovation Lab, September 2018; numascope.sources)."""
     out = []
     for rec in runs:
         res = _valid(rec, "matrix")

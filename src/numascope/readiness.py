@@ -22,6 +22,7 @@ from numascope import sysstate
 from numascope.topology.files import Tree
 
 STATUSES = ("ok", "warn", "info", "unknown")
+# thresholds' sources: numascope.sources (Dell HPC lab studies, 2018 and 2019)
 IMBALANCE = 0.75          # a node with less than 75 % of the largest node's memory: warn
 BUSY_CPU_SHARE = 0.10     # another process using 10 % of one CPU or more: warn
 BUSY_WINDOW_S = 0.3       # the busy-process sample

@@ -36,6 +36,7 @@ from numascope.analysis.stats import holm, pooled_sd, variance, welch
 from numascope.results.run import RunRecord
 from numascope.steady import unsteady
 
+# sources: numascope.sources (Fisher 1925, Holm 1979, Welch 1947; Dell HPC lab 2019)
 ALPHA = 0.05
 MIN_RUNS = 3
 # Smallest change worth calling a difference (%), whatever the statistics say.

@@ -373,6 +373,7 @@ def _probe(fn: Callable[[], float]) -> float | None:
 
 
 def noise_warnings(n: dict[str, Any]) -> list[str]:
+    # limits derived from the practical 5 % (Dell HPC lab, Rome 2019): numascope.sources
     w = []
     if (n.get("other_busy_fraction") or 0) > 0.05:
         w.append(f"other processes used {n['other_busy_fraction']:.0%} of the CPU time")

@@ -11,6 +11,7 @@ from typing import Any
 
 from numascope.errors import MeasurementError
 
+# sources: numascope.sources (Dell HPC lab, Naples 2018; Linux NUMA Memory Policy docs)
 FIRST_TOUCH_SLACK = 0.05       # share of a thread's pages allowed off its node before flagging
 INTERLEAVE_MIN_SHARE = 0.5     # a node below half its even share of pages is flagged
 WEIGHTED_TOLERANCE = 0.05      # |achieved - asked| share per node, beyond the sampling error

@@ -10,7 +10,7 @@ MIB = 1 << 20
 HUGE_PAGE = HUGE_2M
 MIN_DEFAULT = 64 * MIB         # floor of the automatic size when the LLC is tiny or unknown
 NO_LLC_DEFAULT = 1024 * MIB    # automatic size when the machine reports no L3
-LLC_FACTOR = 4                 # STREAM's rule: each array at least 4 × the caches in use
+LLC_FACTOR = 4                 # STREAM's rule (McCalpin): each array >= 4 × the caches in use
 
 
 def default_array_bytes(llc_bytes: int) -> int:

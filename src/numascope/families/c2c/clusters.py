@@ -16,7 +16,9 @@ from typing import Any
 
 from numascope.topology.model import Topology
 
-TOLERANCE = 0.25              # a level spans latencies up to 25 % above its smallest
+# a level spans latencies up to 25 % above its smallest: just under the smallest step of
+# the published distance levels 10/16/22/28 (Dell HPC lab, Naples 2018; numascope.sources)
+TOLERANCE = 0.25
 KINDS = ("smt", "l3", "die", "package")
 MAX_LISTED = 8                # differing pairs listed per grouping
 
