@@ -10,6 +10,7 @@ BAD = [
     # runs
     Bad(["runs", "--store", "/nonexistent/dir/x.db"], 2, "no store at", "reading a missing store"),
     Bad(["runs", "--store", "{tmp}"], 2, "is a directory", "store that is a folder"),
+    Bad(["runs", "--store", "/dev/null"], 2, "is not a regular file", "store that is a device"),
     Bad(["runs", "--tag", "nps", *S], 2, "expected KEY=VALUE", "filter tag without '='"),
     # show
     Bad(["show", "nosuchrun", *S], 2, "no run matches 'nosuchrun'", "unknown run"),

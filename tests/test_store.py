@@ -502,3 +502,27 @@ def test_runs_table_wraps_a_fleet_tag_at_its_separators(tmp_path, capsys, monkey
     pieces = [w for line in text.splitlines() for w in line.split()]
     # broken after '=', '-' and '.', never inside a run of letters and digits
     assert "20261125T232100Z-" in pieces and "3f9a2c1b" in pieces, text
+
+
+def test_a_store_that_is_a_pipe_is_refused_at_once(tmp_path):
+    """A FIFO given as the store would block SQLite's open for ever: refused before it."""
+    import os
+    import threading
+
+    from numascope.errors import UserError
+    fifo = tmp_path / "store.fifo"
+    os.mkfifo(fifo)
+    got: list[BaseException] = []
+    t = threading.Thread(target=lambda: _open_into(fifo, got), daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), "opening a FIFO as the store hung"
+    assert isinstance(got[0], UserError) and "not a regular file" in str(got[0])
+
+
+def _open_into(path, got: list) -> None:
+    try:
+        for write in (False, True):
+            Store.open(path, write=write)
+    except BaseException as e:  # noqa: BLE001 — the test reads what was raised
+        got.append(e)

@@ -220,6 +220,9 @@ class Store:
         p = Path(path).expanduser() if path else default_path()
         if p.is_dir():
             raise UserError(f"store {_shown(p)} is a directory; pass a file path with --store")
+        if p.exists() and not p.is_file():    # a FIFO would block the open, a device is no store
+            raise UserError(f"store {_shown(p)} is not a regular file (a pipe, socket or "
+                            "device); pass a file path with --store")
         if not p.exists():
             if not write:
                 raise UserError(f"no store at {_shown(p)} (nothing has been run yet; "
