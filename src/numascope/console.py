@@ -14,8 +14,23 @@ from numascope.results.plain import to_plain
 
 __all__ = ["UNKNOWN", "err", "out", "plural", "print_json", "show", "to_plain", "warn"]
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# A rank under a parallel launcher writes to the launcher's pseudo-terminal (Open MPI's
+# I/O forwarding uses one), not to the user's: whether mpirun's or srun's own output is a
+# terminal or a file is unknown here, so such a rank writes plain text (no colour, no
+# progress bars), as a pipe gets; FORCE_COLOR still forces colour.
+LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_PROCID",
+                 "MV2_COMM_WORLD_SIZE")
+
+
+def _plain_under_launcher() -> dict[str, Any]:
+    import os
+    if os.environ.get("FORCE_COLOR") or not any(os.environ.get(v) for v in LAUNCHER_VARS):
+        return {}
+    return {"force_terminal": False, "no_color": True}
+
+
+out = Console(highlight=False, **_plain_under_launcher())
+err = Console(stderr=True, highlight=False, **_plain_under_launcher())
 
 UNKNOWN = "unknown"   # how every table spells a value that was not recorded or not read
 
