@@ -296,5 +296,19 @@ def test_the_report_carries_the_mlp_plot():
     from numascope.report import html as report_html
     run = make_run(results=[_planted(n, max(100.0, n / 0.08)) for n in (1, 2, 4, 8, 16)])
     text = report_html.render([run])
-    assert 'alt="Memory-level parallelism"' in text
+    assert text.count('alt="Memory-level parallelism"') == 1       # drawn once, not twice
     assert "plots of numascope.families.latency.figures failed" not in text
+
+
+def test_plot_file_holds_the_modes_figure_and_extras_are_named_for_what_they_show(tmp_path):
+    from numascope.command.runner import save_plot
+    results = [_planted(n, max(100.0, n / 0.08)) for n in (1, 2, 4, 8, 16)]
+    import matplotlib
+    matplotlib.use("Agg")
+    from numascope.families.latency import figures
+    titles = [t for t, _ in figures.figures(results)]
+    assert titles[0] == "Memory-level parallelism"
+    save_plot(tmp_path / "mlp.png", "latency.figures", results)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert "mlp.png" in names and not any(n.startswith("mlp-2") for n in names), names
+    assert all(n == "mlp.png" or n.startswith("mlp-latency-") for n in names), names

@@ -150,7 +150,9 @@ def _stages_section(runs: list[RunRecord]) -> str:
 
 
 def figure_modules() -> list[Any]:
-    """Every module that draws figures of results: each family's, and the fleet's."""
+    """Every module that draws figures of results: each family's, and the fleet's; a module
+    another one draws already (its INCLUDES, e.g. latency's figures include the chains')
+    is left out, so that no figure is drawn twice."""
     from numascope.families import figure_names
     mods = []
     for name in figure_names() + ["numascope.report.figures.fleet"]:
@@ -158,7 +160,8 @@ def figure_modules() -> list[Any]:
             mods.append(importlib.import_module(name))
         except Exception:  # noqa: BLE001, S112 — a broken plot module must not sink the report
             continue
-    return mods
+    included = {n for m in mods for n in getattr(m, "INCLUDES", ())}
+    return [m for m in mods if m.__name__ not in included]
 
 
 def _png(fig: Any) -> str:

@@ -7,7 +7,9 @@ import argparse
 NAME = "lat"
 HELP = "memory latency by pointer chasing: one working set, --sweep, or --loaded"
 ORDER = 40
-FLAGS = {"plot": "the plot(s)"}   # beside the TABLE of options.py
+FLAGS = {"plot": "the mode's plot (sweep, loaded latency or --chains' memory-level "
+                  "parallelism; the latency distribution when there is none) and any other "
+                  "figure beside FILE, named for what it shows (FILE-latency-distribution)"}   # beside the TABLE of options.py
 
 
 def _cpus(topo, text: str, flag: str) -> tuple[list[int], bool]:

@@ -160,7 +160,12 @@ def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     return [("Latency distribution", fig)]
 
 
+# figures() draws these modules' figures too (the report draws each module once)
+INCLUDES = ("numascope.families.latency.chains_figures",)
+
+
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from numascope.families.latency import chains_figures  # lat --chains
-    return (_sweep(results) + _loaded(results) + _distribution(results)
-            + chains_figures.figures(results))
+    # the mode's own figure first (--plot FILE holds it), the distribution beside it
+    return (chains_figures.figures(results) + _sweep(results) + _loaded(results)
+            + _distribution(results))

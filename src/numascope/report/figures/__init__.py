@@ -15,15 +15,26 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+def _slug(title: str) -> str:
+    """A figure's title as a file name part: "Latency distribution" -> latency-distribution."""
+    import re
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "figure"
+
+
 def save_figures(figs: list[tuple[str, Figure]], path: str | Path) -> list[str]:
-    """Save the first figure to `path` (format from its extension, PNG when none), further
-    ones beside it as NAME-2.EXT, NAME-3.EXT …; returns the paths written."""
+    """Save the first figure (the one --plot's help names) to `path` (format from its
+    extension, PNG when none), further ones beside it named for what they show:
+    NAME-latency-distribution.EXT …; returns the paths written."""
     import matplotlib.pyplot as plt
 
     p = Path(path)
-    written = []
-    for i, (_, fig) in enumerate(figs):
-        target = p if i == 0 else p.with_name(f"{p.stem}-{i + 1}{p.suffix or '.png'}")
+    written: list[str] = []
+    for i, (title, fig) in enumerate(figs):
+        target = p if i == 0 else p.with_name(f"{p.stem}-{_slug(title)}{p.suffix or '.png'}")
+        n = 2
+        while str(target) in written:        # two figures of one title
+            target = p.with_name(f"{p.stem}-{_slug(title)}-{n}{p.suffix or '.png'}")
+            n += 1
         fig.savefig(target, dpi=110)
         plt.close(fig)
         written.append(str(target))
