@@ -37,11 +37,14 @@ def fleet_figures(analysis: Any, max_panels: int = MAX_PANELS) -> list[tuple[str
         pts.sort()
         xs = list(range(len(pts)))
         colors = ["tab:red" if (label, key, rid) in bad else "tab:blue" for _, _, rid in pts]
-        ax.scatter(xs, [v for _, v, _ in pts], s=8 if len(pts) > 100 else 20, c=colors)
+        # the points above the band and the line: drawn under them, every node inside the
+        # band was hidden and the plot looked as if it held only the flagged ones
+        ax.scatter(xs, [v for _, v, _ in pts], s=8 if len(pts) > 100 else 20, c=colors,
+                   zorder=3)
         gap = analysis.gap_pct / 100
-        ax.axhline(st.median, color="k", lw=1, label="median")
+        ax.axhline(st.median, color="k", lw=1, label="median", zorder=2)
         ax.axhspan(st.median * (1 - gap), st.median * (1 + gap), color="0.85",
-                   label=f"median ± {analysis.gap_pct:g} %")
+                   label=f"median ± {analysis.gap_pct:g} %", zorder=0)
         ax.set_ylabel(st.unit)
         ax.set_title(f"{key} — {label}"[:110], fontsize=8)
         if len(pts) <= 40:
