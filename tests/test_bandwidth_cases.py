@@ -121,6 +121,23 @@ def test_suite_profiles():
         bw.suite_cases(topo, "huge")
 
 
+def test_no_two_suite_cases_measure_the_same_placement():
+    """One socket, one node: the package and node domains are the all-core compact point;
+    listed once (the point stands for the domains too), not as two identical rows."""
+    one = synth(packages=1, nodes_per_pkg=1, l3_per_node=1)
+    for prof in (QUICK, FULL):
+        for topo in (one, synth()):
+            cases = bw.suite_cases(topo, prof)
+            keys = [c.params.key() for c in cases]
+            assert len(keys) == len(set(keys)), [c.label for c in cases]
+    top = [c for c in bw.suite_cases(one, QUICK) if c.params.domains]
+    assert [c.label for c in top] == [f"triad compact {len(one.cpus)}T"]
+    assert set(top[0].params.domains) == {"S0", "N0", "L3:0"}
+    # on the 2-socket machine every domain is still measured
+    doms = {d for c in bw.suite_cases(synth(), QUICK) for d in c.params.domains}
+    assert {"S0", "S1", "N0", "N3", "L3:7"} <= doms
+
+
 def test_single_case_and_bad_input():
     topo = synth()
     (c,) = bw.build_cases(topo, kernels=["copy"], where="N1", policy="compact", threads=3)

@@ -478,6 +478,17 @@ def _merge(cases: list[Case], seen: dict[tuple, int], case: Case, field: str) ->
     cases.append(case)
 
 
+def merged(scaling: list[Case], domains: list[Case]) -> list[Case]:
+    """Scaling then per-domain cases, a domain case identical to a scaling point (one
+    socket: `S0 2T` is `compact 2T`) not listed twice: the scaling point stands for the
+    domain too (its `domains`), and the per-domain figure and table show it as the domain's."""
+    cases = list(scaling)
+    seen = {c.params.key(): i for i, c in enumerate(cases)}  # type: ignore[attr-defined]
+    for c in domains:
+        _merge(cases, seen, c, "domains")
+    return cases
+
+
 def scaling_cases(topo: Topology, kernels: list[str], base: BandwidthParams | None = None,
                   where: str = "all", policies: tuple[str, ...] = placement.POLICIES,
                   counts: str = "all", max_threads: int | None = None) -> list[Case]:
@@ -547,7 +558,7 @@ def build_cases(topo: Topology, kernels: list[str] | None = None, scaling: bool 
     if scaling:
         cases += scaling_cases(topo, kernels, base, where=where, max_threads=threads)
     if per_domain:
-        cases += domain_cases(topo, kernels, base)
+        cases = merged(cases, domain_cases(topo, kernels, base))
     if not scaling and not per_domain:
         chosen = placement.check_cpus(topo, cpus) if cpus is not None else \
             placement.select_cpus(topo, where, policy, threads)
@@ -569,11 +580,11 @@ def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
     reps = prof.repetitions(max(prof.reps, QUICK_REPS))
     base = BandwidthParams(reps=reps, size_bytes=prof.working_set)
     if not prof.dense:
-        cases = scaling_cases(topo, ["triad"], base, policies=("compact", "per-l3"),
-                              counts="thin") + domain_cases(topo, ["triad"], base)
+        cases = merged(scaling_cases(topo, ["triad"], base, policies=("compact", "per-l3"),
+                                     counts="thin"), domain_cases(topo, ["triad"], base))
     else:
-        cases = scaling_cases(topo, list(KERNELS), base) + \
-            domain_cases(topo, list(KERNELS), base)
+        cases = merged(scaling_cases(topo, list(KERNELS), base),
+                       domain_cases(topo, list(KERNELS), base))
     # the stage's pool is shared by the measurements, not by their repeats (Bandwidth.measure)
     steady.pool_cases(reps, len({c.params.key() for c in cases}))
     return cases

@@ -98,7 +98,9 @@ def _placement(r, memory: bool) -> str:
     when it is not the same for every row."""
     from numascope.placement import POLICIES
     p = r.params
-    names = p.get("domains") or p.get("policies") or [p.get("policy") or "cpus"]
+    # a scaling point that is a domain too (bench.merged): both names
+    names = [*(p.get("policies") or []), *(p.get("domains") or [])] or \
+        [p.get("policy") or "cpus"]
     what = "every policy" if len(names) > 1 and set(names) == set(POLICIES) else \
         ", ".join(names)
     mem = _memory(r) if memory else ""

@@ -48,7 +48,9 @@ def _scaling(results: list[BenchResult]) -> list[tuple[str, Figure]]:
 
 
 def _domains(results: list[BenchResult]) -> list[tuple[str, Figure]]:
-    pts = [r for r in results if r.family == FAMILY and r.params.get("sweep") == "per-domain"]
+    # per-domain cases, and scaling points that stand for a domain (bench.merged)
+    pts = [r for r in results if r.family == FAMILY
+           and (r.params.get("sweep") == "per-domain" or r.params.get("domains"))]
     if not pts:
         return []
     kernels = sorted({r.params["kernel"] for r in pts})
