@@ -35,7 +35,7 @@ def test_csv_export_has_every_repetition(tmp_path):
     out = tmp_path / "runs.csv"
     assert cli(["export", "nps=1", "--format", "csv", "-o", str(out), "--store", str(db)]) == 0
     rows = ex.read_csv(out)
-    assert rows == json.loads(json.dumps(ex.rows(runs[:1])))
+    assert rows == json.loads(json.dumps(ex.flat(ex.rows(runs[:1]))[1]))
     assert rows[1]["case"] == 'chase, "quoted"' and rows[1]["values"] == [80.0, 81.0]
     assert rows[0]["median"] == 2.5 and rows[0]["tags"] == {"nps": "1"}
 
@@ -115,3 +115,30 @@ def test_bad_output_is_said_before_the_store_is_read(tmp_path, capsys):
     assert cli(["export", "latest", "-o", str(tmp_path / "no" / "x.json"),
                 "--store", str(missing)]) == 2
     assert "folder" in capsys.readouterr().err
+
+
+def test_tags_and_scalar_params_are_columns_in_csv_and_parquet(tmp_path):
+    """A table tool filters on tag.nps or param.threads without parsing JSON; parameters of
+    mixed kinds across rows come out as one type (text, or floats for ints and floats)."""
+    a = make_result(values=[1.0, 2.0])
+    a.params = {"threads": 4, "kernel": "triad", "size": 1.5, "cpus": [0, 1], "nt": True}
+    b = make_result(values=[3.0, 4.0])
+    b.params = {"threads": 8, "kernel": "copy", "size": 2, "nt": "auto"}
+    runs = [make_run({"nps": "1", "site": "x"}, [a]), make_run({"nps": "4"}, [b])]
+    columns, data = ex.flat(ex.rows(runs))
+    assert {"tag.nps", "tag.site", "param.threads", "param.kernel", "param.size",
+            "param.nt"} <= set(columns) and "param.cpus" not in columns   # a list stays JSON
+    assert [r["tag.nps"] for r in data] == ["1", "4"] and data[1]["tag.site"] is None
+    assert [r["param.size"] for r in data] == [1.5, 2.0]          # int and float: floats
+    assert [r["param.nt"] for r in data] == ["true", "auto"]      # mixed kinds: text
+    ex.export(runs, "csv", tmp_path / "r.csv")
+    back = ex.read_csv(tmp_path / "r.csv")
+    assert [r["tag.nps"] for r in back] == ["1", "4"] and back[0]["param.threads"] == 4
+    assert [r["param.nt"] for r in back] == [True, "auto"] and back[1]["tag.site"] is None
+    assert back[0]["params"]["cpus"] == [0, 1]                    # the whole dict kept too
+    pq = pytest.importorskip("pyarrow.parquet")
+    ex.export(runs, "parquet", tmp_path / "r.parquet")
+    t = pq.read_table(tmp_path / "r.parquet")
+    assert t.column("param.threads").to_pylist() == [4, 8]
+    assert str(t.schema.field("param.threads").type) == "int64"
+    assert t.column("tag.nps").to_pylist() == ["1", "4"]

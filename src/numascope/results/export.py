@@ -41,12 +41,48 @@ def rows(runs: list[RunRecord]) -> list[dict[str, Any]]:
     return out
 
 
+TAG, PARAM = "tag.", "param."     # the prefixes of the flattened columns
+_SCALARS = (bool, int, float, str)
+
+
+def flat(data: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The rows with each tag and each scalar parameter as a column of its own ("tag.nps",
+    "param.threads"; missing where a row has none), beside the JSON of the whole dicts: a
+    table tool filters on them without parsing JSON. A parameter whose values are of
+    mixed kinds across rows is given as text; ints and floats mixed as floats."""
+    tags = sorted({k for r in data for k in r["tags"]})
+    kinds: dict[str, set[type]] = {}
+    for r in data:
+        for k, v in r["params"].items():
+            if v is not None:
+                kinds.setdefault(k, set()).add(type(v) if isinstance(v, _SCALARS) else list)
+    params = sorted(k for k, ts in kinds.items() if list not in ts)
+    out = []
+    for r in data:
+        row = dict(r)
+        for k in tags:
+            row[TAG + k] = r["tags"].get(k)
+        for k in params:
+            row[PARAM + k] = _scalar(r["params"].get(k), kinds[k])
+        out.append(row)
+    return COLUMNS + [TAG + k for k in tags] + [PARAM + k for k in params], out
+
+
+def _scalar(v: Any, kinds: set[type]) -> Any:
+    if v is None or len(kinds) == 1:
+        return v
+    if kinds <= {int, float}:
+        return float(v)
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
 def to_dataframe(runs: list[RunRecord]) -> Any:
     try:
         import pandas as pd
     except ImportError:
         raise UserError("pandas is not installed (pip install pandas)") from None
-    return pd.DataFrame(rows(runs), columns=COLUMNS)
+    columns, data = flat(rows(runs))
+    return pd.DataFrame(data, columns=columns)
 
 
 def read_json(path: str | Path) -> list[RunRecord]:
@@ -80,8 +116,24 @@ def read_csv(path: str | Path) -> list[dict[str, Any]]:
             d["n"] = int(d["n"])
             d["higher_is_better"] = _bool(d["higher_is_better"])
             d["validated"] = _bool(d["validated"])
+            for k, v in d.items():          # the flattened columns (flat): "" is missing
+                if k.startswith(TAG):
+                    d[k] = v if v != "" else None
+                elif k.startswith(PARAM):
+                    d[k] = _cell(v)
             out.append(d)
     return out
+
+
+def _cell(v: str) -> Any:
+    """A flattened parameter's CSV text back to its value: a number or true/false as
+    such, anything else as the text."""
+    if v == "":
+        return None
+    try:
+        return json.loads(v)
+    except ValueError:
+        return v
 
 
 def format_for(output: str, fmt: str | None = None) -> str:
@@ -107,14 +159,15 @@ def _write(runs: list[RunRecord], fmt: str, f: IO[str]) -> None:
         f.write(json.dumps({"runs": [to_plain(r.to_dict()) for r in runs]}, indent=1))
         f.write("\n")
         return
-    w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+    columns, data = flat(rows(runs))
+    w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
     w.writeheader()
-    for row in rows(runs):
-        row = dict(row)
+    for row in data:
         for k in ("tags", "values", "params"):
             row[k] = json.dumps(row[k])
-        for k in ("higher_is_better", "validated"):
-            row[k] = "true" if row[k] else "false"
+        for k, v in row.items():
+            if isinstance(v, bool):
+                row[k] = "true" if v else "false"
         w.writerow(row)
 
 
@@ -154,8 +207,8 @@ def _parquet(runs: list[RunRecord], path: Path) -> None:
     except ImportError:
         raise UserError("parquet export needs pyarrow (pip install 'numascope[parquet]'); "
                         "use --format json or csv") from None
-    data = rows(runs)
-    cols: dict[str, list] = {c: [r[c] for r in data] for c in COLUMNS}
-    for k in ("tags", "params"):   # free-form dicts: keep them as JSON text
+    columns, data = flat(rows(runs))
+    cols: dict[str, list] = {c: [r.get(c) for r in data] for c in columns}
+    for k in ("tags", "params"):   # the whole dicts (nested ones too) as JSON text
         cols[k] = [json.dumps(v) for v in cols[k]]
     pq.write_table(pa.table(cols), str(path))
