@@ -243,10 +243,23 @@ def _open(args: argparse.Namespace, write: bool = False):
     return Store.open(args.store, write=write)
 
 
-def _para(text: str, indent: str = "") -> None:
+NBSP = "\u00a0"
+
+
+def _para(text: str, indent: str = "", keep: tuple[str, ...] = ()) -> None:
+    """`text` wrapped to WIDTH columns; the names in `keep` (metric keys, case names) are
+    not broken inside (a line too short for one breaks it as a last resort)."""
+    for name in keep:
+        if name:
+            text = text.replace(name, name.replace(" ", NBSP))
+    lines = []
     for line in textwrap.wrap(text, WIDTH - 1, initial_indent=indent,
-                              subsequent_indent=indent + "  ", break_long_words=True) or [""]:
-        out.print(line, markup=False, soft_wrap=True)
+                              subsequent_indent=indent + "  ", break_long_words=False,
+                              break_on_hyphens=False) or [""]:
+        lines += [line] if len(line) <= WIDTH - 1 else textwrap.wrap(
+            line, WIDTH - 1, subsequent_indent=indent + "  ", break_long_words=True)
+    for line in lines:
+        out.print(line.replace(NBSP, " "), markup=False, soft_wrap=True)
 
 
 def _warn(text: str) -> None:
@@ -554,7 +567,8 @@ def print_verdicts(verdicts) -> None:
                 then = (f"{_fmt(s2['value'])} {f['unit']}"
                         + (f", z {_fmt(s2['z'])}" if "z" in s2 else ""))
             _para(f"{f['metric']}: first {first}; second {then}"
-                  f"{' (flagged)' if s2 and s2['flagged'] else ''}", "      ")
+                  f"{' (flagged)' if s2 and s2['flagged'] else ''}", "      ",
+                  keep=(f["metric"],))
 
 
 # -- gather --------------------------------------------------------------------------------
@@ -676,7 +690,7 @@ def print_analysis(a) -> None:
         out.print(f"flagged ({len(a.flags)}, most severe first):", markup=False)
         for f in a.flags:
             ref = "median" if f.kind == "outlier" else "floor"
-            _para(f"{f.host}  [{f.kind}]  {f.metric}", "  ")
+            _para(f"{f.host}  [{f.kind}]  {f.metric}", "  ", keep=(f.metric,))
             _para(f"{_fmt(f.value)} {f.unit} vs {ref} {_fmt(f.reference)}: {f.why}", "      ")
     else:
         _para(f"no node flagged (|z| > {a.z_limit:g} and > {a.gap_pct:g} % worse, or under "
@@ -757,10 +771,12 @@ def _check(args: argparse.Namespace) -> int:
               + (f", {len(unsure)} inconclusive" if unsure else ""))
         for v in bad:
             for p in v.problems:
-                _para(f"{v.host}  {p['metric'] or 'run'}: {p['why']}", "  ")
+                _para(f"{v.host}  {p['metric'] or 'run'}: {p['why']}", "  ",
+                      keep=(p["metric"] or "",))
         for v in unsure:
             for p in v.unjudged:
-                _para(f"{v.host}  inconclusive: {p['metric'] or 'run'}: {p['why']}", "  ")
+                _para(f"{v.host}  inconclusive: {p['metric'] or 'run'}: {p['why']}", "  ",
+                      keep=(p["metric"] or "",))
     return code
 
 
