@@ -63,6 +63,13 @@ BAD += [   # lat --chains
     Bad(["lat", "--chains", "0"], 2, "--chains must be at least 1", "no chain"),
     Bad(["lat", "--chains", "1,65"], 2, "--chains must be at most 64", "more chains than walks"),
     Bad(["lat", "--chains", "1,x"], 2, "--chains '1,x'", "not a count"),
+    # list options parsed alike everywhere (as --mix): no empty item, each value once
+    Bad(["lat", "--chains", "1,,2"], 2, "--chains '1,,2': an empty item", "empty count"),
+    Bad(["lat", "--chains", "1,"], 2, "--chains '1,': an empty item", "trailing comma"),
+    Bad(["lat", "--chains", "2,2"], 2, "the count 2 is given twice", "a count twice"),
+    Bad(["lat", "--loaded", "--delays", "0,,100"], 2, "an empty item", "empty delay"),
+    Bad(["lat", "--loaded", "--delays", "100,100"], 2, "the delay 100 is given twice",
+        "a delay twice"),
     Bad(["lat", "--chains", "1,2", "--sweep"], 2, "does not go with --sweep", "two modes"),
     Bad(["lat", "--chains", "64", "--size", "16K"], 2, "fewer than two", "chains too short"),
 ]

@@ -114,11 +114,11 @@ class Option:
                 return int(text)
             if self.kind == "float":
                 return float(text)
-            if self.kind == "ints":
-                out = [int(x) for x in text.split(",") if x.strip()]
-                if not out:
-                    raise ValueError(text)
-                return out
+            if self.kind == "ints":     # as every list option: no empty item ("1,,2", "1,")
+                items = text.split(",")
+                if any(not x.strip() for x in items):
+                    raise UserError(f"{flag} {text!r}: an empty item in the list")
+                return [int(x) for x in items]
         except ValueError:
             raise UserError(f"{flag} {text!r}: {self._expect()}") from None
         return text

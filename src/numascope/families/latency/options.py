@@ -25,14 +25,26 @@ def check_stride(stride: int, name: str = "stride") -> int:
     return stride
 
 
+def _once(values: list[int], flag: str, what: str) -> None:
+    """A list option's values each once (as --mix's mixes): a repeat is a typo."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise UserError(f"{flag} {','.join(map(str, values))}: the {what} {v} is given "
+                            "twice")
+        seen.add(v)
+
+
 def _chains(values: list[int], flag: str) -> list[int]:
-    """The chain counts in rising order, each once."""
-    return sorted(set(values))
+    """The chain counts in rising order, each given once."""
+    _once(values, flag, "count")
+    return sorted(values)
 
 
 def _delays(values: list[int], flag: str) -> None:
     if any(d < 0 for d in values):
         raise UserError(f"{flag} {','.join(map(str, values))}: delays must be >= 0")
+    _once(values, flag, "delay")
 
 
 # the chase, as lat and matrix both take it
