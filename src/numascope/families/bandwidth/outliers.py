@@ -31,9 +31,9 @@ figure. So a variant is BIMODAL, nothing of it excluded, when either holds:
 MAX_SHARE 10 %, by a binomial argument: if an undisturbed run breaks each repetition
 independently with probability p, it breaks more than allowed(n) of n with probability at
 most 1.5 % for p = 1 % (worst at n = 19; 0.4 % for p = 0.5 %), for any n from 5 to 1000.
-Measured p is far below 1 %: 1 flagged of 4,000 triad repetitions (10 calls x 4 variants
-x 100, 1 thread, 64 MiB arrays) on the 2-core development VM shared with four other
-builds, Nov 2026 (docs/bw.md). And the bias an exclusion can cause is bounded by it: the
+Measured: 1 implausible of 4,000 triad repetitions (1 thread, 64 MiB arrays, 10 calls x 4
+variants x 100) at a quiet moment of the 2-core development VM, Nov 2026; while four other
+builds ran, 2.7 % with 1 thread and bimodal variants with 2 (docs/bw.md). And the bias an exclusion can cause is bounded by it: the
 median of what is kept after dropping at most 10 % from the top is at worst the 45th
 percentile of all repetitions.
 
