@@ -191,8 +191,9 @@ def test_table_and_efficiency_say_bimodal():
     r = _bimodal_result()
     con = Console(width=80, record=True, file=io.StringIO())
     _print([r], con)
-    assert all(len(line.rstrip()) <= 80 for line in con.export_text().splitlines())
-    text = " ".join(con.export_text().split())
+    raw = con.export_text()
+    assert all(len(line.rstrip()) <= 80 for line in raw.splitlines())
+    text = " ".join(raw.split())
     assert " (b)" in text and "(b) = repetitions bimodal (1 case)" in text
     assert "implausibly fast repetition" not in text
     d = measured_from([r])
