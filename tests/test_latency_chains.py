@@ -12,7 +12,8 @@ import pytest
 
 from numascope import _core
 from numascope.families.latency import bench as lat
-from numascope.families.latency import chains, mlp
+from numascope.families.latency import chains, distribution, mlp
+from numascope.families.latency.options import TABLE, WINDOW
 from numascope.topology import read_topology
 
 
@@ -70,14 +71,25 @@ def test_knee_needs_two_counts_and_uses_the_fewest_without_one_chain():
 
 # -- the C walk ----------------------------------------------------------------------------
 
+def _args(cpu: int, **kw) -> dict:
+    """Every argument of _core.lat_chains (it has no defaults), from the option table and
+    LatencyParams, as chains.run passes them; `kw` replaces some."""
+    d = {"bytes": 1 << 20, "cpu": cpu, "chains": 4, "memory": None,
+         "mode": TABLE["mode"].default, "window": WINDOW, "samples": TABLE["samples"].default,
+         "loads": 1 << 14, "stride": TABLE["stride"].default, "seed": lat.LatencyParams.seed,
+         "hist_groups": 0}
+    return d | kw
+
+
 def test_chains_walk_validates_every_chain(topo):
     cpu = topo.usable_cpus()[0]
-    r = _core.lat_chains(1 << 20, cpu, 4, None, "random", samples=3, loads=1 << 14)
+    r = _core.lat_chains(**_args(cpu, mode="random", samples=3))
     assert r["validated"] and r["chains"] == 4 and r["lines"] == (1 << 20) // 256 // 4
     assert r["cycle_walked"] == r["lines"] and r["steps"] == (1 << 14) // 4
     assert len(r["ns"]) == 3 and all(v > 0 for v in r["ns"] + r["tsc"])
-    r = _core.lat_chains(1 << 20, cpu, 64, None, "tlb", samples=2, loads=100, stride=128)
+    r = _core.lat_chains(**_args(cpu, chains=64, samples=2, loads=100, stride=128))
     assert r["validated"] and r["lines"] == 128 and r["steps"] == 1
+    assert r["params"]["window_lines"] == WINDOW // 128
 
 
 @pytest.mark.parametrize("kw,words", [
@@ -85,11 +97,61 @@ def test_chains_walk_validates_every_chain(topo):
     ({"chains": 65}, "chains must be in"),
     ({"chains": 4, "bytes": 1024}, "at least two lines"),
     ({"chains": 2, "mode": "zigzag"}, "unknown chase mode"),
+    ({"stride": 96}, "power of two"),
+    ({"samples": 0}, "samples must be in"),
+    ({"loads": 0}, "loads per sample"),
+    ({"window": 256}, "fewer than two 256 B lines"),
+    ({"window": -1}, "window must be"),
+    ({"hist_groups": -1}, "groups per distribution chunk"),
 ])
 def test_chains_bad_input(topo, kw, words):
-    args = {"bytes": 1 << 20, "cpu": topo.usable_cpus()[0], **kw}
     with pytest.raises(ValueError, match=words):
+        _core.lat_chains(**_args(topo.usable_cpus()[0], **kw))
+
+
+@pytest.mark.parametrize("missing", ["memory", "mode", "window", "samples", "loads",
+                                     "stride", "seed", "hist_groups"])
+def test_chains_kernel_has_no_defaults_of_its_own(topo, missing):
+    """A parameter left out is refused, not filled in by C: the option table is the one
+    source (a C default could drift from it unseen)."""
+    args = _args(topo.usable_cpus()[0])
+    del args[missing]
+    with pytest.raises(TypeError, match=missing):
         _core.lat_chains(**args)
+
+
+def test_the_kernel_walks_the_option_tables_defaults(topo):
+    """lat --chains with nothing but the counts: the parameters the kernel echoes (what it
+    walked) are the latency option table's defaults (stride, mode, samples), LatencyParams'
+    window and seed, the resolved loads per sample, the distribution's groups; the record's
+    params are the kernel's echo. A default changed in the table reaches the kernel, and
+    one the kernel invented would fail here."""
+    seen = []
+    real = _core.lat_chains
+
+    def spy(**kw):
+        r = real(**kw)
+        seen.append(r["params"])
+        return r
+    base = lat.LatencyParams(bytes=2 << 20, clock=False)
+    (case,) = chains.cases(topo, base, [2])
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_core, "lat_chains", spy)
+    try:
+        rec = chains.run(topo, case.params)
+    finally:
+        mp.undo()
+    (used,) = seen
+    assert used["stride"] == TABLE["stride"].default == 256
+    assert used["mode"] == TABLE["mode"].default
+    assert used["samples"] == TABLE["samples"].default
+    assert used["window"] == WINDOW and used["window_lines"] == WINDOW // used["stride"]
+    assert used["seed"] == lat.LatencyParams.seed
+    assert used["loads"] == case.params.base.loads == 1 << 16     # <= 64 MiB: short samples
+    assert used["hist_groups"] == distribution.DIST_GROUPS
+    assert used["chains"] == 2 and used["bytes"] == 2 << 20
+    for k in ("stride", "mode", "samples", "seed", "window", "chains", "bytes"):
+        assert rec.params[k] == used[k], k
 
 
 # -- this machine: the issue's two checks ----------------------------------------------------
@@ -144,7 +206,7 @@ def test_every_chains_record_carries_the_tail_of_its_steps(topo):
         assert "lockstep step" in r.metrics["latency_p999"].note
     assert statistics.median(sixteen.metrics["latency_p50"].values) > \
         statistics.median(one.metrics["latency_p50"].values)
-    r = _core.lat_chains(1 << 20, cpu, 4, samples=2, loads=1 << 12, hist_groups=0)
+    r = _core.lat_chains(**_args(cpu, samples=2, loads=1 << 12, hist_groups=0))
     assert r["hist"] is None and r["validated"]
 
 
@@ -177,6 +239,7 @@ def test_lat_chains_json_and_text():
     ["--chains", "4", "--sweep"],
     ["--chains", "4", "--loaded"],
     ["--chains", "64", "--size", "16K"],
+    ["--chains", "4", "--samples", "auto"],
 ])
 def test_lat_chains_bad_input_one_line_exit_2(args):
     p = _run("lat", *args)
@@ -266,7 +329,8 @@ from numascope import _core
 
 cpu = sorted(os.sched_getaffinity(0))[0]
 def call(samples):
-    return _core.lat_chains(32 << 20, cpu, 8, None, "tlb", 256 << 10, samples, 1 << 18, 256)
+    return _core.lat_chains(32 << 20, cpu, 8, None, "tlb", 256 << 10, samples, 1 << 18, 256,
+                            1, 0)
 
 t0 = time.perf_counter()
 call(3)

@@ -5,8 +5,10 @@ rule that fired. A rule whose results show no effect gives nothing.
 
 What counts as evidence:
 - A run the noise check marked disturbed (other processes, steal, a clock drop: its
-  record's noise warnings) gives exactly one item, "re-run on a quiet machine", with the
-  figures, and no rule reads its numbers; a smoke run's numbers (caches) are not read either.
+  record's noise warnings), or one with a bandwidth case whose repetitions fell in two modes
+  (params "bimodal": memory shared with other work), gives exactly one item, "re-run on a
+  quiet machine", with the figures, and no rule reads its numbers; a smoke run's numbers
+  (caches) are not read either.
 - Conditions set in separate runs (tags: nps=1 against nps=4) are compared with the runs as
   the samples, as `numascope compare` does (analysis.configuration): three runs a side at
   least; with fewer the item says "inconclusive", with the figures and no verdict.
@@ -37,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from numascope.analysis.stats import holm, one_sample, welch
+from numascope.families.bandwidth.outliers import MAX_SHARE, bimodal_cases, bimodal_warning
+from numascope.families.bandwidth.outliers import SOURCE as SHARE_SOURCE
 from numascope.profile import readable
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord, noise_warnings
@@ -68,6 +72,11 @@ _NOISE = by_name("results.run.noise_warnings (other processes)")
 QUIET = Threshold(0.05, "numascope's noise check (results.run.noise_warnings): other "
                         "processes over 5 % of the CPU time, steal over 2 %, a clock drop "
                         f"over 3 %: {_NOISE.basis} ({cite('dell-rome-2019')})")
+# A bandwidth case whose repetitions fall in two modes marks its run disturbed too.
+BIMODAL = Threshold(MAX_SHARE, "numascope's rule for implausibly fast bandwidth "
+                               "repetitions (numascope.families.bandwidth.outliers): excluding more "
+                               "than max(1, 10 %) of a case's repetitions, or a fast mode "
+                               "that large, is a disturbed run; " + SHARE_SOURCE)
 PAIRED = ("within one quiet run: its repetitions are the samples (each repetition times "
           "the plain and the compressed sum, one after the other)")
 WITHIN = ("within one quiet run: its repetitions are the samples (each case's repetitions "
@@ -147,11 +156,18 @@ DISTORTING = {"governor", "numa_balancing", "busy", "thp", "cgroup_cpus", "vm", 
               "memory_balance"}
 
 
-def disturbed(rec: RunRecord) -> list[str]:
-    """The noise check's warnings for this run (empty: quiet): as recorded, or for a record
-    without them, from its noise figures."""
+def _noisy(rec: RunRecord) -> list[str]:
+    """The noise check's warnings for this run: as recorded, or for a record without them,
+    from its noise figures."""
     w = rec.noise.get("warnings")
     return [str(x) for x in w] if isinstance(w, list) else noise_warnings(rec.noise)
+
+
+def disturbed(rec: RunRecord) -> list[str]:
+    """What marks this run disturbed (empty: quiet): the noise check's warnings, and each
+    bandwidth case whose repetitions fell in two modes (params["bimodal"]: the rule for
+    implausibly fast repetitions would have cut a mode, so it cut nothing; bw_outliers)."""
+    return _noisy(rec) + [bimodal_warning(b) for b in bimodal_cases(rec.results)]
 
 
 def _pct_of(x: Any) -> float | None:
@@ -169,19 +185,35 @@ def rerun_quietly(rec: RunRecord) -> Advice:
             for k, v in figs.items() if k.endswith("_percent") and v is not None]
     found = _recorded_conditions(rec)
     fixes = [f["fix"] for f in found if f["fix"] and f["check"] != "busy"]
-    ev = [{"run_id": rec.run_id, "check": "noise", "value": w} for w in disturbed(rec)]
-    return Advice(
-        "disturbed", f"run {rec.run_id}: re-run on a quiet machine",
-        f"the noise check marked it disturbed: {'; '.join(disturbed(rec))} "
+    noisy, split = _noisy(rec), bimodal_cases(rec.results)
+    ev = [{"run_id": rec.run_id, "check": "noise", "value": w} for w in noisy]
+    ev += [{"run_id": rec.run_id, "check": "bimodal", "case": b["case"],
+            "variant": b.get("variant"), "value": bimodal_warning(b),
+            "modes": b.get("modes")} for b in split]
+    said_noise = (
+        f"the noise check marked it disturbed: {'; '.join(noisy)} "
         f"({', '.join(said) or 'no figures recorded'}"
         + (f"; load {n['loadavg_start']:g} -> {n['loadavg_end']:g}"
            if isinstance(n.get("loadavg_start"), (int, float))
            and isinstance(n.get("loadavg_end"), (int, float)) else "")
-        + "). No rule reads its numbers: any difference in them may be the disturbance's."
+        + ")") if noisy else ""
+    said_split = (f"the repetitions of {len(split)} bandwidth case"
+                  f"{'s' if len(split) != 1 else ''} fell in two modes: "
+                  + "; ".join(bimodal_warning(b) for b in split)) if split else ""
+    figs = {k: v for k, v in figs.items() if v is not None}
+    if split:
+        figs["bimodal_cases"] = len(split)
+    return Advice(
+        "disturbed", f"run {rec.run_id}: re-run on a quiet machine",
+        "; ".join(x for x in (said_noise, said_split) if x)
+        + ". No rule reads its numbers: any difference in them may be the disturbance's."
         + (" Recorded when it started: " + ", ".join(f"{f['check']} ({f['value']})"
                                                      for f in found) + "." if found else ""),
-        ev + found, {k: v for k, v in figs.items() if v is not None},
-        "; ".join(dict.fromkeys(fixes)), [rec.run_id], QUIET, "the run's noise check")
+        ev + found, figs, "; ".join(dict.fromkeys(fixes)), [rec.run_id],
+        QUIET if noisy else BIMODAL,
+        " and ".join(x for x in ("the run's noise check" if noisy else "",
+                                 "its bandwidth repetitions (two modes)" if split else "")
+                     if x))
 
 
 def _recorded_conditions(rec: RunRecord) -> list[dict[str, Any]]:

@@ -47,6 +47,10 @@ _PUBS = (
                 "Distributed-Memory Computers", "version 2.3, Netlib, December 2018"),
     Publication("freivalds-1977", "R. Freivalds", "Probabilistic Machines Can Use Less "
                 "Running Time", "IFIP Congress 1977"),
+    Publication("iglewicz-hoaglin-1993", "B. Iglewicz, D. C. Hoaglin", "How to Detect and "
+                "Handle Outliers", "ASQC Quality Press, 1993 (the modified z-score's 3.5)"),
+    Publication("fisher-1958", "W. D. Fisher", "On Grouping for Maximum Homogeneity",
+                "Journal of the American Statistical Association 53, 1958"),
     Publication("holm-1979", "S. Holm", "A Simple Sequentially Rejective Multiple Test "
                 "Procedure", "Scandinavian Journal of Statistics 6(2), 1979"),
     Publication("welch-1947", "B. L. Welch", "The Generalization of 'Student's' Problem when "
@@ -101,6 +105,21 @@ THRESHOLDS: tuple[Cited, ...] = (
     Cited("analysis.compare.MIN_EFFECT_PCT", "1.0 %", "the smallest change compare calls "
           "better or worse", "dell-rome-2019", "a fifth of the practical 5 %: compare "
           "reports measured changes of one configuration; advice applies the full 5 %"),
+    Cited("families.bandwidth.outliers.Z_LIMIT", "3.5", "a bandwidth repetition far above "
+          "its variant's median is implausible (with MIN_EXCESS)", "iglewicz-hoaglin-1993",
+          "the outlier limit of the modified z-score 0.6745 (x - median) / MAD"),
+    Cited("families.bandwidth.outliers.MIN_EXCESS", "0.25", "an implausible repetition is "
+          "also this far above the median (decides when MAD is 0)", "dell-naples-2018",
+          "one core with local memory reaches about 24.5 GB/s where a whole node's two CCX "
+          "reach about 32: no placement makes a repetition of the same case 25 % faster than "
+          "its median, so such a one missed work"),
+    Cited("families.bandwidth.outliers.MAX_SHARE", "0.10", "past this share of implausible "
+          "repetitions (or a fast mode this large: two modes by fisher-1958) nothing is "
+          "excluded and the case is disturbed (bimodal)", "iglewicz-hoaglin-1993",
+          "derived: an undisturbed run breaking each repetition with probability 1 % breaks "
+          "more than max(1, 10 %) of n with probability at most 1.5 % for any n from 5 to "
+          "1000 (binomial); dropping at most 10 % from the top keeps the median at or above "
+          "the 45th percentile"),
     Cited("families.bandwidth.sizes.LLC_FACTOR", "4", "the default array size (each array "
           "at least 4x the caches in use)", "mccalpin-1995", "STREAM's run rule: each array "
           "at least 4 times the sum of the last-level caches"),

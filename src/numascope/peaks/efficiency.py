@@ -36,6 +36,8 @@ def _by(res: Any, m: Any) -> str:
     n = len(m.values)
     excluded = len(res.params.get("excluded_reps") or [])
     out = f", {excluded} implausible excluded" if excluded else ""
+    if res.params.get("bimodal"):     # bw_outliers: two modes, nothing excluded
+        out += ", repetitions bimodal (a disturbed run)"
     return f"{res.case}: median of {n} repetition{'s' if n != 1 else ''}{out}"
 
 

@@ -119,8 +119,10 @@ def _noise_section(runs: list[RunRecord]) -> str:
     keys = ("loadavg_start", "loadavg_end", "other_busy_fraction", "steal_fraction",
             "clock_ghz_start", "clock_ghz_end", "clock_drop_fraction")
     rows = [[_e(k)] + [_num(r.noise.get(k)) for r in runs] for k in keys]
+    from numascope.families.bandwidth.outliers import bimodal_cases, bimodal_warning
     warns = "".join(f'<li class="warn">{_e(r.run_id)}: {_e(w)}</li>'
-                    for r in runs for w in r.noise.get("warnings", []))
+                    for r in runs for w in [*r.noise.get("warnings", []),
+                                            *map(bimodal_warning, bimodal_cases(r.results))])
     return _table(["indicator"] + [r.run_id for r in runs], rows) + \
         (f"<ul>{warns}</ul>" if warns else '<p class="ok">no disturbance recorded</p>')
 

@@ -144,6 +144,9 @@ def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> No
     console.print(stages_table(rec))
     for w in rec.noise.get("warnings", []):
         console.print(f"[yellow]noise:[/yellow] {escape(w)}")
+    from numascope.families.bandwidth.outliers import bimodal_cases, bimodal_warning
+    for b in bimodal_cases(rec.results):     # two modes: a disturbed run (bw_outliers)
+        console.print(f"[yellow]disturbed:[/yellow] {escape(bimodal_warning(b))}")
     console.print(results_table(rec, all_metrics))
     for line in steady_lines(rec.results):
         console.print(escape(line))

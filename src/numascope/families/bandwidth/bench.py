@@ -19,7 +19,9 @@ pages went.
 Timing: a repetition runs from the earliest thread's start to the latest thread's end, each
 thread stamping its own clock, so a thread held up at the start (preempted) cannot shorten
 the window. The metrics hold the repetitions kept; excluded ones are listed in
-params["excluded_reps"] with a note.
+params["excluded_reps"] with a note. A variant whose repetitions the rule would cut by more
+than a few (bw_outliers: a disturbed run, two modes) keeps them all and is listed in
+params["bimodal"] with both modes' medians.
 
 Byte conventions, per element of one array (8-byte doubles), as bw.c's table states them:
     kernel  STREAM bytes   DRAM traffic when ordinary stores write-allocate (read the target)
@@ -45,7 +47,7 @@ from numascope import _core, placement, steady, sysstate
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
 from numascope.families.bandwidth.options import TABLE
-from numascope.families.bandwidth.outliers import MIN_REPS, RULE, screen
+from numascope.families.bandwidth.outliers import MIN_REPS, RULE, SHARE_RULE, bimodal_text, screen
 from numascope.families.bandwidth.placements import check_placement
 from numascope.families.bandwidth.sizes import LLC_FACTOR, default_array_bytes, format_bytes
 from numascope.families.bandwidth.traffic import cpu_uarch, write_allocate
@@ -346,17 +348,25 @@ def check_times(kernel: str, raw: dict) -> None:
                     "s, no measurable time (clock fault or no work done): invalid repetition")
 
 
-def _screen_variants(kernel: str, raw: dict, n: int, notes: list[str]
+def _screen_variants(kernel: str, raw: dict, n: int, notes: list[str],
+                     bimodal: list[dict[str, Any]] | None = None
                      ) -> tuple[list[tuple[str, bool, list[float], list[float]]],
                                 list[dict[str, Any]]]:
     """Per variant (isa, nt, kept seconds, kept GB/s), and the implausibly fast repetitions
-    set aside (bw_outliers), each with a note."""
+    set aside (bw_outliers), each with a note; a bimodal variant (nothing set aside: a
+    disturbed run) is added to `bimodal` with its modes, and noted."""
     per_variant = []
     excluded: list[dict[str, Any]] = []
     for (visa, vnt), times in zip(raw["variants"], raw["times"]):
         gbs = [STREAM_BYTES[kernel] * n / t / GB for t in times]
         s = screen(gbs)
         name = variant_name(visa, bool(vnt))
+        if s.modes is not None:
+            notes.append(f"{bimodal_text(name, len(gbs), s)} ({SHARE_RULE})")
+            if bimodal is not None:
+                bimodal.append({"variant": name, "reps": len(gbs),
+                                "would_exclude": s.would_exclude, "allowed": s.allowed,
+                                "modes": [m.to_dict() for m in s.modes], "split": "2-means"})
         for i in s.excluded:
             excluded.append({"variant": name, "rep": i, "gbs": gbs[i], "seconds": times[i],
                              "median_gbs": s.median})
@@ -390,7 +400,8 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
             placement_ok: bool, cpu_nodes: list[int | None], label: str | None
             ) -> BenchResult:
     kernel, cpus, n = p.kernel, list(p.cpus), p.elements
-    per_variant, excluded = _screen_variants(kernel, raw, n, notes)
+    bimodal: list[dict[str, Any]] = []
+    per_variant, excluded = _screen_variants(kernel, raw, n, notes, bimodal)
     spread = _start_spread(raw, notes)
     # nt=auto: the faster store kind by median bandwidth, both kept
     chosen = max(per_variant, key=lambda v: statistics.median(v[3]))
@@ -433,7 +444,7 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
         "write_allocate_reason": wa.reason, "units": UNITS_NOTE,
         "llc_bytes": topo.llc_bytes(cpus), "init_seconds": raw["init_seconds"],
         "timing": "earliest thread start to latest thread end",
-        "excluded_reps": excluded, "start_spread_max_s": spread,
+        "excluded_reps": excluded, "bimodal": bimodal, "start_spread_max_s": spread,
     }
     params.update(context)
     place = {
@@ -633,4 +644,4 @@ MEASURED_KEYS = frozenset({
     "kernel", "isa", "stores", "nt", "threads", "variants", "array_bytes", "arrays",
     "elements", "reps", "warmup", "stream_bytes_per_element", "dram_bytes_per_element",
     "write_allocate", "write_allocate_reason", "units", "llc_bytes", "init_seconds", "timing",
-    "excluded_reps", "start_spread_max_s", "steady"})
+    "excluded_reps", "bimodal", "start_spread_max_s", "steady"})

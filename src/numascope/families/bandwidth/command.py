@@ -141,7 +141,8 @@ def _print(results, console) -> None:
         t.add_row(Text(f"{p['kernel']} {code}"),
                   Text(f"{r.placement.get('cpulist', '').replace(',', ', ')} "
                        f"({p['threads']})"),
-                  Text(_placement(r, memory=len(mems) > 1)), f"{bw.median:.1f}",
+                  Text(_placement(r, memory=len(mems) > 1)),
+                  f"{bw.median:.1f}" + (" (b)" if p.get("bimodal") else ""),
                   f"{bw.best:.1f}", f"{100 * bw.spread:.1f}%",
                   *((f"{p['reps']}{mark(p)}",) if auto else ()),
                   "unknown" if dram is None else f"{dram.median:.1f}", Text(pages))
@@ -153,6 +154,7 @@ def _print(results, console) -> None:
     excluded = sum(len(r.params.get("excluded_reps") or []) for r in results)
     dropped = (f"; {excluded} implausibly fast repetition{'s' if excluded != 1 else ''} "
                "excluded (see the notes)" if excluded else "")
+    bimodal = sum(1 for r in results if r.params.get("bimodal"))
     reps = p["reps"]
     count = "n" if auto else str(reps)
     console.print(Text(
@@ -161,8 +163,11 @@ def _print(results, console) -> None:
         "from the first thread's start to the last thread's end; arrays of "
         f"{format_bytes(p['array_bytes'])} each; spread = (max - min) / median; DRAM = median "
         "in bytes on the bus, write-allocate counted where stores do it (below); -nt = streaming stores; CPUs (threads); pages = where "
-        "sampled pages are" + ("; (!) = not where asked (see the warnings)."
-                               if flagged else ".")))
+        "sampled pages are" + ("; (!) = not where asked (see the warnings)"
+                               if flagged else "")
+        + (f"; (b) = repetitions bimodal ({bimodal} case{'s' if bimodal != 1 else ''}): a "
+           "disturbed run, nothing excluded, both modes in the notes" if bimodal else "")
+        + "."))
     for line in write_allocate_lines(results):
         console.print(Text(line))
     from numascope.command.runner import steady_lines

@@ -39,6 +39,7 @@ from numascope.families.latency.options import (  # noqa: F401 - LINE, MAX_STRID
     MODES,
     SAMPLES,
     TABLE,
+    WINDOW,
     check_stride,
 )
 from numascope.families.latency.options import (
@@ -54,7 +55,6 @@ from numascope.units import format_bytes, parse_size  # noqa: F401 - re-exported
 
 FAMILY = "latency"
 KINDS = ("idle", "loaded")
-WINDOW = 256 * 1024           # TLB-friendly window (multichase's default: 64 x 4 KiB pages)
 STRIDE = STRIDE_OPTION.default   # prefetch-proof (multichase's default), declared in options
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 SUITE_LOADED_SAMPLES = 5      # the suite's loaded-latency points: short, one delay each

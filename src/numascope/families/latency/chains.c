@@ -242,22 +242,26 @@ static void chains_free(chains_t *c) {
     hist_free(&c->hist);
 }
 
-/* Python: lat_chains(bytes, cpu, chains, memory=None, mode="tlb", window=262144,
- *   samples=15, loads=262144, stride=256, seed=1, hist_groups=16384) -> dict: per sample
- *   "ns" and "tsc" per step (each step: one load on every chain), "steps" per sample,
- *   "lines" per chain, "cycle_walked", "where", "huge_fraction", "seconds", "hist" (the
- *   steps' distribution, hist.h; None without the pass; hist_groups 0: no pass). `loads`
- *   is per sample over all chains (steps = loads / chains, at least 1). */
+/* Python: lat_chains(bytes, cpu, chains, memory, mode, window, samples, loads, stride, seed,
+ *   hist_groups) -> dict: per sample "ns" and "tsc" per step (each step: one load on every
+ *   chain), "steps" per sample, "lines" per chain, "cycle_walked", "where",
+ *   "huge_fraction", "seconds", "hist" (the steps' distribution, hist.h; None without the
+ *   pass; hist_groups 0: no pass), and "params": every parameter as the walk used it.
+ *   Every argument is required and none has a default here: the values come from the
+ *   latency family's option table and LatencyParams (families/latency/options.py,
+ *   bench.py, via chains.py), the one place they are declared; missing ones are a
+ *   TypeError, invalid ones a ValueError. `memory` None is first touch; `loads` is per
+ *   sample over all chains (steps = loads / chains, at least 1); `window` (bytes) is the
+ *   tlb mode's window and must hold two lines (in random mode it is not used). */
 static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "chains", "memory", "mode", "window", "samples",
                           "loads", "stride", "seed", "hist_groups", NULL};
-    Py_ssize_t bytes, nch, window = 256 * 1024, loads = 1 << 18, stride = 256;
-    Py_ssize_t hist_groups = HIST_GROUPS;
-    int cpu, samples = 15;
-    PyObject *memory = Py_None;
-    const char *mode = "tlb";
-    unsigned long long seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "nin|OsninnKn", kws, &bytes, &cpu, &nch, &memory,
+    Py_ssize_t bytes, nch, window, loads, stride, hist_groups;
+    int cpu, samples;
+    PyObject *memory;
+    const char *mode;
+    unsigned long long seed;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ninOsninnKn", kws, &bytes, &cpu, &nch, &memory,
                                      &mode, &window, &samples, &loads, &stride, &seed,
                                      &hist_groups))
         return NULL;
@@ -271,11 +275,14 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     if (samples < 1 || samples > CHAINS_MAX_SAMPLES)
         return ns_value_error("samples must be in [1, %d]", CHAINS_MAX_SAMPLES);
     if (loads < 1) return ns_value_error("loads per sample must be >= 1");
+    if (window < 0) return ns_value_error("window must be >= 0 bytes");
     size_t window_lines;
     if (!strcmp(mode, "random")) window_lines = 0;
     else if (!strcmp(mode, "tlb")) {
+        if (window / stride < 2)
+            return ns_value_error("a tlb window of %zd B holds fewer than two %zd B lines",
+                                  window, stride);
         window_lines = (size_t)window / (size_t)stride;
-        if (window_lines < 2) window_lines = 2;
     } else return ns_value_error("unknown chase mode '%s' (tlb or random)", mode);
     if (ns_clear_interrupt() < 0) return NULL;
     chains_t c;
@@ -314,21 +321,28 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     long counts[NS_MAX_NODES + 1];
     long sampled = ns_mem_where(c.buf, c.bytes, counts, 4096);
     PyObject *where = sampled >= 0 ? ns_where_to_py(counts) : (Py_INCREF(Py_None), Py_None);
+    /* the parameters as the walk used them: the record's come from here */
+    PyObject *used = Py_BuildValue(
+        "{s:n,s:i,s:n,s:s,s:n,s:n,s:i,s:n,s:n,s:K,s:n}", "bytes", bytes, "cpu", cpu,
+        "chains", nch, "mode", mode, "window", window, "window_lines",
+        (Py_ssize_t)window_lines, "samples", samples, "loads", loads, "stride", stride,
+        "seed", seed, "hist_groups", hist_groups);
     PyObject *res = Py_BuildValue(
-        "{s:N,s:N,s:N,s:n,s:n,s:n,s:n,s:N,s:d,s:d,s:O,s:N}", "ns", floats(c.ns, samples),
+        "{s:N,s:N,s:N,s:n,s:n,s:n,s:n,s:N,s:d,s:d,s:O,s:N,s:N}", "ns", floats(c.ns, samples),
         "tsc", floats(c.tsc, samples), "where", where, "chains", (Py_ssize_t)c.nchains,
         "steps", (Py_ssize_t)c.steps, "lines", (Py_ssize_t)c.lines,
         "cycle_walked", (Py_ssize_t)c.cycle_walked, "bytes", PyLong_FromSize_t(c.bytes),
         "huge_fraction", ns_mem_huge_fraction(c.buf, c.bytes), "seconds", secs,
-        "validated", Py_True, "hist", hist_to_py(&c.hist));
+        "validated", Py_True, "hist", hist_to_py(&c.hist), "params", used);
     chains_free(&c);
     return res;
 }
 
 PyMethodDef ns_chains_methods[] = {
     {"lat_chains", (PyCFunction)(void (*)(void))py_lat_chains, METH_VARARGS | METH_KEYWORDS,
-     "lat_chains(bytes, cpu, chains, memory=None, mode='tlb', window=262144, samples=15, "
-     "loads=262144, stride=256, seed=1) -> dict with per-sample ns and TSC ticks per "
-     "lockstep step of `chains` independent chases."},
+     "lat_chains(bytes, cpu, chains, memory, mode, window, samples, loads, stride, seed, "
+     "hist_groups) -> dict with per-sample ns and TSC ticks per lockstep step of `chains` "
+     "independent chases, and the parameters as used; every argument required (the latency "
+     "option table gives them)."},
     {NULL, NULL, 0, NULL},
 };

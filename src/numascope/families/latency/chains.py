@@ -18,6 +18,7 @@ from numascope.families.latency.bench import (
     format_bytes,
 )
 from numascope.results.record import BenchResult, Metric
+from numascope.steady import Steady
 from numascope.topology.model import Topology
 
 MAX_CHAINS = 64       # chains.c's CHAINS_MAX: one unrolled walk per count
@@ -55,6 +56,9 @@ class ChainsParams:
 def cases(topo: Topology, base: LatencyParams, counts: list[int],
           modes: list[str] | None = None) -> list[Case]:
     """One checked case per mode and chain count, over base's buffer."""
+    if isinstance(base.samples, Steady):
+        raise UserError("--samples auto applies to the idle chase; --chains takes a count "
+                        "(its counts share one series)")
     out = []
     for m in modes or [base.mode]:
         p = replace(base, kind="idle", mode=m).checked(topo)
@@ -111,10 +115,14 @@ def suite_cases(topo: Topology, samples: int, nbytes: int | None = None,
 def run(topo: Topology, cp: ChainsParams) -> BenchResult:
     p, n = cp.base, cp.chains
     cpu, pages = p.cpu or 0, p.memory.pages
+    # every parameter from here (the option table's defaults, resolved by LatencyParams):
+    # chains.c has none of its own, and echoes what it used, which the record keeps
     with core_errors("the buffer"):
-        r = _core().lat_chains(p.bytes, cpu, n, p.memory.to_core(), p.mode, p.window,
-                               p.samples, p.loads, p.stride, p.seed,
+        r = _core().lat_chains(bytes=p.bytes, cpu=cpu, chains=n, memory=p.memory.to_core(),
+                               mode=p.mode, window=p.window, samples=p.samples,
+                               loads=p.loads, stride=p.stride, seed=p.seed,
                                hist_groups=distribution.DIST_GROUPS)
+    used = r["params"]
     ns, steps = r["ns"], r["steps"]
     lpn = [n / v for v in ns]
     # the steps' tail: a step is the latency each chain saw with n misses in flight (with
@@ -143,12 +151,13 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
     }
     return BenchResult(
         family=FAMILY, case=cp.label(),
-        params={"kind": "chains", "chains": n, "bytes": p.bytes, "mode": p.mode,
-                "pages": pages, "cpu": cpu, "cpu_default": p.default_cpu, "node": p.node,
-                "samples": p.samples, "steps_per_sample": steps,
-                "loads_per_sample": steps * n, "lines_per_chain": r["lines"],
-                "window": p.window if p.mode == "tlb" else None, "stride": p.stride,
-                "seed": p.seed},
+        params={"kind": "chains", "chains": used["chains"], "bytes": used["bytes"],
+                "mode": used["mode"], "pages": pages, "cpu": used["cpu"],
+                "cpu_default": p.default_cpu, "node": p.node, "samples": used["samples"],
+                "steps_per_sample": steps, "loads_per_sample": steps * n,
+                "lines_per_chain": r["lines"],
+                "window": used["window"] if used["mode"] == "tlb" else None,
+                "stride": used["stride"], "seed": used["seed"]},
         metrics=metrics,
         placement={"cpus": [cpu], "memory": p.memory.to_dict(), "pages_per_node": r["where"],
                    "huge_fraction": r["huge_fraction"],

@@ -12,6 +12,8 @@ from numascope.steady import reps_option
 LINE = 64                     # a cache line: the smallest stride
 MAX_STRIDE = 4096             # beyond a page every load is a page walk as well
 MODES = ("tlb", "random")
+# the tlb mode's window, TLB-friendly (multichase's default: 64 x 4 KiB pages); no flag
+WINDOW = 256 << 10
 LOADED_DELAYS = (0, 50, 100, 200, 400, 800, 1600, 3200, 10000)
 DRAM_SIZE = "4x the LLC, >= 256 MiB"
 
@@ -52,8 +54,8 @@ def _delays(values: list[int], flag: str) -> None:
 STRIDE = Option("--stride", "bytes between two pointers of the chase", kind="int", default=256, unit="B",
                 metavar="BYTES", rule=check_stride,
                 rule_text=f"a power of two from {LINE} to {MAX_STRIDE}")
-MODE = Option("--mode", "tlb: random in 256 KiB windows, windows shuffled (MLC/multichase); "
-              "random: one random cycle over the whole buffer", kind="choice",
+MODE = Option("--mode", f"tlb: random in {WINDOW >> 10} KiB windows, windows shuffled "
+              "(MLC/multichase); random: one random cycle over the whole buffer", kind="choice",
               choices=(*MODES, "both"), default="tlb")
 SAMPLES = reps_option("--samples", "timed samples per working set or delay (auto: idle "
                       "chases only)", default=15, high=100_000, noun="")
