@@ -180,6 +180,14 @@ def test_the_loads_beyond_each_percentile_are_counted_right(n):
     assert dist.beyond(dist.TAIL_GROUPS - 1, 99.9) == dist.MIN_BEYOND - 1
 
 
+def test_a_record_from_before_marks_its_one_chunk_tails():
+    """Records from before held one value per chunk of 16384 groups: 16 beyond p99.9."""
+    old = BenchResult("latency", "x", {}, {}, distributions={"latency": {
+        "groups": 5 * 16384, "chunks": 5, "loads_per_group": 1}})
+    assert dist.thin(old) == ["latency_p999"]
+    assert dist.thin(BenchResult("latency", "x", {}, {})) == []
+
+
 def test_a_tail_from_enough_loads_is_not_marked():
     loads = _loads(dist.TAIL_GROUPS, 5)
     metrics, d = dist.from_core(_hist([loads[:50_000], loads[50_000:]]))

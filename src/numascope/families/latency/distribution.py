@@ -94,9 +94,15 @@ def tails(edges: list[float], counts: list[int]) -> dict[str, Any]:
 
 def thin(res: Any) -> list[str]:
     """The tail metrics of a result resting on fewer than MIN_BEYOND timed groups beyond
-    them (distributions["latency"]["thin"]; none in records from before it was kept)."""
+    them: distributions["latency"]["thin"]; in a record from before it was kept, whose
+    tail metrics held one value per chunk, those of one chunk's groups."""
     d = getattr(res, "distributions", {}).get("latency") or {}
-    return list(d.get("thin") or [])
+    if "thin" in d:
+        return list(d["thin"] or [])
+    if not d.get("groups") or not d.get("chunks"):
+        return []
+    n = d["groups"] // d["chunks"]
+    return [name for name, q in QUANTILES if beyond(n, q) < MIN_BEYOND]
 
 
 def metrics(dist: dict[str, Any], unit: str = "load") -> dict[str, Metric]:
