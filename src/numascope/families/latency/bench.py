@@ -161,7 +161,8 @@ class LatencyParams:
     seed: int = 1
     clock: bool = True                      # measure the core clock for core cycles
     dist_groups: int = distribution.DIST_GROUPS   # single-load distribution: timed groups
-                                            #   per chunk (one chunk per sample); 0: none
+                                            #   per chunk (one chunk per sample; TAIL_GROUPS
+                                            #   at least in all); 0: none
     dist_group: int = 0                     # loads per timed group; 0: the pass chooses
     delay: int = 0                          # loaded: the injected delay
     load_cpus: tuple[int, ...] = ()         # loaded: empty: every usable CPU but the chaser
