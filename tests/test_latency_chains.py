@@ -13,6 +13,7 @@ import pytest
 from numascope import _core
 from numascope.families.latency import bench as lat
 from numascope.families.latency import chains, distribution, mlp
+from numascope.families.latency.distribution import TAIL_GROUPS
 from numascope.families.latency.options import TABLE, WINDOW
 from numascope.topology import read_topology
 
@@ -202,7 +203,9 @@ def test_every_chains_record_carries_the_tail_of_its_steps(topo):
         assert 0 < q[0] <= q[1] <= q[2] <= q[3], q
         d = r.distributions["latency"]
         assert d["loads_per_group"] == 1 and "lockstep" in d["method"]
-        assert sum(d["counts"]) == d["groups"] == 3 * 16384
+        # 3 chunks of 16384 would hold fewer than the pass's least (TAIL_GROUPS): 33334 each
+        assert sum(d["counts"]) == d["groups"] == 3 * 33334 >= TAIL_GROUPS
+        assert d["beyond"]["latency_p999"] == 100 and d["thin"] == []
         assert "lockstep step" in r.metrics["latency_p999"].note
     assert statistics.median(sixteen.metrics["latency_p50"].values) > \
         statistics.median(one.metrics["latency_p50"].values)

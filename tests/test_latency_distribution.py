@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 import math
+import random
 
 import pytest
 from rich.console import Console
@@ -55,30 +56,145 @@ def _planted_hist(group: int = 1) -> dict:
 def test_planted_chunks_give_known_metrics_and_histogram():
     metrics, d = dist.from_core(_planted_hist())
     assert list(metrics) == ["latency_p50", "latency_p90", "latency_p99", "latency_p999"]
-    # chunk 1: p50 at 500/900 of [50, 100) ns; chunk 2: 500/800 of it
-    assert metrics["latency_p50"].values == pytest.approx([50 + 50 * 500 / 900,
-                                                           50 + 50 * 500 / 800])
-    assert metrics["latency_p90"].values == pytest.approx([100.0, 100 + 50 * 100 / 180])
-    assert metrics["latency_p99"].values == pytest.approx([150.0, 150 + 50 * 10 / 18])
-    assert metrics["latency_p999"].values == pytest.approx([200.0, 200 + 200 * 1 / 2])
-    assert all(not m.higher_is_better and m.unit == "ns" for m in metrics.values())
     assert d["counts"] == [0, 1700, 270, 27, 3] and d["groups"] == 2000
     assert d["edges"] == [0, 50, 100, 150, 200, 400] and d["chunks"] == 2
-    assert d["quantiles"]["latency_p999"] == pytest.approx(200 + 200 * 1 / 3, abs=1e-3)
+    # one value each, from the merged histogram: p50 at 1000/1700 of [50, 100) ns ...
+    assert metrics["latency_p50"].values == pytest.approx([50 + 50 * 1000 / 1700], abs=1e-3)
+    assert metrics["latency_p90"].values == pytest.approx([100 + 50 * 100 / 270], abs=1e-3)
+    assert metrics["latency_p99"].values == pytest.approx([150 + 50 * 10 / 27], abs=1e-3)
+    assert metrics["latency_p999"].values == pytest.approx([200 + 200 * 1 / 3], abs=1e-3)
+    # ... not the median of the chunks' own p99.9 (200 and 300 ns: 250)
+    assert metrics["latency_p999"].median != pytest.approx(250.0, abs=1)
+    assert d["quantiles"]["latency_p999"] == metrics["latency_p999"].values[0]
+    assert all(not m.higher_is_better and m.unit == "ns" for m in metrics.values())
     assert d["overhead_ns"] == 30 and d["tsc_step_ns"] == 1 and d["resolution_ns"] == 1
     assert d["loads_per_group"] == 1 and "rdtscp" in d["method"]
+    # 2000 groups: 1000, 200, 20 and 2 beyond; p99 and p99.9 rest on fewer than 100
+    assert d["beyond"] == {"latency_p50": 1000, "latency_p90": 200, "latency_p99": 20,
+                           "latency_p999": 2}
+    assert d["thin"] == ["latency_p99", "latency_p999"] and d["min_beyond"] == 100
+    assert "2000 timed groups (2 chunks merged), 2 beyond it (†" in metrics["latency_p999"].note
+    assert "†" not in metrics["latency_p90"].note
 
 
 def test_groups_of_several_loads_give_ns_per_load():
     metrics, d = dist.from_core(_planted_hist(group=4))
     assert d["edges"] == [0, 12.5, 25, 37.5, 50, 100] and d["resolution_ns"] == 0.25
-    assert metrics["latency_p999"].values == pytest.approx([50.0, 75.0])
+    assert metrics["latency_p999"].values == pytest.approx([50 + 50 / 3], abs=1e-3)
     assert "groups of 4 loads" in metrics["latency_p99"].note
 
 
 def test_no_pass_no_metrics():
     assert dist.from_core(None) == ({}, None)
     assert dist.from_core({**_planted_hist(), "tsc_ghz": 0}) == ({}, None)
+
+
+# -- one histogram of a case's loads ---------------------------------------------------------
+
+def _index(v: int) -> int:
+    """hist.h's hist_index: the bucket of v TSC ticks (exact below 64, then 32 per power
+    of two)."""
+    v = min(v, (1 << 36) - 1)
+    if v < 64:
+        return v
+    shift = v.bit_length() - 1 - 5
+    return shift * 32 + (v >> shift)
+
+
+def _lower(i: int) -> int:
+    """hist.c's hist_lower_edge: the smallest value bucket i holds."""
+    shift = 0 if i < 64 else i // 32 - 1
+    return (i - shift * 32) << shift
+
+
+def _hist(chunks: list[list[int]], ghz: float = 2.6, group: int = 1) -> dict:
+    """lat_chase's "hist" of these chunks of group times (ticks), as hist_to_py gives it:
+    the buckets from the first used to the last, in every chunk."""
+    used = [_index(v) for c in chunks for v in c]
+    lo, hi = min(used), max(used) + 1
+    counts = []
+    for c in chunks:
+        row = [0] * (hi - lo)
+        for v in c:
+            row[_index(v) - lo] += 1
+        counts.append(row)
+    return {"edges": [_lower(i) for i in range(lo, hi + 1)], "counts": counts,
+            "group": group, "groups": max(map(len, chunks)), "overhead": 60.0,
+            "empty_p5": 52, "empty_p50": 60, "empty_p95": 78, "step": 1, "tsc_ghz": ghz}
+
+
+def _loads(n: int, seed: int) -> list[int]:
+    """n group times in ticks: ~390 (150 ns) with a heavy tail to ~10^6 (preemptions)."""
+    rng = random.Random(seed)
+    return [int(390 * rng.lognormvariate(0, 0.3) / (rng.random() ** 0.4)) for _ in range(n)]
+
+
+def test_the_python_buckets_are_the_c_ones():
+    assert [_lower(_index(v)) for v in (0, 63, 64, 65, 66, 127, 128, 129, 131, 132, 4000)] \
+        == [0, 63, 64, 64, 66, 126, 128, 128, 128, 132, 3968]
+    assert all(_lower(_index(_lower(i))) == _lower(i) for i in range(1024))
+
+
+def test_the_merged_histogram_is_the_histogram_of_all_the_loads():
+    loads = _loads(30_000, 1)
+    chunks = [loads[k:k + 6000] for k in range(0, len(loads), 6000)]
+    m_chunks, d_chunks = dist.from_core(_hist(chunks))
+    m_all, d_all = dist.from_core(_hist([loads]))
+    assert d_chunks["counts"] == d_all["counts"] and d_chunks["edges"] == d_all["edges"]
+    assert d_chunks["chunks"] == 5 and d_all["chunks"] == 1 and d_chunks["groups"] == 30_000
+    for k in ("quantiles", "beyond", "thin"):
+        assert d_chunks[k] == d_all[k]
+    assert {k: m.values for k, m in m_chunks.items()} == {k: m.values for k, m in m_all.items()}
+
+
+def test_batches_with_their_own_tsc_rate_merge_into_the_histogram_of_all_loads():
+    """--samples auto: each batch's pass measures the TSC's rate anew (in the 5th digit);
+    the batches' buckets are one grid of ticks and add up to the histogram of every load."""
+    a, b, c = _loads(20_000, 2), _loads(12_000, 3), _loads(500, 4)
+    b[0] = 5_000_000                                  # one batch reaches further
+    rates = (2.59606, 2.59589, 2.59602)
+    parts = [dist.from_core(_hist([x[:len(x) // 2], x[len(x) // 2:]], ghz))[1]
+             for x, ghz in zip((a, b, c), rates)]
+    got = dist.combine(parts)
+    ghz = (2.59606 * 20_000 + 2.59589 * 12_000 + 2.59602 * 500) / 32_500
+    _, want = dist.from_core(_hist([a + b + c], ghz))
+    assert got["counts"] == want["counts"] and got["groups"] == 32_500 and got["chunks"] == 6
+    assert got["edges"] == pytest.approx(want["edges"], abs=2e-4)
+    assert got["tsc_ghz"] == pytest.approx(ghz)
+    assert got["beyond"] == want["beyond"] and got["thin"] == want["thin"] == ["latency_p999"]
+    assert got["quantiles"] == pytest.approx(want["quantiles"], abs=2e-3)
+    metrics = dist.metrics(got)
+    assert metrics["latency_p999"].values == [got["quantiles"]["latency_p999"]]
+    assert "32500 timed groups (6 chunks merged), 32 beyond" in metrics["latency_p999"].note
+
+
+@pytest.mark.parametrize("n", [1000, 2000, 16384, 99_999, 100_000, 245_760])
+def test_the_loads_beyond_each_percentile_are_counted_right(n):
+    values = random.Random(n).sample(range(10 * n), n)          # distinct
+    s = sorted(values)
+    for name, q in dist.QUANTILES:
+        at = s[math.ceil(n * q / 100 - 1e-9) - 1]           # the percentile's rank
+        assert dist.beyond(n, q) == sum(v > at for v in values), (name, n)
+    assert dist.beyond(16384, 99.9) == 16                 # one chunk: ~16 beyond p99.9
+    assert dist.beyond(dist.TAIL_GROUPS, 99.9) == dist.MIN_BEYOND   # the pass's least
+    assert dist.beyond(dist.TAIL_GROUPS - 1, 99.9) == dist.MIN_BEYOND - 1
+
+
+def test_a_record_from_before_marks_its_one_chunk_tails():
+    """Records from before held one value per chunk of 16384 groups: 16 beyond p99.9."""
+    old = BenchResult("latency", "x", {}, {}, distributions={"latency": {
+        "groups": 5 * 16384, "chunks": 5, "loads_per_group": 1}})
+    assert dist.thin(old) == ["latency_p999"]
+    assert dist.thin(BenchResult("latency", "x", {}, {})) == []
+
+
+def test_a_tail_from_enough_loads_is_not_marked():
+    loads = _loads(dist.TAIL_GROUPS, 5)
+    metrics, d = dist.from_core(_hist([loads[:50_000], loads[50_000:]]))
+    assert d["beyond"]["latency_p999"] == 100 and d["thin"] == []
+    assert "†" not in metrics["latency_p999"].note
+    _, d = dist.from_core(_hist([loads[:-1]]))
+    assert d["beyond"]["latency_p999"] == 99 and d["thin"] == ["latency_p999"]
 
 
 # -- the C pass -----------------------------------------------------------------------------
@@ -95,7 +211,9 @@ def test_the_passes_buckets_are_log_linear(topo):
     assert all(b - a == 1 for a, b in itertools.pairwise(e) if b <= 64)            # exact below 64
     assert all(b - a <= a / 32 for a, b in itertools.pairwise(e) if a >= 64)       # 1/32 above
     assert all(len(c) == len(e) - 1 for c in h["counts"]) and len(h["counts"]) == 2
-    assert [sum(c) for c in h["counts"]] == [4096, 4096]
+    assert all(_lower(_index(x)) == x for x in e)                   # hist.h's grid
+    # 4096 groups asked per chunk, but a pass times TAIL_GROUPS at least: 50000 each
+    assert [sum(c) for c in h["counts"]] == [50_000, 50_000] and h["groups"] == 50_000
     assert h["step"] >= 1 and h["empty_p5"] <= h["empty_p50"] <= h["empty_p95"]
     assert 0 < h["overhead"] <= h["empty_p95"] * 1.5 and h["tsc_ghz"] > 0.1
     with pytest.raises(ValueError):
@@ -123,10 +241,31 @@ def test_dram_chase_has_an_ordered_tail_near_the_mean(topo):
     below = [(a + b) / 2 * c for a, b, c in zip(d["edges"], d["edges"][1:], d["counts"])
              if b <= q["latency_p999"]]       # the histogram's mean, up to p99.9
     assert mean / 3 < sum(below) / (0.999 * d["groups"]) < mean * 2   # overhead about right
-    assert len(r.metrics["latency_p999"].values) == 5 and d["groups"] == 5 * dist.DIST_GROUPS
+    # 5 chunks of 16384 would hold 81920 groups: 20000 each instead, 100 beyond p99.9
+    assert r.metrics["latency_p999"].values == [q["latency_p999"]] and d["chunks"] == 5
+    assert d["groups"] == dist.TAIL_GROUPS and d["beyond"]["latency_p999"] == 100
+    assert d["thin"] == []
     assert 0 < d["overhead_ns"] < mean and 0 < d["resolution_ns"] < mean / 2
     back = BenchResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert back.distributions == json.loads(json.dumps(r.distributions))
+
+
+def test_samples_auto_reads_the_tail_from_every_batch(topo):
+    """--samples auto chases in batches (6, then 9): each pass measures the TSC's rate anew,
+    yet their histograms merge into one (the later batches time groups as the first did),
+    and the tail metrics are that histogram's, one value each."""
+    from numascope.steady import Steady
+    r = lat.chase(topo, 1 << 20, topo.usable_cpus()[0], loads=1 << 10, clock=False,
+                  samples=Steady(precision=0.001, max_reps=15, budget_s=60))
+    if "latency" not in r.distributions:
+        pytest.skip("no serialising timestamp on this CPU")
+    n = r.params["samples"]
+    if n == 6:
+        pytest.skip("steady within 0.1 % after the first batch: nothing to merge")
+    d = r.distributions["latency"]
+    assert d["chunks"] == n == 15 and d["groups"] == sum(d["counts"]) >= 2 * dist.TAIL_GROUPS
+    assert r.metrics["latency_p999"].values == [d["quantiles"]["latency_p999"]]
+    assert d["beyond"]["latency_p999"] == dist.beyond(d["groups"], 99.9) and d["thin"] == []
 
 
 def test_records_without_a_distribution_keep_their_shape():
@@ -137,9 +276,10 @@ def test_records_without_a_distribution_keep_their_shape():
 
 # -- the table and the figure -----------------------------------------------------------------
 
-def _record(p999: float = 600.0) -> BenchResult:
-    metrics, d = dist.from_core(_planted_hist())
-    metrics["latency_p999"] = Metric("latency_p999", "ns", False, [p999, p999 + 2])
+def _record(hist: dict | None = None) -> BenchResult:
+    """A 1 GiB idle result with the tail of `hist` (default: the planted 2000 groups, whose
+    p99 and p99.9 rest on 20 and 2 groups beyond them)."""
+    metrics, d = dist.from_core(hist or _planted_hist())
     return BenchResult("latency", "tlb 1 GiB stride 256",
                        {"kind": "idle", "bytes": 1 << 30, "mode": "tlb", "stride": 256,
                         "pages": "none"},
@@ -149,13 +289,44 @@ def _record(p999: float = 600.0) -> BenchResult:
                        {"huge_fraction": 0.0}, distributions={"latency": d})
 
 
-def test_table_prints_the_tail_beside_the_samples():
+def _table(results: list[BenchResult]) -> str:
     from numascope.families.latency.command import _print
     con = Console(width=80, record=True, file=io.StringIO(), color_system=None)
-    _print([_record()], {}, con)
-    text = con.export_text()
-    assert "p99.9" in text and "601.0" in text and "p99, p99.9 load: the tail of single" in text
+    _print(results, {}, con)
+    return con.export_text()
+
+
+def test_table_prints_the_tail_beside_the_samples():
+    text = _table([_record(_hist([_loads(dist.TAIL_GROUPS, 6)]))])
+    assert "p99.9" in text and "p99, p99.9 load: the tail of single" in text
+    assert "one histogram of the case's 100000 timed groups" in " ".join(text.split())
+    assert "†" not in text
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80 and "…" not in text
+
+
+def test_a_tail_from_fewer_than_100_loads_is_marked_in_the_table():
+    text = _table([_record()])
+    assert "266.7†" in text and "168.5†" in text        # p99.9, p99: 2 and 20 beyond
+    assert dist.THIN_NOTE.split(":")[0] in " ".join(text.split())
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80 and "…" not in text
+
+
+def test_a_thin_tail_is_marked_in_the_report():
+    from numascope.report.html import render
+    from numascope.report.terminal import print_run
+    run = make_run({}, [_record()])
+    html = render([run])
+    assert "266.667†" in html or "266.7†" in html
+    assert dist.THIN_NOTE.split(":")[0] in html
+    con = Console(width=120, record=True, file=io.StringIO(), color_system=None)
+    print_run(run, con, all_metrics=True)
+    text = con.export_text()
+    assert "†" in text and "fewer than 100 timed loads beyond" in " ".join(text.split())
+    con = Console(width=120, record=True, file=io.StringIO(), color_system=None)
+    print_run(make_run({}, [_record(_hist([_loads(dist.TAIL_GROUPS, 6)]))]), con,
+              all_metrics=True)
+    assert "†" not in con.export_text()
+    assert "†" not in render([make_run({}, [_record(_hist([_loads(dist.TAIL_GROUPS, 6)]))])])
 
 
 def test_the_distribution_is_drawn_by_lat_and_the_report():
@@ -168,12 +339,16 @@ def test_the_distribution_is_drawn_by_lat_and_the_report():
 
 # -- compare --metric -------------------------------------------------------------------------
 
-def _tail_run(tag: str, p999: float, seed: int):
+def _tail_run(tag: str, p999: float, seed: int, group: int | None = None):
+    """A run of one idle case: the samples, the tail and (`group`: its loads per timed
+    group) the histogram's record of how it was timed."""
     ns = noisy(150.0, 5, 0.005, seed)
+    dists = {} if group is None else {"latency": {"loads_per_group": group, "groups": 245760}}
     return make_run({"cfg": tag}, [BenchResult(
         "latency", "tlb 1 GiB stride 256", {"kind": "idle"},
         {"latency": Metric("latency", "ns", False, ns),
-         "latency_p999": Metric("latency_p999", "ns", False, noisy(p999, 5, 0.01, seed + 50))})])
+         "latency_p999": Metric("latency_p999", "ns", False, noisy(p999, 1, 0.01, seed + 50))},
+        distributions=dists)])
 
 
 def test_compare_tests_the_tail_on_request(tmp_path, capsys):
@@ -205,7 +380,7 @@ def test_the_batches_of_samples_auto_make_one_histogram():
     """--samples auto chases in batches: their histograms (one grid) add bucket by bucket;
     two grids that differ give none rather than a wrong one."""
     from numascope.families.latency import distribution as d
-    a = {"edges": [10.0, 11.0, 12.0], "counts": [3, 1], "loads_per_group": 1, "tsc_ghz": 2.6,
+    a = {"edges": [10.0, 11.0, 12.0], "counts": [3, 1], "loads_per_group": 1, "tsc_ghz": 1.0,
          "groups": 4, "chunks": 1, "overhead_ns": 20.0, "overhead_p5_ns": 19.0,
          "overhead_p95_ns": 21.0, "quantiles": {}}
     b = {**a, "edges": [11.0, 12.0, 13.0, 14.0], "counts": [2, 0, 4], "groups": 6,
@@ -214,6 +389,38 @@ def test_the_batches_of_samples_auto_make_one_histogram():
     assert c["edges"] == [10.0, 11.0, 12.0, 13.0, 14.0] and c["counts"] == [3, 3, 0, 4]
     assert c["groups"] == 10 and c["chunks"] == 2 and c["overhead_ns"] == 23.0
     assert c["quantiles"]["latency_p50"] == round(d.quantile(c["edges"], c["counts"], 50), 3)
+    assert c["beyond"]["latency_p50"] == 5 and c["thin"] == [n for n, _ in d.QUANTILES]
     assert d.combine([a]) is a and d.combine([None]) is None
     assert d.combine([a, {**b, "loads_per_group": 2}]) is None
     assert d.combine([a, {**b, "edges": [10.0, 12.0, 13.0], "counts": [1, 1]}]) is None
+
+
+def test_compare_refuses_tails_timed_with_other_loads_per_group(tmp_path, capsys):
+    """A group's time over its loads is their mean: a tail of groups of 4 loads is not one
+    of single loads, so compare says so instead of testing it; the means still compare."""
+    db = tmp_path / "runs.db"
+    with Store.open(db, write=True) as st:
+        for s in range(3):
+            st.save_run(_tail_run("A", 600.0, s, group=1))
+            st.save_run(_tail_run("B", 300.0, s + 10, group=4))
+            st.save_run(_tail_run("C", 610.0, s + 20, group=1))
+    tail = ["--metric", "latency", "--metric", "latency_p999"]
+    assert cli(["compare", "cfg=A", "cfg=B", "--store", str(db), *tail]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tlb 1 GiB stride 256" in err
+    assert "groups of 1 load(s) in A and 4 in B" in err and "Traceback" not in err
+    assert cli(["compare", "cfg=A", "cfg=B", "--store", str(db), "--all-metrics"]) == 2
+    assert "groups of 1 load(s) in A and 4 in B" in capsys.readouterr().err
+    assert cli(["compare", "cfg=A", "cfg=B", "--store", str(db), "--json"]) == 0  # primary
+    capsys.readouterr()
+    assert cli(["compare", "cfg=A", "cfg=C", "--store", str(db), "--json", *tail]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {m["metric"] for m in out["results"]} == {"latency", "latency_p999"}
+    # a side whose own runs mix group sizes is refused too; without a tail, nothing to refuse
+    from numascope.analysis.compare import tail_groups_mixed
+    a = [_tail_run("A", 600.0, 1, group=1)]
+    b = [_tail_run("B", 600.0, 2, group=1), _tail_run("B", 300.0, 3, group=4)]
+    assert "groups of 1 load(s) in A and 1 and 4 in B" in \
+        tail_groups_mixed(a, b, metrics=["latency_p999"])
+    assert tail_groups_mixed(a, b) is None and tail_groups_mixed(a, b, metrics=["latency"]) is None
+    assert tail_groups_mixed(a, b[:1], all_metrics=True) is None

@@ -51,6 +51,8 @@ _PUBS = (
                 "Handle Outliers", "ASQC Quality Press, 1993 (the modified z-score's 3.5)"),
     Publication("fisher-1958", "W. D. Fisher", "On Grouping for Maximum Homogeneity",
                 "Journal of the American Statistical Association 53, 1958"),
+    Publication("david-nagaraja-2003", "H. A. David, H. N. Nagaraja", "Order Statistics",
+                "3rd edition, Wiley, 2003 (section 7.1: quantiles' order-statistic intervals)"),
     Publication("holm-1979", "S. Holm", "A Simple Sequentially Rejective Multiple Test "
                 "Procedure", "Scandinavian Journal of Statistics 6(2), 1979"),
     Publication("welch-1947", "B. L. Welch", "The Generalization of 'Student's' Problem when "
@@ -109,10 +111,10 @@ THRESHOLDS: tuple[Cited, ...] = (
           "its variant's median is implausible (with MIN_EXCESS)", "iglewicz-hoaglin-1993",
           "the outlier limit of the modified z-score 0.6745 (x - median) / MAD"),
     Cited("families.bandwidth.outliers.MIN_EXCESS", "0.25", "an implausible repetition is "
-          "also this far above the median (decides when MAD is 0)", "dell-naples-2018",
-          "one core with local memory reaches about 24.5 GB/s where a whole node's two CCX "
-          "reach about 32: no placement makes a repetition of the same case 25 % faster than "
-          "its median, so such a one missed work"),
+          "also this far above the median (decides when MAD is 0)", "dell-rome-2019",
+          "identical servers' STREAM figures spread 5-10 %: a repetition 25 % above its own "
+          "case's median is 2.5 times the widest published spread beyond it, not noise but a "
+          "timing window that missed work"),
     Cited("families.bandwidth.outliers.MAX_SHARE", "0.10", "past this share of implausible "
           "repetitions (or a fast mode this large: two modes by fisher-1958) nothing is "
           "excluded and the case is disturbed (bimodal)", "iglewicz-hoaglin-1993",
@@ -120,6 +122,10 @@ THRESHOLDS: tuple[Cited, ...] = (
           "more than max(1, 10 %) of n with probability at most 1.5 % for any n from 5 to "
           "1000 (binomial); dropping at most 10 % from the top keeps the median at or above "
           "the 45th percentile"),
+    Cited("families.latency.distribution.MIN_BEYOND", "100", "a tail figure (p99, p99.9) "
+          "from fewer loads beyond it is marked thin", "david-nagaraja-2003", "with k points "
+          "beyond a quantile its rank is uncertain by about 1/sqrt(k) of the tail: 10 % at "
+          "100 (one chunk's 16 gave 25 %)"),
     Cited("families.bandwidth.sizes.LLC_FACTOR", "4", "the default array size (each array "
           "at least 4x the caches in use)", "mccalpin-1995", "STREAM's run rule: each array "
           "at least 4 times the sum of the last-level caches"),

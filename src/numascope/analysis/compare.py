@@ -277,6 +277,38 @@ def smoke_mixed(a: list[RunRecord], b: list[RunRecord]) -> str | None:
     return smoke[0] if smoke and len(smoke) < len(a + b) else None
 
 
+def tail_groups_mixed(a: list[RunRecord], b: list[RunRecord], all_metrics: bool = False,
+                      families: list[str] | None = None,
+                      metrics: list[str] | None = None) -> str | None:
+    """Why latency tails cannot be compared, or None: a case whose tail metrics
+    (latency_p50 ... latency_p999) are among those compared (the metrics named, every one,
+    or the primary ones) was timed with different loads per group (A against B, or within
+    a side). A group of g loads reads their mean, which smooths the tail: its p99.9 is not
+    a single load's."""
+    from numascope.families.latency.distribution import QUANTILES
+    tails = {name for name, _ in QUANTILES}
+    seen: dict[tuple[str, str], tuple[set[int], set[int]]] = {}
+    for k, runs in enumerate((a, b)):
+        for run in runs:
+            for res in run.results:
+                if not res.validated or (families and res.family not in families):
+                    continue
+                names = set(metrics) if metrics else set(res.metrics) if all_metrics \
+                    else set(primary_metrics(res.family, list(res.metrics)))
+                g = (res.distributions.get("latency") or {}).get("loads_per_group")
+                if g is not None and tails & names & set(res.metrics):
+                    seen.setdefault((res.family, res.case), (set(), set()))[k].add(g)
+    for (family, case), (ga, gb) in seen.items():
+        if ga and gb and len(ga | gb) > 1:
+            def each(gs: set[int]) -> str:
+                return " and ".join(map(str, sorted(gs)))
+            return (f"{family} case '{case}': its tails were timed in groups of {each(ga)} "
+                    f"load(s) in A and {each(gb)} in B (a group's mean smooths the tail); "
+                    "compare tails only at the same loads per group, or leave the "
+                    "latency_p* metrics out")
+    return None
+
+
 def metric_names(runs: list[RunRecord], families: list[str] | None = None) -> list[str]:
     """Every metric name the runs' validated results have (in these families), sorted."""
     return sorted({m for r in runs for res in r.results

@@ -80,7 +80,7 @@ def metrics_arg(names: list[str] | None, runs: list, families: list[str] | None
 def main(args: argparse.Namespace) -> int:
     import math
 
-    from numascope.analysis.compare import compare_runs, smoke_mixed
+    from numascope.analysis.compare import compare_runs, smoke_mixed, tail_groups_mixed
     from numascope.errors import UserError
     from numascope.report.terminal import print_comparison
     from numascope.results.store import Store
@@ -96,6 +96,9 @@ def main(args: argparse.Namespace) -> int:
                         "caches); compare smoke runs only with smoke runs")
     fams = families_arg(args.family, a + b)
     chosen = metrics_arg(args.metric, a + b, fams)
+    mixed = tail_groups_mixed(a, b, args.all_metrics, fams, chosen)
+    if mixed:
+        raise UserError(mixed)
     cmp = compare_runs(a, b, args.min_effect, all_metrics=args.all_metrics, families=fams,
                        metrics=chosen)
     if args.significant:

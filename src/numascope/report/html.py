@@ -23,6 +23,7 @@ from typing import Any
 from numascope import __version__
 from numascope.analysis.compare import compare_runs, smoke_mixed
 from numascope.console import UNKNOWN, plural, show
+from numascope.families.latency.distribution import THIN_MARK, THIN_NOTE, thin
 from numascope.report.topology_html import CSS as TOPO_CSS
 from numascope.report.topology_html import topology_html
 from numascope.results.record import BenchResult
@@ -265,7 +266,9 @@ def _result_rows(run: RunRecord, results: list[BenchResult]) -> list[list[str]]:
     rows = []
     for res in results:
         for i, m in enumerate(res.metrics.values()):
-            rows.append([_e(run.run_id), _e(res.case), _e(m.name), _num(m.median), _num(m.min),
+            rows.append([_e(run.run_id), _e(res.case), _e(m.name),
+                         _num(m.median) + (THIN_MARK if m.name in thin(res) else ""),
+                         _num(m.min),
                          _num(m.max), "–" if not math.isfinite(m.spread)
                          else f"{m.spread:.1%}", f"{len(m.values)}{mark(res.params)}",
                          _e(m.unit),
@@ -331,6 +334,8 @@ def _results_section(runs: list[RunRecord]) -> str:
         rows = [row for r in runs for row in _result_rows(
             r, [x for x in r.results if x.family == fam])]
         parts.append(f"<h3>{_e(fam)}</h3>" + _table(_RES_HEAD, rows, {3, 4, 5, 6, 7}))
+    if any(thin(x) for r in runs for x in r.results):
+        parts.append(f'<p class="warn">{_e(THIN_NOTE)}</p>')
     if not parts:
         return '<p class="dim">no results</p>'
     n = sum(len(r.results) for r in runs)

@@ -19,6 +19,7 @@ from rich.table import Table
 from numascope.analysis.compare import Comparison
 from numascope.analysis.primary import primary_metrics
 from numascope.console import UNKNOWN, plural, show
+from numascope.families.latency.distribution import THIN_MARK, THIN_NOTE, thin
 from numascope.profile import SMOKE_NOTE, readable
 from numascope.results.run import RunRecord
 from numascope.results.store import RunSummary
@@ -150,6 +151,9 @@ def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> No
     console.print(results_table(rec, all_metrics))
     for line in steady_lines(rec.results):
         console.print(escape(line))
+    if any(m in thin(r) for r in rec.results for m in r.metrics
+           if all_metrics or m in primary_metrics(r.family, list(r.metrics))):
+        console.print(escape(THIN_NOTE))
 
 
 def stages_table(rec: RunRecord) -> Table:
@@ -202,7 +206,8 @@ def results_table(rec: RunRecord, all_metrics: bool = False) -> Table:
                 case = escape(r.case) + (f" [dim]· {escape(m.name)}[/dim]"
                                          if m.name != main else "")
             t.add_row(escape(family), case,
-                      f"{fmt(m.median)} {escape(m.unit)}", fmt(m.best),
+                      f"{fmt(m.median)}{THIN_MARK if m.name in thin(r) else ''} "
+                      f"{escape(m.unit)}", fmt(m.best),
                       "–" if not math.isfinite(m.spread) else f"{m.spread:.1%}",
                       f"{len(m.values)}{mark(r.params)}")
     return t

@@ -161,7 +161,9 @@ class LatencyParams:
     seed: int = 1
     clock: bool = True                      # measure the core clock for core cycles
     dist_groups: int = distribution.DIST_GROUPS   # single-load distribution: timed groups
-                                            #   per chunk (one chunk per sample); 0: none
+                                            #   per chunk (one chunk per sample; TAIL_GROUPS
+                                            #   at least in all); 0: none
+    dist_group: int = 0                     # loads per timed group; 0: the pass chooses
     delay: int = 0                          # loaded: the injected delay
     load_cpus: tuple[int, ...] = ()         # loaded: empty: every usable CPU but the chaser
     load_bytes: int | None = None           # loaded: per loader; None: dram_size / 4, >= 64 MiB
@@ -308,17 +310,18 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
         batches: list[BenchResult] = []
 
         def once(n: int) -> BenchResult:
-            batches.append(run(topo, replace(p, samples=n)))
+            batches.append(run(topo, replace(p, samples=n, dist_group=_group(batches, p))))
             return batches[-1]
         res = steady.gather(once, p.samples, "latency", count="samples")
         dist = distribution.combine([b.distributions.get("latency") for b in batches])
-        if dist:        # every batch's single loads, one histogram
+        if dist:        # every batch's single loads, one histogram, and its tails
             res.distributions = {"latency": dist}
+            res.metrics.update(distribution.metrics(dist))
         return res
     nbytes, cpu, pages = p.bytes or 0, p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):
         r = _core().lat_chase(nbytes, cpu, p.memory.to_core(), p.mode, p.window, p.samples,
-                              p.loads, p.stride, p.seed, p.dist_groups)
+                              p.loads, p.stride, p.seed, p.dist_groups, p.dist_group)
     tail, dist = distribution.from_core(r.get("hist"))
     notes = []
     if pages != "none" and 0 <= r["huge_fraction"] < 0.5:
@@ -338,6 +341,13 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
                    "huge_fraction": r["huge_fraction"],
                    "pages": _huge_text(pages, r["huge_fraction"])},
         notes=notes, distributions={"latency": dist} if dist else {})
+
+
+def _group(batches: list[BenchResult], p: LatencyParams) -> int:
+    """The loads per timed group of a batch: the first batch's, so that the batches'
+    histograms share one grid (combine), else as asked."""
+    d = batches[0].distributions.get("latency") if batches else None
+    return d["loads_per_group"] if d else p.dist_group
 
 
 def run_loaded(topo: Topology, p: LatencyParams,
@@ -444,8 +454,8 @@ def loaded(topo: Topology, cpu: int | None = None, load_cpus: list[int] | None =
 
 def summary(res: BenchResult) -> dict[str, float]:
     """p5 / p50 / p95 / min of the latency samples (ns), the median cycles and, where the
-    record has the single-load distribution, the medians of its chunks' p99 and p99.9
-    (load_p99, load_p999; NaN without)."""
+    record has the single-load distribution, its p99 and p99.9 (load_p99, load_p999: the
+    merged histogram's; NaN without)."""
     m = res.metrics["latency"]
     out = {"p5": m.percentile(5), "p50": m.percentile(50), "p95": m.percentile(95),
            "min": m.min, "tsc_cycles": res.metrics["tsc_cycles"].median}

@@ -162,7 +162,7 @@ def _print(results, levels, console) -> None:
         core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
         rows.append([lat.format_bytes(r.params["bytes"]), r.params["mode"],
                      f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}",
-                     f"{s['p95']:.1f}", _ns(s["load_p99"]), _ns(s["load_p999"]),
+                     f"{s['p95']:.1f}", *_tail_cells(r, s),
                      f"{s['tsc_cycles']:.0f}", core,
                      *([f"{r.params['samples']}{mark(r.params)}"] if auto else []), _pages(r)])
     if all(row[6] == row[7] == "-" for row in rows):     # no distribution: no tail columns
@@ -172,16 +172,7 @@ def _print(results, levels, console) -> None:
     console.print(t)
     _print_footer(results, console)
     steady_lines(results, console)
-    groups = sorted({r.distributions["latency"]["loads_per_group"] for r in results
-                     if "latency" in r.distributions})
-    if groups:
-        res = max(r.distributions["latency"]["resolution_ns"] for r in results
-                  if "latency" in r.distributions)
-        what = "single loads" if groups == [1] else \
-            f"groups of {'/'.join(map(str, groups))} loads (1 on DRAM)"
-        console.print(f"p99, p99.9 load: the tail of {what} (ns per load), each timed by the "
-                      f"TSC in a pass after the samples, timer overhead subtracted; resolution "
-                      f"{res:.0f} ns or better; lat --plot draws the distribution", markup=False)
+    _print_tail_footer(results, console)
     for mode, lvls in levels.items():
         lt = Table(title=f"Detected levels ({mode})", box=box.SIMPLE_HEAD, pad_edge=False)
         for c in ("level", "plateau", "ns", "expected", "check"):
@@ -199,7 +190,35 @@ def _latency_cells(r) -> list[str]:
     s = lat.summary(r)
     core = f"{s['core_cycles']:.0f}" if "core_cycles" in s else "unknown"
     return [f"{s['p50']:.1f}", f"{s['min']:.1f}", f"{s['p5']:.1f}", f"{s['p95']:.1f}",
-            _ns(s["load_p99"]), _ns(s["load_p999"]), f"{s['tsc_cycles']:.0f}", core]
+            *_tail_cells(r, s), f"{s['tsc_cycles']:.0f}", core]
+
+
+def _tail_cells(r, s: dict) -> list[str]:
+    """The p99 and p99.9 load cells, marked where fewer than MIN_BEYOND loads lie beyond."""
+    from numascope.families.latency.distribution import THIN_MARK, thin
+    few = thin(r)
+    return [_ns(s[key]) + (THIN_MARK if name in few else "")
+            for key, name in (("load_p99", "latency_p99"), ("load_p999", "latency_p999"))]
+
+
+def _print_tail_footer(results, console) -> None:
+    """What the p99 / p99.9 load columns are, and the mark on a thin tail."""
+    from numascope.families.latency.distribution import THIN_NOTE, thin
+    dists = [r.distributions["latency"] for r in results if "latency" in r.distributions]
+    if not dists:
+        return
+    groups = sorted({d["loads_per_group"] for d in dists})
+    res = max(d["resolution_ns"] for d in dists)
+    n = sorted(d["groups"] for d in dists)
+    each = f"{n[0]}" if n[0] == n[-1] else f"{n[0]} to {n[-1]}"
+    what = "single loads" if groups == [1] else \
+        f"groups of {'/'.join(map(str, groups))} loads (1 on DRAM)"
+    console.print(f"p99, p99.9 load: the tail of {what} (ns per load) from one histogram of "
+                  f"the case's {each} timed groups, each timed by the TSC in a pass after the "
+                  f"samples, timer overhead subtracted; resolution {res:.0f} ns or better; "
+                  "lat --plot draws the distribution", markup=False)
+    if any(name in thin(r) for r in results for name in ("latency_p99", "latency_p999")):
+        console.print(THIN_NOTE, markup=False)
 
 
 def _print_footer(results, console) -> None:
@@ -245,6 +264,7 @@ def _print_loaded(results, console) -> None:
         for inv in lat.inversions(curve):
             console.print(f"[bold yellow]warning:[/] loaded latency {inv.note()}")
     _print_footer(results, console)
+    _print_tail_footer(results, console)
     console.print(f"knee: {lat.curve_summary(lat.curves(results)[0])['knee_rule']}",
                   markup=False)
     n = len(results[0].params.get("load_cpus") or [])

@@ -8,13 +8,22 @@ two whose group lasts at least 4x the timer's overhead (cache-resident working s
 The timer's overhead, the mean of 16384 empty intervals, is subtracted from every group;
 times go into log-linear buckets of TSC ticks (HDR-histogram style: exact below 64 ticks,
 then 32 sub-buckets per power of two, each at most 1/32 of its value wide). One histogram
-per chunk of DIST_GROUPS groups, one chunk per sample (at most 64).
+per chunk of DIST_GROUPS groups, one chunk per sample (at most 64), more groups per chunk
+where the chunks would hold fewer than TAIL_GROUPS in all.
+
+A tail is read from one histogram of all of a case's timed groups: the chunks merged, and
+under --samples auto the batches merged too (`combine`). A chunk's own p99.9 rests on ~16
+groups beyond it (16384 x 0.1 %) and moves by hundreds of ns from chunk to chunk; the
+median of such values is not the case's p99.9.
 
 Here a record carries:
-  - metrics latency_p50 / _p90 / _p99 / _p999 (ns per load): each chunk's quantile, one
-    value per chunk, so `compare` tests them as it tests the samples (not primary metrics);
-  - distributions["latency"]: the chunks' histograms merged, bucket edges in ns per load
-    (group time / loads per group), with the method, the overhead and the resolution."""
+  - metrics latency_p50 / _p90 / _p99 / _p999 (ns per load): one value each, the
+    quantile of the merged histogram (not primary metrics: `compare --metric` tests them,
+    one value per run);
+  - distributions["latency"]: the merged histogram, bucket edges in ns per load
+    (group time / loads per group), with the method, the overhead, the resolution, how many
+    timed groups lie beyond each quantile (`beyond`) and which quantiles rest on fewer than
+    MIN_BEYOND of them (`thin`: marked wherever the figure is shown)."""
 
 from __future__ import annotations
 
@@ -24,6 +33,19 @@ from typing import Any
 from numascope.results.record import Metric
 
 DIST_GROUPS = 16384            # timed groups per chunk (one chunk per sample)
+# A tail figure needs MIN_BEYOND timed groups beyond it. The number of sample points beyond
+# the true p99.9 is Binomial(n, 0.001): with k expected beyond, its relative sd is about
+# 1/sqrt(k) (the order-statistics interval of a quantile: H. A. David, H. N. Nagaraja,
+# "Order Statistics", 3rd ed., Wiley 2003, sec. 7.1), so 100 beyond pins the figure's rank
+# to +-10 % of the tail (between the true p99.89 and p99.91), where one chunk's 16 give
+# +-25 %. Measured here (docs/lat.md): one chunk's p99.9 over 1 GiB spread 577-883 ns
+# within a single invocation. The C pass times at least TAIL_GROUPS (hist.h,
+# HIST_TAIL_GROUPS) so that p99.9 has them.
+MIN_BEYOND = 100
+TAIL_GROUPS = 100_000          # MIN_BEYOND / (1 - 0.999): the C pass's least per case
+THIN_MARK = "†"
+THIN_NOTE = (f"{THIN_MARK} = a tail figure from fewer than {MIN_BEYOND} timed loads beyond "
+             "it (its rank is uncertain by more than 10 % of the tail): take more samples")
 QUANTILES = (("latency_p50", 50.0), ("latency_p90", 90.0), ("latency_p99", 99.0),
              ("latency_p999", 99.9))
 METHOD = ("groups of dependent loads timed by rdtscp;lfence (one load per group where a "
@@ -55,6 +77,50 @@ def merged(counts: list[list[int]]) -> list[int]:
     return [sum(col) for col in zip(*counts)]
 
 
+def beyond(n: int, q: float) -> int:
+    """How many of n sorted points lie beyond the q-th percentile: those ranked above
+    ceil(n q / 100) (the histogram's quantile interpolates to that rank)."""
+    return n - math.ceil(round(n * q / 100.0, 6))
+
+
+def tails(edges: list[float], counts: list[int]) -> dict[str, Any]:
+    """The merged histogram's quantiles, the groups beyond each and the thin ones."""
+    n = sum(counts)
+    out = {name: beyond(n, q) for name, q in QUANTILES}
+    return {"quantiles": {name: round(quantile(edges, counts, q), 3) for name, q in QUANTILES},
+            "beyond": out, "min_beyond": MIN_BEYOND,
+            "thin": [name for name, k in out.items() if k < MIN_BEYOND]}
+
+
+def thin(res: Any) -> list[str]:
+    """The tail metrics of a result resting on fewer than MIN_BEYOND timed groups beyond
+    them: distributions["latency"]["thin"]; in a record from before it was kept, whose
+    tail metrics held one value per chunk, those of one chunk's groups."""
+    d = getattr(res, "distributions", {}).get("latency") or {}
+    if "thin" in d:
+        return list(d["thin"] or [])
+    if not d.get("groups") or not d.get("chunks"):
+        return []
+    n = d["groups"] // d["chunks"]
+    return [name for name, q in QUANTILES if beyond(n, q) < MIN_BEYOND]
+
+
+def metrics(dist: dict[str, Any], unit: str = "load") -> dict[str, Metric]:
+    """The tail metrics of a record's histogram: one value each, from the merged one."""
+    g = dist["loads_per_group"]
+    what = f"single {unit}s" if g == 1 else f"groups of {g} {unit}s (ns per {unit})"
+    out = {}
+    for name, q in QUANTILES:
+        k = dist["beyond"][name]
+        mark = f" ({THIN_MARK}: fewer than {MIN_BEYOND})" if name in dist["thin"] else ""
+        out[name] = Metric(
+            name, "ns", False, [dist["quantiles"][name]],
+            f"p{q:g} of {what}: one histogram of the case's {dist['groups']} timed groups "
+            f"({dist['chunks']} chunks merged), {k} beyond it{mark}; timer overhead "
+            "subtracted (distributions['latency'])")
+    return out
+
+
 def from_core(h: dict[str, Any] | None, unit: str = "load", method: str = METHOD
               ) -> tuple[dict[str, Metric], dict[str, Any] | None]:
     """The tail metrics and the record's histogram from lat_chase's "hist" (None where the
@@ -64,20 +130,12 @@ def from_core(h: dict[str, Any] | None, unit: str = "load", method: str = METHOD
         return {}, None
     g, ghz = h["group"], h["tsc_ghz"]
     edges = [e / ghz / g for e in h["edges"]]          # group ticks -> ns per load
-    what = f"single {unit}s" if g == 1 else f"groups of {g} {unit}s (ns per {unit})"
-    metrics = {}
-    for name, q in QUANTILES:
-        vals = [quantile(edges, c, q) for c in h["counts"] if sum(c)]
-        metrics[name] = Metric(
-            name, "ns", False, vals,
-            f"p{q:g} of {what}, one value per chunk of {h['groups']} timed groups; "
-            "timer overhead subtracted (distributions['latency'])")
     total = merged(h["counts"])
     step_ns = h["step"] / ghz
     dist = {
         "unit": "ns", "edges": [round(e, 4) for e in edges], "counts": total,
         "loads_per_group": g, "groups": sum(total), "chunks": len(h["counts"]),
-        "quantiles": {name: round(quantile(edges, total, q), 3) for name, q in QUANTILES},
+        **tails(edges, total),
         "overhead_ns": h["overhead"] / ghz,
         "overhead_p5_ns": h["empty_p5"] / ghz, "overhead_p95_ns": h["empty_p95"] / ghz,
         "tsc_step_ns": step_ns,
@@ -85,34 +143,50 @@ def from_core(h: dict[str, Any] | None, unit: str = "load", method: str = METHOD
         "resolution_ns": step_ns / g,
         "tsc_ghz": ghz, "method": method,
     }
-    return metrics, dist
+    return metrics(dist, unit), dist
+
+
+def _ticks(d: dict[str, Any]) -> list[int]:
+    """A histogram's edges back in TSC ticks of a group (whole numbers: the C pass's grid;
+    the ns edges are rounded to 1e-4 ns, far under half a tick)."""
+    k = d["tsc_ghz"] * d["loads_per_group"]
+    return [round(e * k) for e in d["edges"]]
 
 
 def combine(dists: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     """One histogram of several chases' (the batches of --samples auto): their buckets lie
-    on the same log-linear grid when their group size and TSC rate agree, so the counts add
-    bucket by bucket (a gap between two ranges is a bucket of none); quantiles, groups and
-    chunks recomputed, the overhead a mean weighted by groups. None when there is nothing to
-    combine or the grids differ (then no histogram rather than a wrong one)."""
+    on the same log-linear grid of TSC ticks when their group size agrees, so the counts
+    add bucket by bucket (a gap between two ranges is a bucket of none). Each pass measures
+    the TSC's rate anew (it differs in the 5th digit); the grid is the same, so the counts
+    add in ticks and go back to ns at the rate's mean weighted by groups, as the overhead.
+    Quantiles, groups beyond them, groups and chunks are recomputed. None when there is
+    nothing to combine or the grids differ (then no histogram rather than a wrong one)."""
     ds = [d for d in dists if d]
     if not ds:
         return None
     if len(ds) == 1:
         return ds[0]
-    if len({(d["loads_per_group"], d["tsc_ghz"]) for d in ds}) != 1:
+    if len({d["loads_per_group"] for d in ds}) != 1:
         return None
-    edges = sorted({e for d in ds for e in d["edges"]})
-    at = {e: i for i, e in enumerate(edges)}
-    counts = [0] * (len(edges) - 1)
-    for d in ds:
-        for lo, hi, c in zip(d["edges"], d["edges"][1:], d["counts"]):
+    ticks = [_ticks(d) for d in ds]
+    grid = sorted({t for ts in ticks for t in ts})
+    at = {t: i for i, t in enumerate(grid)}
+    counts = [0] * (len(grid) - 1)
+    for ts, d in zip(ticks, ds):
+        for lo, hi, c in zip(ts, ts[1:], d["counts"]):
             if at[hi] != at[lo] + 1:       # a bucket the others split: not the same grid
                 return None
             counts[at[lo]] += c
     groups = sum(d["groups"] for d in ds)
-    out = {**ds[0], "edges": edges, "counts": counts, "groups": sum(counts),
-           "chunks": sum(d["chunks"] for d in ds),
-           "quantiles": {name: round(quantile(edges, counts, q), 3) for name, q in QUANTILES}}
+    ghz = sum(d["tsc_ghz"] * d["groups"] for d in ds) / groups
+    g = ds[0]["loads_per_group"]
+    edges = [t / ghz / g for t in grid]
+    out = {**ds[0], "edges": [round(e, 4) for e in edges], "counts": counts,
+           "groups": sum(counts), "chunks": sum(d["chunks"] for d in ds),
+           **tails(edges, counts), "tsc_ghz": ghz}
     for k in ("overhead_ns", "overhead_p5_ns", "overhead_p95_ns"):
         out[k] = sum(d[k] * d["groups"] for d in ds) / groups
+    for k in ("tsc_step_ns", "resolution_ns"):     # the coarsest pass's
+        if all(k in d for d in ds):
+            out[k] = max(d[k] for d in ds)
     return out

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from numascope.families.latency import knee
 from numascope.families.latency.bench import curves, inversions
+from numascope.families.latency.distribution import MIN_BEYOND, THIN_MARK
 from numascope.results.record import BenchResult
 
 FAMILY = "latency"
@@ -127,7 +128,7 @@ def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
                                             r.params.get("bytes") or 0,
                                             r.params.get("delay") or 0)))
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    groups = set()
+    groups, few = set(), False
     for r in rs:
         d = r.distributions["latency"]
         counts, edges = d["counts"], d["edges"]
@@ -142,10 +143,12 @@ def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
                 ys.append(left / n)
         groups.add(d.get("loads_per_group", 1))
         line, = ax.step(xs, ys, where="post", label=_label(r))
-        q = d.get("quantiles", {})
+        q, thin = d.get("quantiles", {}), d.get("thin") or []
         for name, share in (("latency_p99", 1e-2), ("latency_p999", 1e-3)):
-            if name in q:
-                ax.plot([q[name]], [share], "o", ms=4, color=line.get_color())
+            if name in q:       # hollow: fewer than MIN_BEYOND loads beyond (thin)
+                few = few or name in thin
+                ax.plot([q[name]], [share], "o", ms=4, color=line.get_color(),
+                        mfc="none" if name in thin else line.get_color())
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.axhline(1e-2, color="grey", lw=0.6, ls=":")
@@ -153,7 +156,9 @@ def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     ax.set_xlabel("ns per load" + ("" if groups <= {1} else " (groups of several loads "
                                    "where a load is short)"))
     ax.set_ylabel("share of loads slower")
-    ax.set_title("Latency distribution (dots: p99 at 10^-2, p99.9 at 10^-3)")
+    ax.set_title("Latency distribution (dots: p99 at 10^-2, p99.9 at 10^-3"
+                 + (f"; hollow: fewer than {MIN_BEYOND} loads beyond, {THIN_MARK})"
+                    if few else ")"))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()

@@ -63,8 +63,10 @@ int hist_alloc(hist_t *h, int chunks, Py_ssize_t groups, int group) {
     if (group < 0 || group > HIST_MAX_GROUP)
         { ns_value_error("loads per timed group must be in [0, %d]", HIST_MAX_GROUP); return 0; }
     if (!groups) return 1;
+    if (chunks < 1) { ns_value_error("a distribution pass needs at least one chunk"); return 0; }
     h->chunks = chunks < HIST_MAX_CHUNKS ? chunks : HIST_MAX_CHUNKS;
-    h->groups = (size_t)groups;
+    size_t least = (HIST_TAIL_GROUPS + (size_t)h->chunks - 1) / (size_t)h->chunks;
+    h->groups = (size_t)groups < least ? least : (size_t)groups;
     h->asked = group;
     h->counts = calloc((size_t)h->chunks * HIST_BUCKETS, sizeof(uint32_t));
     h->empty = calloc(HIST_EMPTY, sizeof(uint32_t));

@@ -27,6 +27,8 @@
 #define HIST_EMPTY 16384        /* empty intervals timed for the overhead */
 #define HIST_GROUPS 16384       /* timed groups per chunk unless given (the Python side's
                                    distribution.DIST_GROUPS passes the same) */
+#define HIST_TAIL_GROUPS 100000 /* timed groups per pass at least, the chunks together: 100
+                                   beyond p99.9 (distribution.MIN_BEYOND, why 100) */
 
 typedef struct {
     int chunks;                 /* histograms, one after the other (one per sample) */
@@ -70,7 +72,9 @@ void hist_overhead(hist_t *h);
 /* The group for a walk of `ticks_per_load` TSC ticks per load (h->asked when given). */
 int hist_group(const hist_t *h, double ticks_per_load);
 /* The pass's buffers: `chunks` histograms of `groups` groups of `group` loads (0: chosen
- * by the pass). groups == 0: no pass. 0 on bad input or OOM (exception set). */
+ * by the pass), more groups per chunk where the chunks together would hold fewer than
+ * HIST_TAIL_GROUPS (the tail is read from them merged). groups == 0: no pass. 0 on bad
+ * input or OOM (exception set). */
 int hist_alloc(hist_t *h, int chunks, Py_ssize_t groups, int group);
 void hist_free(hist_t *h);
 /* The pass's result for Python: None when it did not run (no serialising timestamp on

@@ -373,7 +373,8 @@ static void chase_free(chase_t *c) {
 /* Python: lat_chase(bytes, cpu, memory=None, mode="tlb", window=262144, samples=15,
  *                   loads=262144, stride, seed=1, hist_groups=16384, group=0) -> dict;
  *   stride is required; hist_groups: groups per distribution chunk (one chunk per sample,
- *   at most HIST_MAX_CHUNKS; 0: no distribution pass), group: loads per group (0: auto) */
+ *   at most HIST_MAX_CHUNKS; more where the chunks would hold fewer than HIST_TAIL_GROUPS;
+ *   0: no distribution pass), group: loads per group (0: auto) */
 static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "memory", "mode", "window", "samples", "loads",
                           "stride", "seed", "hist_groups", "group", NULL};
