@@ -212,14 +212,14 @@ def _outliers(gauge: Callable[..., Any], a: Any) -> None:
     node of a group too small to screen (and not under the STREAM floor) gets none."""
     from numascope.fleet.outliers import MIN_GROUP
     flagged = {f.host for f in a.flags}
-    g = gauge(f"{PREFIX}_node_outlier", "1 when numascope's fleet screen flagged the node "
-              "(outlier in its configuration group or under the STREAM floor), 0 when "
-              f"screened and not flagged; absent for a group under {MIN_GROUP} nodes",
-              ("host",))
+    doc = ("1 when numascope's fleet screen flagged the node (outlier in its configuration "
+           "group or under the STREAM floor), 0 when screened and not flagged; absent for "
+           f"a group under {MIN_GROUP} nodes")
     for grp in a.groups:
         for h in grp.hosts:
             if h in flagged or len(grp.hosts) >= MIN_GROUP:
-                g.labels(host=h).set(1.0 if h in flagged else 0.0)
+                gauge(f"{PREFIX}_node_outlier", doc, ("host",)).labels(host=h).set(
+                    1.0 if h in flagged else 0.0)
 
 
 def exposition(runs: list[RunRecord], analysis: Any = None,
