@@ -694,8 +694,8 @@ def print_analysis(a) -> None:
             _para(f"{f.host}  [{f.kind}]  {f.metric}", "  ")
             _para(f"{_fmt(f.value)} {f.unit} vs {ref} {_fmt(f.reference)}: {f.why}", "      ")
     else:
-        _para(f"no node flagged (|z| > {a.z_limit:g} and > {a.gap_pct:g} % worse, or under "
-              f"the {a.floor:.0%} STREAM floor)")
+        floor = f", or {a.floor_said()}" if a.floor_nodes else f"; {a.floor_said()}"
+        _para(f"no node flagged (|z| > {a.z_limit:g} and > {a.gap_pct:g} % worse{floor})")
     if a.shape:
         out.print(f"shape outliers ({len(a.shape)}):", markup=False)
         for s in a.shape:

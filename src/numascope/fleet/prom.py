@@ -44,6 +44,7 @@ from numascope.results.run import RunRecord
 
 PREFIX = "numascope"
 LABELS = ("host", "case")
+SIGNIFICANT = 6     # digits of an exported value
 # numascope's unit -> (the base unit's name suffix, the factor to it)
 UNITS: dict[str, tuple[str, float]] = {
     "GB/s": ("bytes_per_second", 1e9), "MB/s": ("bytes_per_second", 1e6),
@@ -76,6 +77,12 @@ def record_ok(rec: RunRecord) -> bool:
 
 def stage_ok(status: str) -> bool:
     return status in ("done", "skipped")
+
+
+def _digits(v: float) -> float:
+    """`v` to SIGNIFICANT digits: far finer than any repetition-to-repetition spread
+    numascope measures, and shorter in the file than the 17 of Python's repr."""
+    return float(f"{v:.{SIGNIFICANT}g}")
 
 
 def _name(s: str) -> str:
@@ -191,7 +198,7 @@ def registry(runs: list[RunRecord], analysis: Any = None,
                        f"{suffix.replace('_', ' ') or 'no unit'} (measured in "
                        f"{m.unit or 'no unit'}); {'higher' if better else 'lower'} is better")
                 gauge(name_of(res.family, m.name, m.unit), doc, LABELS).labels(
-                    host=host, case=res.case).set(statistics.median(vals))
+                    host=host, case=res.case).set(_digits(statistics.median(vals)))
     if analysis is not None and not analysis.smoke:
         _outliers(gauge, analysis)
     if checks is not None:
