@@ -130,6 +130,16 @@ def test_health_numascope_missing_drains(stores, tmp_path):
     assert drained[3] == "reason=numascope: cannot run /nonexistent/numascope (exit 127)"
 
 
+def test_health_a_check_that_hangs_drains(stores, tmp_path):
+    hang = tmp_path / "hang"
+    hang.write_text("#!/bin/sh\nexec sleep 60\n")
+    hang.chmod(0o755)
+    p, drained = _health(tmp_path, stores["ok"], NUMASCOPE_BIN=str(hang),
+                         NUMASCOPE_TIMEOUT="1")
+    assert p.returncode == 1
+    assert drained[3] == "reason=numascope: fleet check took over 1 s"
+
+
 def test_health_a_relative_numascope_or_a_broken_settings_file_drains(stores, tmp_path):
     p, drained = _health(tmp_path, stores["ok"], NUMASCOPE_BIN="numascope")
     assert p.returncode == 1 and "is not an absolute path" in drained[3]
