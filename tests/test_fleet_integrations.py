@@ -3,7 +3,8 @@ LBNL NHC) fail closed: each run as slurmd runs it (no PATH of the caller: `env -
 slurmd's PATH, numascope by its absolute path from the settings file) on real node stores
 — a run within the baseline, one out of it, one the check cannot judge (exit 5), a store
 with no run (exit 2), numascope missing (127) — and, where a single-host Slurm can start
-here, by slurmd itself as its HealthCheckProgram, draining the node with the one line."""
+here, by slurmd itself as its HealthCheckProgram (draining the node with the one line) and
+its Prolog."""
 
 from __future__ import annotations
 
@@ -245,3 +246,35 @@ def _wait_drained(slurm, not_reason: str | None = None, timeout: float = 60):
         time.sleep(0.5)
     raise AssertionError(f"not drained after {timeout:g} s: {state} {reason}; slurmd log: "
                          f"{(slurm.dir / 'log' / 'slurmd.log').read_text()[-1500:]}")
+
+
+def test_slurm_runs_the_prolog_and_a_node_out_of_the_baseline_drains(stores, tmp_path):
+    """Prolog=numascope-prolog (slurmd runs it with the job's variables, no PATH): a job
+    runs on a healthy node; with the store out of the baseline the step fails to launch and
+    Slurm drains the node ("Prolog error")."""
+    from slurm.harness import MiniSlurm, SlurmUnavailable
+    conf = _conf(tmp_path, stores["ok"], real_scontrol=True)
+    wrapper = tmp_path / "prolog"
+    wrapper.write_text(f"#!/bin/sh\nNUMASCOPE_CONF={conf}\nexport NUMASCOPE_CONF\n"
+                       f"exec {PROLOG}\n")
+    wrapper.chmod(0o755)
+    s = MiniSlurm(tmp_path / "slurm", extra=f"Prolog={wrapper}\n")
+    try:
+        s.start()
+    except SlurmUnavailable as e:
+        s.stop()
+        pytest.skip(f"single-host Slurm cannot run here: {e}")
+    try:
+        p = s.run(["srun", "-N1", "-n1", "true"], timeout=120)
+        assert p.returncode == 0, p.stderr
+        deadline = time.monotonic() + 30       # the job ends: completing, then idle
+        while _sinfo(s)[0].startswith("completing") and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert _sinfo(s)[0] in ("idle", "mixed")
+        _conf(tmp_path, stores["out"], real_scontrol=True)
+        p = s.run(["srun", "-N1", "-n1", "true"], timeout=120)
+        assert p.returncode != 0 and "prolog failed" in p.stderr.lower()
+        state, reason = _wait_drained(s)
+        assert reason == "Prolog error"
+    finally:
+        s.stop()
