@@ -274,7 +274,7 @@ def test_slurm_runs_the_prolog_and_a_node_out_of_the_baseline_drains(stores, tmp
         _conf(tmp_path, stores["out"], real_scontrol=True)
         p = s.run(["srun", "-N1", "-n1", "true"], timeout=120)
         assert p.returncode != 0 and "prolog failed" in p.stderr.lower()
-        state, reason = _wait_drained(s)
+        _, reason = _wait_drained(s)
         assert reason == "Prolog error"
     finally:
         s.stop()
