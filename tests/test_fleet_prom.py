@@ -162,6 +162,28 @@ def test_prom_of_a_fleet_exports_the_outlier_verdict(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_after_confirm_a_flag_not_reproduced_is_no_outlier(tmp_path):
+    """fleet run --confirm: a node slow once (its second measurement healthy) is 0, a node
+    still slow the second time 1."""
+    from numascope.fleet import confirm
+    lat = "latency/dram N0/latency"
+    runs = fleet(40, {4: {lat: 1.9}, 9: {lat: 1.9}}, seed=12, fleet_id="f1",
+                 spread=(0.01, 0.02))
+    again = []
+    for i, factors in ((4, {}), (9, {lat: 1.9})):
+        rec = node(runs[i].host["hostname"], "f1", factors, rng=random.Random(i))
+        rec.tags[confirm.TAG] = runs[i].run_id
+        again.append(rec)
+    db = _store_fleet(tmp_path, runs + again)
+    out = tmp_path / "f.prom"
+    assert main(["fleet", "prom", "--out", str(out), "--store", str(db)]) == 0
+    outlier = {s.labels["host"]: s.value
+               for s in _fams(out.read_text())["numascope_node_outlier"].samples}
+    assert len(outlier) == 40                       # the second runs are not nodes
+    assert outlier["n0004"] == 0.0 and outlier["n0009"] == 1.0
+    assert sum(outlier.values()) == 1.0
+
+
 def test_a_group_too_small_to_screen_gets_no_outlier_verdict(tmp_path):
     """Two nodes: no median resists one bad node, so no verdict from the screen, neither 0
     nor 1; the STREAM floor, a node's own, still flags one under it."""

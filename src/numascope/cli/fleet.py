@@ -826,7 +826,8 @@ def _prom(args: argparse.Namespace) -> int:
         base = baseline.load(store, name) if given is not None else None
         if base is not None:
             baseline.check_tolerance_keys(base, given)
-        fid, runs = select(store, args.fleet, args.runs, whole=True)
+        second: dict[str, Any] = {}
+        fid, runs = select(store, args.fleet, args.runs, whole=True, second=second)
     refuse_hooked(runs, "Prometheus")
     latest: dict[str, Any] = {}
     for r in runs:       # one run per host: a series must be unique in a file
@@ -838,12 +839,17 @@ def _prom(args: argparse.Namespace) -> int:
     # among measured ones would set the profiles against each other: no verdict then)
     analysis = outliers.analyze(nodes, fleet=fid) if fid is not None and \
         outliers.smoke_among_measured(nodes) is None else None
+    cleared: frozenset[str] = frozenset()
+    if analysis is not None and second:       # fleet run --confirm: the second look's word
+        from numascope.fleet import confirm
+        cleared = frozenset(v.host for v in confirm.judge(analysis, second)
+                            if v.status == "not reproduced")
     checks = None
     if base is not None:
         refuse_smoke(nodes, "a check against a baseline", all_smoke_too=True)
         checks = (base["name"], baseline.check(base, nodes, given))
     try:
-        path = prom.write(args.out, nodes, analysis, checks)
+        path = prom.write(args.out, nodes, analysis, checks, cleared)
     except OSError as e:        # checked before; a disk that filled since
         raise UserError(f"--out {escape_text(args.out, 160)}: cannot write "
                         f"({e.strerror or type(e).__name__})") from None

@@ -136,11 +136,13 @@ def metric_name(family: str, metric: str, unit: str, strict: bool = False) -> st
 
 
 def registry(runs: list[RunRecord], analysis: Any = None,
-             checks: tuple[str, list[Any]] | None = None):
+             checks: tuple[str, list[Any]] | None = None,
+             cleared: frozenset[str] = frozenset()):
     """A prometheus_client registry with the gauges of `runs` (one run per host: a series
     must be unique); `analysis` (numascope.fleet.outliers.analyze of these runs) adds the
-    outlier verdict, `checks` (baseline name, numascope.fleet.baseline.check's verdicts)
-    the baseline's."""
+    outlier verdict, `cleared` the flagged hosts whose second measurement (--confirm) did
+    not reproduce the flag, `checks` (baseline name, numascope.fleet.baseline.check's
+    verdicts) the baseline's."""
     from prometheus_client import CollectorRegistry, Gauge
 
     from numascope.fleet.outliers import host_of
@@ -200,7 +202,7 @@ def registry(runs: list[RunRecord], analysis: Any = None,
                 gauge(name_of(res.family, m.name, m.unit), doc, LABELS).labels(
                     host=host, case=res.case).set(_digits(statistics.median(vals)))
     if analysis is not None and not analysis.smoke:
-        _outliers(gauge, analysis)
+        _outliers(gauge, analysis, cleared)
     if checks is not None:
         name, verdicts = checks
         for v in verdicts:
@@ -214,32 +216,36 @@ def registry(runs: list[RunRecord], analysis: Any = None,
     return reg
 
 
-def _outliers(gauge: Callable[..., Any], a: Any) -> None:
-    """numascope_node_outlier: 1 for a flagged node, 0 for a screened one not flagged; a
-    node of a group too small to screen (and not under the STREAM floor) gets none."""
+def _outliers(gauge: Callable[..., Any], a: Any, cleared: frozenset[str]) -> None:
+    """numascope_node_outlier: 1 for a flagged node, 0 for a screened one not flagged or
+    whose flag a second measurement did not reproduce; a node of a group too small to
+    screen (and not under the STREAM floor) gets none."""
     from numascope.fleet.outliers import MIN_GROUP
-    flagged = {f.host for f in a.flags}
+    flagged = {f.host for f in a.flags} - cleared
     doc = ("1 when numascope's fleet screen flagged the node (outlier in its configuration "
-           "group or under the STREAM floor), 0 when screened and not flagged; absent for "
-           f"a group under {MIN_GROUP} nodes")
+           "group or under the STREAM floor) and, after fleet run --confirm, its second "
+           "measurement agreed or never came; 0 when screened and not flagged or not "
+           f"reproduced; absent for a group under {MIN_GROUP} nodes")
     for grp in a.groups:
         for h in grp.hosts:
-            if h in flagged or len(grp.hosts) >= MIN_GROUP:
+            if h in flagged or h in cleared or len(grp.hosts) >= MIN_GROUP:
                 gauge(f"{PREFIX}_node_outlier", doc, ("host",)).labels(host=h).set(
                     1.0 if h in flagged else 0.0)
 
 
 def exposition(runs: list[RunRecord], analysis: Any = None,
-               checks: tuple[str, list[Any]] | None = None) -> str:
-    """The text exposition of `runs`."""
+               checks: tuple[str, list[Any]] | None = None,
+               cleared: frozenset[str] = frozenset()) -> str:
+    """The text exposition of `runs` (the arguments: registry's)."""
     from prometheus_client import generate_latest
-    return generate_latest(registry(runs, analysis, checks)).decode()
+    return generate_latest(registry(runs, analysis, checks, cleared)).decode()
 
 
 def write(path: str | Path, runs: list[RunRecord], analysis: Any = None,
-          checks: tuple[str, list[Any]] | None = None) -> Path:
+          checks: tuple[str, list[Any]] | None = None,
+          cleared: frozenset[str] = frozenset()) -> Path:
     """Write the exposition atomically (prometheus_client's write_to_textfile)."""
     from prometheus_client import write_to_textfile
     p = Path(path)
-    write_to_textfile(str(p), registry(runs, analysis, checks))
+    write_to_textfile(str(p), registry(runs, analysis, checks, cleared))
     return p
