@@ -25,9 +25,9 @@ of every value: a label that changes with every run would start new series at ea
 cut a node's trend (join with `* on(host) group_left(fleet, run_id) numascope_run_info`).
 Verdicts: numascope_node_ok{host} (record_ok), numascope_stage_ok{host, stage},
 numascope_run_finished_timestamp_seconds{host}; with a fleet analysis
-numascope_node_outlier{host} (1 flagged, 0 screened and not flagged; absent where the
-node could not be screened); with a baseline check numascope_baseline_out{host, baseline}
-and numascope_baseline_inconclusive{host, baseline}.
+numascope_node_outlier{host} (1 flagged, 0 screened and not flagged or, after --confirm,
+not reproduced; absent where the node could not be screened); with a baseline check
+numascope_baseline_out{host, baseline} and numascope_baseline_inconclusive{host, baseline}.
 """
 
 from __future__ import annotations
