@@ -14,8 +14,10 @@
 #                                   (see newer_guest_kernel below); without it only the tests
 #                                   that need it skip.
 #   install-system-deps.sh --slurm  also Slurm and munge, for the tests that start a
-#                                   single-host Slurm (slurmctld + slurmd) and srun through it
-#                                   (options combine: --vm --slurm)
+#                                   single-host Slurm (slurmctld + slurmd) and srun through it,
+#                                   and Prometheus for its promtool (`promtool check metrics`
+#                                   on fleet prom's files; the server it would start is
+#                                   stopped and disabled) (options combine: --vm --slurm)
 set -euo pipefail
 
 vm="" slurm=""
@@ -38,7 +40,7 @@ if [ -n "$vm" ]; then
   optional+=(qemu-system-x86 linux-image-amd64 busybox-static)
 fi
 if [ -n "$slurm" ]; then
-  optional+=(slurm-wlm munge)
+  optional+=(slurm-wlm munge prometheus)
 fi
 
 python_ok() {  # headers for the extension, and a working venv module
@@ -129,5 +131,11 @@ for p in "${missing[@]}"; do
   $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 \
     || echo "numascope: could not install optional package $p; its checks will be skipped" >&2
 done
+# Debian's prometheus package is the only one with promtool; the tests want the tool, not
+# a server listening on :9090
+if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null \
+   && [ -d /run/systemd/system ]; then
+  $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
 [ -n "$vm" ] && newer_guest_kernel
 exit 0

@@ -49,11 +49,13 @@ def _tail(p: Path, n: int = 6) -> str:
 
 
 class MiniSlurm:
-    def __init__(self, folder: Path, cpus: int | None = None, task: str = "affinity"):
+    def __init__(self, folder: Path, cpus: int | None = None, task: str = "affinity",
+                 extra: str = ""):
         self.dir = Path(folder)
         self.host = socket.gethostname().split(".")[0]
         self.cpus = cpus or os.cpu_count() or 1
         self.task = task          # Slurm's TaskPlugin: "affinity" binds tasks, "none" not
+        self.extra = extra        # more slurm.conf lines (HealthCheckProgram=…, Prolog=…)
         self.procs: dict[str, subprocess.Popen] = {}
         self.conf = self.dir / "slurm.conf"
         self.sock = self.dir / "munge" / "munge.socket"
@@ -108,7 +110,7 @@ InactiveLimit=0
 KillWait=5
 NodeName={self.host} NodeAddr=127.0.0.1 CPUs={self.cpus} State=UNKNOWN
 PartitionName=test Nodes={self.host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
-""")
+{self.extra}""")
         (d / "cgroup.conf").write_text("CgroupAutomount=no\nConstrainCores=no\n"
                                        "ConstrainRAMSpace=no\nConstrainDevices=no\n")
         key = d / "munge" / "munge.key"

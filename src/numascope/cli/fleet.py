@@ -90,7 +90,7 @@ def register(p: argparse.ArgumentParser) -> None:
     add_store(rep)
     add_json(rep)
 
-    b = sub.add_parser("baseline", help="save or list baselines (group medians)")
+    b = sub.add_parser("baseline", help="save, list or copy baselines (group medians)")
     add_json(b)
     bsub = b.add_subparsers(dest="baseline_cmd", metavar="ACTION")
     bs = bsub.add_parser("save", help="store a fleet run's medians as a named baseline")
@@ -102,6 +102,15 @@ def register(p: argparse.ArgumentParser) -> None:
     bl = bsub.add_parser("list", help="the stored baselines")
     add_store(bl)
     add_json(bl)
+    bc = bsub.add_parser("copy", help="copy a baseline alone into another store (a "
+                                      "node-local one, for a health check or prolog)")
+    bc.add_argument("name", metavar="NAME")
+    bc.add_argument("--to", required=True, metavar="DB",
+                    help="the store to copy into (created when its folder exists)")
+    bc.add_argument("--replace", action="store_true",
+                    help="overwrite a baseline of this name there")
+    add_store(bc)
+    add_json(bc)
 
     c = sub.add_parser("check", help="check runs against a baseline; exit 1 when a node "
                                      "falls out, 5 when one cannot be judged (for NHC, a "
@@ -117,6 +126,11 @@ def register(p: argparse.ArgumentParser) -> None:
     pr = sub.add_parser("prom", help="write results as node_exporter textfile exposition")
     pr.add_argument("--out", required=True, metavar="FILE",
                     help="the .prom file (written atomically)")
+    pr.add_argument("--baseline", metavar="NAME",
+                    help="also each node's check against this baseline "
+                         "(numascope_baseline_out, numascope_baseline_inconclusive)")
+    pr.add_argument("--tolerance", action="append", metavar="METRIC=PCT%",
+                    help="the check's tolerances, as `fleet check` takes them (repeatable)")
     _add_select(pr)
     add_store(pr)
     add_json(pr)
@@ -134,7 +148,8 @@ def main(args: argparse.Namespace) -> int:
     if cmd is None:
         raise UserError("give a subcommand: run, gather, report, baseline, check or prom")
     if cmd == "baseline" and args.baseline_cmd is None:
-        raise UserError("give an action: fleet baseline save NAME, or fleet baseline list")
+        raise UserError("give an action: fleet baseline save NAME, fleet baseline list, or "
+                        "fleet baseline copy NAME --to DB")
     check_values(args)
     return {"run": _run, "gather": _gather, "report": _report, "baseline": _baseline,
             "check": _check, "prom": _prom}[cmd](args)
@@ -693,8 +708,8 @@ def print_analysis(a) -> None:
             _para(f"{f.host}  [{f.kind}]  {f.metric}", "  ", keep=(f.metric,))
             _para(f"{_fmt(f.value)} {f.unit} vs {ref} {_fmt(f.reference)}: {f.why}", "      ")
     else:
-        _para(f"no node flagged (|z| > {a.z_limit:g} and > {a.gap_pct:g} % worse, or under "
-              f"the {a.floor:.0%} STREAM floor)")
+        floor = f", or {a.floor_said()}" if a.floor_nodes else f"; {a.floor_said()}"
+        _para(f"no node flagged (|z| > {a.z_limit:g} and > {a.gap_pct:g} % worse{floor})")
     if a.shape:
         out.print(f"shape outliers ({len(a.shape)}):", markup=False)
         for s in a.shape:
@@ -723,6 +738,8 @@ def _baseline(args: argparse.Namespace) -> int:
             _para(f"{b['name']}  fleet {b['fleet']}  {plural(b['groups'], 'group')}  "
                   f"{b['created']}")
         return 0
+    if args.baseline_cmd == "copy":
+        return _baseline_copy(args)
     name = baseline.check_name(args.name, "baseline save")
     with _open(args) as store:
         fid, runs = select(store, args.fleet, args.runs)
@@ -739,6 +756,30 @@ def _baseline(args: argparse.Namespace) -> int:
         _para(f"baseline {name}: {plural(len(saved['groups']), 'group')}, "
               f"{plural(metrics, 'median')} from {plural(len(runs), 'run')}"
               f"{f' of fleet {fid}' if fid else ''}")
+    return 0
+
+
+def _baseline_copy(args: argparse.Namespace) -> int:
+    import os
+
+    from numascope.fleet import baseline
+    from numascope.results.store import Store, default_path
+    name = baseline.check_name(args.name, "baseline copy")
+    src = os.path.realpath(args.store if args.store is not None else default_path())
+    if os.path.realpath(args.to) == src:
+        raise UserError(f"--to {args.to}: the store the baseline is read from; give "
+                        "another store")
+    with _open(args) as store:
+        base = baseline.load(store, name)
+    with Store.open(args.to, write=True) as dst:
+        baseline.copy(base, dst, replace=args.replace)
+    groups = len(base["groups"])
+    if args.json:
+        emit(NAME, [{"name": base["name"], "created": base["created"], "fleet": base["fleet"],
+                     "groups": groups}], [], subcommand="baseline copy", to=str(args.to))
+    else:
+        _para(f"baseline {base['name']} ({plural(groups, 'group')}, fleet {base['fleet']}) "
+              f"copied to {args.to}")
     return 0
 
 
@@ -785,21 +826,46 @@ def _check(args: argparse.Namespace) -> int:
 def _prom(args: argparse.Namespace) -> int:
     from numascope.command.output import check_output
     from numascope.errors import escape_text
-    from numascope.fleet import prom
+    from numascope.fleet import outliers, prom
     if args.out == "-":
         raise UserError("--out -: give a .prom file (node_exporter reads files, written "
                         "atomically)")
     check_output(args.out, "--out", (".prom",))
+    given = None
+    if args.baseline is not None:
+        from numascope.fleet import baseline
+        given = baseline.parse_tolerances(args.tolerance)
+        name = baseline.check_name(args.baseline, "--baseline")
+    elif args.tolerance:
+        raise UserError("--tolerance: give --baseline NAME too (the check it tunes)")
     with _open(args) as store:
-        fid, runs = select(store, args.fleet, args.runs, whole=True)
+        base = baseline.load(store, name) if given is not None else None
+        if base is not None:
+            baseline.check_tolerance_keys(base, given)
+        second: dict[str, Any] = {}
+        fid, runs = select(store, args.fleet, args.runs, whole=True, second=second)
     refuse_hooked(runs, "Prometheus")
     latest: dict[str, Any] = {}
     for r in runs:       # one run per host: a series must be unique in a file
-        h = str(r.host.get("hostname") or r.tags.get("host") or "unknown")
+        h = outliers.host_of(r)
         if h not in latest or r.started >= latest[h].started:
             latest[h] = r
+    nodes = list(latest.values())
+    # the fleet screen's verdict, for a fleet: its nodes screened together (smoke runs
+    # among measured ones would set the profiles against each other: no verdict then)
+    analysis = outliers.analyze(nodes, fleet=fid) if fid is not None and \
+        outliers.smoke_among_measured(nodes) is None else None
+    cleared: frozenset[str] = frozenset()
+    if analysis is not None and second:       # fleet run --confirm: the second look's word
+        from numascope.fleet import confirm
+        cleared = frozenset(v.host for v in confirm.judge(analysis, second)
+                            if v.status == "not reproduced")
+    checks = None
+    if base is not None:
+        refuse_smoke(nodes, "a check against a baseline", all_smoke_too=True)
+        checks = (base["name"], baseline.check(base, nodes, given))
     try:
-        path = prom.write(args.out, list(latest.values()))
+        path = prom.write(args.out, nodes, analysis, checks, cleared)
     except OSError as e:        # checked before; a disk that filled since
         raise UserError(f"--out {escape_text(args.out, 160)}: cannot write "
                         f"({e.strerror or type(e).__name__})") from None
@@ -807,5 +873,7 @@ def _prom(args: argparse.Namespace) -> int:
         emit(NAME, [{"host": h, "run_id": r.run_id} for h, r in latest.items()], [],
              subcommand="prom", out=str(path), fleet=fid)
     else:
-        _para(f"wrote {path}: {plural(len(latest), 'node')}")
+        _para(f"wrote {path}: {plural(len(latest), 'node')}"
+              + (f", the outlier verdict of fleet {fid}" if analysis is not None else "")
+              + (f", baseline {base['name']}" if base is not None else ""))
     return 0

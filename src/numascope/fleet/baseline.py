@@ -74,17 +74,33 @@ def save(store: Any, name: str, analysis: Analysis, replace: bool = False) -> di
                        for g in analysis.groups}}
     if not any(g["metrics"] for g in data["groups"].values()):
         raise UserError(f"fleet {analysis.fleet} has no measured metric to save as a baseline")
-    row = (name, utc_now(), analysis.fleet, json.dumps(data))
+    created = utc_now()
+    _put(store, name, created, analysis.fleet, data, replace)
+    return {"name": name, "created": created, "fleet": analysis.fleet, **data}
+
+
+def _put(store: Any, name: str, created: str, fleet: str | None, data: dict[str, Any],
+         replace: bool) -> None:
+    row = (name, created, fleet, json.dumps(data))
 
     def do(c: sqlite3.Connection) -> None:
         c.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (name TEXT PRIMARY KEY, created TEXT "
                   "NOT NULL, fleet TEXT, data TEXT NOT NULL)")
         if not replace and c.execute(f"SELECT 1 FROM {TABLE} WHERE name=?",
                                      (name,)).fetchall():
-            raise UserError(f"baseline {name!r} exists; give --replace to overwrite it")
+            raise UserError(f"baseline {name!r} exists; give --replace to overwrite it "
+                            f"(store {store.path})")
         c.execute(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?)", row)
     store._tx(do)
-    return {"name": name, "created": row[1], "fleet": analysis.fleet, **data}
+
+
+def copy(base: dict[str, Any], dst: Any, replace: bool = False) -> None:
+    """Write baseline `base` (load's dict, from another store) into store `dst` (a
+    node-local store for `fleet check` in a health check or prolog: the baseline alone, no
+    fleet records), its name, creation time and fleet kept. UserError when `dst` has one of
+    that name, unless `replace`."""
+    data = {k: v for k, v in base.items() if k not in ("name", "created", "fleet")}
+    _put(dst, check_name(base["name"]), base["created"], base["fleet"], data, replace)
 
 
 def load(store: Any, name: str) -> dict[str, Any]:

@@ -236,6 +236,18 @@ class Analysis:
     # it when asked (every value of 10,000 nodes as dicts took a tenth of the report)
     screened: list[tuple[Any, list[RunRecord], list[str], Any]] = field(
         default_factory=list, repr=False)
+    floor_nodes: int = 0     # nodes the STREAM floor was applied to (a DRAM peak, a triad)
+
+    def floor_said(self) -> str:
+        """The STREAM floor as applied: to every measured node, some, or none (no node
+        with a known DRAM peak and a triad: no floor was checked)."""
+        measured = self.nodes - len(self.failed)
+        if not self.floor_nodes:
+            return ("the STREAM floor not applied (no node has a known DRAM peak and a "
+                    "triad)")
+        some = (f" (applied to {self.floor_nodes} of {measured} nodes: the others have no "
+                "known DRAM peak or no triad)" if self.floor_nodes < measured else "")
+        return f"STREAM (best triad) under {self.floor:.0%} of the node's DRAM peak{some}"
 
     @functools.cached_property
     def per_node(self) -> list[dict[str, Any]]:
@@ -256,8 +268,8 @@ class Analysis:
                 f"across the group; {rule}; only when worse than the median by more than "
                 f"the metric's practical floor max({self.gap_pct:g} %, "
                 f"{screen.K_SPREAD:g} x its robust relative sd); groups under {MIN_GROUP} "
-                f"nodes get no z; STREAM (best triad) under {self.floor:.0%} of the node's "
-                "DRAM peak fails; shape (NUMA nodes, memory mode, DIMMs, kernel, CPUs the "
+                f"nodes get no z; {self.floor_said()}"
+                f"{' fails' if self.floor_nodes else ''}; shape (NUMA nodes, memory mode, DIMMs, kernel, CPUs the "
                 "task could use) compared with the most common value per CPU model")
 
     def to_dict(self) -> dict[str, Any]:
@@ -265,6 +277,7 @@ class Analysis:
                 "smoke": self.smoke, "fdr": self.fdr,
                 "multiple_testing": self.multiple_testing,
                 "z_limit": self.z_limit, "gap_pct": self.gap_pct, "floor": self.floor,
+                "floor_nodes": self.floor_nodes,
                 "flags": [f.to_dict() for f in self.flags],
                 "shape_outliers": [s.to_dict() for s in self.shape],
                 "failed_nodes": self.failed, "groups": [g.to_dict() for g in self.groups],
@@ -339,8 +352,10 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
     flags: list[Flag] = []
     for g, members, keys, sc in screened:
         flags += _group_flags(g, members, keys, sc, cut, z_limit)
+    floor_nodes = 0
     for r in ok:
         peak, st = dram_peak(r), stream(r)
+        floor_nodes += bool(peak and st is not None)
         frac = floors.get(str(r.host.get("cpu_model")), floor)
         if peak and st is not None and st < frac * peak:
             flags.append(Flag("floor", host_of(r), r.run_id, group_label(config(r)),
@@ -354,7 +369,8 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
         flags = []          # numbers that measure caches: no node is slow on them
     flags.sort(key=lambda f: (-f.severity, f.host, f.metric))
     return Analysis(fleet, len(runs), groups, flags, shape_outliers(ok), failed,
-                    limit, gap_pct, floor, smoke, q, z_limit is None, cut, z_limit, screened)
+                    limit, gap_pct, floor, smoke, q, z_limit is None, cut, z_limit, screened,
+                    floor_nodes)
 
 
 def _screen_group(g: Group, members: list[RunRecord],

@@ -3,17 +3,31 @@
 HELP escaping and `write_to_textfile`: a temporary file in the same folder, then rename,
 as the collector requires).
 
-Names follow Prometheus' conventions: base units (bytes, seconds, hertz; a ratio, not a
-percent), the unit as the name's suffix. One gauge per family, metric and unit:
+Names follow Prometheus' naming conventions (prometheus.io/docs/practices/naming): the
+value in a base unit (bytes, seconds, hertz, a ratio in 0-1 rather than a percent), the unit
+named once, as the suffix; no label repeats the name. One gauge per family and metric:
 
-    # HELP numascope_bandwidth_bandwidth_bytes_per_second numascope bandwidth: …
-    # TYPE numascope_bandwidth_bandwidth_bytes_per_second gauge
-    numascope_bandwidth_bandwidth_bytes_per_second{host="n1",metric="bandwidth",case="triad compact 2T",family="bandwidth"} 4.12e+10
+    # HELP numascope_bandwidth_bytes_per_second numascope bandwidth bandwidth: …
+    # TYPE numascope_bandwidth_bytes_per_second gauge
+    numascope_bandwidth_bytes_per_second{host="n1",case="triad compact 2T"} 4.12e+10
 
-(the value: the median of the case's repetitions, converted to the base unit; HELP names
-the unit numascope measured in and the direction), plus numascope_node_ok{host} (1 when
-the node's run completed) and numascope_run_finished_timestamp_seconds{host}. A unit with
-no base-unit form (cycles, count, "x" …) keeps its value and its own name as the suffix.
+The value is the median of the case's repetitions, each converted to the base unit; HELP
+names numascope's metric, the unit it was measured in and the direction. A word of the
+metric's name that restates its unit goes (all_busy_ghz: all_busy_clock_hertz; gflops:
+flop_per_second; pct_of_peak: peak_ratio; loads_per_ns: loads_per_second); a metric named
+as its family is not repeated (latency/latency: numascope_latency_seconds). A unit with no
+base form (cycles, misses) keeps its value and becomes the suffix; a dimensionless multiple
+("x": a speedup) has no suffix; a compression ratio (original/compressed, "x") is exported
+as its inverse, compressed_size_ratio in 0-1.
+
+The run's identity is one info gauge, numascope_run_info{host, fleet, run_id} 1, not labels
+of every value: a label that changes with every run would start new series at each run and
+cut a node's trend (join with `* on(host) group_left(fleet, run_id) numascope_run_info`).
+Verdicts: numascope_node_ok{host} (record_ok), numascope_stage_ok{host, stage},
+numascope_run_finished_timestamp_seconds{host}; with a fleet analysis
+numascope_node_outlier{host} (1 flagged, 0 screened and not flagged or, after --confirm,
+not reproduced; absent where the node could not be screened); with a baseline check
+numascope_baseline_out{host, baseline} and numascope_baseline_inconclusive{host, baseline}.
 """
 
 from __future__ import annotations
@@ -21,13 +35,16 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from numascope.results.run import RunRecord
 
 PREFIX = "numascope"
-LABELS = ("host", "metric", "case", "family")
+LABELS = ("host", "case")
+SIGNIFICANT = 6     # digits of an exported value
 # numascope's unit -> (the base unit's name suffix, the factor to it)
 UNITS: dict[str, tuple[str, float]] = {
     "GB/s": ("bytes_per_second", 1e9), "MB/s": ("bytes_per_second", 1e6),
@@ -37,8 +54,35 @@ UNITS: dict[str, tuple[str, float]] = {
     "GHz": ("hertz", 1e9), "MHz": ("hertz", 1e6),
     "GFLOP/s": ("flop_per_second", 1e9), "%": ("ratio", 0.01),
     "IO/s": ("operations_per_second", 1.0), "IOPS": ("operations_per_second", 1.0),
-    "msg/s": ("messages_per_second", 1.0), "": ("", 1.0),
+    "msg/s": ("messages_per_second", 1.0), "loads/ns": ("loads_per_second", 1e9),
+    "x": ("", 1.0), "count": ("", 1.0), "": ("", 1.0),
 }
+# words of a metric's name that restate its unit: the word that stays (or none)
+UNIT_WORDS = {"ghz": "clock", "mhz": "clock", "gflops": "", "mflops": "", "flops": "",
+              "pct": "", "percent": "", "iops": "", "ns": "", "us": "", "ms": "",
+              "gbs": "", "mbs": "", "msg": "", "rate": ""}
+# (metric, unit) -> (the name's words, the suffix, the conversion, direction flipped)
+SPECIAL: dict[tuple[str, str], tuple[str, str, Callable[[float], float], bool]] = {
+    ("ratio", "x"): ("compressed_size", "ratio", lambda v: 1.0 / v, True),
+    ("seconds", "s"): ("duration", "seconds", lambda v: v, False),
+}
+
+
+def record_ok(rec: RunRecord) -> bool:
+    """The node's run is ok: complete, every stage it asked for done or skipped (skipped:
+    not possible on this node, said in the stage's reason)."""
+    return rec.status == "complete" and all(s.status in ("done", "skipped")
+                                            for s in rec.stages)
+
+
+def stage_ok(status: str) -> bool:
+    return status in ("done", "skipped")
+
+
+def _digits(v: float) -> float:
+    """`v` to SIGNIFICANT digits: far finer than any repetition-to-repetition spread
+    numascope measures, and shorter in the file than the 17 of Python's repr."""
+    return float(f"{v:.{SIGNIFICANT}g}")
 
 
 def _name(s: str) -> str:
@@ -51,30 +95,87 @@ def base_unit(unit: str) -> tuple[str, float]:
     return UNITS.get(unit, (_name(unit), 1.0))
 
 
-def metric_name(family: str, metric: str, unit: str) -> str:
-    suffix = base_unit(unit)[0]
-    parts = [PREFIX, _name(family), _name(metric)]
-    if suffix and not parts[-1].endswith(suffix):
-        parts.append(suffix)
-    return "_".join(p for p in parts if p)
+def _words(metric: str, family: str) -> list[str]:
+    """The metric's name as words, less those restating the unit and less the family's
+    name where the metric is named as its family."""
+    words = [w for w in _name(metric).split("_") if w]
+    if words == _name(family).split("_"):
+        return []
+    words = [UNIT_WORDS.get(w, w) for w in words]
+    words = [w for w in words if w]
+    while words and words[0] in ("of", "per"):
+        words.pop(0)
+    while words and words[-1] in ("of", "per"):
+        words.pop()
+    return words
 
 
-def registry(runs: list[RunRecord]):
+def conversion(metric: str, unit: str) -> tuple[list[str], str, Callable[[float], float],
+                                                bool]:
+    """(the name's words, the unit suffix, value -> base unit, direction flipped)."""
+    if (metric, unit) in SPECIAL:
+        words, suffix, fn, flip = SPECIAL[(metric, unit)]
+        return words.split("_"), suffix, fn, flip
+    suffix, factor = base_unit(unit)
+    return [w for w in _name(metric).split("_") if w], suffix, lambda v: v * factor, False
+
+
+def metric_name(family: str, metric: str, unit: str, strict: bool = False) -> str:
+    """numascope_FAMILY_METRIC_UNIT; `strict` keeps the metric's name whole (the fallback
+    where two metrics of a family would otherwise share a name)."""
+    words, suffix, _, _ = conversion(metric, unit)
+    if (metric, unit) not in SPECIAL and not strict:
+        words = _words(metric, family)
+    tail = suffix.split("_") if suffix else []
+    # the suffix's first words already end the metric's (loads + loads_per_second)
+    for k in range(min(len(words), len(tail)), 0, -1):
+        if words[-k:] == tail[:k]:
+            words = words[:-k]
+            break
+    return "_".join([PREFIX, _name(family), *words, *tail]).replace("__", "_")
+
+
+def registry(runs: list[RunRecord], analysis: Any = None,
+             checks: tuple[str, list[Any]] | None = None,
+             cleared: frozenset[str] = frozenset()):
     """A prometheus_client registry with the gauges of `runs` (one run per host: a series
-    must be unique)."""
+    must be unique); `analysis` (numascope.fleet.outliers.analyze of these runs) adds the
+    outlier verdict, `cleared` the flagged hosts whose second measurement (--confirm) did
+    not reproduce the flag, `checks` (baseline name, numascope.fleet.baseline.check's
+    verdicts) the baseline's."""
     from prometheus_client import CollectorRegistry, Gauge
+
+    from numascope.fleet.outliers import host_of
     reg = CollectorRegistry(auto_describe=True)
     gauges: dict[str, Gauge] = {}
+    sources: dict[str, tuple[str, str]] = {}     # name -> the (family, metric) it holds
 
     def gauge(name: str, doc: str, labels: tuple[str, ...]) -> Gauge:
         if name not in gauges:
             gauges[name] = Gauge(name, doc, labels, registry=reg)
         return gauges[name]
 
+    def name_of(family: str, metric: str, unit: str) -> str:
+        name = metric_name(family, metric, unit)
+        if sources.setdefault(name, (family, metric)) != (family, metric):
+            name = metric_name(family, metric, unit, strict=True)
+            sources.setdefault(name, (family, metric))
+        return name
+
     for rec in runs:
-        host = str(rec.host.get("hostname") or rec.tags.get("host") or "unknown")
-        gauge(f"{PREFIX}_node_ok", "1 when the node's numascope run completed, else 0",
-              ("host",)).labels(host=host).set(1.0 if rec.status == "complete" else 0.0)
+        host = host_of(rec)
+        gauge(f"{PREFIX}_run_info", "the run whose values this file holds for the host: "
+              "fleet run id and numascope run id (value 1)",
+              ("host", "fleet", "run_id")).labels(
+            host=host, fleet=str(rec.tags.get("fleet") or ""), run_id=rec.run_id).set(1)
+        gauge(f"{PREFIX}_node_ok", "1 when the node's numascope run completed with every "
+              "stage done or skipped, else 0", ("host",)).labels(host=host).set(
+            1.0 if record_ok(rec) else 0.0)
+        for s in rec.stages:
+            gauge(f"{PREFIX}_stage_ok", "1 when the stage is done or skipped (not possible "
+                  "here), 0 when it failed, was interrupted or never ran",
+                  ("host", "stage")).labels(host=host, stage=s.name).set(
+                1.0 if stage_ok(s.status) else 0.0)
         if rec.finished:
             try:
                 ts = datetime.fromisoformat(rec.finished).timestamp()
@@ -88,29 +189,63 @@ def registry(runs: list[RunRecord]):
             if not res.validated:
                 continue
             for m in res.metrics.values():
-                vals = [v for v in m.values if v is not None and math.isfinite(v)]
+                _, suffix, fn, flip = conversion(m.name, m.unit)
+                vals = [fn(v) for v in m.values if v is not None and math.isfinite(v)
+                        and (v != 0 or not flip)]
                 if not vals:
                     continue
-                suffix, factor = base_unit(m.unit)
-                doc = (f"numascope {res.family} {m.name}, median of the repetitions, in "
+                better = m.higher_is_better != flip
+                doc = (f"numascope {res.family} {m.name}, median of the repetitions, "
+                       f"{'inverted, ' if flip else ''}in "
                        f"{suffix.replace('_', ' ') or 'no unit'} (measured in "
-                       f"{m.unit or 'no unit'}); "
-                       f"{'higher' if m.higher_is_better else 'lower'} is better")
-                gauge(metric_name(res.family, m.name, m.unit), doc, LABELS).labels(
-                    host=host, metric=m.name, case=res.case, family=res.family
-                ).set(statistics.median(vals) * factor)
+                       f"{m.unit or 'no unit'}); {'higher' if better else 'lower'} is better")
+                gauge(name_of(res.family, m.name, m.unit), doc, LABELS).labels(
+                    host=host, case=res.case).set(_digits(statistics.median(vals)))
+    if analysis is not None and not analysis.smoke:
+        _outliers(gauge, analysis, cleared)
+    if checks is not None:
+        name, verdicts = checks
+        for v in verdicts:
+            gauge(f"{PREFIX}_baseline_out", "1 when the node fell out of the baseline "
+                  "(numascope fleet check exit 1), else 0", ("host", "baseline")).labels(
+                host=v.host, baseline=name).set(1.0 if v.status == "out" else 0.0)
+            gauge(f"{PREFIX}_baseline_inconclusive", "1 when the check could not judge the "
+                  "node (exit 5: a person looks, no drain), else 0",
+                  ("host", "baseline")).labels(host=v.host, baseline=name).set(
+                1.0 if v.status == "inconclusive" else 0.0)
     return reg
 
 
-def exposition(runs: list[RunRecord]) -> str:
-    """The text exposition of `runs`."""
+def _outliers(gauge: Callable[..., Any], a: Any, cleared: frozenset[str]) -> None:
+    """numascope_node_outlier: 1 for a flagged node, 0 for a screened one not flagged or
+    whose flag a second measurement did not reproduce; a node of a group too small to
+    screen (and not under the STREAM floor) gets none."""
+    from numascope.fleet.outliers import MIN_GROUP
+    flagged = {f.host for f in a.flags} - cleared
+    doc = ("1 when numascope's fleet screen flagged the node (outlier in its configuration "
+           "group or under the STREAM floor) and, after fleet run --confirm, its second "
+           "measurement agreed or never came; 0 when screened and not flagged or not "
+           f"reproduced; absent for a group under {MIN_GROUP} nodes")
+    for grp in a.groups:
+        for h in grp.hosts:
+            if h in flagged or h in cleared or len(grp.hosts) >= MIN_GROUP:
+                gauge(f"{PREFIX}_node_outlier", doc, ("host",)).labels(host=h).set(
+                    1.0 if h in flagged else 0.0)
+
+
+def exposition(runs: list[RunRecord], analysis: Any = None,
+               checks: tuple[str, list[Any]] | None = None,
+               cleared: frozenset[str] = frozenset()) -> str:
+    """The text exposition of `runs` (the arguments: registry's)."""
     from prometheus_client import generate_latest
-    return generate_latest(registry(runs)).decode()
+    return generate_latest(registry(runs, analysis, checks, cleared)).decode()
 
 
-def write(path: str | Path, runs: list[RunRecord]) -> Path:
+def write(path: str | Path, runs: list[RunRecord], analysis: Any = None,
+          checks: tuple[str, list[Any]] | None = None,
+          cleared: frozenset[str] = frozenset()) -> Path:
     """Write the exposition atomically (prometheus_client's write_to_textfile)."""
     from prometheus_client import write_to_textfile
     p = Path(path)
-    write_to_textfile(str(p), registry(runs))
+    write_to_textfile(str(p), registry(runs, analysis, checks, cleared))
     return p
