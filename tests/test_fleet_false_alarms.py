@@ -64,8 +64,11 @@ def test_a_metrics_own_spread_sets_how_much_worse_a_flagged_node_must_be():
     assert "n00006" in flagged and "n00005" not in flagged
     g = a.groups[0]
     for m in g.metrics.values():
+        # the floor is 2 x the moderated spread; in one group of 2000 that is the group's
+        # own robust relative sd (within its small-sample correction, c_2000 - 1 < 0.1 %)
         rel_sd = 1.4826 * m.mad / abs(m.median) * 100
-        assert m.floor_pct == pytest.approx(max(5.0, 2 * rel_sd))
+        assert m.floor_pct == pytest.approx(max(5.0, 2 * m.spread_pct))
+        assert m.spread_pct == pytest.approx(rel_sd, rel=1e-3)
         assert 7.0 < m.floor_pct < 9.0
     node5 = next(n for n in a.per_node if n["host"] == "n00005")
     assert node5["families"]["all"]["z"] > a.z_limit     # only the floor kept it out
