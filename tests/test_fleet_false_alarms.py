@@ -200,7 +200,8 @@ def test_the_t_tail_and_the_moderation_prior():
     assert screen.t_sf(4.5, 0.93) == pytest.approx(0.0766016, rel=1e-5)
     assert screen.t_sf(4.0, float("inf")) == pytest.approx(screen.norm_sf(4.0))
     assert screen.trigamma(screen.trigamma_inv(0.3)) == pytest.approx(0.3)
-    # groups sharing one spread: d0 is their summed df and s0^2 their pooled variance
+    # groups sharing one spread: the prior outweighs a group's own df many times (400
+    # groups pin d0 only so far: the variance of 400 logs is itself uncertain)
     rng = np.random.default_rng(5)
     c, d, _ = screen.mad_constants(5)
     s2 = []
@@ -208,7 +209,7 @@ def test_the_t_tail_and_the_moderation_prior():
         x = rng.normal(0, 0.03, 5)
         s2.append((c * 1.4826 * np.median(np.abs(x - np.median(x)))) ** 2)
     s0, d0 = screen.fit_prior(s2, [d] * 400)
-    assert d0 > 100 and s0 == pytest.approx(0.03 ** 2, rel=0.15)
+    assert d0 > 8 * d and s0 == pytest.approx(0.03 ** 2, rel=0.15)
     # groups whose spreads differ tenfold: little to borrow
     s0, d0 = screen.fit_prior([v * (100 if i % 2 else 1) for i, v in enumerate(s2)],
                               [d] * 400)
