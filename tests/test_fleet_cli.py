@@ -345,6 +345,17 @@ def test_check_against_a_baseline_of_two_nodes_is_inconclusive(tmp_path, capsys)
     assert all(v["status"] == "inconclusive" and v["checked"] == 0 for v in doc["results"])
     assert "baseline median of 2 nodes: too few to judge (3 needed)" in \
         doc["results"][0]["unjudged"][0]["why"]
+    # one reason per node (not one per metric), and one error for the whole check
+    assert all(len(v["unjudged"]) == 1 for v in doc["results"])
+    assert [e["kind"] for e in doc["errors"]] == ["inconclusive"]
+    assert "too few to judge" in doc["errors"][0]["message"]
+    # as text: one line saying why, not a line per metric per node
+    assert main(["fleet", "check", "--baseline", "duo", "--store", str(db)]) == 5
+    out = capsys.readouterr().out.rstrip()
+    # one paragraph (wrapped to the terminal: its next lines indented)
+    assert all(line.startswith(" ") for line in out.splitlines()[1:]), out
+    assert " ".join(out.split()) == ("baseline duo: medians of at most 2 nodes per group, too "
+                                     "few to judge (3 needed): 2 nodes inconclusive")
     # still out when the node fails outright: nothing to weigh
     bad = fleet(1, {}, seed=34, fleet_id="pair")[0]
     bad.status = "failed"

@@ -704,23 +704,31 @@ def _check(args: argparse.Namespace) -> int:
     bad = [v for v in verdicts if v.problems]
     unsure = [v for v in verdicts if v.status == "inconclusive"]
     code = 1 if bad else baseline.INCONCLUSIVE_EXIT if unsure else 0
+    # a baseline too small to judge anyone by: one line, not one per node and metric
+    small = baseline.too_small(base) if unsure else None
     if args.json:
+        inconclusive = ([{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
+                          "message": small}] if small else
+                        [{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
+                          "message": f"{v.host}: {v.unjudged[0]['why']}"} for v in unsure])
         emit(NAME, [v.to_dict() for v in verdicts],
              [{"kind": "out-of-baseline", "exit_code": 1,
-               "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad] +
-             [{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
-               "message": f"{v.host}: {v.unjudged[0]['why']}"} for v in unsure],
+               "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad] + inconclusive,
              subcommand="check", baseline=base["name"], fleet=fid,
              nodes=len(verdicts), failed=len(bad), inconclusive=len(unsure))
+    elif small:
+        _para(f"{small}: {plural(len(unsure), 'node')} inconclusive"
+              + (f", {len(bad)} out" if bad else ""))
     else:
         ok = len(verdicts) - len(bad) - len(unsure)
         _para(f"baseline {base['name']}: {ok} of {plural(len(verdicts), 'node')} within "
               "tolerance"
               + (f", {len(unsure)} inconclusive" if unsure else ""))
+    if not args.json:
         for v in bad:
             for p in v.problems:
                 _para(f"{v.host}  {p['metric'] or 'run'}: {p['why']}", "  ")
-        for v in unsure:
+        for v in unsure if not small else []:
             for p in v.unjudged:
                 _para(f"{v.host}  inconclusive: {p['metric'] or 'run'}: {p['why']}", "  ")
     return code

@@ -231,6 +231,7 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
     stages = _stages(r)
     said: set[str] = set()          # one line per stage that was skipped or failed
     checked = 0
+    few: dict[int, int] = {}        # metrics not checked, by their baseline median's nodes
     for base_key, ref in sorted(g["metrics"].items()):
         key = _value_key(base_key, vals)
         tol = tolerance(key, given)
@@ -251,8 +252,7 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
             continue
         n = ref.get("nodes", g.get("nodes", MIN_NODES))
         if n < MIN_NODES:
-            unjudged.append({"metric": key, "why": f"baseline median of {plural(n, 'node')}: "
-                                                   f"too few to judge ({MIN_NODES} needed)"})
+            few[n] = few.get(n, 0) + 1
             continue
         checked += 1
         x, med = vals[key][0], ref["median"]
@@ -263,4 +263,19 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
                              "unit": ref["unit"], "pct": pct, "tolerance_pct": tol,
                              "why": f"{abs(pct):.1f} % worse than the baseline "
                                     f"(tolerance {tol:g} %)"})
+    for n, k in sorted(few.items()):    # one line per node, not one per metric
+        unjudged.append({"metric": "", "why": f"baseline median of {plural(n, 'node')}: too "
+                                              f"few to judge ({MIN_NODES} needed): "
+                                              f"{plural(k, 'metric')} not checked"})
     return checked
+
+
+def too_small(base: dict[str, Any]) -> str | None:
+    """Why no node can be judged against `base` (every median of every group from fewer
+    than MIN_NODES nodes), or None."""
+    counts = [m.get("nodes", g.get("nodes", MIN_NODES)) for g in base["groups"].values()
+              for m in g["metrics"].values()]
+    if not counts or max(counts) >= MIN_NODES:
+        return None
+    return (f"baseline {base['name']}: medians of at most {plural(max(counts), 'node')} per "
+            f"group, too few to judge ({MIN_NODES} needed)")
