@@ -84,7 +84,7 @@ def register(p: argparse.ArgumentParser) -> None:
                      help="practical gap: flag only nodes worse than the median by more "
                           "(default 5)")
     rep.add_argument("--floor", action="append", metavar="[MODEL=]FRACTION",
-                     help="STREAM floor as a fraction of the DRAM peak (default 0.72); "
+                     help="STREAM floor as a fraction of the DRAM peak (default 0.59); "
                           "MODEL=FRACTION for one CPU model (repeatable)")
     rep.add_argument("--plot", metavar="FILE", help="every node's value and the median band")
     add_store(rep)
@@ -554,8 +554,8 @@ def parse_floors(items: list[str] | None) -> tuple[float, dict[str, float]]:
             frac = float(v.strip().removesuffix("%")) / (100 if v.strip().endswith("%")
                                                          else 1)
         except ValueError:
-            raise UserError(f"bad --floor {item!r}: expected a fraction such as 0.72 or "
-                            "MODEL=0.72") from None
+            raise UserError(f"bad --floor {item!r}: expected a fraction such as 0.59 or "
+                            "MODEL=0.59") from None
         if not 0 < frac <= 1:
             raise UserError(f"bad --floor {item!r}: the fraction must be in (0, 1]")
         if sep and not model.strip():
@@ -632,7 +632,8 @@ def print_analysis(a) -> None:
           f"{len(a.failed)} failed), {plural(len(a.groups), 'configuration group')}")
     for g in a.groups:
         _para(f"group: {g.label}: {plural(len(g.hosts), 'node')}, "
-              f"{plural(len(g.metrics), 'metric')}", "  ")
+              f"{plural(len(g.metrics), 'metric')}"
+              + (" (inconclusive: too few nodes to judge)" if g.inconclusive else ""), "  ")
     if a.smoke:
         _para("smoke runs: their numbers measure caches and are not for reading; no node "
               "is flagged on them (nodes, failures and shape below are real)")
@@ -643,7 +644,7 @@ def print_analysis(a) -> None:
             _para(f"{f.host}  [{f.kind}]  {f.metric}", "  ")
             _para(f"{_fmt(f.value)} {f.unit} vs {ref} {_fmt(f.reference)}: {f.why}", "      ")
     else:
-        _para(f"no node flagged (|z| > {a.z_limit:g} and > {a.gap_pct:g} % worse, or under "
+        _para(f"no node flagged (t > {a.z_limit:.3g} and > {a.gap_pct:g} % worse, or under "
               f"the {a.floor:.0%} STREAM floor)")
     if a.shape:
         out.print(f"shape outliers ({len(a.shape)}):", markup=False)
