@@ -133,6 +133,7 @@ def _centre_mad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # -- special functions (scalars: one call per metric key, or per test beyond MIN_Z) -------
 
+@functools.lru_cache(maxsize=4096)     # a fleet's groups share a few df: called per group
 def digamma(x: float) -> float:
     r = 0.0
     while x < 6:
@@ -142,6 +143,7 @@ def digamma(x: float) -> float:
     return r + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f / 240)))
 
 
+@functools.lru_cache(maxsize=4096)
 def trigamma(x: float) -> float:
     r = 0.0
     while x < 6:
@@ -257,13 +259,14 @@ def _constants(n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # -- per group -----------------------------------------------------------------------------
 
 def loo_median(x: np.ndarray) -> np.ndarray:
-    """Columnwise, each value's median of the column's other finite values (NaN for a NaN
-    value or a column of one)."""
+    """Along axis 0, each value's median of the other finite values (NaN for a NaN value or
+    a column of one)."""
     n = x.shape[0]
     order = np.argsort(x, axis=0, kind="stable")           # NaN last
     ys = np.take_along_axis(x, order, axis=0)
     rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.broadcast_to(np.arange(n)[:, None], x.shape), axis=0)
+    arange = np.arange(n).reshape((n,) + (1,) * (x.ndim - 1))
+    np.put_along_axis(rank, order, np.broadcast_to(arange, x.shape), axis=0)
     c = np.isfinite(x).sum(axis=0)                        # (m,)
     lo, hi = np.maximum((c - 2) // 2, 0), np.maximum((c - 1) // 2, 0)
     ilo = np.minimum(lo[None, :] + (lo[None, :] >= rank), n - 1)
@@ -330,8 +333,8 @@ def fit_prior(s2: list[float], d: list[float]) -> tuple[float, float]:
 
 def _moderate(sp: _Spread, prior: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
     """(s~^2, df) per column."""
-    s0 = np.array([p[0] for p in prior], dtype=float).reshape(sp.s2.shape)
-    d0 = np.array([p[1] for p in prior], dtype=float).reshape(sp.s2.shape)
+    s0 = np.array([p[0] for p in prior], dtype=float).reshape(sp.s2.shape[-1:])
+    d0 = np.array([p[1] for p in prior], dtype=float).reshape(sp.s2.shape[-1:])
     s2 = np.nan_to_num(sp.s2)
     with np.errstate(invalid="ignore", divide="ignore"):
         mod = np.where(d0 > 0, (d0 * s0 + sp.d * s2) / (d0 + sp.d), s2)
@@ -382,53 +385,75 @@ def _families(family_of: list[str], m: int) -> list[tuple[str, np.ndarray]]:
     return out
 
 
+def _batches(groups: list[GroupInput]) -> list[list[int]]:
+    """Indices of the groups that stack into one (nodes, groups, metrics) array: the same
+    node count, metrics, directions and families (a fleet of 3,000 groups of 3 is then a
+    few numpy calls, not 3,000 of each)."""
+    by: dict[tuple, list[int]] = {}
+    for i, g in enumerate(groups):
+        key = (g.x.shape[0], tuple(g.keys), tuple(bool(h) for h in g.higher_is_better),
+               tuple(g.family_of))
+        by.setdefault(key, []).append(i)
+    return list(by.values())
+
+
 def screen_fleet(groups: list[GroupInput], gap_pct: float, k_spread: float = K_SPREAD,
                  prior: Prior | None = None) -> tuple[list[GroupScreen], Prior]:
     """Every group screened, each metric's (and family's) spread moderated over the groups;
-    `prior` given (a second look at the same fleet): that one, not refitted."""
-    spreads = [_spread(g.x, relative=True) for g in groups]
+    `prior` given (a second look at the same fleet): that one, not refitted. The arrays
+    are (nodes, groups, metrics): a batch of same-shaped groups at once."""
+    batches = _batches(groups)
+    xs = [np.stack([groups[i].x for i in ix], axis=1) for ix in batches]
+    heads = [groups[ix[0]] for ix in batches]
+    spreads = [_spread(x, relative=True) for x in xs]
     fit = prior is None
     prior = prior or Prior()
     if fit:
-        prior.metric = _fit_by_name(spreads, [g.keys for g in groups])
+        prior.metric = _fit_by_name(spreads, [h.keys for h in heads])
     stage = []
-    for g, sp in zip(groups, spreads):
-        s2, df = _moderate(sp, [prior.metric.get(k, (0.0, 0.0)) for k in g.keys])
-        sign = np.where(g.higher_is_better, -1.0, 1.0)
-        t = _t(g.x, sp, s2, relative=True)
+    for x, h, sp in zip(xs, heads, spreads):
+        s2, df = _moderate(sp, [prior.metric.get(k, (0.0, 0.0)) for k in h.keys])
+        sign = np.where(h.higher_is_better, -1.0, 1.0)
+        t = _t(x, sp, s2, relative=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            pct = np.where(sp.med != 0, (g.x - sp.med) / np.abs(sp.med) * 100, np.nan)
+            pct = np.where(sp.med != 0, (x - sp.med) / np.abs(sp.med) * 100, np.nan)
         spread_pct = 100 * np.sqrt(s2)
         floor = np.maximum(gap_pct, k_spread * np.nan_to_num(spread_pct))
-        fams = _families(g.family_of, g.x.shape[1])
-        score, fam_worse, fam_excess = _family_scores(g.x, t * sign, pct * sign, floor, fams)
+        fams = _families(h.family_of, x.shape[-1])
+        score, fam_worse, fam_excess = _family_scores(x, t * sign, pct * sign, floor, fams)
         stage.append((t, pct, sign, s2, df, floor, fams, score, fam_worse, fam_excess))
-    fam_spreads = [_spread(s[7], relative=False) for s in stage]
+    fam_spreads = [_spread(st[7], relative=False) for st in stage]
     if fit:
-        prior.family = _fit_by_name(fam_spreads, [[f for f, _ in s[6]] for s in stage])
-    out = []
-    for g, sp, fsp, (t, pct, sign, s2, df, floor, fams, score, fam_worse, fam_excess) in \
-            zip(groups, spreads, fam_spreads, stage):
+        prior.family = _fit_by_name(fam_spreads, [[f for f, _ in st[6]] for st in stage])
+    out: list[GroupScreen | None] = [None] * len(groups)
+    for ix, x, sp, fsp, (t, pct, sign, s2, df, floor, fams, score, fam_worse, fam_excess) in \
+            zip(batches, xs, spreads, fam_spreads, stage):
         fs2, fdf = _moderate(fsp, [prior.family.get(f, (0.0, 0.0)) for f, _ in fams])
         fam_t = _t(score, fsp, fs2, relative=False)
-        small = int(sp.n.max(initial=0)) < MIN_GROUP
-        out.append(GroupScreen(g.x, sp.med, sp.mad, t, pct, pct * sign, floor, fams, fam_t,
-                               fam_worse, _p(t * sign, df, pct * sign > floor),
-                               _p(fam_t, fdf, fam_excess > 0), 100 * np.sqrt(s2), df,
-                               small))
-    return out, prior
+        worse = pct * sign
+        p_m = _p(t * sign, df, worse > floor)
+        p_f = _p(fam_t, fdf, fam_excess > 0)
+        small = sp.n.max(axis=-1, initial=0) < MIN_GROUP
+        for b, i in enumerate(ix):
+            out[i] = GroupScreen(x[:, b], sp.med[b], sp.mad[b], t[:, b], pct[:, b],
+                                 worse[:, b], floor[b], fams, fam_t[:, b], fam_worse[:, b],
+                                 p_m[:, b], p_f[:, b], 100 * np.sqrt(s2[b]), df[b],
+                                 bool(small[b]))
+    return [sc for sc in out if sc is not None], prior
 
 
 def _fit_by_name(spreads: list[_Spread], names: list[list[str]]
                  ) -> dict[str, tuple[float, float]]:
-    """Each name's prior (s0^2, d0) from the groups that measured it with some spread."""
+    """Each name's prior (s0^2, d0) from the groups that measured it with some spread
+    (spreads: one per batch, (groups, names) arrays)."""
     got: dict[str, tuple[list[float], list[float]]] = {}
     for sp, ns in zip(spreads, names):
+        use = (sp.n >= MIN_GROUP) & ~sp.raw_zero & np.isfinite(sp.s2)
         for j, k in enumerate(ns):
-            if sp.n[j] >= MIN_GROUP and not sp.raw_zero[j] and np.isfinite(sp.s2[j]):
+            if use[:, j].any():
                 v, d = got.setdefault(k, ([], []))
-                v.append(float(sp.s2[j]))
-                d.append(float(sp.d[j]))
+                v += sp.s2[use[:, j], j].tolist()
+                d += sp.d[use[:, j], j].tolist()
     return {k: fit_prior(v, d) for k, (v, d) in got.items()}
 
 
@@ -436,19 +461,20 @@ def _family_scores(x: np.ndarray, wt: np.ndarray, worse: np.ndarray, floor: np.n
                    families: list[tuple[str, np.ndarray]]
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per node and family: the median worse-t (NaN for a node with under 2 of its
-    metrics), the median % worse, the median % beyond the floors."""
-    n = x.shape[0]
-    score = np.full((n, len(families)), np.nan)
-    fam_worse = np.full((n, len(families)), np.nan)
-    fam_excess = np.full((n, len(families)), np.nan)
+    metrics), the median % worse, the median % beyond the floors (metrics on the last
+    axis)."""
+    shape = x.shape[:-1] + (len(families),)
+    score = np.full(shape, np.nan)
+    fam_worse = np.full(shape, np.nan)
+    fam_excess = np.full(shape, np.nan)
     measured = np.isfinite(x)
     with np.errstate(all="ignore"), _quiet():
         for c, (_, ix) in enumerate(families):
-            enough = measured[:, ix].sum(axis=1) >= 2
-            s = nanmedian(np.clip(wt[:, ix], -1e6, 1e6), 1)
-            score[:, c] = np.where(enough & np.isfinite(s), s, np.nan)
-            fam_worse[:, c] = nanmedian(worse[:, ix], 1)
-            fam_excess[:, c] = nanmedian(worse[:, ix] - floor[ix], 1)
+            enough = measured[..., ix].sum(axis=-1) >= 2
+            s = nanmedian(np.clip(wt[..., ix], -1e6, 1e6), -1)
+            score[..., c] = np.where(enough & np.isfinite(s), s, np.nan)
+            fam_worse[..., c] = nanmedian(worse[..., ix], -1)
+            fam_excess[..., c] = nanmedian(worse[..., ix] - floor[..., ix], -1)
     return score, fam_worse, fam_excess
 
 
