@@ -70,6 +70,7 @@ MIN_Z = 3.5
 # MAD's asymptotic efficiency 0.37: Rousseeuw and Croux 1993, table 1)
 SIM_REPS = 40_000
 SIM_MAX_N = 60
+SIM_CHUNK = 5_000
 NORMAL_DF = 20_000        # t with more df is read as the normal (tail within 2 % at t = 6)
 
 
@@ -236,15 +237,18 @@ def mad_constants(n: int) -> tuple[float, float, float]:
         r = (SIM_MAX_N - 1) / (n - 1)
         return 1 + (c - 1) * r, d / r, kappa * r
     rng = np.random.default_rng(1000 + n)
-    z = rng.standard_normal((SIM_REPS, n))
-    med = np.median(z, axis=1, keepdims=True)
-    s2 = (SD_PER_MAD * np.median(np.abs(z - med), axis=1)) ** 2
-    logs = np.log(s2[s2 > 0])
-    d = 2 * trigamma_inv(float(np.var(logs)))
+    logs, others = [], []
+    for _ in range(SIM_REPS // SIM_CHUNK):     # in chunks: a few MB at a time
+        z = rng.standard_normal((SIM_CHUNK, n))
+        med = np.median(z, axis=1, keepdims=True)
+        s2 = (SD_PER_MAD * np.median(np.abs(z - med), axis=1)) ** 2
+        logs.append(np.log(s2[s2 > 0]))
+        others.append(np.median(z[:, 1:], axis=1) if n > 1 else np.zeros(SIM_CHUNK))
+    log_s2 = np.concatenate(logs)
+    d = 2 * trigamma_inv(float(np.var(log_s2)))
     # E log(s^2) = log sigma^2 + digamma(d/2) - log(d/2) for a scaled chi-square
-    c = math.exp((digamma(d / 2) - math.log(d / 2) - float(np.mean(logs))) / 2)
-    kappa = float(np.var(np.median(z[:, 1:], axis=1))) if n > 1 else 0.0
-    return c, d, kappa
+    c = math.exp((digamma(d / 2) - math.log(d / 2) - float(np.mean(log_s2))) / 2)
+    return c, d, float(np.var(np.concatenate(others)))
 
 
 def _constants(n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
