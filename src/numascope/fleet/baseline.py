@@ -34,6 +34,9 @@ from numascope.fleet.outliers import Analysis, config, group_label, host_of, nod
 from numascope.results.run import RunRecord, check_label, utc_now
 
 TABLE = "fleet_baselines"
+# a baseline median from fewer nodes is too few to judge by: the median's breakdown point
+# floor((n-1)/2) / n is 0 for two nodes (Rousseeuw and Leroy, "Robust regression and
+# outlier detection", Wiley 1987): either node's fault moves it (= screen.MIN_GROUP)
 MIN_NODES = 3
 # `fleet check` exits: 0 healthy, 1 out of baseline, INCONCLUSIVE when nothing is out but
 # something could not be judged (2, 3, 4 and 128+N are numascope's errors and signals)

@@ -47,8 +47,9 @@ from numascope.results.run import RunRecord
 
 Z_LIMIT: float | None = None   # None: the limit follows from the tests made (screen.py)
 Z_SCALE = 0.6745
-# the practical gap: a node less than 5 % worse than its group is not worth a drain
-# whatever its statistics (docs/sources.md, "Fleet": measured run-to-run spread)
+# the practical gap: a node less than 5 % worse than its group is never flagged: identical
+# servers differ by 5-10 % in STREAM and ~5 % in HPL (Dell HPC and AI Innovation Lab,
+# "AMD Rome - is it for real?", 2019, 64 servers), so less is what the same hardware varies
 GAP_PCT = 5.0
 # STREAM floor: a node's best triad under FLOOR of its DRAM peak fails. From the figures
 # of the Dell HPC and AI Innovation Lab (Kochhar, Cherlopalle, Weage): healthy 2-socket
