@@ -319,7 +319,7 @@ def _spread(x: np.ndarray, relative: bool) -> _Spread:
 
 def fit_prior(s2: list[float], d: list[float]) -> tuple[float, float]:
     """(s0^2, d0) from the groups' variances s2 with their df d, as limma's fitFDist (Smyth
-    2004, the hyperparameters): e_g = log s_g^2 - digamma(d_g/2) + log(d_g/2); trigamma(d0/2) = mean of
+    2004): e_g = log s_g^2 - digamma(d_g/2) + log(d_g/2); trigamma(d0/2) = the mean of
     (e_g - mean e)^2 G/(G-1) - trigamma(d_g/2). When the groups' differences are sampling
     alone (d0 infinite), they share one spread: the df-weighted pooled variance, with their
     summed df (d0 is never more than the groups measured)."""
