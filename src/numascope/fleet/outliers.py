@@ -451,7 +451,7 @@ def _group_flags(g: Group, members: list[RunRecord], keys: list[str],
         flags.append(Flag("outlier", host_of(r), r.run_id, g.label, key, st.unit, x,
                           st.median, pct, z, float(sc.worse[i, j]),
                           f"{abs(pct):.1f} % {'below' if st.higher_is_better else 'above'}"
-                          f" the group median (z {z:+.1f}; practical floor "
+                          f" the group median (t {z:+.1f}; practical floor "
                           f"{sc.floor[j]:.1f} %)"))
     for i, c in zip(*np.nonzero(hit(sc.p_family, sc.fam_z, k, cut, z_limit))):
         r, (fam, ix) = members[i], sc.families[c]
@@ -460,7 +460,7 @@ def _group_flags(g: Group, members: list[RunRecord], keys: list[str],
         flags.append(Flag("outlier", host_of(r), r.run_id, g.label,
                           f"{fam}/* ({len(ix)} metrics)", "%", worse, 0.0, worse, z, worse,
                           f"{worse:.1f} % worse than the group median over {what} "
-                          f"(median of {len(ix)}; combined z {z:+.1f})"))
+                          f"(median of {len(ix)}; combined t {z:+.1f})"))
     return flags
 
 
