@@ -338,10 +338,25 @@ def fit_prior(s2: list[float], d: list[float]) -> tuple[float, float]:
     return math.exp(mean + digamma(d0 / 2) - math.log(d0 / 2)), d0
 
 
-def _moderate(sp: _Spread, prior: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+def _priors(sp: _Spread, names: list[str], fleet: dict[str, tuple[float, float]]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """(s0^2, d0) per (group, column): the fleet's prior for the name where other groups
+    gave one, else one fitted across the group's own columns (its other metrics: limma's
+    own setting, Smyth 2004, where the genes lend each other their spread) -- a group
+    alone, or a metric only its group measured."""
+    s0 = np.array([fleet.get(k, (0.0, 0.0))[0] for k in names], dtype=float)
+    d0 = np.array([fleet.get(k, (0.0, 0.0))[1] for k in names], dtype=float)
+    s0, d0 = np.broadcast_to(s0, sp.s2.shape).copy(), np.broadcast_to(d0, sp.s2.shape).copy()
+    lack = d0 == 0
+    for b in np.nonzero(lack.any(axis=-1))[0]:
+        use = (sp.n[b] >= MIN_GROUP) & ~sp.raw_zero[b] & np.isfinite(sp.s2[b])
+        s0[b, lack[b]], d0[b, lack[b]] = fit_prior(sp.s2[b, use].tolist(),
+                                                   sp.d[b, use].tolist())
+    return s0, d0
+
+
+def _moderate(sp: _Spread, s0: np.ndarray, d0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(s~^2, df) per column."""
-    s0 = np.array([p[0] for p in prior], dtype=float).reshape(sp.s2.shape[-1:])
-    d0 = np.array([p[1] for p in prior], dtype=float).reshape(sp.s2.shape[-1:])
     s2 = np.nan_to_num(sp.s2)
     with np.errstate(invalid="ignore", divide="ignore"):
         mod = np.where(d0 > 0, (d0 * s0 + sp.d * s2) / (d0 + sp.d), s2)
@@ -419,7 +434,7 @@ def screen_fleet(groups: list[GroupInput], gap_pct: float, k_spread: float = K_S
         prior.metric = _fit_by_name(spreads, [h.keys for h in heads])
     stage = []
     for x, h, sp in zip(xs, heads, spreads):
-        s2, df = _moderate(sp, [prior.metric.get(k, (0.0, 0.0)) for k in h.keys])
+        s2, df = _moderate(sp, *_priors(sp, h.keys, prior.metric))
         sign = np.where(h.higher_is_better, -1.0, 1.0)
         t = _t(x, sp, s2, relative=True)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -435,7 +450,7 @@ def screen_fleet(groups: list[GroupInput], gap_pct: float, k_spread: float = K_S
     out: list[GroupScreen | None] = [None] * len(groups)
     for ix, x, sp, fsp, (t, pct, sign, s2, df, floor, fams, score, fam_worse, fam_excess) in \
             zip(batches, xs, spreads, fam_spreads, stage):
-        fs2, fdf = _moderate(fsp, [prior.family.get(f, (0.0, 0.0)) for f, _ in fams])
+        fs2, fdf = _moderate(fsp, *_priors(fsp, [f for f, _ in fams], prior.family))
         fam_t = _t(score, fsp, fs2, relative=False)
         worse = pct * sign
         p_m = _p(t * sign, df, worse > floor)
