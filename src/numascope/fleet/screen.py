@@ -15,7 +15,8 @@ z is itself a guess (with 3 nodes it is the smaller gap: 339 of 900 healthy node
    variance of a scaled chi-square with d_n df. Over the groups, the metric's prior s0^2, d0
    is fitted as limma does (Smyth 2004: its hyperparameters from the moments of log s_g^2),
    and the moderated variance is s~^2 = (d0 s0^2 + d_n s_g^2) / (d0 + d_n): a group of 3
-   takes its spread mostly from the fleet, a group of 10,000 from itself;
+   takes its spread mostly from the fleet, a group of 10,000 from itself. A metric no
+   other group measured (a group alone) takes its prior from its group's other metrics;
 2. each node's moderated t, t_ij = (x_ij - median of the group's other nodes) / (|m_j| s~
    sqrt(1 + kappa_{n-1})), kappa_k the variance of the median of k standard normals (the
    other nodes' median is independent of the node: a slow node does not hide itself),
