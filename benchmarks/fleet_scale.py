@@ -8,7 +8,10 @@ the analysis reads (numascope.fleet.load.analysis_runs), and the analysis; print
 planted nodes found, the healthy nodes flagged and the seconds.
 
     .venv/bin/python benchmarks/fleet_scale.py [--nodes 10000] [--noise 0.03] [--planted 10]
-        [--slow 0.2] [--seed 1] [--record PATH] [--store PATH] [--quick]
+        [--slow 0.2] [--seed 1] [--group-size G] [--record PATH] [--store PATH] [--quick]
+
+--group-size G: node i is tagged rack=r<i // G>, so the fleet splits into configuration
+groups of G nodes (300 groups of 3: --nodes 900 --group-size 3).
 
 --quick: 300 nodes (checks that it runs). --store keeps the store there (else a temporary
 folder, removed); a store there already is reused, as built by the same arguments. The
@@ -32,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def build(db: Path, record: Path, n: int, noise: float, planted: int, slow: float,
-          seed: int, write: bool = True) -> tuple[str, set[str]]:
+          seed: int, write: bool = True, group_size: int = 0) -> tuple[str, set[str]]:
     """The store of n noisy copies of `record`; returns the fleet id and the planted hosts
     (write False: only those, for a store built before with the same arguments)."""
     from numascope.results.record import Metric
@@ -40,7 +43,7 @@ def build(db: Path, record: Path, n: int, noise: float, planted: int, slow: floa
     from numascope.results.store import Store
     base = RunRecord.from_dict(migrate(json.loads(record.read_text())))
     rng = np.random.default_rng(seed)
-    fid = f"scale-{n}-{seed}"
+    fid = f"scale-{n}-{seed}" + (f"-g{group_size}" if group_size else "")
     slow_ix = set(rng.choice(n, size=min(planted, n), replace=False).tolist())
     hosts = {f"node{i:05d}" for i in slow_ix}
     if not write:
@@ -59,14 +62,17 @@ def build(db: Path, record: Path, n: int, noise: float, planted: int, slow: floa
                                         [v * f if isinstance(v, float) else v
                                          for v in m.values], m.note)
                 results.append(dataclasses.replace(res, metrics=metrics))
+            tags = {"fleet": fid, "host": host}
+            if group_size:
+                tags["rack"] = f"r{i // group_size:05d}"
             st.save_run(dataclasses.replace(
-                base, run_id=f"{new_run_id()}-{i:06d}", tags={"fleet": fid, "host": host},
+                base, run_id=f"{new_run_id()}-{i:06d}", tags=tags,
                 host={**base.host, "hostname": host}, results=results))
     return fid, hosts
 
 
 def in_memory(n: int, noise: float, noise_max: float, planted: int, slow: float,
-              seed: int) -> int:
+              seed: int, group_size: int = 0) -> int:
     sys.path.insert(0, str(ROOT / "tests"))
     from fleet_synth import wide_fleet
 
@@ -74,13 +80,15 @@ def in_memory(n: int, noise: float, noise_max: float, planted: int, slow: float,
     rng = np.random.default_rng(seed + 1)
     slow_ix = rng.choice(n, size=min(planted, n), replace=False).tolist()
     t0 = time.perf_counter()
-    runs = wide_fleet(n, {i: slow for i in slow_ix}, seed, (noise, noise_max))
+    runs = wide_fleet(n, {i: slow for i in slow_ix}, seed, (noise, noise_max),
+                      group_size=group_size or None)
     t1 = time.perf_counter()
     a = outliers.analyze(runs)
     t2 = time.perf_counter()
     want = {f"n{i:05d}" for i in slow_ix}
     flagged = {f.host for f in a.flags if f.kind == "outlier"}
-    print(f"in memory: {n} nodes ({noise:.0%}-{noise_max:.0%} noise, {len(want)} planted "
+    print(f"in memory: {n} nodes in {len(a.groups)} groups ({noise:.0%}-{noise_max:.0%} "
+          f"noise, {len(want)} planted "
           f"{slow:.0%} worse) generated in {t1 - t0:.1f} s; analysis {t2 - t1:.2f} s; "
           f"planted found {len(want & flagged)} of {len(want)}; healthy nodes flagged "
           f"{len(flagged - want)}; per-test z limit {a.z_limit:.2f}")
@@ -102,16 +110,21 @@ def main() -> int:
                          "tests do (tests/fleet_synth.wide_fleet, each metric's noise drawn "
                          "from [--noise, --noise-max]) and analysed in-process")
     ap.add_argument("--noise-max", type=float, default=None)
+    ap.add_argument("--group-size", type=int, default=0,
+                    help="split the fleet into configuration groups of this many nodes")
     a = ap.parse_args()
     n = 300 if a.quick else a.nodes
     if a.in_memory:
-        return in_memory(n, a.noise, a.noise_max or a.noise, a.planted, a.slow, a.seed)
+        return in_memory(n, a.noise, a.noise_max or a.noise, a.planted, a.slow, a.seed,
+                         a.group_size)
     reuse = bool(a.store and a.store.exists())
     with tempfile.TemporaryDirectory() as tmp:
         db = a.store or Path(tmp) / "fleet.db"
         t0 = time.perf_counter()
-        fid, planted = build(db, a.record, n, a.noise, a.planted, a.slow, a.seed, not reuse)
-        print(f"store{' (reused)' if reuse else ''}: {n} nodes ({a.noise:.0%} noise, "
+        fid, planted = build(db, a.record, n, a.noise, a.planted, a.slow, a.seed, not reuse,
+                             a.group_size)
+        print(f"store{' (reused)' if reuse else ''}: {n} nodes"
+              f"{f' in groups of {a.group_size}' if a.group_size else ''} ({a.noise:.0%} noise, "
               f"{len(planted)} planted "
               f"{a.slow:.0%} worse) in {time.perf_counter() - t0:.1f} s, "
               f"{db.stat().st_size / n / 1000:.0f} kB per node")
@@ -128,7 +141,9 @@ def main() -> int:
         flagged = {f["host"] for f in doc["results"] if f["kind"] == "outlier"}
         import resource
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        print(f"fleet report --json: {wall:.2f} s, peak memory {rss:.0f} MiB; planted found "
+        incon = doc.get("inconclusive_nodes", "n/a")
+        print(f"fleet report --json: {wall:.2f} s, peak memory {rss:.0f} MiB; "
+              f"{len(doc['groups'])} groups, {incon} nodes inconclusive; planted found "
               f"{len(planted & flagged)} of {len(planted)}; healthy nodes flagged "
               f"{len(flagged - planted)}; per-test z limit {doc['z_limit']:.2f}")
         # where the time goes, in-process: the store's records, then the analysis

@@ -71,10 +71,13 @@ def quick_metrics() -> list[tuple[str, str, str, str, bool, float]]:
 
 def wide_fleet(n: int, planted: dict[int, float], seed: int,
                noise: tuple[float, float] = (0.03, 0.05), fleet_id: str = "f1",
-               metrics: list | None = None) -> list[RunRecord]:
+               metrics: list | None = None, group_size: int | None = None,
+               quantum: float | None = None) -> list[RunRecord]:
     """n nodes measuring the quick run's 20 metrics; each metric's node-to-node relative sd
     is drawn from `noise`; planted[i] = e makes node i worse by e on every metric (the
-    bandwidths x (1 - e), the latencies x (1 + e))."""
+    bandwidths x (1 - e), the latencies x (1 + e)). group_size: nodes i // group_size share
+    a tag rack=<k>, so the fleet splits into configuration groups of that size. quantum:
+    every value rounded to that fraction of its metric's centre (a counter's resolution)."""
     import numpy as np
     rows = metrics or quick_metrics()
     rng = np.random.default_rng(seed)
@@ -89,11 +92,17 @@ def wide_fleet(n: int, planted: dict[int, float], seed: int,
                      "kernel": "6.1.0"}
     out = []
     for i in range(n):
-        rec = RunRecord.new(tags={"fleet": fleet_id, "host": f"n{i:05d}"})
+        tags = {"fleet": fleet_id, "host": f"n{i:05d}"}
+        if group_size:
+            tags["rack"] = f"r{i // group_size:05d}"
+        rec = RunRecord.new(tags=tags)
         rec.host = {**template.host, "hostname": f"n{i:05d}"}
         by_case: dict[tuple[str, str], dict[str, Metric]] = {}
         for j, (fam, case, name, unit, h, centre) in enumerate(rows):
-            vals = (centre * factors[i, j] * reps[i, j]).tolist()
+            vals = centre * factors[i, j] * reps[i, j]
+            if quantum:
+                vals = np.round(vals / (centre * quantum)) * (centre * quantum)
+            vals = vals.tolist()
             by_case.setdefault((fam, case), {})[name] = Metric(name, unit, bool(h), vals)
         rec.results = [BenchResult(f, c, {}, ms) for (f, c), ms in by_case.items()]
         rec.stages = [StageInfo("topology", "done")]

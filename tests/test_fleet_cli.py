@@ -346,6 +346,17 @@ def test_check_against_a_baseline_of_two_nodes_is_inconclusive(tmp_path, capsys)
     assert all(v["status"] == "inconclusive" and v["checked"] == 0 for v in doc["results"])
     assert "baseline median of 2 nodes: too few to judge (3 needed)" in \
         doc["results"][0]["unjudged"][0]["why"]
+    # one reason per node (not one per metric), and one error for the whole check
+    assert all(len(v["unjudged"]) == 1 for v in doc["results"])
+    assert [e["kind"] for e in doc["errors"]] == ["inconclusive"]
+    assert "too few to judge" in doc["errors"][0]["message"]
+    # as text: one line saying why, not a line per metric per node
+    assert main(["fleet", "check", "--baseline", "duo", "--store", str(db)]) == 5
+    out = capsys.readouterr().out.rstrip()
+    # one paragraph (wrapped to the terminal: its next lines indented)
+    assert all(line.startswith(" ") for line in out.splitlines()[1:]), out
+    assert " ".join(out.split()) == ("baseline duo: medians of at most 2 nodes per group, too "
+                                     "few to judge (3 needed): 2 nodes inconclusive")
     # still out when the node fails outright: nothing to weigh
     bad = fleet(1, {}, seed=34, fleet_id="pair")[0]
     bad.status = "failed"
@@ -428,3 +439,26 @@ def test_gather_refuses_an_oversized_record_file_naming_it(tmp_path, capsys, mon
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "n1.x.numascope.json: 102 bytes" in err[0], err
     assert not (tmp_path / "s.db").exists()
+
+
+def test_report_says_a_group_too_small_to_judge_is_inconclusive(tmp_path, capsys):
+    """A group of 2 (another CPU model) is listed inconclusive and never flagged by its
+    numbers, though one of its two nodes is half the other's bandwidth."""
+    rng = random.Random(36)
+    bw = "bandwidth/triad compact 96T/bandwidth"
+    runs = fleet(9, {}, seed=36) + [node("x0", "f1", {}, rng=rng, model="Other CPU"),
+                                     node("x1", "f1", {bw: 0.5}, rng=rng, model="Other CPU")]
+    db = tmp_path / "s.db"
+    _store(db, runs)
+    assert main(["fleet", "report", "--store", str(db)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Other CPU, mode NPS1, DIMMs 24x DDR5-4800: 2 nodes, 4 metrics (inconclusive: " \
+           "too few nodes to judge)" in text
+    rc, doc = _json(capsys, ["fleet", "report", "--store", str(db)])
+    assert rc == 0 and doc["inconclusive_nodes"] == 2
+    assert not [f for f in doc["results"] if f["host"].startswith("x") and
+                f["kind"] == "outlier"]
+    small = next(g for g in doc["groups"] if g["nodes"] == 2)
+    assert small["inconclusive"] and all(m["df"] == 0 for m in small["metrics"])
+    rows = {r["host"]: r for r in doc["per_node"]}
+    assert rows["x1"]["inconclusive"] and not rows["n0001"]["inconclusive"]

@@ -36,7 +36,7 @@ def test_no_dram_peak_no_floor_claimed(tmp_path, capsys):
 def test_the_floor_is_claimed_where_it_was_applied(tmp_path, capsys):
     runs = fleet(8, {}, seed=2, spread=(0.01, 0.02))     # every node with a DRAM peak
     text = " ".join(_report(tmp_path, runs, capsys).split())
-    assert "or STREAM (best triad) under 72% of the node's DRAM peak)" in text
+    assert f"or STREAM (best triad) under {outliers.FLOOR:.0%} of the node's DRAM peak)" in text
     del runs[0].host["peaks"]
     a = outliers.analyze(runs)
     assert a.floor_nodes == 7 and "applied to 7 of 8 nodes" in a.method()

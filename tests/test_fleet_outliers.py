@@ -39,7 +39,7 @@ def test_1000_nodes_the_5_planted_slow_nodes_are_found_and_at_most_3_others(seed
     # sorted by severity: the worst first
     for f in a.flags:
         if f.kind == "floor":
-            assert f.value < 0.72 * PEAK and f.value < f.reference
+            assert f.value < outliers.FLOOR * PEAK and f.value < f.reference
     sev = [f.severity for f in a.flags]
     assert sev == sorted(sev, reverse=True)
 
@@ -49,10 +49,10 @@ def test_1000_nodes_without_a_planted_node_at_most_3_flagged(seed):
     a = outliers.analyze(fleet(1000, {}, seed))
     out = [f for f in a.flags if f.kind == "outlier"]
     assert len(out) <= 3, [(f.host, f.metric, f.z) for f in out]
-    # the floor is absolute: only nodes really under 72 % of their peak
+    # the floor is absolute: only nodes really under 59 % of their peak
     for f in a.flags:
         if f.kind == "floor":
-            assert f.value < 0.72 * PEAK
+            assert f.value < outliers.FLOOR * PEAK
 
 
 def test_a_faster_node_is_not_flagged_a_slower_one_is():
@@ -88,16 +88,21 @@ def test_groups_are_separate_configurations():
     assert len(outliers.analyze(runs).groups) == 3
 
 
-def test_stream_under_72_percent_of_the_dram_peak_fails_even_when_every_node_agrees():
+def test_stream_under_59_percent_of_the_dram_peak_fails_even_when_every_node_agrees():
     import random
     rng = random.Random(10)
-    # every node at 300 GB/s triad of a 460.8 GB/s peak: 65 %, no outlier, all under floor
-    runs = [node(f"n{i}", "f1", {BW: 300 / 380}, rng=rng, peak=460.8) for i in range(10)]
+    # every node at 250 GB/s triad of a 460.8 GB/s peak: 54 %, no outlier, all under floor
+    # (the floor was 72 % until it was measured against published healthy servers: a Rome
+    # node sustains 66 % of its peak; this test's nodes were at 65 %)
+    runs = [node(f"n{i}", "f1", {BW: 250 / 380}, rng=rng, peak=460.8) for i in range(10)]
     a = outliers.analyze(runs)
     assert {f.kind for f in a.flags} == {"floor"} and len(a.flags) == 10
-    assert math.isclose(a.flags[0].pct, 65.1, abs_tol=1)
-    assert not outliers.analyze(runs, floor=0.6).flags
-    assert not outliers.analyze(runs, floors={"AMD EPYC 9654 96-Core Processor": 0.6}).flags
+    assert math.isclose(a.flags[0].pct, 54.3, abs_tol=1)
+    assert not outliers.analyze(runs, floor=0.5).flags
+    assert not outliers.analyze(runs, floors={"AMD EPYC 9654 96-Core Processor": 0.5}).flags
+    # a healthy Rome-like node at 66 % of its peak is not under the floor
+    rome = [node(f"r{i}", "f1", {BW: 304 / 380}, rng=rng, peak=460.8) for i in range(10)]
+    assert not outliers.analyze(rome).flags
 
 
 def test_shape_outliers_are_listed_apart():

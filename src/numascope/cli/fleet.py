@@ -78,13 +78,13 @@ def register(p: argparse.ArgumentParser) -> None:
     rep = sub.add_parser("report", help="outlier nodes of a fleet run, by configuration group")
     _add_select(rep)
     rep.add_argument("--z", type=float, default=None, metavar="Z",
-                     help="a fixed robust z-score limit for every test (default: the "
+                     help="a fixed limit on every test's t (default: the "
                           "false-discovery rule of docs/fleet.md)")
     rep.add_argument("--gap", type=float, default=None, metavar="PCT",
                      help="practical gap: flag only nodes worse than the median by more "
                           "(default 5)")
     rep.add_argument("--floor", action="append", metavar="[MODEL=]FRACTION",
-                     help="STREAM floor as a fraction of the DRAM peak (default 0.72); "
+                     help="STREAM floor as a fraction of the DRAM peak (default 0.59); "
                           "MODEL=FRACTION for one CPU model (repeatable)")
     rep.add_argument("--plot", metavar="FILE", help="every node's value and the median band")
     add_store(rep)
@@ -617,8 +617,8 @@ def parse_floors(items: list[str] | None) -> tuple[float, dict[str, float]]:
             frac = float(v.strip().removesuffix("%")) / (100 if v.strip().endswith("%")
                                                          else 1)
         except ValueError:
-            raise UserError(f"bad --floor {item!r}: expected a fraction such as 0.72 or "
-                            "MODEL=0.72") from None
+            raise UserError(f"bad --floor {item!r}: expected a fraction such as 0.59 or "
+                            "MODEL=0.59") from None
         if not 0 < frac <= 1:
             raise UserError(f"bad --floor {item!r}: the fraction must be in (0, 1]")
         if sep and not model.strip():
@@ -697,7 +697,8 @@ def print_analysis(a) -> None:
           f"{len(a.failed)} failed), {plural(len(a.groups), 'configuration group')}")
     for g in a.groups:
         _para(f"group: {g.label}: {plural(len(g.hosts), 'node')}, "
-              f"{plural(len(g.metrics), 'metric')}", "  ")
+              f"{plural(len(g.metrics), 'metric')}"
+              + (" (inconclusive: too few nodes to judge)" if g.inconclusive else ""), "  ")
     if a.smoke:
         _para("smoke runs: their numbers measure caches and are not for reading; no node "
               "is flagged on them (nodes, failures and shape below are real)")
@@ -709,7 +710,7 @@ def print_analysis(a) -> None:
             _para(f"{_fmt(f.value)} {f.unit} vs {ref} {_fmt(f.reference)}: {f.why}", "      ")
     else:
         floor = f", or {a.floor_said()}" if a.floor_nodes else f"; {a.floor_said()}"
-        _para(f"no node flagged (|z| > {a.z_limit:g} and > {a.gap_pct:g} % worse{floor})")
+        _para(f"no node flagged (t > {a.z_limit:.3g} and > {a.gap_pct:g} % worse{floor})")
     if a.shape:
         out.print(f"shape outliers ({len(a.shape)}):", markup=False)
         for s in a.shape:
@@ -797,24 +798,32 @@ def _check(args: argparse.Namespace) -> int:
     bad = [v for v in verdicts if v.problems]
     unsure = [v for v in verdicts if v.status == "inconclusive"]
     code = 1 if bad else baseline.INCONCLUSIVE_EXIT if unsure else 0
+    # a baseline too small to judge anyone by: one line, not one per node and metric
+    small = baseline.too_small(base) if unsure else None
     if args.json:
+        inconclusive = ([{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
+                          "message": small}] if small else
+                        [{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
+                          "message": f"{v.host}: {v.unjudged[0]['why']}"} for v in unsure])
         emit(NAME, [v.to_dict() for v in verdicts],
              [{"kind": "out-of-baseline", "exit_code": 1,
-               "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad] +
-             [{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
-               "message": f"{v.host}: {v.unjudged[0]['why']}"} for v in unsure],
+               "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad] + inconclusive,
              subcommand="check", baseline=base["name"], fleet=fid,
              nodes=len(verdicts), failed=len(bad), inconclusive=len(unsure))
+    elif small:
+        _para(f"{small}: {plural(len(unsure), 'node')} inconclusive"
+              + (f", {len(bad)} out" if bad else ""))
     else:
         ok = len(verdicts) - len(bad) - len(unsure)
         _para(f"baseline {base['name']}: {ok} of {plural(len(verdicts), 'node')} within "
               "tolerance"
               + (f", {len(unsure)} inconclusive" if unsure else ""))
+    if not args.json:
         for v in bad:
             for p in v.problems:
                 _para(f"{v.host}  {p['metric'] or 'run'}: {p['why']}", "  ",
                       keep=(p["metric"] or "",))
-        for v in unsure:
+        for v in unsure if not small else []:
             for p in v.unjudged:
                 _para(f"{v.host}  inconclusive: {p['metric'] or 'run'}: {p['why']}", "  ",
                       keep=(p["metric"] or "",))

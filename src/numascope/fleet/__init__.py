@@ -5,7 +5,9 @@ launcher (srun, mpirun), gather the records into one store, find the outliers.
 - mpi.py       coordination over MPI (mpi4py, imported lazily): rank 0 gathers and stores
 - files.py     without MPI: one record file per node in a shared folder, and `gather`
 - outliers.py  grouping by configuration, practical gap, DRAM floor, shape; the verdicts
-- screen.py    the statistics: robust z per metric, evidence per family, false-discovery rule
+- screen.py    the statistics: moderated t per metric (spread borrowed across groups),
+               evidence per family, false-discovery rule
+- special.py   digamma, trigamma, the normal and Student's t tails (standard library)
 - load.py      a fleet's runs read with only what the analysis needs (not whole records)
 - baseline.py  named baselines (group medians) kept in the store, and checks against them
 - prom.py      node_exporter textfile exposition

@@ -34,6 +34,9 @@ from numascope.fleet.outliers import Analysis, config, group_label, host_of, nod
 from numascope.results.run import RunRecord, check_label, utc_now
 
 TABLE = "fleet_baselines"
+# a baseline median from fewer nodes is too few to judge by: the median's breakdown point
+# floor((n-1)/2) / n is 0 for two nodes (Rousseeuw and Leroy, "Robust regression and
+# outlier detection", Wiley 1987): either node's fault moves it (= screen.MIN_GROUP)
 MIN_NODES = 3
 # `fleet check` exits: 0 healthy, 1 out of baseline, INCONCLUSIVE when nothing is out but
 # something could not be judged (2, 3, 4 and 128+N are numascope's errors and signals)
@@ -247,6 +250,7 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
     stages = _stages(r)
     said: set[str] = set()          # one line per stage that was skipped or failed
     checked = 0
+    few: dict[int, int] = {}        # metrics not checked, by their baseline median's nodes
     for base_key, ref in sorted(g["metrics"].items()):
         key = _value_key(base_key, vals)
         tol = tolerance(key, given)
@@ -267,8 +271,7 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
             continue
         n = ref.get("nodes", g.get("nodes", MIN_NODES))
         if n < MIN_NODES:
-            unjudged.append({"metric": key, "why": f"baseline median of {plural(n, 'node')}: "
-                                                   f"too few to judge ({MIN_NODES} needed)"})
+            few[n] = few.get(n, 0) + 1
             continue
         checked += 1
         x, med = vals[key][0], ref["median"]
@@ -279,4 +282,19 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
                              "unit": ref["unit"], "pct": pct, "tolerance_pct": tol,
                              "why": f"{abs(pct):.1f} % worse than the baseline "
                                     f"(tolerance {tol:g} %)"})
+    for n, k in sorted(few.items()):    # one line per node, not one per metric
+        unjudged.append({"metric": "", "why": f"baseline median of {plural(n, 'node')}: too "
+                                              f"few to judge ({MIN_NODES} needed): "
+                                              f"{plural(k, 'metric')} not checked"})
     return checked
+
+
+def too_small(base: dict[str, Any]) -> str | None:
+    """Why no node can be judged against `base` (every median of every group from fewer
+    than MIN_NODES nodes), or None."""
+    counts = [m.get("nodes", g.get("nodes", MIN_NODES)) for g in base["groups"].values()
+              for m in g["metrics"].values()]
+    if not counts or max(counts) >= MIN_NODES:
+        return None
+    return (f"baseline {base['name']}: medians of at most {plural(max(counts), 'node')} per "
+            f"group, too few to judge ({MIN_NODES} needed)")

@@ -114,7 +114,9 @@ def judge(a: outliers.Analysis, second: dict[str, RunRecord]) -> list[Verdict]:
                 if k in col:
                     x2[i, col[k]] = v
         hib = np.array([g.metrics[k].higher_is_better for k in keys], dtype=bool)
-        sc2 = screen.screen_group(x2, hib, [k.split("/", 1)[0] for k in keys], a.gap_pct)
+        # the fleet's spread priors of the first screen: a small group judged as it was
+        sc2 = screen.screen_group(x2, hib, [k.split("/", 1)[0] for k in keys], a.gap_pct,
+                                  keys=keys, prior=a.prior)
         k_tests = np.maximum(sc.tests(), 1)
         sign = np.where(hib, -1.0, 1.0)
         hit_m = outliers.hit(sc2.p_metric, sc2.z * sign, k_tests, a.cut, a.fixed_z)

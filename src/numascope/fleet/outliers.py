@@ -5,16 +5,18 @@ Nodes are grouped by configuration: CPU model, memory mode, DIMM population and 
 own tags (the fleet's bookkeeping tags — fleet, host, slurm_* — left out). Per group and
 metric (each case's primary metrics, as compare uses; one value per node: the median of its
 repetitions):
-- the group median, each node's % from it and its robust z-score
-  z = (x − median) / (1.4826 MAD) (Iglewicz and Hoaglin's modified z, 0.6745 (x − m) / MAD),
-  which a few bad nodes cannot drag the way they drag a mean and sd;
+- the group median, each node's % from it and its moderated t (numascope.fleet.screen:
+  its distance from the median of the group's other nodes over a spread, 1.4826 MAD,
+  moderated across the fleet's groups, referred to Student's t: right in groups of 3 as in
+  groups of 10,000);
 - what flags a node is numascope.fleet.screen: per metric and per family (the median of
-  its metrics' z, standardised again), one-sided by the metric's direction, only beyond the
-  metric's practical floor max(GAP_PCT, 2 x its robust relative sd), with the false alarms
-  held by Benjamini-Hochberg over the fleet's nodes, so that they do not grow with the
-  number of nodes and metrics (a fixed z_limit per test is the old rule, kept for --z);
-- groups with fewer than MIN_GROUP (3) measured nodes get no z-score.
-Floor: a node's STREAM figure (its best triad bandwidth) under FLOOR (72 %) of its own
+  its metrics' t, screened again), one-sided by the metric's direction, only beyond the
+  metric's practical floor max(GAP_PCT, 2 x its moderated relative sd), with the false
+  alarms held by Benjamini-Hochberg over the fleet's nodes, so that they do not grow with
+  the number of nodes, metrics or groups (a fixed z_limit per test is the old rule, kept
+  for --z);
+- groups with fewer than MIN_GROUP (3) measured nodes are inconclusive: not judged.
+Floor: a node's STREAM figure (its best triad bandwidth) under FLOOR (59 %) of its own
 theoretical DRAM peak (host.peaks.dram) fails, whatever its peers do — a fleet where every
 node lost a DIMM has no outlier but every node under the floor. `floors` sets the fraction
 per CPU model.
@@ -45,8 +47,18 @@ from numascope.results.run import RunRecord
 
 Z_LIMIT: float | None = None   # None: the limit follows from the tests made (screen.py)
 Z_SCALE = 0.6745
+# the practical gap: a node less than 5 % worse than its group is never flagged: identical
+# servers differ by 5-10 % in STREAM and ~5 % in HPL (Dell HPC and AI Innovation Lab,
+# "AMD Rome - is it for real?", 2019, 64 servers), so less is what the same hardware varies
 GAP_PCT = 5.0
-FLOOR = 0.72
+# STREAM floor: a node's best triad under FLOOR of its DRAM peak fails. From the figures
+# of the Dell HPC and AI Innovation Lab (Kochhar, Cherlopalle, Weage): healthy 2-socket
+# EPYC servers sustain a triad of 244 of 307.2 GB/s (79 %; "AMD EPYC - STREAM, HPL,
+# InfiniBand and WRF performance study", 2018, 2x EPYC 7601) and 270-300 of 409.6 GB/s
+# (66-73 %; "AMD Rome - is it for real?", 2019, 2x EPYC 7002), identical servers 5-10 %
+# apart: the lowest healthy ratio less the widest spread, 65.9 % x 0.90 = 59.3 %, rounded
+# down (the 72 % used before flags a healthy Rome node; docs/sources.md, "Fleet")
+FLOOR = 0.59
 MIN_GROUP = screen.MIN_GROUP
 BOOKKEEPING_TAGS = ("fleet", "host", "confirm_of")
 SHAPE_KEYS = ("numa_nodes", "memory_mode", "dimm_count", "kernel", "cpus_allowed")
@@ -162,13 +174,21 @@ class MetricStats:
     median: float
     mad: float
     floor_pct: float = GAP_PCT   # the practical floor: how much worse a flagged node must be
+    spread_pct: float = math.nan  # the moderated relative sd (% of the median)
+    df: float = math.nan          # the degrees of freedom of its t (group's + the prior's)
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.key, "unit": self.unit,
                 "higher_is_better": self.higher_is_better, "nodes": self.n,
                 "median": self.median, "mad": self.mad,
                 "mad_pct": self.mad / abs(self.median) * 100 if self.median else math.nan,
-                "floor_pct": self.floor_pct}
+                "floor_pct": self.floor_pct, "spread_pct": _num(self.spread_pct),
+                "df": _num(self.df)}
+
+
+def _num(v: float) -> float | None:
+    """A JSON number: None for NaN, a large number for an infinite df."""
+    return None if math.isnan(v) else v
 
 
 @dataclass
@@ -177,9 +197,16 @@ class Group:
     config: dict[str, Any]
     hosts: list[str]
     metrics: dict[str, MetricStats] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def inconclusive(self) -> bool:
+        """Too few nodes to judge any of its metrics."""
+        return max((m.n for m in self.metrics.values()), default=0) < MIN_GROUP
 
     def to_dict(self) -> dict[str, Any]:
         return {"group": self.label, "config": self.config, "nodes": len(self.hosts),
+                "inconclusive": self.inconclusive,
                 "metrics": [m.to_dict() for m in self.metrics.values()]}
 
 
@@ -237,6 +264,7 @@ class Analysis:
     screened: list[tuple[Any, list[RunRecord], list[str], Any]] = field(
         default_factory=list, repr=False)
     floor_nodes: int = 0     # nodes the STREAM floor was applied to (a DRAM peak, a triad)
+    prior: Any = None               # the fleet's spread priors (screen.Prior), for a re-screen
 
     def floor_said(self) -> str:
         """The STREAM floor as applied: to every measured node, some, or none (no node
@@ -258,19 +286,28 @@ class Analysis:
     def method(self) -> str:
         if self.multiple_testing:
             rule = (f"flagged by Benjamini-Hochberg at {self.fdr:g} over the nodes (a node's "
-                    "p: its smallest one-sided normal p x its number of tests; here "
-                    f"z > {self.z_limit:.2f} per test)")
+                    "p: its smallest one-sided t p x its number of tests; here about "
+                    f"|t| > {self.z_limit:.2f} per test in a large group)")
         else:
-            rule = f"flagged when z > {self.z_limit:g} (fixed, per test)"
-        return (f"per configuration group and metric: median, robust z = (x − median)/"
-                f"(1.4826 MAD), one-sided by the metric's direction; per node and family "
-                "(and over all its metrics) the median of its worse-z, standardised again "
-                f"across the group; {rule}; only when worse than the median by more than "
-                f"the metric's practical floor max({self.gap_pct:g} %, "
-                f"{screen.K_SPREAD:g} x its robust relative sd); groups under {MIN_GROUP} "
-                f"nodes get no z; {self.floor_said()}"
-                f"{' fails' if self.floor_nodes else ''}; shape (NUMA nodes, memory mode, DIMMs, kernel, CPUs the "
-                "task could use) compared with the most common value per CPU model")
+            rule = f"flagged when t > {self.z_limit:g} (fixed, per test)"
+        return (f"per configuration group and metric: each node's moderated t = (x − the "
+                "median of the other nodes) / its sd, one-sided by the metric's direction, "
+                "the spread (1.4826 MAD) moderated across the groups (limma's empirical "
+                "Bayes, Smyth 2004) and the t referred to Student's t with the group's and "
+                "the prior's degrees of freedom; per node and family (and over all its "
+                f"metrics) the median of its worse-t, screened again the same way; {rule}; "
+                "only when worse than the median by more than the metric's practical floor "
+                f"max({self.gap_pct:g} %, {screen.K_SPREAD:g} x its moderated relative sd); "
+                f"groups under {MIN_GROUP} nodes are inconclusive (not judged); "
+                f"{self.floor_said()}{' fails' if self.floor_nodes else ''}; shape (NUMA "
+                "nodes, memory mode, DIMMs, kernel, CPUs the task could use) compared with "
+                "the most common value per CPU model")
+
+    @property
+    def inconclusive(self) -> list[Group]:
+        """Groups too small to judge (fewer than MIN_GROUP measured nodes)."""
+        return [g for g in self.groups if g.inconclusive]
+
 
     def to_dict(self) -> dict[str, Any]:
         return {"fleet": self.fleet, "nodes": self.nodes, "method": self.method(),
@@ -281,6 +318,7 @@ class Analysis:
                 "flags": [f.to_dict() for f in self.flags],
                 "shape_outliers": [s.to_dict() for s in self.shape],
                 "failed_nodes": self.failed, "groups": [g.to_dict() for g in self.groups],
+                "inconclusive_nodes": sum(len(g.hosts) for g in self.inconclusive),
                 "per_node": self.per_node_summary()}
 
     def per_node_summary(self) -> list[dict[str, Any]]:
@@ -330,12 +368,18 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
         by_cfg.setdefault(group_label(cfg), (cfg, []))[1].append(r)
 
     groups: list[Group] = []
-    screened: list[tuple[Group, list[RunRecord], list[str], screen.GroupScreen]] = []
+    members_of: list[list[RunRecord]] = []
+    inputs: list[screen.GroupInput] = []
     for label, (cfg, members) in sorted(by_cfg.items()):
         g = Group(label, cfg, [host_of(r) for r in members])
         groups.append(g)
-        keys, sc = _screen_group(g, members, values, gap_pct)
-        screened.append((g, members, keys, sc))
+        members_of.append(members)
+        inputs.append(_group_input(g, members, values))
+    screens, prior = screen.screen_fleet(inputs, gap_pct)
+    screened: list[tuple[Group, list[RunRecord], list[str], screen.GroupScreen]] = []
+    for g, members, inp, sc in zip(groups, members_of, inputs, screens):
+        _fill_metrics(g, inp, sc)
+        screened.append((g, members, inp.keys, sc))
 
     node_p = np.concatenate([sc.node_p() for *_, sc in screened]) if screened else \
         np.zeros(0)
@@ -370,13 +414,12 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
     flags.sort(key=lambda f: (-f.severity, f.host, f.metric))
     return Analysis(fleet, len(runs), groups, flags, shape_outliers(ok), failed,
                     limit, gap_pct, floor, smoke, q, z_limit is None, cut, z_limit, screened,
-                    floor_nodes)
+                    floor_nodes, prior)
 
 
-def _screen_group(g: Group, members: list[RunRecord],
-                  values: dict[str, dict[str, tuple[float, str, bool]]],
-                  gap_pct: float) -> tuple[list[str], screen.GroupScreen]:
-    """The group's nodes x metrics array screened; g.metrics filled."""
+def _group_input(g: Group, members: list[RunRecord],
+                 values: dict[str, dict[str, tuple[float, str, bool]]]) -> screen.GroupInput:
+    """The group's nodes x metrics array (NaN where a node did not measure a metric)."""
     info: dict[str, tuple[str, bool]] = {}
     for r in members:
         for k, (_, unit, hib) in values[r.run_id].items():
@@ -387,14 +430,17 @@ def _screen_group(g: Group, members: list[RunRecord],
     for i, r in enumerate(members):
         for k, (v, _, _) in values[r.run_id].items():
             x[i, col[k]] = v
+    g.units = {k: info[k][0] for k in keys}
     hib = np.array([info[k][1] for k in keys], dtype=bool)
-    sc = screen.screen_group(x, hib, [k.split("/", 1)[0] for k in keys], gap_pct)
-    measured = np.isfinite(x).sum(axis=0)
-    for j, k in enumerate(keys):
-        g.metrics[k] = MetricStats(k, info[k][0], bool(hib[j]), int(measured[j]),
-                                   float(sc.median[j]), float(sc.mad[j]),
-                                   float(sc.floor[j]))
-    return keys, sc
+    return screen.GroupInput(x, hib, keys, [k.split("/", 1)[0] for k in keys])
+
+
+def _fill_metrics(g: Group, inp: screen.GroupInput, sc: screen.GroupScreen) -> None:
+    measured = np.isfinite(inp.x).sum(axis=0)
+    for j, k in enumerate(inp.keys):
+        g.metrics[k] = MetricStats(k, g.units[k], bool(inp.higher_is_better[j]),
+                                   int(measured[j]), float(sc.median[j]), float(sc.mad[j]),
+                                   float(sc.floor[j]), float(sc.spread[j]), float(sc.df[j]))
 
 
 def hit(p: np.ndarray, wz: np.ndarray, k: np.ndarray, cut: float | None,
@@ -421,7 +467,7 @@ def _group_flags(g: Group, members: list[RunRecord], keys: list[str],
         flags.append(Flag("outlier", host_of(r), r.run_id, g.label, key, st.unit, x,
                           st.median, pct, z, float(sc.worse[i, j]),
                           f"{abs(pct):.1f} % {'below' if st.higher_is_better else 'above'}"
-                          f" the group median (z {z:+.1f}; practical floor "
+                          f" the group median (t {z:+.1f}; practical floor "
                           f"{sc.floor[j]:.1f} %)"))
     for i, c in zip(*np.nonzero(hit(sc.p_family, sc.fam_z, k, cut, z_limit))):
         r, (fam, ix) = members[i], sc.families[c]
@@ -430,7 +476,7 @@ def _group_flags(g: Group, members: list[RunRecord], keys: list[str],
         flags.append(Flag("outlier", host_of(r), r.run_id, g.label,
                           f"{fam}/* ({len(ix)} metrics)", "%", worse, 0.0, worse, z, worse,
                           f"{worse:.1f} % worse than the group median over {what} "
-                          f"(median of {len(ix)}; combined z {z:+.1f})"))
+                          f"(median of {len(ix)}; combined t {z:+.1f})"))
     return flags
 
 
@@ -443,7 +489,8 @@ def _per_node(g: Group, members: list[RunRecord], keys: list[str],
     units = [g.metrics[k].unit for k in keys]
     x = sc.x
     for i, r in enumerate(members):
-        row = {"host": host_of(r), "run_id": r.run_id, "status": r.status, "group": g.label}
+        row = {"host": host_of(r), "run_id": r.run_id, "status": r.status, "group": g.label,
+               "inconclusive": sc.inconclusive}
         if only is None or r.run_id in only:
             row["metrics"] = {keys[j]: {"value": float(x[i, j]), "unit": units[j],
                                         "pct": float(sc.pct[i, j]), "z": float(sc.z[i, j])}
