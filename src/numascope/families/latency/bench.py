@@ -303,15 +303,12 @@ def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = T
 def run(topo: Topology, p: LatencyParams) -> BenchResult:
     """Idle latency of checked parameters (LatencyParams.checked): the chaser pinned on
     `p.cpu`, one pointer every `p.stride` bytes, memory placed by `p.memory`. With
-    --samples auto, chases of a few samples each until the median is steady."""
+    --samples auto, chases of a few samples each, every one over its own fresh buffer,
+    until the latency is steady over them."""
     if isinstance(p.samples, Steady):
-        batches: list[BenchResult] = []
-
-        def once(n: int) -> BenchResult:
-            batches.append(run(topo, replace(p, samples=n)))
-            return batches[-1]
-        res = steady.gather(once, p.samples, "latency", count="samples")
-        dist = distribution.combine([b.distributions.get("latency") for b in batches])
+        res, units = steady.gather(lambda n: run(topo, replace(p, samples=n)), p.samples,
+                                   "latency", count="samples")
+        dist = distribution.combine([u.distributions.get("latency") for u in units])
         if dist:        # every batch's single loads, one histogram
             res.distributions = {"latency": dist}
         return res

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from numascope import steady
 from numascope.benchmark import Case, core_errors
 from numascope.errors import UserError
 from numascope.families.latency import distribution, mlp
@@ -18,6 +19,7 @@ from numascope.families.latency.bench import (
     format_bytes,
 )
 from numascope.results.record import BenchResult, Metric
+from numascope.steady import Steady
 from numascope.topology.model import Topology
 
 MAX_CHAINS = 64       # chains.c's CHAINS_MAX: one unrolled walk per count
@@ -109,7 +111,17 @@ def suite_cases(topo: Topology, samples: int, nbytes: int | None = None,
 
 
 def run(topo: Topology, cp: ChainsParams) -> BenchResult:
+    """One chain count's measurement; with --samples auto, chases of a few samples each,
+    every one over its own fresh buffer, until the ns per load is steady over them."""
     p, n = cp.base, cp.chains
+    if isinstance(p.samples, Steady):
+        res, units = steady.gather(
+            lambda k: run(topo, replace(cp, base=replace(p, samples=k))), p.samples,
+            "latency", count="samples")
+        dist = distribution.combine([u.distributions.get("latency") for u in units])
+        if dist:        # every unit's lockstep steps, one histogram
+            res.distributions = {"latency": dist}
+        return res
     cpu, pages = p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):
         r = _core().lat_chains(p.bytes, cpu, n, p.memory.to_core(), p.mode, p.window,
