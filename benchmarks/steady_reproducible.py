@@ -69,11 +69,12 @@ def invoke(python: str, cmd: list[str]) -> Run:
                s.get("units"), s.get("values_per_unit", []), time.monotonic() - t0)
 
 
-def coverage(runs: list[Run], figure: str) -> tuple[int, int]:
-    """(pairs inside, pairs) over converged runs i and every other run j."""
+def coverage(runs: list[Run], figure: str, every: bool = False) -> tuple[int, int]:
+    """(pairs inside, pairs) over converged runs i (every run: `every`) and every other
+    run j."""
     inside = pairs = 0
     for i, a in enumerate(runs):
-        if not a.converged:
+        if not (a.converged or every):
             continue
         for j, b in enumerate(runs):
             if i != j:
@@ -104,6 +105,9 @@ def check(python: str, cmd: list[str], n: int) -> bool:
           f"interval: {pct(inside, pairs)}; estimates: {pct(ei, ep)} -> "
           f"{'ok' if ok else 'NOT reproducible'} (target >= {TARGET:.0%} of pairs, or not "
           "converged)")
+    ai, ap = coverage(runs, "median", every=True)
+    print(f"  (every run's interval, converged or not: other runs' medians inside "
+          f"{pct(ai, ap)})")
     return ok
 
 

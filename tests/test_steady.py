@@ -419,3 +419,30 @@ def test_an_unconverged_figure_is_marked_in_run_report_and_compare():
     html = render([steady_run, shaky_run])
     assert 'id="repetitions"' in html and "triad 2T*" in html and "max reps" in html
     assert 'id="repetitions"' not in render([make_run({}, [make_result()])])   # fixed reps
+
+
+# -- benchmarks/steady_reproducible.py: the hard check's plumbing ------------------------
+
+def _script(*args: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).parent.parent / "benchmarks" / "steady_reproducible.py"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def test_the_reproducibility_script_counts_pairs_of_separate_invocations():
+    p = _script("--quick", "--which", "bw")
+    assert p.returncode in (0, 1), p.stderr          # 1: not reproducible (says so)
+    runs = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("run ")]
+    assert len(runs) == 3 and all(" units " in ln and "interval [" in ln for ln in runs)
+    assert "converged; other runs' medians inside a converged run's interval" in p.stdout
+    bad = _script("--which", "net")
+    assert bad.returncode == 2 and "--which takes lat, bw" in bad.stderr
+
+
+def test_the_script_simulates_the_rule_on_planted_allocations():
+    p = _script("--simulate", "--quick")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("first units") == 9 and "estimates inside" in p.stdout

@@ -71,7 +71,7 @@ from numascope.results.record import BenchResult, Metric
 CONFIDENCE = 0.95
 MIN_UNITS = 4                 # the fewest independent units an interval is taken over
 MIN_REPS = 2 * MIN_UNITS      # the fewest repetitions of a case: MIN_UNITS units of 2
-PRECISION = 0.01              # ±1 % of the median, unless --reps auto:P% says otherwise
+PRECISION = 0.01              # ±1 % of the estimate, unless --reps auto:P% says otherwise
 MAX_REPS = 100                # a command's cap per case (a profile sets its own)
 BUDGET_S = 10.0               # a command's seconds per case (a profile sets its own)
 AUTO = "auto"
