@@ -82,7 +82,7 @@ UNIT = "one call of the C kernel: its own allocation, placement and first touch"
 
 @dataclass
 class Pool:
-    """A stage's seconds for repetitions past each case's first batch, shared by its
+    """A stage's seconds for units past each case's first MIN_UNITS, shared by its
     `cases` (set once the stage's cases are known)."""
 
     seconds: float
@@ -91,7 +91,7 @@ class Pool:
     done: int = 0
 
     def share(self) -> float:
-        """What the next case may spend past its first batch."""
+        """What the next case may spend past its first units."""
         return max(self.seconds - self.spent, 0.0) / max(self.cases - self.done, 1)
 
     def spend(self, seconds: float) -> None:
