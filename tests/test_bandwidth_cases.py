@@ -12,7 +12,7 @@ from numascope.families.bandwidth.sizes import default_array_bytes, parse_size
 from numascope.host import Host
 from numascope.memspec import MemorySpec
 from numascope.profile import FULL, QUICK, SMOKE
-from numascope.steady import Steady
+from numascope.steady import MIN_REPS, Steady
 from numascope.topology.model import Core, Cpu, L3Domain, Node, Package, Topology
 
 MIB = 1 << 20
@@ -109,7 +109,7 @@ def test_suite_profiles():
         (rule,) = {c.params.reps for c in cases}
         assert isinstance(rule, Steady) and rule.max_reps == prof.steady_max
         # never fewer repetitions than the fixed count it replaces
-        assert rule.min_reps == max(6, prof.reps, bw.QUICK_REPS)
+        assert rule.min_reps == max(MIN_REPS, prof.reps, bw.QUICK_REPS)
         assert len({id(c.params.reps.pool) for c in cases}) == 1
         assert rule.pool.seconds == prof.steady_s
         assert cases[0].params.reps.pool.cases == len({c.params.key() for c in cases})

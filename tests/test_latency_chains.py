@@ -242,7 +242,6 @@ def test_lat_chains_json_and_text():
     ["--chains", "4", "--sweep"],
     ["--chains", "4", "--loaded"],
     ["--chains", "64", "--size", "16K"],
-    ["--chains", "4", "--samples", "auto"],
 ])
 def test_lat_chains_bad_input_one_line_exit_2(args):
     p = _run("lat", *args)

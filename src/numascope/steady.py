@@ -1,29 +1,57 @@
 """Repetitions until the figure is steady (`--reps auto`): the stopping rule.
 
-A case is measured in batches, each batch a real call of the family's measurement. After
-each batch the rule looks at the figure's values so far (e.g. the GB/s of every kept
-repetition) and stops when the 95 % interval of their median is within ±precision of the
-median (converged), or when the case's repetition cap or time budget is spent (not
-converged: the record says so, and tables, the report and `compare` mark it).
+The unit of the judgement is an independent measurement, not a repetition. A case is
+measured in **units**, each one real call of the family's measurement with its own fresh
+allocation, placement and first touch (the C kernel maps its memory in every call), holding
+a few repetitions; a unit's value is the median of its repetitions. Repetitions inside one
+allocation agree with each other far more closely than separate allocations do (physical
+pages, cache colouring, whether transparent huge pages were granted, all differ per
+allocation), so an interval over repetitions says "steady" about one page placement, not
+about the figure: measured on a 2-vCPU guest, 8 separate `lat --size 1G --samples auto`
+invocations all said converged, yet another invocation's median fell inside a run's interval
+in 17 of 56 pairs. pyperf spreads its values over processes for that reason (V. Stinner,
+pyperf documentation, "Runs, values, warmups, outer and inner loops"), and Kalibera & Jones
+show that the variation between executions is the one an interval must take in when it
+dominates ("Rigorous Benchmarking in Reasonable Time", ISMM 2013).
 
-The interval is the distribution-free one of the median from order statistics: with the
-n values sorted s[1..n], [s[k], s[n+1-k]] covers the true median with probability
-1 - 2 P(B <= k-1), B ~ Binomial(n, 1/2), whatever the distribution (continuous, the
-repetitions independent); k is the largest that keeps that at or above 95 %. Chosen over a
-bootstrap because it is exact rather than approximate at small n (a bootstrap of the
-median undercovers with a handful of values), needs no random numbers (the same values
-always give the same verdict) and costs one sort. It exists from n = 6 on (the extremes of
-six values cover the median with 1 - 2/64 = 96.9 %), hence MIN_REPS = 6.
+After the first MIN_UNITS units, and after each further group of units, the rule takes the
+95 % Student t interval of the mean of the units' medians, mean ± t(0.975, k-1)·s/√k over k
+units, and stops when it is within ±precision of that mean (converged), or when the case's
+repetition cap or time budget is spent (not converged: the record says so, and tables, the
+report and `compare` mark it). This is the interval of Georges, Buytaert & Eeckhout
+("Statistically Rigorous Java Performance Evaluation", OOPSLA 2007: one value per
+independent VM invocation, Student t below 30 of them). Chosen over the order-statistics
+interval of the median (distribution-free, used here before, over repetitions) because that
+one exists only from 6 values on, and 6 fresh allocations of a 1 GiB chase cost seconds
+each; the t interval exists from 2 units and makes a small count pay in width rather than in
+coverage (t = 3.18 at 4 units, 2.57 at 6). It assumes roughly normal unit values, which
+medians of several repetitions are more than single repetitions; a skewed or bimodal spread
+between allocations inflates s, so such a figure is marked unconverged, not averaged into a
+confident number.
 
-The budget, per case: the first batch (min_reps) always runs; a further batch runs only
-when its predicted time (the case's seconds per repetition so far, overheads included, times
-the batch) still fits in the case's budget, and the total stays within max_reps. Batches
-grow by half the repetitions so far (6, 9, 13, 19 …), so that a call's set-up (allocation,
-first touch, warm-up) is paid a few times, not once per repetition.
+At least MIN_UNITS = 4 units. With 2, t(0.975, 1) = 12.7 makes an interval too wide to ever
+converge. With 3, the interval works for a normal spread between allocations, but not for
+the spread allocations really have, where a minority of them land differently (huge pages
+granted or not): simulated (benchmarks/steady_reproducible.py --simulate, 30 % of
+allocations 2 or 5 % off, the rule's own repeated looks included), another run's estimate
+fell inside a converged 3-unit interval in 73 to 74 % of pairs, a 4-unit one in 79 %, a
+6-unit one in 84 % (a normal spread of 2 % judged at ±1 %: 74, 76, 77 %); 4 is the fewest
+that keeps the 75 % an honest 95 % interval gives.
+
+What it promises, checked the hard way by benchmarks/steady_reproducible.py: another
+invocation's estimate (its own k units) differs from this one's by a variance of 2σ²/k, so
+it falls inside this 95 % interval with probability P(|T(k-1)| < t(0.975, k-1)/√2): 89 % at
+4 units, 83 % for many (never 95 %: that is the interval's coverage of the true mean).
+
+The budget, per case: the first MIN_UNITS units always run, together at least min_reps
+repetitions (rule.per_unit each); a further group of units runs only when its predicted time
+(the case's seconds per unit so far, allocation included) still fits in the case's budget,
+and the total stays within max_reps. Groups grow by half the units so far (4, then 2, 3, 4,
+6 …), so that the interval is looked at a few times, not after every unit.
 
 A command's case (`bw --reps auto`) may take budget_s seconds from its start. A profile's
 stage shares one Pool instead, so that the stage keeps its time however many cases the
-machine gives it: the time its cases spend after their first batch is at most the pool's
+machine gives it: the time its cases spend after their first units is at most the pool's
 seconds in all. Each case may use the pool's remainder divided by the cases still to come,
 so what a steady case leaves is there for the noisy ones after it."""
 
@@ -41,18 +69,20 @@ from numascope.options import Option
 from numascope.results.record import BenchResult, Metric
 
 CONFIDENCE = 0.95
-MIN_REPS = 6                  # the fewest values with a 95 % order-statistics interval
-PRECISION = 0.01              # ±1 % of the median, unless --reps auto:P% says otherwise
+MIN_UNITS = 4                 # the fewest independent units an interval is taken over
+MIN_REPS = 2 * MIN_UNITS      # the fewest repetitions of a case: MIN_UNITS units of 2
+PRECISION = 0.01              # ±1 % of the estimate, unless --reps auto:P% says otherwise
 MAX_REPS = 100                # a command's cap per case (a profile sets its own)
 BUDGET_S = 10.0               # a command's seconds per case (a profile sets its own)
 AUTO = "auto"
-METHOD = ("95 % interval of the median from order statistics (binomial, "
-          "distribution-free)")
+METHOD = ("95 % Student t interval of the mean of the units' medians (a unit: one call "
+          "with its own allocation and placement)")
+UNIT = "one call of the C kernel: its own allocation, placement and first touch"
 
 
 @dataclass
 class Pool:
-    """A stage's seconds for repetitions past each case's first batch, shared by its
+    """A stage's seconds for units past each case's first MIN_UNITS, shared by its
     `cases` (set once the stage's cases are known)."""
 
     seconds: float
@@ -61,7 +91,7 @@ class Pool:
     done: int = 0
 
     def share(self) -> float:
-        """What the next case may spend past its first batch."""
+        """What the next case may spend past its first units."""
         return max(self.seconds - self.spent, 0.0) / max(self.cases - self.done, 1)
 
     def spend(self, seconds: float) -> None:
@@ -71,15 +101,22 @@ class Pool:
 
 @dataclass(frozen=True)
 class Steady:
-    """The stopping rule of one case: repeat until the interval of the median is within
-    ±precision (a fraction: 0.01 is 1 %), at least min_reps, at most max_reps repetitions,
-    further batches only within budget_s seconds of the case's start."""
+    """The stopping rule of one case: measure units (fresh allocations) of per_unit
+    repetitions until the interval over the units' medians is within ±precision (a
+    fraction: 0.01 is 1 %); at least min_units units and min_reps repetitions, at most
+    max_reps repetitions, further units only within budget_s seconds of the case's start."""
 
     precision: float = PRECISION
     min_reps: int = MIN_REPS
     max_reps: int = MAX_REPS
     budget_s: float = BUDGET_S
     pool: Pool | None = field(default=None, compare=False, repr=False)   # a profile's stage
+    min_units: int = MIN_UNITS
+
+    @property
+    def per_unit(self) -> int:
+        """Repetitions in each unit: the first min_units units take at least min_reps."""
+        return max(1, -(-self.min_reps // self.min_units))
 
     def __str__(self) -> str:
         return f"{AUTO}:{100 * self.precision:g}%"
@@ -95,7 +132,8 @@ def parse_reps(value: Any, flag: str = "--reps", high: int = 1000,
     sign optional): a Steady rule. An int or a Steady passes through, checked."""
     if isinstance(value, Steady):
         if not 0.001 <= value.precision <= 0.5 or value.min_reps < MIN_REPS \
-                or value.max_reps < value.min_reps or not value.budget_s > 0:
+                or value.max_reps < value.min_reps or not value.budget_s > 0 \
+                or value.min_units < MIN_UNITS:
             raise UserError(f"{flag}: bad stopping rule {value!r}")
         return value
     if isinstance(value, int) and not isinstance(value, bool):
@@ -127,9 +165,10 @@ def parse_reps(value: Any, flag: str = "--reps", high: int = 1000,
 
 def reps_text(high: int) -> str:
     """The accepted values in the option tables' words."""
-    return (f"1 … {high}, or {AUTO}[:P%]: repeat until the 95 % interval of the median is "
-            f"within ±P % (default {100 * PRECISION:g} %), {MIN_REPS} to "
-            f"{min(MAX_REPS, high)} repetitions, {BUDGET_S:g} s per case")
+    return (f"1 … {high}, or {AUTO}[:P%]: repeat in separate calls (units) until the 95 % "
+            f"interval over them is within ±P % (default {100 * PRECISION:g} %), at least "
+            f"{MIN_UNITS} units, {MIN_REPS} to {min(MAX_REPS, high)} repetitions, "
+            f"{BUDGET_S:g} s per case")
 
 
 def reps_option(flag: str = "--reps", help: str = "timed repetitions", default: int = 10,
@@ -138,8 +177,8 @@ def reps_option(flag: str = "--reps", help: str = "timed repetitions", default: 
     auto:P% (parse_reps)."""
     def rule(value: Any, given: str) -> int | Steady:
         return parse_reps(value, given, high, noun)
-    return Option(flag, f"{help}: a count, or auto (until the median is steady, see "
-                  "docs/run.md)", default=default, metavar="N", rule=rule,
+    return Option(flag, f"{help}: a count, or auto (until steady over separate calls, "
+                  "see docs/run.md)", default=default, metavar="N", rule=rule,
                   rule_text=reps_text(high), noun=noun)
 
 
@@ -149,53 +188,67 @@ def pool_cases(reps: int | Steady, cases: int) -> None:
         reps.pool.cases = max(cases, 1)
 
 
-def median_interval(values: list[float], confidence: float = CONFIDENCE
-                    ) -> tuple[float, float] | None:
-    """The distribution-free `confidence` interval of the median of `values` (order
-    statistics, see the module's doc); None when there are too few values for one."""
+def t_interval(values: list[float], confidence: float = CONFIDENCE
+               ) -> tuple[float, float] | None:
+    """The Student t `confidence` interval of the mean of `values` (independent units; see
+    the module's doc); None with fewer than 2. No spread: the interval is the value."""
     n = len(values)
-    s = sorted(values)
-    tail = (1 - confidence) / 2
-    k, below = 0, 0.0             # below = P(B <= k - 1)
-    for j in range(n // 2 + 1):
-        below += math.comb(n, j) / 2 ** n
-        if below > tail + 1e-12:
-            break
-        k = j + 1
-    if k == 0:
+    if n < 2:
         return None
-    return s[k - 1], s[n - k]
+    mean = math.fsum(values) / n
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    if sd == 0:
+        return mean, mean
+    from scipy import stats  # on first use: its import costs most of a second
+
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return mean - half, mean + half
 
 
 @dataclass
 class Verdict:
-    """How a figure's repetitions ended: how many it took and whether it converged."""
+    """How a figure's units ended: how many units and repetitions it took, the interval
+    over the units' medians and whether it converged."""
 
     rule: Steady
+    unit: str = UNIT              # what one unit is, in words
     reps: int = 0                 # repetitions measured (values may be fewer: outliers)
-    values: int = 0               # values the interval was taken over
-    batches: int = 0
+    values: int = 0               # values kept, over all units
+    batches: int = 0              # calls of the measurement: one per unit
     seconds: float = 0.0
     budget_s: float = math.nan    # this case's seconds from its start (a pool's share added)
-    median: float = math.nan
-    low: float = math.nan         # the interval of the median; NaN with too few values
+    median: float = math.nan      # of every value kept (the figure the tables show)
+    estimate: float = math.nan    # the mean of the units' medians: the interval's centre
+    low: float = math.nan         # the interval over the units; NaN with too few
     high: float = math.nan
     converged: bool = False
     stopped: str = ""             # "converged" | "max reps" | "time budget"
+    values_per_unit: list[int] = field(default_factory=list)
+    unit_medians: list[float] = field(default_factory=list)
+
+    @property
+    def units(self) -> int:
+        """Units with a value (a unit whose values were all set aside has none)."""
+        return len(self.unit_medians)
 
     @property
     def half_width(self) -> float:
-        """The interval's larger half, relative to the median (NaN without one)."""
-        if not (math.isfinite(self.low) and self.median):
+        """The interval's half, relative to its centre (NaN without one)."""
+        if not (math.isfinite(self.low) and self.estimate):
             return math.nan
-        return max(self.median - self.low, self.high - self.median) / abs(self.median)
+        return (self.high - self.low) / 2 / abs(self.estimate)
 
-    def judge(self, values: list[float]) -> None:
-        """The interval and the verdict for the values gathered so far."""
-        good = [v for v in values if v is not None and math.isfinite(v)]
-        self.values = len(good)
-        self.median = statistics.median(good) if good else math.nan
-        iv = median_interval(good)
+    def judge(self, units: list[list[float]]) -> None:
+        """The interval and the verdict for the units' values gathered so far."""
+        good = [[v for v in u if v is not None and math.isfinite(v)] for u in units]
+        self.values_per_unit = [len(u) for u in good]
+        self.values = sum(self.values_per_unit)
+        flat = [v for u in good for v in u]
+        self.median = statistics.median(flat) if flat else math.nan
+        self.unit_medians = [statistics.median(u) for u in good if u]
+        self.estimate = statistics.fmean(self.unit_medians) if self.unit_medians \
+            else math.nan
+        iv = t_interval(self.unit_medians) if self.units >= self.rule.min_units else None
         self.low, self.high = iv if iv else (math.nan, math.nan)
         self.converged = self.half_width <= self.rule.precision   # False for NaN
 
@@ -206,59 +259,66 @@ class Verdict:
                 "reps": self.reps, "values": self.values, "batches": self.batches,
                 "seconds": self.seconds, "median": self.median,
                 "interval": [self.low, self.high], "half_width": self.half_width,
-                "converged": self.converged, "stopped": self.stopped}
+                "converged": self.converged, "stopped": self.stopped,
+                "unit": self.unit, "units": self.units, "min_units": self.rule.min_units,
+                "reps_per_unit": self.rule.per_unit,
+                "values_per_unit": self.values_per_unit,
+                "unit_medians": self.unit_medians, "estimate": self.estimate}
 
 
-def repeat(batch: Callable[[int], list[float]], rule: Steady,
-           clock: Callable[[], float] = time.monotonic) -> Verdict:
-    """Call `batch(n)` (measure n more repetitions, return the figure's values over all
-    batches so far) until the rule stops: converged, max_reps reached, or the next batch
-    would not fit the time budget (see the module's doc)."""
-    v = Verdict(rule)
+def repeat(unit: Callable[[int], list[list[float]]], rule: Steady,
+           clock: Callable[[], float] = time.monotonic, what: str = UNIT) -> Verdict:
+    """Call `unit(n)` (one more independent measurement of n repetitions; returns the
+    figure's values of every unit so far, one list per unit) until the rule stops:
+    converged, max_reps reached, or the next group of units would not fit the time budget
+    (see the module's doc). `what` says in the record what a unit is."""
+    v = Verdict(rule, what)
     t0 = clock()
-    n = rule.min_reps
-    first = 0.0
+    per, more, first = rule.per_unit, rule.min_units, math.nan
     try:
         while True:
-            values = batch(n)
-            v.reps += n
-            v.batches += 1
+            for _ in range(more):
+                units = unit(per)
+                v.reps += per
+                v.batches += 1
             v.seconds = clock() - t0
-            if v.batches == 1:
+            if math.isnan(first):          # the first look: the case's budget is set
                 first = v.seconds
                 v.budget_s = first + rule.pool.share() if rule.pool else rule.budget_s
-            v.judge(values)
+            v.judge(units)
             if v.converged:
                 v.stopped = "converged"
                 return v
-            n = min(max(v.reps // 2, 1), rule.max_reps - v.reps)
-            if n < 1:
+            more = min(max(v.batches // 2, 1), (rule.max_reps - v.reps) // per)
+            if more < 1:
                 v.stopped = "max reps"
                 return v
-            per_rep = v.seconds / v.reps
-            fits = int((v.budget_s - v.seconds) / per_rep) if per_rep > 0 else n
+            per_unit_s = v.seconds / v.batches
+            fits = int((v.budget_s - v.seconds) / per_unit_s) if per_unit_s > 0 else more
             if fits < 1:
                 v.stopped = "time budget"
                 return v
-            n = min(n, fits)
+            more = min(more, fits)
     finally:
         if rule.pool is not None:
-            rule.pool.spend(v.seconds - first)
+            rule.pool.spend(v.seconds - (0.0 if math.isnan(first) else first))
 
 
 def gather(measure: Callable[[int], BenchResult], rule: Steady, metric: str, *,
-           count: str = "reps", clock: Callable[[], float] = time.monotonic) -> BenchResult:
+           count: str = "reps", clock: Callable[[], float] = time.monotonic
+           ) -> tuple[BenchResult, list[BenchResult]]:
     """Repeat a family whose every metric holds one value per repetition (latency's
-    samples): `measure(n)` is one real measurement of n repetitions; the batches' values are
-    joined in the order measured into one result whose params say how many were taken
-    (`count`) and the verdict ("steady")."""
+    samples): `measure(n)` is one real measurement of n repetitions with its own allocation
+    (a unit); the units' values are joined in the order measured into one result whose
+    params say how many were taken (`count`) and the verdict ("steady"). Returns that
+    result and the units' own results (their distributions, say, to combine)."""
     got: list[BenchResult] = []
 
-    def batch(n: int) -> list[float]:
+    def one(n: int) -> list[list[float]]:
         got.append(measure(n))
-        return [x for r in got for x in r.metrics[metric].values]
+        return [r.metrics[metric].values for r in got]
 
-    v = repeat(batch, rule, clock)
+    v = repeat(one, rule, clock)
     first = got[0]
     names = [k for k in first.metrics if all(k in r.metrics for r in got)]
     metrics = {k: Metric(m.name, m.unit, m.higher_is_better,
@@ -267,7 +327,7 @@ def gather(measure: Callable[[int], BenchResult], rule: Steady, metric: str, *,
     params = {**first.params, count: v.reps, "steady": v.to_dict() | {"metric": metric}}
     notes = list(dict.fromkeys(n for r in got for n in r.notes))
     return BenchResult(first.family, first.case, params, metrics, first.placement, notes,
-                       all(r.validated for r in got))
+                       all(r.validated for r in got)), got
 
 
 def verdict_of(params: dict[str, Any]) -> dict[str, Any] | None:
@@ -286,9 +346,9 @@ def unsteady(params: dict[str, Any]) -> bool:
 # -- how tables, the report and compare say it ------------------------------------------
 
 MARK = "*"
-MARK_NOTE = (f"{MARK} = not steady: after its repetitions (n) the 95 % interval of the "
-             "median was still wider than the precision asked (auto[:P%]); the case's "
-             "repetition cap or time budget ran out first")
+MARK_NOTE = (f"{MARK} = not steady: after its repetitions (n), in separate allocations, "
+             "the 95 % interval over the allocations was still wider than the precision "
+             "asked (auto[:P%]); the case's repetition cap or time budget ran out first")
 
 
 def mark(params: dict[str, Any]) -> str:
@@ -306,9 +366,13 @@ def summary(params_list: list[dict[str, Any]]) -> str | None:
     rules = ", ".join(dict.fromkeys(str(s.get("rule", AUTO)) for s in got))
     reps = sorted(int(s.get("reps", 0)) for s in got)
     each = f"{reps[0]}" if reps[0] == reps[-1] else f"{reps[0]} to {reps[-1]}"
-    line = (f"repetitions until steady ({rules}: 95 % interval of the median within the "
-            f"precision): {ok} of {len(got)} figure{'s' if len(got) != 1 else ''} "
-            f"converged; {each} repetitions each")
+    line = (f"repetitions until steady ({rules}: 95 % interval over separate allocations "
+            f"within the precision): {ok} of {len(got)} "
+            f"figure{'s' if len(got) != 1 else ''} converged; {each} repetitions each")
+    units = sorted(int(s["units"]) for s in got if "units" in s)    # older records: none
+    if units:
+        line += f" in {units[0]}" + ("" if units[0] == units[-1] else f" to {units[-1]}") + \
+            " units"
     if ok < len(got):
         line += f"; {len(got) - ok} did not ({MARK})"
     return line

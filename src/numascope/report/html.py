@@ -247,12 +247,13 @@ def _steady_section(runs: list[RunRecord]) -> str:
                 continue
             lo, hi = s.get("interval") or (math.nan, math.nan)
             rows.append([_e(x.family), _e(x.case) + MARK, _e(s.get("metric", "")),
-                         str(s["reps"]), f"{_num(lo)} … {_num(hi)}",
+                         str(s["reps"]) + (f" in {s['units']} units" if "units" in s else ""),
+                         f"{_num(lo)} … {_num(hi)}",
                          _pct(100 * (s.get("half_width") or math.nan)),
                          f"±{_pct(100 * s['precision'])}", _e(s["stopped"]),
                          _num(s.get("seconds"), 3)])
         parts.append(f"<h3>{_e(run.run_id)}</h3><p>{_e(line)}</p>" + (_table(
-            ["family", "case", "metric", "reps", "95 % interval of the median",
+            ["family", "case", "metric", "reps", "95 % interval",
              "half-width", "asked", "stopped by", "seconds"], rows, {3, 5, 6, 8})
             if rows else ""))
     if not parts:

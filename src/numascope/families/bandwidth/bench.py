@@ -277,17 +277,18 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
     if not isinstance(p.reps, Steady):
         raw, ok = _batch(p, p.reps, cpu_nodes, notes, corrupt_index)
         return _result(topo, p, raw, notes, ok, cpu_nodes, label)
-    # --reps auto: batches of real calls until the reported figure's median is steady
+    # --reps auto: units, each a real call over its own fresh arrays, until the reported
+    # figure is steady over them
     raws: list[dict] = []
     oks: list[bool] = []
 
-    def batch(n: int) -> list[float]:
+    def unit(n: int) -> list[list[float]]:
         raw, ok = _batch(p, n, cpu_nodes, notes, corrupt_index)
         raws.append(raw)
         oks.append(ok)
-        return _reported(p.kernel, _joined(raws), p.elements)
+        return _reported_units(p.kernel, raws, p.elements)
 
-    verdict = steady.repeat(batch, p.reps)
+    verdict = steady.repeat(unit, p.reps)
     res = _result(topo, p, _joined(raws), notes, all(oks), cpu_nodes, label)
     res.params["reps"] = verdict.reps
     res.params["steady"] = verdict.to_dict() | {"metric": "bandwidth"}
@@ -330,11 +331,21 @@ def _joined(raws: list[dict]) -> dict:
     return out
 
 
-def _reported(kernel: str, raw: dict, n: int) -> list[float]:
-    """The GB/s of the variant the record reports (the fastest by median, outliers set
-    aside): the figure --reps auto waits to be steady."""
-    per_variant, _ = _screen_variants(kernel, raw, n, [])
-    return max(per_variant, key=lambda v: statistics.median(v[3]))[3]
+def _reported_units(kernel: str, raws: list[dict], n: int) -> list[list[float]]:
+    """Per call (a unit of --reps auto), the GB/s of the variant the record reports (the
+    fastest by median over all calls, implausibly fast repetitions set aside): the figure
+    --reps auto waits to be steady."""
+    per_variant, excluded = _screen_variants(kernel, _joined(raws), n, [])
+    vi = max(range(len(per_variant)), key=lambda i: statistics.median(per_variant[i][3]))
+    name = variant_name(per_variant[vi][0], per_variant[vi][1])
+    dropped = {e["rep"] for e in excluded if e["variant"] == name}
+    out, at = [], 0
+    for raw in raws:
+        times = raw["times"][vi]
+        out.append([STREAM_BYTES[kernel] * n / t / GB
+                     for i, t in enumerate(times, at) if i not in dropped])
+        at += len(times)
+    return out
 
 
 def check_times(kernel: str, raw: dict) -> None:

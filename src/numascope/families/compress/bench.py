@@ -135,6 +135,8 @@ def plural(n: int, word: str) -> str:
 
 
 SYNTHETIC_BYTES = 256 * MIB  # a synthetic data set's size when none is given
+# what a unit of --reps auto is here (numascope.steady): the store is built once per setting
+SAME_STORE = "one call of the C kernel over the same compressed store and plain copy"
 
 
 @dataclass(frozen=True)
@@ -369,11 +371,12 @@ class Compress:
             got: list[tuple[dict[str, Any], bool]] = []   # (the C core's answer, agreed)
             verdict = None
             if isinstance(p.reps, Steady):
-                # --reps auto: timed batches on the same store until the median is steady
-                def batch(n: int) -> list[float]:
+                # --reps auto: timed calls on the same store (not fresh allocations: the
+                # store is built once per setting) until the figure is steady over them
+                def batch(n: int) -> list[list[float]]:
                     got.append(self._timed(ds, cpus, n, p.read))
-                    return [ds.nbytes / 1e9 / t for r, _ in got for t in r["comp_s"]]
-                verdict = steady.repeat(batch, p.reps)
+                    return [[ds.nbytes / 1e9 / t for t in r["comp_s"]] for r, _ in got]
+                verdict = steady.repeat(batch, p.reps, what=SAME_STORE)
             else:
                 got.append(self._timed(ds, cpus, p.reps, p.read))
         except ValueError as e:  # the C core's reasons (CPU not allowed, blosc2 failure)

@@ -305,16 +305,17 @@ def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = T
 def run(topo: Topology, p: LatencyParams) -> BenchResult:
     """Idle latency of checked parameters (LatencyParams.checked): the chaser pinned on
     `p.cpu`, one pointer every `p.stride` bytes, memory placed by `p.memory`. With
-    --samples auto, chases of a few samples each until the median is steady."""
+    --samples auto, chases of a few samples each, every one over its own fresh buffer,
+    until the latency is steady over them."""
     if isinstance(p.samples, Steady):
-        batches: list[BenchResult] = []
+        units: list[BenchResult] = []
 
-        def once(n: int) -> BenchResult:
-            batches.append(run(topo, replace(p, samples=n, dist_group=_group(batches, p))))
-            return batches[-1]
-        res = steady.gather(once, p.samples, "latency", count="samples")
-        dist = distribution.combine([b.distributions.get("latency") for b in batches])
-        if dist:        # every batch's single loads, one histogram, and its tails
+        def once(n: int) -> BenchResult:     # a unit: its own call, allocation and chase
+            units.append(run(topo, replace(p, samples=n, dist_group=_group(units, p))))
+            return units[-1]
+        res, _ = steady.gather(once, p.samples, "latency", count="samples")
+        dist = distribution.combine([u.distributions.get("latency") for u in units])
+        if dist:        # every unit's single loads, one histogram, and its tails
             res.distributions = {"latency": dist}
             res.metrics.update(distribution.metrics(dist))
         return res

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from numascope import steady
 from numascope.benchmark import Case, core_errors
 from numascope.errors import UserError
 from numascope.families.latency import distribution, mlp
@@ -56,9 +57,6 @@ class ChainsParams:
 def cases(topo: Topology, base: LatencyParams, counts: list[int],
           modes: list[str] | None = None) -> list[Case]:
     """One checked case per mode and chain count, over base's buffer."""
-    if isinstance(base.samples, Steady):
-        raise UserError("--samples auto applies to the idle chase; --chains takes a count "
-                        "(its counts share one series)")
     out = []
     for m in modes or [base.mode]:
         p = replace(base, kind="idle", mode=m).checked(topo)
@@ -113,7 +111,17 @@ def suite_cases(topo: Topology, samples: int, nbytes: int | None = None,
 
 
 def run(topo: Topology, cp: ChainsParams) -> BenchResult:
+    """One chain count's measurement; with --samples auto, chases of a few samples each,
+    every one over its own fresh buffer, until the ns per load is steady over them."""
     p, n = cp.base, cp.chains
+    if isinstance(p.samples, Steady):
+        res, units = steady.gather(
+            lambda k: run(topo, replace(cp, base=replace(p, samples=k))), p.samples,
+            "latency", count="samples")
+        dist = distribution.combine([u.distributions.get("latency") for u in units])
+        if dist:        # every unit's lockstep steps, one histogram
+            res.distributions = {"latency": dist}
+        return res
     cpu, pages = p.cpu or 0, p.memory.pages
     # every parameter from here (the option table's defaults, resolved by LatencyParams):
     # chains.c has none of its own, and echoes what it used, which the record keeps
