@@ -339,8 +339,12 @@ def test_check_against_a_baseline_of_two_nodes_is_inconclusive(tmp_path, capsys)
     db = tmp_path / "two.db"
     pair = fleet(2, {}, seed=33, fleet_id="pair", spread=(0.01, 0.02))
     _store(db, pair)
-    assert main(["fleet", "baseline", "save", "duo", "--store", str(db)]) == 0
-    capsys.readouterr()
+    # refused at save (one line), unless asked for, then saved marked
+    assert main(["fleet", "baseline", "save", "duo", "--store", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "1 group of fewer than 3 nodes" in err and "--allow-small" in err
+    assert main(["fleet", "baseline", "save", "duo", "--allow-small", "--store", str(db)]) == 0
+    assert "marked: 1 group of fewer than 3 nodes" in " ".join(capsys.readouterr().out.split())
     rc, doc = _json(capsys, ["fleet", "check", "--baseline", "duo", "--store", str(db)])
     assert rc == 5 and doc["inconclusive"] == 2, doc["errors"]
     assert all(v["status"] == "inconclusive" and v["checked"] == 0 for v in doc["results"])

@@ -47,7 +47,8 @@ def stores(tmp_path_factory) -> dict[str, Path]:
     _save(fleet_db, fleet(10, {}, seed=41, fleet_id="b", spread=(0.01, 0.02)))
     _save(small_db, fleet(2, {}, seed=42, fleet_id="s", spread=(0.01, 0.02)))
     assert main(["fleet", "baseline", "save", "gold", "--store", str(fleet_db)]) == 0
-    assert main(["fleet", "baseline", "save", "gold", "--store", str(small_db)]) == 0
+    assert main(["fleet", "baseline", "save", "gold", "--allow-small", "--store",
+                 str(small_db)]) == 0
     rng = random.Random(43)
     out = {}
     for name, src, factors in (("ok", fleet_db, {}), ("out", fleet_db, {BW: 0.5}),
@@ -63,7 +64,8 @@ def stores(tmp_path_factory) -> dict[str, Path]:
 def _conf(tmp_path: Path, store: Path, real_scontrol: bool = False, **more: str) -> Path:
     """The settings file the scripts read; unless `real_scontrol`, with a scontrol that
     records its arguments in tmp_path/drained."""
-    settings = {"NUMASCOPE_BIN": str(NUMASCOPE), "NUMASCOPE_STORE": str(store)}
+    settings = {"NUMASCOPE_BIN": str(NUMASCOPE), "NUMASCOPE_STORE": str(store),
+                "NUMASCOPE_HOST": "vm1"}      # the stores' node run's host
     if not real_scontrol:
         scontrol = tmp_path / "scontrol"
         scontrol.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path}/drained\n")
@@ -119,10 +121,18 @@ def test_health_inconclusive_follows_numascope_unknown(stores, tmp_path, unknown
 
 
 def test_health_a_numascope_error_drains(stores, tmp_path):
-    p, drained = _health(tmp_path, stores["empty"])         # no run: numascope exits 2
+    p, drained = _health(tmp_path, tmp_path / "none.db")     # no store: numascope exits 2
     assert p.returncode == 1
-    assert drained[3].startswith("reason=numascope: fleet check failed (exit 2): no runs "
-                                 "stored in")
+    assert drained[3].startswith("reason=numascope: fleet check failed (exit 2): no store at")
+
+
+def test_health_no_run_of_this_host_is_not_healthy(stores, tmp_path):
+    """A store with the baseline but no run of this host (freshly copied, or the node's run
+    never stored): the check cannot judge (exit 5), never a pass on another host's run."""
+    p, drained = _health(tmp_path, stores["empty"])
+    assert p.returncode == 1
+    assert drained[3].startswith("reason=numascope: inconclusive against baseline gold:")
+    assert "no run of host vm1" in drained[3]
 
 
 def test_health_numascope_missing_drains(stores, tmp_path):
@@ -174,6 +184,7 @@ def _nhc(store: Path, bin_: str = str(NUMASCOPE), **env: str):
     bash = shutil.which("bash") or "/bin/bash"
     script = (f'die() {{ echo "DIE $*"; }}\nlog() {{ echo "LOG $*"; }}\n. {NHC}\n'
               f'check_numascope gold {store}\necho "RC $?"\n')
+    env = {"NUMASCOPE_HOST": "vm1", **env}     # the stores' node run's host
     p = subprocess.run(["env", "-i", f"PATH={SLURMD_PATH}", f"NUMASCOPE_BIN={bin_}",
                         *(f"{k}={v}" for k, v in env.items()), bash, "-c", script],
                        capture_output=True, text=True, timeout=120, check=False)
@@ -189,8 +200,9 @@ def test_nhc_check_follows_nhc_conventions(stores):
     assert rc == 1 and said[0].startswith("DIE 1 numascope: inconclusive")
     rc, said = _nhc(stores["unsure"], NUMASCOPE_UNKNOWN="ok")
     assert rc == 0 and said[0].startswith("LOG numascope: inconclusive")
-    rc, said = _nhc(stores["empty"])
-    assert rc == 1 and said[0].startswith("DIE 1 numascope: fleet check failed (exit 2)")
+    rc, said = _nhc(stores["empty"])         # no run of this host: cannot judge (exit 5)
+    assert rc == 1 and said[0].startswith("DIE 1 numascope: inconclusive") \
+        and "no run of host vm1" in said[0]
     rc, said = _nhc(stores["ok"], bin_="/nope/numascope")
     assert rc == 1 and said == ["DIE 1 numascope: cannot run /nope/numascope (exit 127)"]
 

@@ -273,7 +273,7 @@ def test_baseline_copy_puts_the_baseline_alone_into_a_node_store(tmp_path, capsy
     # the node's own run, checked against it there
     _save(node_db, [node("n1", "x", {BW: 0.5}, rng=random.Random(1))])
     assert main(["fleet", "check", "--baseline", "gold", "--store", str(node_db),
-                 "latest"]) == 1
+                 "--host", "n1", "latest"]) == 1
     capsys.readouterr()
     # again: refused without --replace, done with it
     argv = ["fleet", "baseline", "copy", "gold", "--store", str(db), "--to", str(node_db)]

@@ -97,6 +97,9 @@ def register(p: argparse.ArgumentParser) -> None:
     bs.add_argument("name", metavar="NAME")
     _add_select(bs)
     bs.add_argument("--replace", action="store_true", help="overwrite a baseline of this name")
+    bs.add_argument("--allow-small", action="store_true",
+                    help="save groups of fewer than 3 nodes too, marked (a check against "
+                         "them is inconclusive, exit 5)")
     add_store(bs)
     add_json(bs)
     bl = bsub.add_parser("list", help="the stored baselines")
@@ -116,6 +119,12 @@ def register(p: argparse.ArgumentParser) -> None:
                                      "falls out, 5 when one cannot be judged (for NHC, a "
                                      "Slurm prolog or cron)")
     c.add_argument("--baseline", required=True, metavar="NAME")
+    c.add_argument("--host", metavar="NAME",
+                   help="judge this host's latest run (default with RUN latest: the local "
+                        "host; a --confirm second measurement of it is judged instead)")
+    c.add_argument("--max-age", metavar="AGE",
+                   help="a host's run older than this cannot be judged (exit 5): 30m, 24h, "
+                        "7d or none (default 24h; with --fleet or runs named: none)")
     _add_select(c)
     c.add_argument("--tolerance", action="append", metavar="METRIC=PCT%",
                    help="allowed loss for a family, metric name, family/case/metric or * "
@@ -559,6 +568,13 @@ def print_hooked(hooked: dict[str, list[str]]) -> None:
               + ", ".join(f"{h} ({', '.join(v)})" for h, v in hooked.items()))
 
 
+def _worse(pct: float) -> str:
+    """A family's % from the group median, said as the report says it."""
+    if pct is None or not math.isfinite(pct):
+        return "– %"
+    return f"{_fmt(pct)} % worse" if pct >= 0 else f"{_fmt(-pct)} % better"
+
+
 def print_verdicts(verdicts) -> None:
     """The confirmation of the flagged nodes: both measurements of each."""
     if not verdicts:
@@ -572,15 +588,15 @@ def print_verdicts(verdicts) -> None:
         seconds = {s["metric"]: s for s in v.second}
         for f in v.first:
             s2 = seconds.get(f["metric"])
-            first = (f"{_fmt(f['value'])} % worse" if f["metric"].endswith(" metrics)")
+            first = (_worse(f["value"]) if f["metric"].endswith(" metrics)")
                      else f"{_fmt(f['value'])} {f['unit']}")
             if s2 is None:
                 then = "not measured again"
-            elif "worse_pct" in s2:
-                then = f"{_fmt(s2['worse_pct'])} % worse, z {_fmt(s2['z'])}"
+            elif "worse_pct" in s2:     # as the report says it: never "-280 % worse"
+                then = f"{_worse(s2['worse_pct'])}, t {_fmt(s2['z'])}"
             else:
                 then = (f"{_fmt(s2['value'])} {f['unit']}"
-                        + (f", z {_fmt(s2['z'])}" if "z" in s2 else ""))
+                        + (f", t {_fmt(s2['z'])}" if "z" in s2 else ""))
             _para(f"{f['metric']}: first {first}; second {then}"
                   f"{' (flagged)' if s2 and s2['flagged'] else ''}", "      ",
                   keep=(f["metric"],))
@@ -748,7 +764,8 @@ def _baseline(args: argparse.Namespace) -> int:
     refuse_hooked(runs, "a baseline")
     a = outliers.analyze(runs, fleet=fid)
     with _open(args, write=True) as store:
-        saved = baseline.save(store, name, a, replace=args.replace)
+        saved = baseline.save(store, name, a, replace=args.replace,
+                              allow_small=args.allow_small)
     metrics = sum(len(g["metrics"]) for g in saved["groups"].values())
     if args.json:
         emit(NAME, [{"group": k, **v} for k, v in saved["groups"].items()], [],
@@ -757,6 +774,10 @@ def _baseline(args: argparse.Namespace) -> int:
         _para(f"baseline {name}: {plural(len(saved['groups']), 'group')}, "
               f"{plural(metrics, 'median')} from {plural(len(runs), 'run')}"
               f"{f' of fleet {fid}' if fid else ''}")
+        if saved.get("small"):
+            _para(f"marked: {plural(len(saved['small']), 'group')} of fewer than "
+                  f"{baseline.MIN_NODES} nodes, which judge nobody (checks against them "
+                  "are inconclusive): " + "; ".join(saved["small"]))
     return 0
 
 
@@ -785,16 +806,44 @@ def _baseline_copy(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from numascope.fleet import baseline
+    from numascope.fleet import baseline, judged
     given = baseline.parse_tolerances(args.tolerance)
     name = baseline.check_name(args.baseline, "--baseline")
+    one_host = args.host is not None or (
+        args.fleet is None and [r.strip() for r in args.runs] in (["latest"], ["last"]))
+    if one_host and args.fleet is not None:
+        raise UserError("give --host or --fleet, not both")
+    if one_host and len(args.runs) > 1:
+        raise UserError("--host judges the host's latest run: name no runs with it")
+    max_age = judged.parse_age(args.max_age) if one_host or args.max_age else None
+    pick = None
     with _open(args) as store:
         base = baseline.load(store, name)
         baseline.check_tolerance_keys(base, given)
-        fid, runs = select(store, args.fleet, args.runs)
+        if one_host:
+            pick = judged.host_run(store, _host(args))
+            if pick.run_id is None:
+                return _cannot(args, base, pick, pick.why)
+            fid, runs = None, _whole_or_light(store, pick.run_id)
+        else:
+            fid, runs = select(store, args.fleet, args.runs)
+    if not runs:
+        return _cannot(args, base, pick, "no run to judge (a --confirm measurement is "
+                                         "judged with the run it measured again)")
     refuse_smoke(runs, "a check against a baseline", all_smoke_too=True)
     refuse_hooked(runs, "a check against a baseline")
+    if pick is not None:
+        (run,) = runs
+        why = judged.stale(run, max_age) or _unfinished(run)
+        if why:
+            return _cannot(args, base, pick, why, run)
     verdicts = baseline.check(base, runs, given)
+    if max_age is not None and pick is None:        # --max-age over named runs or a fleet
+        for v, r in zip(verdicts, runs, strict=True):
+            old = judged.stale(r, max_age)
+            if old and not v.problems:
+                v.unjudged.insert(0, {"metric": "", "why": f"run {old}"})
+                v.ok = False
     bad = [v for v in verdicts if v.problems]
     unsure = [v for v in verdicts if v.status == "inconclusive"]
     code = 1 if bad else baseline.INCONCLUSIVE_EXIT if unsure else 0
@@ -805,11 +854,23 @@ def _check(args: argparse.Namespace) -> int:
                           "message": small}] if small else
                         [{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
                           "message": f"{v.host}: {v.unjudged[0]['why']}"} for v in unsure])
+        extra = {} if pick is None else {"host": pick.host, "run_id": pick.run_id,
+                                         "confirm_of": pick.first,
+                                         "age_s": _age(runs[0])}
         emit(NAME, [v.to_dict() for v in verdicts],
              [{"kind": "out-of-baseline", "exit_code": 1,
                "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad] + inconclusive,
              subcommand="check", baseline=base["name"], fleet=fid,
-             nodes=len(verdicts), failed=len(bad), inconclusive=len(unsure))
+             nodes=len(verdicts), failed=len(bad), inconclusive=len(unsure), **extra)
+    elif pick is not None:
+        (v,) = verdicts
+        said = "out of baseline" if v.problems else "inconclusive" if unsure else \
+            f"within tolerance ({plural(v.checked, 'metric')})"
+        lines = [f"{v.host}  {p['metric'] or 'run'}: {p['why']}" for p in v.problems]
+        lines += [small] if small else [f"{v.host}  inconclusive: {p['metric'] or 'run'}: "
+                                        f"{p['why']}" for p in v.unjudged]
+        _one_host(base, pick, runs[0], said, lines)
+        return code
     elif small:
         _para(f"{small}: {plural(len(unsure), 'node')} inconclusive"
               + (f", {len(bad)} out" if bad else ""))
@@ -828,6 +889,81 @@ def _check(args: argparse.Namespace) -> int:
                 _para(f"{v.host}  inconclusive: {p['metric'] or 'run'}: {p['why']}", "  ",
                       keep=(p["metric"] or "",))
     return code
+
+
+def _one_host(base: dict[str, Any], pick: Any, run: Any | None, said: str,
+              lines: list[str]) -> None:
+    """A one-host check as text: the verdict and the host on the first line (a health
+    checker's log reads it), then why, then which run was judged."""
+    _para(f"baseline {base['name']}: {said} (host {pick.host})")
+    for line in lines:
+        _para(line, "  ")
+    judged = _judged_words(pick, run) if pick.run_id else ""
+    if judged:
+        _para(f"judged: {judged.removeprefix('; host ' + pick.host + ', ')}", "  ")
+
+
+def _host(args: argparse.Namespace) -> str:
+    from numascope.fleet import node
+    if args.host is not None:
+        return node.check_fleet_id(args.host) if args.host.strip() else \
+            _refuse("--host is empty: give the host name its runs were recorded under")
+    return node.hostname()
+
+
+def _refuse(msg: str) -> str:
+    raise UserError(msg)
+
+
+def _whole_or_light(store: Any, run_id: str) -> list:
+    from numascope.fleet.load import analysis_runs
+    return analysis_runs(store, [run_id])
+
+
+def _unfinished(run: Any) -> str:
+    """Why a run that did not do all it was asked cannot be judged ('' when it did)."""
+    if run.status == "complete" and not any(s.status in ("failed", "interrupted")
+                                            for s in run.stages):
+        return ""
+    bad = next((s for s in run.stages if s.status in ("failed", "interrupted")), None)
+    what = f"its stage {bad.name} {bad.status}" + (f": {bad.reason}" if bad.reason else "") \
+        if bad else f"it is {run.status}"
+    return f"the run did not do all it was asked ({what})"
+
+
+def _age(run: Any) -> float | None:
+    from numascope.fleet import judged
+    a = judged.age_s(run)
+    return None if a is None else round(a, 1)
+
+
+def _judged_words(pick: Any, run: Any | None) -> str:
+    """'; host n7, run R (2.1 h old)' — which run a one-host check judged."""
+    from numascope.fleet import judged
+    if pick is None:
+        return ""
+    a = judged.age_s(run) if run is not None else None
+    age = f", {judged.show_age(a)} old" if a is not None else ""
+    again = f", the --confirm measurement of run {pick.first}" if pick.first else ""
+    return f"; host {pick.host}, run {pick.run_id}{again}{age}"
+
+
+def _cannot(args: argparse.Namespace, base: dict[str, Any], pick: Any, why: str,
+            run: Any | None = None) -> int:
+    """A check that cannot judge: one line (host, run, why), exit 5."""
+    from numascope.fleet import baseline
+    line = f"baseline {base['name']}: cannot judge{_judged_words(pick, run)}: {why}" \
+        if pick is not None and pick.run_id else f"baseline {base['name']}: cannot judge: {why}"
+    if args.json:
+        emit(NAME, [], [{"kind": "inconclusive", "exit_code": baseline.INCONCLUSIVE_EXIT,
+                         "message": line}], subcommand="check", baseline=base["name"],
+             fleet=None, nodes=0, failed=0, inconclusive=1,
+             host=pick.host if pick else None, run_id=pick.run_id if pick else None)
+    elif pick is not None:
+        _one_host(base, pick, run, "cannot judge", [why])
+    else:
+        _para(line)
+    return baseline.INCONCLUSIVE_EXIT
 
 
 # -- Prometheus ----------------------------------------------------------------------------

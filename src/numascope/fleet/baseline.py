@@ -67,14 +67,26 @@ def check_name(name: str, flag: str = "baseline name") -> str:
     return check_label(name, flag, "baseline name", NAME_MAX)
 
 
-def save(store: Any, name: str, analysis: Analysis, replace: bool = False) -> dict[str, Any]:
+def save(store: Any, name: str, analysis: Analysis, replace: bool = False,
+         allow_small: bool = False) -> dict[str, Any]:
+    """Keep the fleet's group medians as baseline `name`. Groups of fewer than MIN_NODES
+    nodes are refused (their medians judge nobody) unless `allow_small`, which saves them
+    marked (data["small"]: their labels) so that every check says so."""
     name = check_name(name)
-    data = {"groups": {g.label: {"config": g.config, "nodes": len(g.hosts),
+    small = small_groups(analysis)
+    if small and not allow_small:
+        raise UserError(f"baseline {name}: {plural(len(small), 'group')} of fewer than "
+                        f"{MIN_NODES} nodes ({'; '.join(small[:3])}"
+                        f"{'; …' if len(small) > 3 else ''}): too few to judge a node by; "
+                        "measure more nodes, or give --allow-small to save it marked")
+    data: dict[str, Any] = {"groups": {g.label: {"config": g.config, "nodes": len(g.hosts),
                                  "metrics": {k: {"median": m.median, "unit": m.unit,
                                                  "higher_is_better": m.higher_is_better,
                                                  "nodes": m.n}
                                              for k, m in g.metrics.items()}}
                        for g in analysis.groups}}
+    if small:
+        data["small"] = small
     if not any(g["metrics"] for g in data["groups"].values()):
         raise UserError(f"fleet {analysis.fleet} has no measured metric to save as a baseline")
     created = utc_now()
@@ -221,8 +233,7 @@ def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
           ) -> list[Verdict]:
     out = []
     for r in runs:
-        label = group_label(config(r))
-        g = base["groups"].get(label)
+        label, g = match_group(base, r)
         problems: list[dict[str, Any]] = []
         unjudged: list[dict[str, Any]] = []
         checked = 0
@@ -287,6 +298,26 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
                                               f"few to judge ({MIN_NODES} needed): "
                                               f"{plural(k, 'metric')} not checked"})
     return checked
+
+
+def match_group(base: dict[str, Any], r: RunRecord) -> tuple[str, dict[str, Any] | None]:
+    """The baseline group of run `r`: by its whole configuration, else with only the tags
+    the baseline's groups were made by. A tag that only labels a run (--tag source=prolog)
+    names no setting the baseline knows: it does not move the run out of its group."""
+    cfg = config(r)
+    label = group_label(cfg)
+    if label in base["groups"]:
+        return label, base["groups"][label]
+    keys = {k for g in base["groups"].values() for k in (g.get("config") or {}).get("tags", {})}
+    known = group_label({**cfg, "tags": {k: v for k, v in cfg["tags"].items() if k in keys}})
+    return (known, base["groups"][known]) if known in base["groups"] else (label, None)
+
+
+def small_groups(analysis: Analysis) -> list[str]:
+    """The groups of `analysis` with fewer than MIN_NODES measured nodes: a baseline's
+    medians from them judge nobody."""
+    return [f"{g.label} ({plural(len(g.hosts), 'node')})" for g in analysis.groups
+            if len(g.hosts) < MIN_NODES]
 
 
 def too_small(base: dict[str, Any]) -> str | None:

@@ -1,0 +1,132 @@
+"""`fleet check` judges the right run: this host's latest (named with --host, else the
+local name), never another host's or an older complete one; a run too old, failed or
+interrupted, or no run at all, is one line and exit 5; a --confirm second measurement is
+what later checks judge; a tag that only labels a run does not move it out of its group;
+a baseline of groups under 3 nodes is refused at save (or saved marked)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from fleet_synth import fleet, node
+
+from numascope.cli import main
+from numascope.cli.fleet import _worse
+from numascope.results.run import StageInfo
+from numascope.results.store import Store
+
+BW = "bandwidth/triad compact 96T/bandwidth"
+
+
+def _save(path, runs) -> None:
+    with Store.open(path, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+
+
+@pytest.fixture
+def db(tmp_path, capsys):
+    p = tmp_path / "node.db"
+    _save(p, fleet(8, {}, seed=51, fleet_id="b", spread=(0.01, 0.02)))
+    assert main(["fleet", "baseline", "save", "gold", "--store", str(p)]) == 0
+    capsys.readouterr()
+    return p
+
+
+def _check(db, capsys, *argv: str) -> tuple[int, dict]:
+    rc = main(["fleet", "check", "--baseline", "gold", "--store", str(db), *argv, "--json"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def _text(db, capsys, *argv: str) -> tuple[int, str]:
+    rc = main(["fleet", "check", "--baseline", "gold", "--store", str(db), *argv])
+    return rc, capsys.readouterr().out
+
+
+def _run(host: str, factors=None, seed: int = 1, **tags: str):
+    r = node(host, "later", factors or {}, rng=random.Random(seed))
+    r.tags.update(tags)
+    return r
+
+
+def test_latest_is_this_hosts_latest_run_never_another_hosts(db, capsys, monkeypatch):
+    mine = _run("n0002", {BW: 0.5})           # this host: slow
+    _save(db, [mine, _run("n0005", seed=2)])  # another host's newer, healthy run
+    monkeypatch.setenv("NUMASCOPE_HOSTNAME", "n0002")
+    rc, doc = _check(db, capsys, "latest")
+    assert rc == 1 and doc["host"] == "n0002" and doc["run_id"] == mine.run_id
+    rc, text = _text(db, capsys, "latest")
+    assert rc == 1
+    assert text.splitlines()[0] == "baseline gold: out of baseline (host n0002)"
+    assert f"run {mine.run_id}" in text               # the line names the run judged
+    # --host names it explicitly; the other host's run is healthy
+    rc, doc = _check(db, capsys, "--host", "n0005")
+    assert rc == 0 and doc["run_id"] != mine.run_id
+
+
+def test_no_run_of_this_host_is_exit_5_in_one_line(db, capsys, monkeypatch):
+    monkeypatch.setenv("NUMASCOPE_HOSTNAME", "elsewhere")
+    rc, text = _text(db, capsys, "latest")
+    assert rc == 5 and text.splitlines()[0] == "baseline gold: cannot judge (host elsewhere)"
+    assert "no run of host elsewhere" in text and len(text.strip().splitlines()) <= 3
+
+
+def test_a_run_older_than_max_age_cannot_be_judged(db, capsys):
+    old = _run("x03")
+    old.started = old.finished = "2026-01-02T03:04:05+00:00"
+    _save(db, [old])
+    rc, text = _text(db, capsys, "--host", "x03")
+    assert rc == 5 and "older than --max-age 24.0 h" in " ".join(text.split())
+    assert _text(db, capsys, "--host", "x03", "--max-age", "none")[0] == 0
+    assert _text(db, capsys, "--host", "x03", "--max-age", "400d")[0] == 0
+    assert main(["fleet", "check", "--baseline", "gold", "--store", str(db), "--host",
+                 "x03", "--max-age", "soon"]) == 2
+    assert "--max-age 'soon'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("status", ["failed", "interrupted"])
+def test_the_hosts_latest_run_failed_or_interrupted_is_exit_5_not_an_older_pass(
+        db, capsys, status):
+    good, bad = _run("x04", seed=3), _run("x04", seed=4)
+    bad.started = bad.finished = "2099-01-01T00:00:00+00:00"    # later than good
+    bad.stages.append(StageInfo("latency", status, "disk full"))
+    bad.status = "failed" if status == "failed" else "interrupted"
+    _save(db, [good, bad])
+    rc, text = _text(db, capsys, "--host", "x04", "--max-age", "none")
+    assert rc == 5 and f"its stage latency {status}: disk full" in " ".join(text.split())
+
+
+def test_a_confirmation_is_what_later_checks_judge(db, capsys):
+    first = _run("x06", {BW: 0.5}, seed=5)               # flagged: slow once
+    second = _run("x06", seed=6, confirm_of=first.run_id)  # measured again: healthy
+    _save(db, [first, second])
+    rc, doc = _check(db, capsys, "--host", "x06")
+    assert rc == 0 and doc["run_id"] == second.run_id and doc["confirm_of"] == first.run_id
+    rc, text = _text(db, capsys, "--host", "x06")
+    assert f"the --confirm measurement of run {first.run_id}" in " ".join(text.split())
+
+
+def test_a_label_tag_does_not_move_a_run_out_of_its_group(db, capsys):
+    _save(db, [_run("x07", seed=7, source="prolog")])
+    rc, doc = _check(db, capsys, "--host", "x07")
+    assert rc == 0, doc["errors"]
+    assert not any("no baseline group" in str(v) for v in doc["results"])
+
+
+def test_a_baseline_of_groups_under_3_nodes_is_refused_at_save(tmp_path, capsys):
+    p = tmp_path / "two.db"
+    _save(p, fleet(2, {}, seed=52, fleet_id="pair", spread=(0.01, 0.02)))
+    assert main(["fleet", "baseline", "save", "duo", "--store", str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "fewer than 3 nodes" in err
+    assert main(["fleet", "baseline", "save", "duo", "--allow-small", "--store", str(p)]) == 0
+    with Store.open(p) as st:
+        from numascope.fleet import baseline
+        assert baseline.load(st, "duo")["small"]
+
+
+def test_worse_is_said_as_the_report_says_it():
+    assert _worse(23.94) == "23.94 % worse" or _worse(23.94).endswith("% worse")
+    assert _worse(-280.0).endswith("% better") and "-" not in _worse(-280.0)
