@@ -570,6 +570,9 @@ def _print_nodes(args, fid, rows, mode: str, where: str, verdicts=None,
     every node expected is complete, 1 when one is not (failed, interrupted, missing), 128
     + the signal when this job was stopped by one."""
     from numascope import signals
+    from numascope.errors import escape_text
+    if note:         # one line, unwrapped: it holds a command to copy
+        err.print(f"numascope: error: {escape_text(note)}", markup=False, soft_wrap=True)
     rows = [{k: v for k, v in r.items() if k != "fleet"} for r in rows]
     bad = [r for r in rows if r["status"] != "complete"]
     stopped = signals.received()
@@ -591,8 +594,6 @@ def _print_nodes(args, fid, rows, mode: str, where: str, verdicts=None,
             _para(f"{r['host']}  {r['status']}  {plural(r['results'], 'result')}"
                   + (f"  {r['reason']}" if r["reason"] else "")
                   + hooked_note(r.get("test_hooks")), "  ")
-        if note:
-            _para(note)
         if verdicts is not None:
             print_verdicts(verdicts)
     return code
@@ -748,9 +749,13 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def print_analysis(a) -> None:
+    from collections import Counter
     ok = a.nodes - len(a.failed)
-    _para(f"fleet {a.fleet or '(runs given)'}: {plural(a.nodes, 'node')} ({ok} measured, "
-          f"{len(a.failed)} failed), {plural(len(a.groups), 'configuration group')}")
+    bad = Counter(f["status"] for f in a.failed)
+    _para(f"fleet {a.fleet or '(runs given)'}: {plural(a.nodes, 'node')} ({ok} complete, "
+          + ", ".join(f"{bad[k]} {k}" for k in ("failed", "interrupted", "missing")
+                      if bad[k] or k == "failed")
+          + f"), {plural(len(a.groups), 'configuration group')}")
     for g in a.groups:
         _para(f"group: {g.label}: {plural(len(g.hosts), 'node')}, "
               f"{plural(len(g.metrics), 'metric')}", "  ")
@@ -772,9 +777,9 @@ def print_analysis(a) -> None:
             _para(f"{s.host}  {s.field} {_fmt(s.value)}, expected {_fmt(s.expected)} "
                   f"({s.agree})", "  ")
     if a.failed:
-        out.print(f"failed nodes ({len(a.failed)}):", markup=False)
+        out.print(f"nodes not complete ({len(a.failed)}):", markup=False)
         for f in a.failed:
-            _para(f"{f['host']}  {f['reason'] or f['status']}", "  ")
+            _para(f"{f['host']}  {f['status']}: {f['reason'] or f['status']}", "  ")
 
 
 # -- baselines -----------------------------------------------------------------------------

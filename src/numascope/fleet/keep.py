@@ -15,6 +15,7 @@ stored as it comes, nothing lost to a full disk.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 import threading
@@ -121,11 +122,15 @@ class Keeper:
                     Path(tempfile.gettempdir())]
         for parent in parents:
             d = parent if parent == self.shared else parent / name
+            made = False
             try:
+                made = not d.exists()
                 d.mkdir(exist_ok=True)
                 for rec in recs:
                     files.write_record(d, rec)
             except OSError:
+                if made:
+                    shutil.rmtree(d, ignore_errors=True)
                 continue
             self.pending = []
             where = escape_text(d, 200)

@@ -273,7 +273,7 @@ class Store:
             if "readonly" in str(e) or "read-only" in str(e):
                 raise UserError(f"store {_shown(p)} is read-only ({e}): it can be read, not "
                                 "written; pass another --store to store a run") from None
-            raise _unsupported_fs(p, e) from None
+            raise (_full(p, e) or _unsupported_fs(p, e)) from None
         store = cls(p, conn, True)
         store._index_figures()
         return store
