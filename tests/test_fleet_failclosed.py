@@ -119,7 +119,8 @@ def _pids_of(token: str, rank: int) -> list[int]:
         if not p.isdigit():
             continue
         try:
-            env = set(open(f"/proc/{p}/environ", "rb").read().split(b"\0"))
+            with open(f"/proc/{p}/environ", "rb") as f:
+                env = set(f.read().split(b"\0"))
         except OSError:
             continue
         if want <= env:
@@ -183,7 +184,7 @@ def test_sigterm_ends_every_rank_with_143_and_keeps_what_finished(tmp_path):
         _placeholders_stored(db, 3)
         time.sleep(1.0)
         proc.send_signal(signal.SIGTERM)      # mpirun forwards it to every rank
-        out, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
