@@ -410,7 +410,7 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
             keeper.store.close()
     where = f"{shared}" if shared is not None else f"store {args.store or 'default'}"
     code = _print_nodes(args, fid, [_node_row(rec)], "shared-dir" if shared else "store",
-                        where, expected=tasks, note=note)
+                        where, expected=None if shared is not None else tasks, note=note)
     _say_stopped()
     return code if stored or code else 1
 
