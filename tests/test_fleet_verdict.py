@@ -90,7 +90,7 @@ def test_report_json_and_html_list_failed_interrupted_and_missing_nodes(tmp_path
     assert "6 nodes (3 complete, 1 failed, 1 interrupted, 1 missing)" in text
     assert "rank2  missing: no record from this node" in text
     html = fleet_section(runs, with_figures=False)
-    assert "rank2: no record from this node" in html and "a rank failed" in html
+    assert "rank2 (missing): no record from this node" in html and "a rank failed" in html
 
 
 def test_check_fails_closed_on_a_run_that_did_not_do_all_it_was_asked(tmp_path, capsys):

@@ -200,7 +200,12 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
         stopped_at[0] = time.monotonic()
         stopped.set()
     own_done.set()
-    keep(0, own)
+    try:
+        with signals.deferred():    # its record stored whole, a signal raised after
+            keep(0, own)
+    except KeyboardInterrupt:
+        stopped_at[0] = time.monotonic()
+        stopped.set()
     while receiver.is_alive():
         try:
             receiver.join(POLL_S * 4)
