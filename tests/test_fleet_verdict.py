@@ -150,3 +150,35 @@ def test_a_full_disk_is_said_as_such_never_damaged(tmp_path):
     other = sqlite3.DatabaseError("database disk image is malformed")
     other.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
     assert st._full(Path(tmp_path / "x.db"), other) is None
+
+
+def test_gather_stores_the_tasks_a_manifest_expects_and_a_late_record_replaces_one(
+        tmp_path, capsys):
+    from numascope.fleet import files
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    recs = fleet(3, {}, seed=9, fleet_id="slurm-7.0")
+    for i, r in enumerate(recs):
+        r.host["fleet"] = {"id": "slurm-7.0", "host": r.host["hostname"], "rank": i,
+                           "ranks": 3, "launcher": "srun", "slurm": {}}
+    manifest.write_manifest(shared, "slurm-7.0", 3, "srun", "quick", {},
+                            {"SLURM_JOB_ID": "7", "SLURM_PROCID": "1"})
+    for r in recs[:2]:
+        files.write_record(shared, r)
+    db = str(tmp_path / "f.db")
+    assert main(["fleet", "gather", str(shared), "--store", db]) == 0
+    assert "1 of them missing nodes" in capsys.readouterr().out
+    with Store.open(db) as st:
+        runs = [st.get_run(s.run_id) for s in st.list_runs()]
+    assert sorted(r.status for r in runs) == ["complete", "complete", "missing"]
+    (lost,) = [r for r in runs if r.status == "missing"]
+    assert lost.host["fleet"]["rank"] == 2 and lost.tags["fleet"] == "slurm-7.0"
+    # the third task's file arrives late (a slow shared file system): it replaces the
+    # placeholder, and gathering again adds nothing
+    files.write_record(shared, recs[2])
+    for _ in range(2):
+        assert main(["fleet", "gather", str(shared), "--store", db]) == 0
+    capsys.readouterr()
+    with Store.open(db) as st:
+        runs = st.list_runs()
+    assert sorted(r.status for r in runs) == ["complete"] * 3

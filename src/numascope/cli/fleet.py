@@ -282,6 +282,11 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"--node-timeout {args.node_timeout:g}: at most "
                         f"{NODE_TIMEOUT_MAX:.0f} s (a week)")
     stages = node.fleet_stages(_with_options(_stages(args.stage, suite.all_stages()), args))
+    if any(s.name == "storage" for s in stages) and args.stage and \
+            getattr(args, "io_dir", None) is None:
+        # asked for by name, it would be skipped on every node: a fleet "complete" without it
+        raise UserError("--stage storage needs --io-dir DIR (a node-local folder fio may "
+                        "write a test file in); without it the stage is skipped")
     tags = parse_tags(args.tag)
     for k in ("fleet", "host", "confirm_of"):
         if k in tags:
@@ -658,8 +663,12 @@ def _gather(args: argparse.Namespace) -> int:
                "added": False} for r in skipped],
              subcommand="gather", added=len(added), already=len(skipped), store=str(path))
     else:
+        lost = sum(r.status == "missing" for r in added)
         out.print(f"gathered {plural(len(added), 'new run')} into "
-                  f"{path} ({len(skipped)} already there)", markup=False, soft_wrap=True)
+                  f"{path} ({len(skipped)} already there"
+                  + (f"; {lost} of them missing nodes: no record file for a task the "
+                     "fleet's manifest expects" if lost else "") + ")",
+                  markup=False, soft_wrap=True)
     return 0
 
 
