@@ -278,3 +278,32 @@ def test_fleet_run_io_dir_reaches_the_storage_stage(tmp_path):
     assert "--io-dir" not in storage.reason, storage
     assert storage.status == "done" and row["status"] == "complete", (storage, p.stderr)
     assert p.returncode == 0
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_lone_task_stopped_exits_128_plus_the_signal_with_its_record_stored(
+        tmp_path, sig, code):
+    db = tmp_path / "node.db"
+    proc = subprocess.Popen([*NUMASCOPE, "fleet", "run", "--no-mpi", "--quick", "--stage",
+                             "latency", "--store", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, NUMASCOPE_FLEET_MPI="0"))
+    try:
+        _placeholders_stored(db, 1)
+        time.sleep(1.0)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == code, err[-2000:]
+    assert "Traceback" not in err
+    assert [ln for ln in err.splitlines() if ln.startswith("interrupted (")] == [
+        f"interrupted ({signal.Signals(sig).name}): the nodes' finished results are stored"]
+    assert "1 interrupted" in " ".join(out.split())
+    wal = tmp_path / "node.db-wal"
+    assert not wal.exists() or wal.stat().st_size == 0     # all in the store file itself
+    (rec,) = _runs(db)
+    assert rec.status == "interrupted" and rec.host["fleet"]["reason"].startswith(
+        "stage latency interrupted: stopped by ")
