@@ -73,7 +73,8 @@ class Keeper:
         with self.lock:
             rank = (rec.host.get("fleet") or {}).get("rank")
             holder = self.holders.get(rank) if isinstance(rank, int) else None
-            if holder is not None and holder.tags.get("fleet") != rec.tags.get("fleet"):
+            if holder is not None and (holder.tags.get("fleet") != rec.tags.get("fleet")
+                                       or "confirm_of" in rec.tags):
                 holder = None       # a --confirm measurement: a run of its own
             try:
                 self.store.save_run(rec, replaces=holder.run_id if holder is not None and
