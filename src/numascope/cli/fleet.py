@@ -447,7 +447,14 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
 
     def measure_once(ident: dict[str, Any]):
         me.update(ident)
-        return measure(ident)
+        rec = measure(ident)
+        if ident["rank"] != 0 and signals.received():
+            # said before the record is sent: a launcher kills its ranks soon after the
+            # signal (Open MPI's mpirun 1 s after it), rank 0 may take longer to receive it
+            err.print(f"numascope: {ident['host']} (rank {ident['rank']}): stopped by "
+                      f"{signals.name(signals.signum_of(None))}; its record goes to rank 0",
+                      markup=False)
+        return rec
 
     def on_record(rec) -> dict[str, Any]:
         keeper.record(rec)           # one transaction per node; rank 0 keeps only its row
@@ -474,12 +481,7 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
                 if plan:
                     mpi.measure_again(comm, plan, lambda p: _measure_again(
                         args, me, profile, tags, p))
-            if signals.received():
-                err.print(f"numascope: {me.get('host')} (rank {rank}): stopped by "
-                          f"{signals.name(signals.signum_of(None))}; its record went to "
-                          "rank 0", markup=False)
-                return signals.exit_code()
-            return 0
+            return signals.exit_code() if signals.received() else 0
         fid = rows[0]["fleet"]
         stopped = bool(signals.received())
         if args.confirm and stopped:        # release the ranks waiting for a second word
