@@ -173,7 +173,7 @@ def test_a_fleet_bound_by_mpirun_checks_clean_against_its_own_baseline(tmp_path)
                         "--store", str(db), "--json"],
                        check=False, capture_output=True, text=True, timeout=60)
     doc = json.loads(c.stdout)
-    assert c.returncode == 0 and doc["errors"] == [], doc["results"]
+    assert c.returncode == 0 and doc["errors"] == [], doc["errors"]
     assert all(v["checked"] >= 1 for v in doc["results"])
 
 

@@ -101,8 +101,13 @@ def test_srun_two_tasks_without_mpi_write_files_and_gather_merges_them_once(slur
                    "latency", "--shared-dir", str(shared)],
                   env={"NUMASCOPE_HOSTNAME": "node{rank}"})
     assert p.returncode == 0, p.stderr
-    names = sorted(f.name.split(".")[0] for f in shared.iterdir())
-    assert names == ["node0", "node1"]         # no temporary file left behind
+    names = sorted(f.name.split(".")[0] for f in shared.iterdir()
+                   if f.name.endswith(".numascope.json"))
+    assert names == ["node0", "node1"]
+    # and the fleet's manifest (every task wrote the same one); no temporary file
+    (man,) = [f for f in shared.iterdir() if not f.name.endswith(".numascope.json")]
+    assert man.name.endswith(".numascope-fleet.json") and json.loads(man.read_text())[
+        "ranks"] == 2
     for _ in range(2):
         g = slurm.run([*NUMASCOPE, "fleet", "gather", str(shared), "--store", str(db),
                        "--json"])
@@ -146,3 +151,113 @@ def test_srun_with_pmix_runs_the_mpi_path_rank_0_stores_both_nodes(slurm, tmp_pa
     assert [r.host["fleet"]["slurm"]["SLURM_PROCID"] for r in runs] == ["0", "1"]
     assert {r.tags["fleet"] for r in runs} == {doc["fleet"]}
     assert doc["fleet"].startswith("slurm-") and runs[1].tags["slurm_job"] in doc["fleet"]
+
+
+# -- failing closed under Slurm ---------------------------------------------------------------
+
+def test_the_documented_srun_line_runs_the_interconnect_stage_or_says_why_not(slurm,
+                                                                               tmp_path):
+    """`srun -N 1 --ntasks-per-node=1 --exclusive -c N --cpu-bind=none … --stage
+    interconnect`: the stage's own mpirun runs outside the step (it saw one slot and failed
+    with "not enough slots available"), so the node is complete; with one CPU there is no
+    pair, and the stage is skipped with that reason, never failed."""
+    db = tmp_path / "fleet.db"
+    n = slurm.cpus
+    p = slurm.run(["srun", "-N1", "--ntasks-per-node=1", "--exclusive", "-c", str(n),
+                   "--cpu-bind=none", *NUMASCOPE, "fleet", "run", "--smoke", "--stage",
+                   "interconnect", "--store", str(db), "--json"], timeout=300)
+    (row,) = json.loads(p.stdout)["results"]
+    assert p.returncode == 0 and row["status"] == "complete", (row, p.stderr[-2000:])
+    with Store.open(db) as st:
+        (summary,) = st.list_runs()
+        rec = st.get_run(summary.run_id)
+    stage = next(s for s in rec.stages if s.name == "interconnect")
+    if n >= 2:
+        assert stage.status == "done" and rec.results, stage
+    else:
+        assert stage.status == "skipped" and "fewer than two usable CPUs" in stage.reason
+
+
+def _pmix(slurm) -> None:
+    r = slurm.run(["srun", "--mpi=list"])
+    if "pmix" not in r.stdout + r.stderr:
+        pytest.skip(f"this Slurm has no pmix MPI plugin: {(r.stdout + r.stderr).strip()}")
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py not installed (the test extra)")
+
+
+def _wait_rows(db, n: int, limit: float = 120.0) -> None:
+    import sqlite3
+    import time
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+                if c.execute("SELECT count(*) FROM runs").fetchone()[0] >= n:
+                    return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"no {n} rows in {db} within {limit:g} s")
+
+
+def _report(slurm, db) -> dict:
+    p = slurm.run([*NUMASCOPE, "fleet", "report", "--json", "--store", str(db)])
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.mark.parametrize("how", ["sigkill-rank", "job-signal"])
+def test_srun_pmix_a_killed_rank_or_a_stopped_job_leaves_every_node_accounted_for(
+        slurm, tmp_path, how):
+    """Three MPI tasks under `srun --mpi=pmix`: one task SIGKILLed mid-run (Slurm ends the
+    step), or the step sent SIGTERM as a time limit does (scancel --signal=TERM): every
+    node is in the store — the killed one missing, the stopped ones interrupted — and srun
+    exits non-zero (143 for the stop: 128 + SIGTERM, every task with one line)."""
+    import subprocess
+    _pmix(slurm)
+    db = tmp_path / "fleet.db"
+    name = f"fc-{how}"
+    proc = subprocess.Popen(["srun", "-N1", "-n3", "--overcommit", "--mpi=pmix", "-J", name,
+                             *NUMASCOPE, "fleet", "run", "--quick", "--stage", "latency",
+                             "--store", str(db), "--node-timeout", "200"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**slurm.env, "NUMASCOPE_HOSTNAME": "node{rank}"})
+    try:
+        _wait_rows(db, 3)
+        if how == "sigkill-rank":
+            # one task only: the step's rank 2, by its pid
+            import os
+            import signal
+            want = {b"PMIX_RANK=2", f"SLURM_JOB_NAME={name}".encode()}
+            killed = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/environ", "rb") as f:
+                        if want <= set(f.read().split(b"\0")):
+                            os.kill(int(pid), signal.SIGKILL)
+                            killed.append(pid)
+                except OSError:
+                    continue
+            assert killed, "rank 2 not found"
+            k = subprocess.CompletedProcess([], 0, "", "")
+        else:
+            k = slurm.run(["scancel", "--signal=TERM", "--name", name])
+        assert k.returncode == 0, k.stderr
+        _, err = proc.communicate(timeout=200)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0, err[-2000:]
+    rep = _report(slurm, db)
+    assert rep["nodes"] == 3, (err[-2000:], rep["failed_nodes"])
+    got = {f["host"]: f["status"] for f in rep["failed_nodes"]}
+    if how == "sigkill-rank":
+        assert got.get("node2", got.get("rank2")) == "missing", got
+    else:
+        assert proc.returncode == 143, err[-2000:]
+        assert set(got.values()) <= {"interrupted", "missing"} and len(got) == 3, got
+        assert "Traceback" not in err and "stopped by SIGTERM" in err, err[-2000:]

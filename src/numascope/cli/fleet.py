@@ -60,6 +60,9 @@ def register(p: argparse.ArgumentParser) -> None:
                         "node_exporter's textfile collector")
     r.add_argument("--fleet-id", metavar="ID",
                    help="the fleet run id (default: slurm-JOB.STEP under Slurm, else new)")
+    from numascope.command.flags import add_options
+    from numascope.families import run_options
+    add_options(r, run_options())          # what a family's stage takes (--io-dir …)
     r.add_argument("--no-mpi", action="store_true",
                    help="do not use MPI even when launched by mpirun")
     r.add_argument("--confirm", action="store_true",
@@ -305,7 +308,7 @@ def _fmt(x: Any) -> str:
 def _run(args: argparse.Namespace) -> int:
 
     from numascope import suite
-    from numascope.cli.run import _stages
+    from numascope.cli.run import _stages, _with_options
     from numascope.fleet import files, mpi, node
     from numascope.profile import profile as get_profile
     from numascope.results.run import parse_tags
@@ -315,7 +318,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.node_timeout > NODE_TIMEOUT_MAX:
         raise UserError(f"--node-timeout {args.node_timeout:g}: at most "
                         f"{NODE_TIMEOUT_MAX:.0f} s (a week)")
-    stages = _stages(args.stage, suite.all_stages())
+    stages = node.fleet_stages(_with_options(_stages(args.stage, suite.all_stages()), args))
+    if any(s.name == "storage" for s in stages) and args.stage and \
+            getattr(args, "io_dir", None) is None:
+        # asked for by name, it would be skipped on every node: a fleet "complete" without it
+        raise UserError("--stage storage needs --io-dir DIR (a node-local folder fio may "
+                        "write a test file in); without it the stage is skipped")
     tags = parse_tags(args.tag)
     for k in ("fleet", "host", "confirm_of"):
         if k in tags:
@@ -374,11 +382,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
-    """No MPI: this task measures its node and writes its record file (--shared-dir), or
-    its run into the store. A watchdog writes a failed record after --node-timeout."""
+    """No MPI: this task measures its node and writes its record file (--shared-dir, with
+    the fleet's manifest: numascope.fleet.manifest), or its run into the store (its
+    placeholder first). A watchdog records it failed after --node-timeout."""
     import os
 
-    from numascope.fleet import files, mpi, node
+    from numascope.fleet import files, keep, manifest, mpi, node
     rank, tasks, launcher = mpi.launched()
     why = None
     if tasks > 1 and shared is None:
@@ -396,7 +405,19 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
         raise UserError(why)
     fid = args.fleet_id or node.default_fleet_id(slurm)
     ident = node.identity(fid, rank, tasks, launcher)
-    store = None if shared is not None else _open(args, write=True)
+    keeper = None
+    if shared is not None:
+        try:       # every task writes the same manifest: the tasks that never report count
+            manifest.write_manifest(shared, fid, tasks, launcher, profile.name, tags, slurm)
+        except OSError as e:
+            _warn(f"{ident['host']}: --shared-dir: cannot write the fleet's manifest "
+                  f"({e.strerror or type(e).__name__}); a task that never reports will not "
+                  "be listed")
+    else:
+        keeper = keep.Keeper(_open(args, write=True), None, profile.name, tags, launcher,
+                             slurm)
+        keeper.start(fid, 1)
+        keeper.hellos({0: ident})
     done = threading.Event()
 
     def expire() -> None:    # the node hangs: say so where gather or the store finds it
@@ -407,6 +428,9 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
         try:
             if shared is not None:
                 files.write_record(shared, rec)
+            elif keeper is not None:
+                keeper.record(rec)
+                keeper.finish()
             _warn(f"{ident['host']}: {rec.stages[0].reason}")
         finally:
             os._exit(1)
@@ -419,20 +443,33 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
         done.set()
     finally:
         timer.cancel()
-    if store is not None:
+    note, stored = "", True
+    if keeper is not None:
         try:
-            store.save_run(rec)
+            keeper.record(rec)
+            stored, note = keeper.finish()
         finally:
-            store.close()
+            keeper.store.close()
     where = f"{shared}" if shared is not None else f"store {args.store or 'default'}"
-    return _print_nodes(args, fid, [_node_row(rec)], "shared-dir" if shared else "store",
-                        where)
+    code = _print_nodes(args, fid, [_node_row(rec)], "shared-dir" if shared else "store",
+                        where, expected=None if shared is not None else tasks, note=note)
+    _say_stopped()
+    return code if stored or code else 1
+
+
+def _say_stopped() -> None:
+    """The one line of a fleet job stopped by a signal (its exit code is 128 + it)."""
+    from numascope import signals
+    if signals.received():
+        err.print(f"interrupted ({signals.name(signals.signum_of(None))}): the nodes' "
+                  "finished results are stored", markup=False)
 
 
 def _run_mpi(args, comm, measure, profile, tags) -> int:
-    from numascope.fleet import mpi, node
+    from numascope import signals
+    from numascope.fleet import keep, mpi, node
     rank = comm.Get_rank()
-    store = None
+    store = keeper = None
     if rank == 0:
         try:
             store = _open(args, write=True)   # refused before anything is measured
@@ -440,52 +477,82 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
             from numascope.errors import escape_text
             err.print(f"numascope: error: {escape_text(e)}", markup=False)
             mpi.abort(comm, 2)
+        keeper = keep.Keeper(store, _shared(args), profile.name, tags, "mpi",
+                             node.slurm_env())
     fid = args.fleet_id or (node.default_fleet_id(node.slurm_env()) if rank == 0 else None)
     me: dict[str, Any] = {}
 
     def measure_once(ident: dict[str, Any]):
         me.update(ident)
-        return measure(ident)
+        rec = measure(ident)
+        if ident["rank"] != 0 and signals.received():
+            # said before the record is sent: a launcher kills its ranks soon after the
+            # signal (Open MPI's mpirun 1 s after it), rank 0 may take longer to receive it
+            err.print(f"numascope: {ident['host']} (rank {ident['rank']}): stopped by "
+                      f"{signals.name(signals.signum_of(None))}; its record goes to rank 0",
+                      markup=False)
+        return rec
 
     def on_record(rec) -> dict[str, Any]:
-        if store is not None:
-            store.save_run(rec)      # one transaction per node; rank 0 keeps only its row
+        keeper.record(rec)           # one transaction per node; rank 0 keeps only its row
         return _node_row(rec)
 
-    def failed(ident: dict[str, Any], reason: str):
-        return node.failed_record(ident, profile.name, tags, reason)
+    def failed(ident: dict[str, Any], reason: str, status: str = "failed"):
+        return node.failed_record(ident, profile.name, tags, reason, status=status)
 
+    def before_abort() -> None:      # the job ends early: nothing received may be lost
+        _, note = keeper.finish()
+        if note:
+            err.print(f"numascope: {note}", markup=False)
+
+    note, stored = "", True
     try:
         rows, missing = mpi.run(
             comm, fid, args.node_timeout,
-            lambda f, r, n: node.identity(f, r, n, "mpi"), measure_once, on_record, failed)
+            lambda f, r, n: node.identity(f, r, n, "mpi"), measure_once,
+            mpi.Rank0(on_record, failed, keeper.start if keeper else None,
+                      keeper.hellos if keeper else None, before_abort if keeper else None))
         if rank != 0:
-            if args.confirm:
+            if args.confirm and not signals.received():
                 plan = mpi.wait_plan(comm)
                 if plan:
                     mpi.measure_again(comm, plan, lambda p: _measure_again(
                         args, me, profile, tags, p))
-            return 0
+            return signals.exit_code() if signals.received() else 0
         fid = rows[0]["fleet"]
+        stopped = bool(signals.received())
+        if args.confirm and stopped:        # release the ranks waiting for a second word
+            for r in range(1, comm.Get_size()):
+                if r not in missing:
+                    comm.send(None, dest=r, tag=mpi.TAG_PLAN)
         verdicts = _confirm(args, comm, store, fid, rows, set(missing), profile, tags,
-                            on_record, me) if args.confirm else None
+                            on_record, me) if args.confirm and not stopped else None
+        stored, note = keeper.finish()
     finally:
         if store is not None:
             store.close()
     code = _print_nodes(args, fid, rows, "mpi", f"store {store.path}" if store else "",
-                        verdicts)
+                        verdicts, expected=comm.Get_size(), note=note)
+    _say_stopped()
+    code = code if stored or code else 1
     if missing:
         mpi.abort(comm, code or 1)
     return code
+
+
+def _shared(args) -> Any:
+    from pathlib import Path
+    return Path(args.shared_dir) if args.shared_dir is not None else None
 
 
 def _measure_again(args, ident: dict[str, Any], profile, tags, plan: dict[str, Any]):
     """This node's second measurement (--confirm): the stages of the plan, tagged with the
     first run's id."""
     from numascope import suite
-    from numascope.cli.run import _stages
+    from numascope.cli.run import _stages, _with_options
     from numascope.fleet import confirm, node
-    stages = _stages(plan["stages"], suite.all_stages())
+    stages = node.fleet_stages(_with_options(_stages(plan["stages"], suite.all_stages()),
+                                             args))
     return node.run_node(ident, profile, stages, {**tags, confirm.TAG: plan["confirm_of"]})
 
 
@@ -519,35 +586,61 @@ def _confirm(args, comm, store, fid, rows, silent, profile, tags, on_record, me)
 
 
 def _node_row(rec) -> dict[str, Any]:
-    """What fleet run prints of a node's record (and all rank 0 keeps of it)."""
+    """What fleet run prints of a node's record (and all rank 0 keeps of it): its status is
+    its verdict (numascope.fleet.verdict), the reason the first thing that failed."""
     from numascope.fleet.node import hooks_of
+    from numascope.fleet.verdict import verdict
     fl = rec.host.get("fleet", {})
-    reason = next((s.reason for s in rec.stages if s.status == "failed"), "")
+    v = verdict(rec)
     return {"host": rec.host.get("hostname"), "rank": fl.get("rank"), "run_id": rec.run_id,
-            "status": rec.status, "results": len(rec.results), "reason": reason,
-            "slurm": fl.get("slurm", {}), "fleet": rec.tags.get("fleet"),
+            "status": v.status, "results": len(rec.results), "reason": v.reason,
+            "stages": v.stages, "slurm": fl.get("slurm", {}), "fleet": rec.tags.get("fleet"),
             "test_hooks": hooks_of(rec)}
 
 
-def _print_nodes(args, fid, rows, mode: str, where: str, verdicts=None) -> int:
+def node_counts(statuses: list[str]) -> str:
+    """"3 complete, 1 failed, 1 missing": every status present, complete first."""
+    from collections import Counter
+    c = Counter(statuses)
+    order = ["complete", "failed", "interrupted", "missing"]
+    keys = [k for k in order if c[k] or k in ("complete", "failed")] + \
+        sorted(k for k in c if k not in order)
+    return ", ".join(f"{c[k]} {k}" for k in keys)
+
+
+def _print_nodes(args, fid, rows, mode: str, where: str, verdicts=None,
+                 expected: int | None = None, note: str = "") -> int:
+    """fleet run's table of nodes (rank 0's, or a lone task's); the exit code: 0 when
+    every node expected is complete, 1 when one is not (failed, interrupted, missing), 128
+    + the signal when this job was stopped by one."""
+    from numascope import signals
+    from numascope.errors import escape_text
+    if note:         # one line, unwrapped: it holds a command to copy
+        err.print(f"numascope: error: {escape_text(note)}", markup=False, soft_wrap=True)
     rows = [{k: v for k, v in r.items() if k != "fleet"} for r in rows]
     bad = [r for r in rows if r["status"] != "complete"]
+    stopped = signals.received()
+    code = 128 + int(stopped) if stopped else 1 if bad else 0
     extra = {} if verdicts is None else {"confirmation": [v.to_dict() for v in verdicts]}
     if args.json:
-        emit(NAME, rows, [{"kind": "node-failed", "exit_code": 1,
-                           "message": f"{r['host']}: {r['reason'] or r['status']}"}
+        emit(NAME, rows, [{"kind": "node-failed", "exit_code": 1, "status": r["status"],
+                           "message": f"{r['host']}: {r['status']}: "
+                                      f"{r['reason'] or r['status']}"}
                           for r in bad], subcommand="run", fleet=fid, mode=mode, where=where,
-             **extra)
+             expected=expected if expected is not None else len(rows),
+             nodes_status={k: sum(r["status"] == k for r in rows)
+                           for k in sorted({r["status"] for r in rows})}, **extra)
     else:
-        _para(f"fleet {fid}: {plural(len(rows), 'node')}, "
-              f"{len(bad)} failed ({mode}; {where})")
+        _para(f"fleet {fid}: {plural(len(rows), 'node')}"
+              + (f" of {expected} expected" if expected not in (None, len(rows)) else "")
+              + f" ({node_counts([r['status'] for r in rows])}; {mode}; {where})")
         for r in rows:
             _para(f"{r['host']}  {r['status']}  {plural(r['results'], 'result')}"
                   + (f"  {r['reason']}" if r["reason"] else "")
                   + hooked_note(r.get("test_hooks")), "  ")
         if verdicts is not None:
             print_verdicts(verdicts)
-    return 1 if bad else 0
+    return code
 
 
 def hooked_note(hooks: list[str] | None) -> str:
@@ -617,8 +710,12 @@ def _gather(args: argparse.Namespace) -> int:
                "added": False} for r in skipped],
              subcommand="gather", added=len(added), already=len(skipped), store=str(path))
     else:
+        lost = sum(r.status == "missing" for r in added)
         out.print(f"gathered {plural(len(added), 'new run')} into "
-                  f"{path} ({len(skipped)} already there)", markup=False, soft_wrap=True)
+                  f"{path} ({len(skipped)} already there"
+                  + (f"; {lost} of them missing nodes: no record file for a task the "
+                     "fleet's manifest expects" if lost else "") + ")",
+                  markup=False, soft_wrap=True)
     return 0
 
 
@@ -708,9 +805,13 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def print_analysis(a) -> None:
+    from collections import Counter
     ok = a.nodes - len(a.failed)
-    _para(f"fleet {a.fleet or '(runs given)'}: {plural(a.nodes, 'node')} ({ok} measured, "
-          f"{len(a.failed)} failed), {plural(len(a.groups), 'configuration group')}")
+    bad = Counter(f["status"] for f in a.failed)
+    _para(f"fleet {a.fleet or '(runs given)'}: {plural(a.nodes, 'node')} ({ok} complete, "
+          + ", ".join(f"{bad[k]} {k}" for k in ("failed", "interrupted", "missing")
+                      if bad[k] or k == "failed")
+          + f"), {plural(len(a.groups), 'configuration group')}")
     for g in a.groups:
         _para(f"group: {g.label}: {plural(len(g.hosts), 'node')}, "
               f"{plural(len(g.metrics), 'metric')}"
@@ -733,9 +834,9 @@ def print_analysis(a) -> None:
             _para(f"{s.host}  {s.field} {_fmt(s.value)}, expected {_fmt(s.expected)} "
                   f"({s.agree})", "  ")
     if a.failed:
-        out.print(f"failed nodes ({len(a.failed)}):", markup=False)
+        out.print(f"nodes not complete ({len(a.failed)}):", markup=False)
         for f in a.failed:
-            _para(f"{f['host']}  {f['reason'] or f['status']}", "  ")
+            _para(f"{f['host']}  {f['status']}: {f['reason'] or f['status']}", "  ")
 
 
 # -- baselines -----------------------------------------------------------------------------

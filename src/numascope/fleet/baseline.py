@@ -231,15 +231,16 @@ def _stages(r: RunRecord) -> dict[str, tuple[str, str]] | None:
 
 def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
           ) -> list[Verdict]:
+    from numascope.fleet.verdict import verdict
     out = []
     for r in runs:
         label, g = match_group(base, r)
         problems: list[dict[str, Any]] = []
         unjudged: list[dict[str, Any]] = []
         checked = 0
-        if r.status == "failed":
-            reason = next((s.reason for s in r.stages if s.status == "failed"), "")
-            problems.append({"metric": "", "why": f"run failed: {reason}"})
+        v = verdict(r)       # a run that did not do all it was asked is never ok
+        if v.status in ("failed", "missing"):
+            problems.append({"metric": "", "why": f"run {v.status}: {v.reason}"})
         elif g is None:
             problems.append({"metric": "", "why": f"no baseline group for its configuration "
                                                   f"({label})"})
@@ -248,6 +249,8 @@ def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
             if not checked and not problems and not unjudged:
                 unjudged.append({"metric": "", "why": "no metric of the baseline measured in "
                                                       "this run (other stages?)"})
+        if v.status == "interrupted" and not problems:
+            unjudged.insert(0, {"metric": "", "why": f"run interrupted: {v.reason}"})
         out.append(Verdict(host_of(r), r.run_id, label, not problems and not unjudged,
                            problems, checked, unjudged))
     return out

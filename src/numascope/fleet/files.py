@@ -11,6 +11,7 @@ from typing import Any
 
 from numascope.atomic import write_atomic
 from numascope.errors import UserError, escape_text
+from numascope.fleet import manifest
 from numascope.results.plain import to_plain
 from numascope.results.run import RunRecord
 
@@ -69,8 +70,10 @@ def read_records(d: str | Path) -> list[tuple[Path, RunRecord]]:
 
 
 def gather(d: str | Path, store: Any) -> tuple[list[RunRecord], list[RunRecord]]:
-    """Merge the folder's records into `store` (one transaction per record). Returns
-    (added, already there)."""
+    """Merge the folder's records into `store` (one transaction per record; a record
+    replaces its node's placeholder), then a placeholder for each task the folder's
+    manifest expects that left no record (numascope.fleet.manifest). Returns (added,
+    already there)."""
     records = read_records(d)
     have = {r.run_id for r in store.list_runs()}
     added, skipped = [], []
@@ -78,8 +81,12 @@ def gather(d: str | Path, store: Any) -> tuple[list[RunRecord], list[RunRecord]]
         if rec.run_id in have:
             skipped.append(rec)
             continue
+        fl = rec.host.get("fleet") if isinstance(rec.host, dict) else None
+        hold = None
+        if isinstance(fl, dict) and isinstance(fl.get("rank"), int) and rec.tags.get("fleet"):
+            hold = manifest.find(store, rec.tags["fleet"], fl["rank"])   # its placeholder
         try:
-            store.save_run(rec)
+            store.save_run(rec, replaces=hold)
         except UserError as e:   # another gather stored it meanwhile
             if "UNIQUE" not in str(e):
                 raise
@@ -87,4 +94,6 @@ def gather(d: str | Path, store: Any) -> tuple[list[RunRecord], list[RunRecord]]
             continue
         have.add(rec.run_id)
         added.append(rec)
+    # the tasks a manifest expects that left no record file: stored as missing
+    added += manifest.gather_missing(Path(d), store)
     return added, skipped

@@ -79,15 +79,29 @@ def missing_reason(rank: int, hello: dict[str, Any] | None, timeout: float) -> s
     return (f"no record within --node-timeout {timeout:g} s (hung, or its rank was lost)")
 
 
+class Rank0(NamedTuple):
+    """What rank 0 is told as the job goes (numascope.cli.fleet stores it)."""
+    on_record: Callable[[RunRecord], Any]          # store a node's record; keep the return
+    failed: Callable[[dict[str, Any], str, str], RunRecord]   # (ident, reason, status)
+    on_start: Callable[[str, int], None] | None = None      # (fleet id, ranks): before any
+    on_hellos: Callable[[dict[int, dict[str, Any]]], None] | None = None   # new hellos
+    on_abort: Callable[[], None] | None = None     # the job is about to end early
+
+
 def run(comm: Any, fleet_id: str | None, timeout: float,
         ident_of: Callable[[str, int, int], dict[str, Any]],
-        measure: Callable[[dict[str, Any]], RunRecord],
-        on_record: Callable[[RunRecord], None],
-        failed: Callable[[dict[str, Any], str], RunRecord]) -> tuple[list[Any], list[int]]:
+        measure: Callable[[dict[str, Any]], RunRecord], zero: Rank0
+        ) -> tuple[list[Any], list[int]]:
     """Every rank calls this. Rank 0 returns (on_record's value for every node's record, in
     rank order; the ranks that never answered); the other ranks return ([their own
-    record], []) once rank 0 has it. `on_record` is called on rank 0 for each record as it
-    arrives (it stores it): rank 0 keeps what it returns, not the records."""
+    record], []) once rank 0 has it. `zero.on_record` is called on rank 0 for each record
+    as it arrives (it stores it): rank 0 keeps what it returns, not the records.
+
+    A stop signal on rank 0 (SIGINT, SIGTERM: the launcher forwards it to every rank) ends
+    its own measurement as interrupted and gives the others STOP_GRACE_S to send theirs;
+    one still silent then is recorded interrupted. A failure of the receiver itself (an
+    MPI error) ends the job at once (MPI_Abort) with one line: never a hang."""
+    from numascope import signals
     rank, size = comm.Get_rank(), comm.Get_size()
     t0 = time.monotonic()
     fleet_id = comm.bcast(fleet_id, root=0)
@@ -97,6 +111,8 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
         rec = measure(ident)
         comm.send(rec.to_dict(), dest=0, tag=TAG_RECORD)
         return [rec], []
+    if zero.on_start is not None:       # every node written down before any is measured
+        zero.on_start(fleet_id, size)
 
     # Rank 0 measures its own node in this thread while a receiver thread takes the other
     # ranks' messages as they come (stored at once), so that a slow rank 0 delays nobody
@@ -105,49 +121,102 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
     records: dict[int, Any] = {}
     hellos: dict[int, dict[str, Any]] = {0: ident}
     own_done = threading.Event()
-    deadline = t0 + timeout
+    stopped = threading.Event()      # a stop signal reached rank 0
+    deadline = [t0 + timeout]
     silent: set[int] = set()       # ranks with no record of their own by the deadline
 
     def keep(r: int, rec: RunRecord) -> None:
         with lock:
             if r not in records:
-                records[r] = on_record(rec)   # stored; kept: what the caller needs of it
+                records[r] = zero.on_record(rec)   # stored; kept: what the caller needs
 
     def receive() -> None:
+        try:
+            _receive()
+        except BaseException as e:  # noqa: BLE001 — never a silent thread and a hung job
+            import sys
+            sys.stderr.write(f"numascope: error: rank 0 could not take the nodes' records "
+                             f"({type(e).__name__}: {e}); the records received are "
+                             "stored; ending the job\n")
+            _before_abort()
+            abort(comm, 1)
+
+    def _receive() -> None:
         status = _status()
         others = set(range(1, size))
+        if zero.on_hellos is not None:
+            zero.on_hellos({0: ident})
         while not others <= set(records):
+            fresh: dict[int, dict[str, Any]] = {}
             while comm.iprobe(source=_any_source(), tag=_any_tag(), status=status):
                 src, tag = status.Get_source(), status.Get_tag()
                 msg = comm.recv(source=src, tag=tag)
                 if tag == TAG_HELLO:
-                    hellos[src] = msg
+                    hellos[src] = fresh[src] = msg
                 elif tag == TAG_RECORD:
                     keep(src, RunRecord.from_dict(msg))
-            if time.monotonic() >= deadline:
+            if fresh and zero.on_hellos is not None:
+                zero.on_hellos(fresh)
+            if stopped.is_set():
+                deadline[0] = min(deadline[0], stopped_at[0] + STOP_GRACE_S)
+            if time.monotonic() >= deadline[0]:
                 break
             time.sleep(POLL_S)
         silent.update(others - set(records))
         for r in sorted(silent):
             who = hellos.get(r) or {**ident, "host": f"rank{r}", "rank": r, "slurm": {}}
-            keep(r, failed({**who, "id": fleet_id},
-                           missing_reason(r, hellos.get(r), timeout)))
-        if not own_done.wait(max(0.0, deadline - time.monotonic()) + GRACE_S):
+            if stopped.is_set():
+                keep(r, zero.failed({**who, "id": fleet_id},
+                                    f"no record: the job was stopped "
+                                    f"({signals.name(signals.signum_of(None))}) before "
+                                    "this node reported", "interrupted"))
+            else:
+                keep(r, zero.failed({**who, "id": fleet_id},
+                                    missing_reason(r, hellos.get(r), timeout), "failed"))
+        if not own_done.wait(max(0.0, deadline[0] - time.monotonic()) + GRACE_S):
             # rank 0's own node hangs: record it, then end the job (every rank with it)
-            keep(0, failed(ident, f"no record within --node-timeout {timeout:g} s (rank 0's "
-                                  "own node hung; the other nodes are stored)"))
+            keep(0, zero.failed(ident, f"no record within --node-timeout {timeout:g} s "
+                                       "(rank 0's own node hung; the other nodes are "
+                                       "stored)", "failed"))
             import sys
             sys.stderr.write(f"numascope: error: {ident['host']} (rank 0) exceeded "
                              f"--node-timeout {timeout:g} s; the other nodes are stored\n")
+            _before_abort()
             abort(comm, 1)
 
+    def _before_abort() -> None:
+        if zero.on_abort is not None:
+            try:
+                zero.on_abort()
+            except BaseException as e:  # noqa: BLE001 — the job ends whatever happens here
+                import sys
+                sys.stderr.write(f"numascope: error: before ending the job: {e}\n")
+
+    stopped_at = [0.0]
     receiver = threading.Thread(target=receive, name="fleet-receiver", daemon=True)
     receiver.start()
     own = measure(ident)
+    if own.status == "interrupted" or signals.received():
+        stopped_at[0] = time.monotonic()
+        stopped.set()
     own_done.set()
-    keep(0, own)
-    receiver.join()
+    try:
+        with signals.deferred():    # its record stored whole, a signal raised after
+            keep(0, own)
+    except KeyboardInterrupt:
+        stopped_at[0] = time.monotonic()
+        stopped.set()
+    while receiver.is_alive():
+        try:
+            receiver.join(POLL_S * 4)
+        except KeyboardInterrupt:        # a stop signal while waiting for the others
+            if not stopped.is_set():
+                stopped_at[0] = time.monotonic()
+                stopped.set()
     return [records[r] for r in range(size)], sorted(silent)
+
+
+STOP_GRACE_S = 10.0     # after a stop signal, how long rank 0 waits for the others' records
 
 
 def wait_plan(comm: Any) -> Any:

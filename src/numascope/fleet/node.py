@@ -88,15 +88,27 @@ def tag(rec: RunRecord, ident: dict[str, Any], reason: str = "") -> RunRecord:
     return rec
 
 
+def judge(rec: RunRecord) -> RunRecord:
+    """The record's status made its verdict (numascope.fleet.verdict): a node is complete
+    only when every stage asked ran and passed; a failed or interrupted stage makes the
+    whole node failed / interrupted, its reason in host.fleet.reason."""
+    from numascope.fleet.verdict import verdict
+    v = verdict(rec)
+    rec.status = v.status
+    rec.host.setdefault("fleet", {})["reason"] = v.reason
+    return rec
+
+
 def failed_record(ident: dict[str, Any], profile: str, tags: dict[str, str], reason: str,
-                  started: str | None = None) -> RunRecord:
-    """The record of a node that produced no run: status failed, one stage saying why."""
+                  started: str | None = None, status: str = "failed") -> RunRecord:
+    """The record of a node that produced no run: status failed (or interrupted: stopped
+    by a signal before it had a run), one stage saying why."""
     rec = RunRecord.new(profile=profile, tags=tags)
     if started:
         rec.started = started
-    rec.status = "failed"
+    rec.status = status
     rec.finished = utc_now()
-    rec.stages = [StageInfo("fleet", "failed", escape_text(reason) if reason else "failed")]
+    rec.stages = [StageInfo("fleet", status, escape_text(reason) if reason else status)]
     return tag(rec, ident, rec.stages[0].reason)
 
 
@@ -176,11 +188,15 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
             rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile)
         rec = tag(rec, ident)
         rec.host["fleet"].update(bound)
+        judge(rec)
         if _hooked("NUMASCOPE_FLEET_TEST_SLOW", ident) and "confirm_of" not in tags:
             _slow_once(rec)
         return rec
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as e:   # stopped before its suite ran (or between stages)
+        from numascope import signals
+        return failed_record(ident, profile.name, tags, f"stopped by "
+                             f"{signals.name(signals.signum_of(e))} before its run began",
+                             started, status="interrupted")
     except Exception as e:  # noqa: BLE001 — one node's error must not sink the fleet
         msg = escape_text(str(e)) if str(e) else ""
         rec = failed_record(ident, profile.name, tags,
@@ -210,6 +226,39 @@ def bound_to(topo: Any, host: str) -> dict[str, Any]:
                  "  or mpirun --bind-to none …"]
         print("\n".join(said), file=sys.stderr, flush=True)
     return {"cpus_allowed": len(usable), "cpus_online": len(online)}
+
+
+# What a launcher puts in its tasks' environment to make them ranks of its job (Open MPI,
+# PMIx, PMI/hydra, Slurm). The interconnect stage starts an mpirun of its own on this node:
+# with these inherited, Open MPI refuses it ("mpirun does not support recursive calls") and
+# under srun it sees only the step's slots ("not enough slots available"). Site settings
+# (OMPI_MCA_btl …) are kept; the job's own (OMPI_MCA_orte_*, ess, pmix …) are not.
+_LAUNCH_PREFIXES = ("PMIX_", "PMI_", "PRTE_", "HYDRA_", "SLURM_", "OMPI_COMM_WORLD_",
+                    "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_plm",
+                    "OMPI_MCA_ras", "OMPI_MCA_rmaps", "OMPI_MCA_initial_wdir",
+                    "OMPI_MCA_shmem_RUNTIME", "OMPI_MCA_mpi_oversubscribe")
+_LAUNCH_VARS = ("OMPI_COMMAND", "OMPI_UNIVERSE_SIZE", "OMPI_NUM_APP_CTX", "OMPI_FIRST_RANKS",
+                "OMPI_APP_CTX_NUM_PROCS", "OMPI_FILE_LOCATION", "SLURMD_NODENAME",
+                "MPI_LOCALNRANKS", "MPI_LOCALRANKID")
+
+
+def nested_launch_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """This task's environment without its launcher's job: the interconnect stage's own
+    mpirun then starts its two ranks on this node as on a login shell (oversubscribing
+    allowed: each rank binds itself to the CPU its case names)."""
+    env = dict(os.environ if env is None else env)
+    out = {k: v for k, v in env.items()
+           if not k.startswith(_LAUNCH_PREFIXES) and k not in _LAUNCH_VARS}
+    out["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    return out
+
+
+def fleet_stages(stages: list) -> list:
+    """The stages as a fleet node runs them: the interconnect stage launches its mpirun
+    outside the fleet's own job (nested_launch_env)."""
+    from dataclasses import replace
+    return [replace(s, options=(*s.options, ("env", nested_launch_env())))
+            if s.name == "interconnect" else s for s in stages]
 
 
 FLEET_ID_MAX = 200      # the longest --fleet-id (it is a tag: numascope.results.run.TAG_MAX)

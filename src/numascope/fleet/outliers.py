@@ -338,14 +338,14 @@ def smoke_among_measured(runs: list[RunRecord]) -> str | None:
     """The first smoke run when the measured (not failed) runs mix smoke and other
     profiles, else None: every difference between them would be the profile's."""
     from numascope.profile import readable
-    ok = [r for r in runs if r.status != "failed"]
+    ok = [r for r in runs if r.status not in ("failed", "missing")]
     smoke = [r.run_id for r in ok if not readable(r.profile)]
     return smoke[0] if smoke and len(smoke) < len(ok) else None
 
 
 def all_smoke(runs: list[RunRecord]) -> bool:
     from numascope.profile import readable
-    ok = [r for r in runs if r.status != "failed"]
+    ok = [r for r in runs if r.status not in ("failed", "missing")]
     return bool(ok) and not any(readable(r.profile) for r in ok)
 
 
@@ -357,10 +357,11 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
     z_limit None: each test's limit is set by the fleet's multiple-testing rule (see
     numascope.fleet.screen); a number: that fixed robust-z limit per test instead."""
     floors = floors or {}
-    ok = [r for r in runs if r.status != "failed"]
-    failed = [{"host": host_of(r), "run_id": r.run_id, "status": r.status,
-               "reason": next((s.reason for s in r.stages if s.status == "failed"), "")}
-              for r in runs if r.status == "failed"]
+    from numascope.fleet.verdict import NOT_MEASURED, verdict
+    ok = [r for r in runs if r.status not in NOT_MEASURED]
+    # every node whose run did not do all it was asked (failed, interrupted, missing)
+    failed = [{"host": host_of(r), "run_id": r.run_id, "status": v.status, "reason": v.reason}
+              for r in runs for v in [verdict(r)] if not v.ok]
     values = {r.run_id: node_values(r) for r in ok}
     by_cfg: dict[str, tuple[dict[str, Any], list[RunRecord]]] = {}
     for r in ok:

@@ -44,7 +44,7 @@ def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
     for fid, members in by_fleet.items():
         a = analyze(members, fleet=fid)
         parts.append(f"<h3>fleet {_e(fid)}: {a.nodes} nodes, {len(a.groups)} groups, "
-                     f"{len(a.flags)} flagged, {len(a.failed)} failed</h3>")
+                     f"{len(a.flags)} flagged, {len(a.failed)} not complete</h3>")
         parts.append(f"<p>{_e(a.method())}</p>")
         hooked = [(r.host.get("hostname"), hooks_of(r)) for r in members if hooks_of(r)]
         if hooked:
@@ -65,10 +65,10 @@ def fleet_section(runs: list[Any], with_figures: bool = True) -> str:
                 ["host", "field", "value", "expected", "agree"],
                 [[_e(s.host), _e(s.field), _num(s.value), _num(s.expected), _e(s.agree)]
                  for s in a.shape]))
-        if a.failed:
-            parts.append("<h4>Failed nodes</h4><ul>" + "".join(
-                f"<li>{_e(f['host'])}: {_e(f['reason'] or f['status'])}</li>"
-                for f in a.failed) + "</ul>")
+        if a.failed:        # failed, interrupted, missing (numascope.fleet.verdict)
+            parts.append("<h4>Nodes not complete</h4><ul>" + "".join(
+                f"<li>{_e(f['host'])} ({_e(f['status'])}): {_e(f['reason'] or f['status'])}"
+                "</li>" for f in a.failed) + "</ul>")
         if with_figures:
             from numascope.report.figures.fleet import fleet_figures
             for title, fig in fleet_figures(a):

@@ -192,6 +192,33 @@ def _one_line(text: object) -> str:
     return escape_text("; ".join(x for x in lines if x))
 
 
+class StoreFull(UserError):
+    """The store's disk (or quota) is full: nothing in the store is damaged, the write that
+    did not fit was rolled back; the caller may keep what it meant to write and retry."""
+
+
+def _full(path: Path, e: Exception) -> StoreFull | None:
+    """StoreFull when SQLite's error is a full disk: SQLITE_FULL, or an I/O error on a file
+    system with no space left (SQLite reports ENOSPC while growing the -wal or -shm file as
+    SQLITE_IOERR); None otherwise."""
+    code = getattr(e, "sqlite_errorcode", None)
+    full = code == sqlite3.SQLITE_FULL or "disk is full" in str(e)
+    if not full and (code is not None and code & 0xFF == sqlite3.SQLITE_IOERR
+                     or "disk I/O error" in str(e)):
+        try:
+            st = os.statvfs(path.parent if str(path.parent) else ".")
+            full = st.f_bavail * st.f_frsize < FULL_BYTES
+        except OSError:
+            full = False
+    if not full:
+        return None
+    return StoreFull(f"store {_shown(path)}: disk full (no space left to write; "
+                     f"{_one_line(e)}); the store itself is intact")
+
+
+FULL_BYTES = 1 << 20    # under this much free space, SQLite's I/O error is the disk full
+
+
 def _corrupt(path: Path, e: Exception) -> UserError:
     return UserError(f"store {_shown(path)} is damaged or not a numascope store "
                      f"({_one_line(e)}); it was left untouched: restore a backup or pass "
@@ -249,7 +276,7 @@ class Store:
             if "readonly" in str(e) or "read-only" in str(e):
                 raise UserError(f"store {_shown(p)} is read-only ({e}): it can be read, not "
                                 "written; pass another --store to store a run") from None
-            raise _unsupported_fs(p, e) from None
+            raise (_full(p, e) or _unsupported_fs(p, e)) from None
         store = cls(p, conn, True)
         store._index_figures()
         return store
@@ -376,9 +403,15 @@ class Store:
                     return out
                 except BaseException:
                     if self.conn.in_transaction:
-                        self.conn.execute("ROLLBACK")
+                        try:
+                            self.conn.execute("ROLLBACK")
+                        except sqlite3.Error:   # SQLite rolled back already (disk full)
+                            pass
                     raise
             except sqlite3.OperationalError as e:
+                full = _full(self.path, e)
+                if full is not None:
+                    raise full from None
                 if "readonly" in str(e):
                     raise UserError(f"store {_shown(self.path)} is read-only ({e}); pass another "
                                     "--store") from None
@@ -387,7 +420,7 @@ class Store:
             except sqlite3.IntegrityError as e:
                 raise UserError(f"store {_shown(self.path)}: {e}") from None
             except sqlite3.DatabaseError as e:
-                raise _corrupt(self.path, e) from None
+                raise (_full(self.path, e) or _corrupt(self.path, e)) from None
             # busy beyond the 30 s timeout (or a lock upgrade conflict): back off, retry
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.5)
@@ -432,13 +465,44 @@ class Store:
         """Store the record's final state (status, stages, noise); results are already in."""
         self._tx(lambda c: _put_run(c, rec, insert=False))
 
-    def save_run(self, rec: RunRecord) -> None:
-        """Store a complete record with its results in one transaction (imports, tests)."""
+    def save_run(self, rec: RunRecord, replaces: str | None = None) -> None:
+        """Store a complete record with its results in one transaction (imports, tests,
+        fleet nodes); `replaces`: a run id deleted in the same transaction (a fleet node's
+        placeholder, numascope.fleet.manifest)."""
         def do(c: sqlite3.Connection) -> None:
+            if replaces is not None and replaces != rec.run_id:
+                _delete_run(c, replaces)
             _put_run(c, rec, insert=True)
             for r in rec.results:
                 _insert_result(c, rec.run_id, r)
         self._tx(do)
+
+    def save_runs(self, recs: list[RunRecord]) -> None:
+        """Several records (without results: a fleet's placeholders) in one transaction."""
+        def do(c: sqlite3.Connection) -> None:
+            for rec in recs:
+                _put_run(c, rec, insert=True)
+        self._tx(do)
+
+    def update_runs(self, recs: list[RunRecord]) -> None:
+        """Several stored runs' rows rewritten from their records, in one transaction."""
+        def do(c: sqlite3.Connection) -> None:
+            for rec in recs:
+                _put_run(c, rec, insert=False)
+        self._tx(do)
+
+    def checkpoint(self) -> bool:
+        """Copy every committed transaction from the -wal file into the store file itself
+        and empty the -wal (the file alone is then whole: copied, backed up, or left by a
+        job that was killed). True when done; False when a reader kept it from finishing or
+        the disk could not take it (nothing is lost: the -wal still holds it)."""
+        if not self.writable or str(self.path) == ":memory:":
+            return False
+        try:
+            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            return False
+        return busy == 0
 
     # -- reading ---------------------------------------------------------------------------
     def has_table(self, name: str) -> bool:
@@ -569,6 +633,12 @@ def _put_run(c: sqlite3.Connection, rec: RunRecord, insert: bool) -> None:
         c.execute("UPDATE runs SET started=?, finished=?, status=?, hostname=?, profile=?, "
                   "tags=?, record=? WHERE run_id=?", row[1:] + (row[0],))
     _put_brief(c, rec.run_id, d)
+
+
+def _delete_run(c: sqlite3.Connection, run_id: str) -> None:
+    for sql in ("DELETE FROM figures WHERE run_id = ?", "DELETE FROM results WHERE run_id = ?",
+                "DELETE FROM run_briefs WHERE run_id = ?", "DELETE FROM runs WHERE run_id = ?"):
+        c.execute(sql, (run_id,))
 
 
 def _insert_result(c: sqlite3.Connection, run_id: str, res: BenchResult) -> None:
