@@ -95,7 +95,7 @@ def test_the_hosts_latest_run_failed_or_interrupted_is_exit_5_not_an_older_pass(
     bad.status = "failed" if status == "failed" else "interrupted"
     _save(db, [good, bad])
     rc, text = _text(db, capsys, "--host", "x04", "--max-age", "none")
-    assert rc == 5 and f"its stage latency {status}: disk full" in " ".join(text.split())
+    assert rc == 5 and f"stage latency {status}: disk full" in " ".join(text.split())
 
 
 def test_a_confirmation_is_what_later_checks_judge(db, capsys):

@@ -1022,14 +1022,11 @@ def _whole_or_light(store: Any, run_id: str) -> list:
 
 
 def _unfinished(run: Any) -> str:
-    """Why a run that did not do all it was asked cannot be judged ('' when it did)."""
-    if run.status == "complete" and not any(s.status in ("failed", "interrupted")
-                                            for s in run.stages):
-        return ""
-    bad = next((s for s in run.stages if s.status in ("failed", "interrupted")), None)
-    what = f"its stage {bad.name} {bad.status}" + (f": {bad.reason}" if bad.reason else "") \
-        if bad else f"it is {run.status}"
-    return f"the run did not do all it was asked ({what})"
+    """Why a run that did not do all it was asked cannot be judged ('' when it did): the
+    fleet's one verdict (numascope.fleet.verdict)."""
+    from numascope.fleet.verdict import verdict
+    v = verdict(run)
+    return "" if v.ok else f"the run did not do all it was asked ({v.status}: {v.reason})"
 
 
 def _age(run: Any) -> float | None:

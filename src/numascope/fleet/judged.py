@@ -81,11 +81,10 @@ def host_run(store: Any, host: str) -> Pick:
         others = sorted({r.hostname or r.tags.get("host") or "?" for r in store.list_runs()})
         have = f"; hosts with runs: {', '.join(others[:6])}" if others else ""
         return Pick(host, None, f"no run of host {host} in the store{have}")
-    last = max(firsts, key=lambda r: (r.started, r.run_id))
+    last = firsts[-1]       # list_runs: by start time, then by order stored
     again = [r for r in runs if r.tags.get("confirm_of") == last.run_id]
     if again:
-        second = max(again, key=lambda r: (r.started, r.run_id))
-        return Pick(host, second.run_id, first=last.run_id)
+        return Pick(host, again[-1].run_id, first=last.run_id)
     return Pick(host, last.run_id)
 
 

@@ -69,10 +69,10 @@ SPECIAL: dict[tuple[str, str], tuple[str, str, Callable[[float], float], bool]] 
 
 
 def record_ok(rec: RunRecord) -> bool:
-    """The node's run is ok: complete, every stage it asked for done or skipped (skipped:
-    not possible on this node, said in the stage's reason)."""
-    return rec.status == "complete" and all(s.status in ("done", "skipped")
-                                            for s in rec.stages)
+    """The node's run is ok: the fleet's one verdict (numascope.fleet.verdict: complete,
+    every stage it asked for done or not applicable here), as report and check read it."""
+    from numascope.fleet.verdict import verdict
+    return verdict(rec).ok
 
 
 def stage_ok(status: str) -> bool:
