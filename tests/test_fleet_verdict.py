@@ -78,14 +78,17 @@ def test_report_json_and_html_list_failed_interrupted_and_missing_nodes(tmp_path
     runs[1].status = "interrupted"
     runs[2] = manifest.placeholder("f6", 2, 6, "mpi", "quick", {}, {})
     _store(tmp_path / "f.db", runs)
-    assert main(["fleet", "report", "--json", "--store", str(tmp_path / "f.db")]) == 0
+    # every node accounted for: the failed, interrupted and missing count in the exit code
+    assert main(["fleet", "report", "--json", "--store", str(tmp_path / "f.db")]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["nodes"] == 6
+    assert sorted(e["kind"] for e in doc["errors"]) == ["node-failed", "node-interrupted",
+                                                       "node-missing"]
     got = {f["host"]: (f["status"], f["reason"]) for f in doc["failed_nodes"]}
     assert got == {"n0000": ("failed", "stage interconnect failed: a rank failed"),
                    "n0001": ("interrupted", "stage latency interrupted: stopped by SIGTERM"),
                    "rank2": ("missing", manifest.REASON)}
-    assert main(["fleet", "report", "--store", str(tmp_path / "f.db")]) == 0
+    assert main(["fleet", "report", "--store", str(tmp_path / "f.db")]) == 1
     text = capsys.readouterr().out
     assert "6 nodes (3 complete, 1 failed, 1 interrupted, 1 missing)" in text
     assert "rank2  missing: no record from this node" in text

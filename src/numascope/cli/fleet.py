@@ -795,13 +795,18 @@ def _report(args: argparse.Namespace) -> int:
         flags = d.pop("flags")
         if verdicts is not None:
             d["confirmation"] = [v.to_dict() for v in verdicts]
-        emit(NAME, flags, [], subcommand="report", test_hooks=hooked, **d)
-        return 0
+        emit(NAME, flags, [{"kind": f"node-{f['status']}", "exit_code": 1,
+                            "message": f"{f['host']}: {f['reason'] or f['status']}"}
+                           for f in a.failed],
+             subcommand="report", test_hooks=hooked, **d)
+        return 1 if a.failed else 0
     print_analysis(a)
     print_hooked(hooked)
     if verdicts is not None:
         print_verdicts(verdicts)
-    return 0
+    # every node accounted for: one that failed, was interrupted or never reported is
+    # not a healthy fleet, whatever the others measured
+    return 1 if a.failed else 0
 
 
 def print_analysis(a) -> None:
