@@ -165,9 +165,14 @@ def test_check_rejects_short_bytes_and_a_wrong_cpu():
     with pytest.raises(MeasurementError, match="not a positive number"):
         L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, {**good, "mbps": float("inf")},
                           done), "t")
-    with pytest.raises(MeasurementError, match="2 of 128 messages and 2 one-buffer windows"):
+    with pytest.raises(MeasurementError, match="2 of 128 messages and 0 of 2 windows into "
+                                               "the one receive buffer"):
         L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done,
                           check={**checked, "bad": 2, "offset": 4}), "t")
+    # a stale one buffer: every slot message right, the reused window's last message wrong
+    with pytest.raises(MeasurementError, match="0 of 128 messages and 1 of 2 windows"):
+        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done,
+                          check={**checked, "bad_reused": 1, "offset": 0}), "t")
 
 
 @needs_mpi
@@ -541,7 +546,8 @@ def test_a_corrupted_byte_fails_the_run_with_the_size_and_offset():
             env=env)
     assert r.returncode == 3, r.stderr
     msg = json.loads(r.stdout)["errors"][0]["message"]
-    assert "bw 4096 B: validation pass: 1 of" in msg and "offset 2048" in msg, msg
+    assert "bw 4096 B: validation pass: 1 of 128 messages and 1 of 2 windows into the one " \
+        "receive buffer" in msg and "offset 2048" in msg, msg
     r = cli("--cpus", "0,1", "--sizes", "8,4096", "--iters", "5", "--tests", "lat",
             env={**os.environ, "NUMASCOPE_NET_CORRUPT": "8"})
     assert r.returncode == 3 and "lat 8 B: validation pass" in r.stderr, r.stderr

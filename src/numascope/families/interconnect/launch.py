@@ -433,11 +433,13 @@ def check_pass(line: dict[str, Any] | None, test: str, size: int, want: int, wha
         raise MeasurementError(f"{what}: {test} {size} B: validation pass checked "
                                f"{line.get('reused', 0)} of {reused} windows into the one "
                                "receive buffer")
-    if line["bad"]:
-        into = f" and {reused} one-buffer windows" if reused else ""
-        raise MeasurementError(f"{what}: {test} {size} B: validation pass: {line['bad']} of "
-                               f"{want} messages{into} arrived different from what was sent "
-                               f"(first wrong byte at offset {line['offset']})")
+    bad, bad_reused = line["bad"], line.get("bad_reused", 0)
+    if bad or bad_reused:
+        into = f" and {bad_reused} of {reused} windows into the one receive buffer" \
+            if reused else ""
+        raise MeasurementError(f"{what}: {test} {size} B: validation pass: {bad} of {want} "
+                               f"messages{into} arrived different from what was sent (first "
+                               f"wrong byte at offset {line['offset']})")
 
 
 def check(plan: Plan, run: Launched, what: str) -> dict[str, Any]:

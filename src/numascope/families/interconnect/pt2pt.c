@@ -30,7 +30,7 @@
  *   {"type":"rank","rank":0,"host":"h","cpu":3,"cpus":"0-3","node":0,"buf_node":0,...}
  *   {"type":"result","test":"bw","size":8,"iters":100,"window":64,"usec":..,"mbps":..}
  *   {"type":"check","test":"bw","size":8,"window":64,"messages":128,"bytes":1024,
- *    "reused":2,"bad":0,"offset":-1}
+ *    "reused":2,"bad":0,"bad_reused":0,"offset":-1}
  *   {"type":"done"}
  *
  * --sweep 1 (two ranks started by the user's own mpirun/srun, one per host): each rank reads
@@ -48,7 +48,8 @@
  * after MPI_Init; NUMASCOPE_NET_HANG_RANK=R makes it sleep forever;
  * NUMASCOPE_NET_CORRUPT=SIZE flips the byte at offset SIZE/2 of the first message of SIZE
  * bytes that each sender sends in the validation pass's last iteration (after the pattern
- * is written, before it is sent), which the receiver must catch.
+ * is written, before it is sent), and of its one send buffer in that iteration's window
+ * into the one receive buffer, which the receiver must catch.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -292,7 +293,7 @@ static long first_bad(const unsigned char *p, long size, uint64_t seed) {
     return -1;
 }
 
-struct tally { long msgs, bad, offset, reused; double bytes; };
+struct tally { long msgs, bad, offset, reused, bad_reused; double bytes; };
 
 /* one received message: its byte count, then every byte against the sender's pattern */
 static void check_one(struct tally *t, MPI_Status *st, const unsigned char *m, long size,
@@ -331,8 +332,10 @@ static void check_window(const char *test, long size, int it, int window, int pa
         unsigned char *out = reuse ? s : vs, *in = reuse ? r : vr;
         size_t stride = reuse ? 0 : (size_t)size;
         if (sends) {
-            if (reuse) fill(s, size, seed_of(test, size, it, window, rank));
-            else
+            if (reuse) {
+                fill(s, size, seed_of(test, size, it, window, rank));
+                corrupt_maybe(s, size, it, 0);
+            } else
                 for (int j = 0; j < window; j++) {
                     fill(vs + (size_t)j * size, size, seed_of(test, size, it, j, rank));
                     corrupt_maybe(vs + (size_t)j * size, size, it, j);
@@ -361,7 +364,7 @@ static void check_window(const char *test, long size, int it, int window, int pa
             }
             long off = first_bad(r, size, seed_of(test, size, it, window, peer));
             if (wrong || off >= 0) {
-                t->bad += 1;
+                t->bad_reused += 1;
                 if (off < 0) off = 0;
                 if (t->offset < 0 || off < t->offset) t->offset = off;
             }
@@ -384,7 +387,7 @@ static void validate(const char *test, long size, int window, int pairs, int bid
     int lat = !strcmp(test, "lat");
     MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)window);
     MPI_Status *st = malloc(sizeof(MPI_Status) * 2 * (size_t)window);
-    struct tally t = {0, 0, -1, 0, 0};
+    struct tally t = {0, 0, -1, 0, 0, 0};
     int in_pair = rank < 2 * pairs;
     MPI_Barrier(MPI_COMM_WORLD);
     for (int it = 0; in_pair && it < check_iters; it++) {
@@ -408,21 +411,22 @@ static void validate(const char *test, long size, int window, int pairs, int bid
             check_window(test, size, it, window, pairs, bidir, s, r, vs, vr, req, st, &t);
         }
     }
-    long all_msgs = 0, all_bad = 0, all_reused = 0, off = t.offset < 0 ? LONG_MAX : t.offset,
-         all_off = 0;
+    long all_msgs = 0, all_bad = 0, all_reused = 0, all_bad_reused = 0,
+         off = t.offset < 0 ? LONG_MAX : t.offset, all_off = 0;
     double all_bytes = 0;
     MPI_Reduce(&t.msgs, &all_msgs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&t.bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&t.reused, &all_reused, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t.bad_reused, &all_bad_reused, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&t.bytes, &all_bytes, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&off, &all_off, 1, MPI_LONG, MPI_MIN, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         if (step_a >= 0) printf("{\"node_a\":%d,\"node_b\":%d,", step_a, step_b);
         else printf("{");
         printf("\"type\":\"check\",\"test\":\"%s\",\"size\":%ld,\"window\":%d,"
-               "\"messages\":%ld,\"bytes\":%.0f,\"reused\":%ld,\"bad\":%ld,\"offset\":%ld}\n",
-               test, size, lat ? 1 : window, all_msgs, all_bytes, all_reused, all_bad,
-               all_off == LONG_MAX ? -1L : all_off);
+               "\"messages\":%ld,\"bytes\":%.0f,\"reused\":%ld,\"bad\":%ld,\"bad_reused\":%ld,"
+               "\"offset\":%ld}\n", test, size, lat ? 1 : window, all_msgs, all_bytes,
+               all_reused, all_bad, all_bad_reused, all_off == LONG_MAX ? -1L : all_off);
         fflush(stdout);
     }
     free(req);
