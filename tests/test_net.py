@@ -614,6 +614,13 @@ def test_table_shows_the_median_first_and_the_best_beside_it():
     assert row[i + 1:i + 5] == ["2.5", "1.5", "1,000", "4,000"], row
     assert "median of 3 launches, best beside it" in " ".join(text.split())
     assert "buffers same: one send and one receive buffer per rank" in text
+    # a record without the word was measured with THP madvised (before --pages system)
+    assert "pages thp: THP madvised" in text
+    r = _res("same L3", [1.0], [1.0])
+    r.params["net"]["pages"] = "system"
+    con = Console(record=True, width=200)
+    render([r], con, [], (), None)
+    assert "pages system: no madvise, the host's THP setting" in con.export_text()
 
 
 def test_ranks_read_as_rank_0_to_rank_1_not_as_ranges():

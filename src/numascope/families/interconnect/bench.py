@@ -32,6 +32,7 @@ from numascope.families.interconnect.options import (  # noqa: F401 - re-exporte
     MAX_SIZE,
     MIB,
     NO_PAIRS,
+    PAGE_TEXT,
     QUICK_ITERS,
     QUICK_SIZES,
     SMOKE_ITERS,
@@ -521,6 +522,11 @@ def buffers_of(r: BenchResult) -> str:
     if b in BUFFERS:
         return b
     return "same" if r.params.get("engine") == "osu" else "distinct"
+
+
+def pages_of(r: BenchResult) -> str:
+    """system | none | thp: the record's own word; before --pages system existed, THP."""
+    return (r.params.get("net") or {}).get("pages", "thp")
 
 
 def sweep(r: BenchResult, test: str) -> dict[int, float]:

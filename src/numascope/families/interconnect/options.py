@@ -23,6 +23,8 @@ NO_PAIRS = 0                         # NetParams.pairs when --pairs is left out
 TESTS = ("lat", "bw", "bibw")        # --pairs N adds mbw
 BUFFERS = {"same": "one send and one receive buffer per rank (OSU's method)",
            "distinct": "a buffer per window slot (fresh data every message)"}
+PAGE_TEXT = {"system": "no madvise, the host's THP setting (as stock OSU)",
+             "none": "base pages (MADV_NOHUGEPAGE)", "thp": "THP madvised (MADV_HUGEPAGE)"}
 ENGINES = ("auto", "numascope", "osu")
 PAGES = ("system", "none", "thp")    # the shared table's less hugetlb, plus the host's own
 PATH_FLAGS = {"same-l3": "same L3", "same-node": "same node", "other-node": "other node",
