@@ -11,7 +11,8 @@
  * set_mempolicy(MPOL_BIND), then touches its buffers first. Warm-up iterations, then timed
  * iterations per message size; the timed loops are OSU's (OMB 7.x osu_latency, osu_bw,
  * osu_bibw): the transfers only, no status read and no byte looked at, rank 0 summing the
- * MPI_Wtime interval of each timed iteration (mbw: each sender's whole loop, the slowest).
+ * MPI_Wtime interval of each timed iteration (mbw: each rank's whole timed loop, the
+ * slowest).
  *
  * Buffers (--buffers): "same" (OSU's method) gives each rank one send and one
  * receive buffer of the largest size, and every message of a window is sent from / received
@@ -199,8 +200,8 @@ static void run_lat(long size, int iters, int warm, unsigned char *s, unsigned c
 }
 
 /* bw / bibw / mbw: sender ranks [0,pairs), receivers [pairs, 2*pairs); bidir: both send.
- * bw and bibw: rank 0's summed window times (osu_bw, osu_bibw); mbw: each sender's time from
- * the end of the warm-up to the last window, the slowest one (osu_mbw_mr). */
+ * bw and bibw: rank 0's summed window times (osu_bw, osu_bibw); mbw: each rank's time from
+ * the end of its warm-up to its last window, the slowest rank's. */
 static void run_bw(const char *test, long size, int iters, int warm, int window, int pairs,
                    int bidir, unsigned char *s, unsigned char *r) {
     MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)window);
