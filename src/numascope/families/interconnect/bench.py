@@ -383,7 +383,7 @@ class Interconnect:
                         cmds.append(shlex.join(cmd))
                 else:
                     cmd = L.command(mpirun, str(exe), plan)
-                    cmds = []
+                    cmds = [shlex.join(cmd)]
                     run = L.launch(cmd, p.timeout, what, self.env)
                     got = L.check(plan, run, what)
                     rows = got["results"]
@@ -396,7 +396,7 @@ class Interconnect:
                         float(rows[s][L.VALUE[t]]))
                     if t == "mbw" and "msg_rate" in rows[s]:
                         rates.setdefault(s, []).append(float(rows[s]["msg_rate"]))
-            commands[t] = " ; ".join(cmds) if osu else shlex.join(cmd)
+            commands[t] = " ; ".join(cmds)       # OSU's small and large sizes: two lines
         if osu and not numactl:
             notes.append("numactl is missing: the OSU ranks ran unbound")
         if cp.get("shared_cpus"):
