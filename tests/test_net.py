@@ -84,12 +84,14 @@ def test_ranks_ran_where_the_launcher_line_put_them(doc):
     p = res["params"]
     lat = p["commands"]["lat"].split()
     assert "--bind-to" in lat and lat[lat.index("--bind-to") + 1] == "none"
-    assert lat[lat.index("--thp") + 1] == "1" and p["net"]["pages"] == "thp"   # the default
+    # the default: no madvise, the host's THP setting (what stock OSU gets)
+    assert lat[lat.index("--pages") + 1] == "system" and p["net"]["pages"] == "system"
+    assert "THP" not in res["case"] and "pages" not in res["case"]
     bound = L.ranks_of_command([x.strip("'") for x in lat])
     assert [r.cpus for r in bound] == [(0,), (1,)]
     seen = {d["rank"]: d for d in p["ranks_seen"]}
     assert seen[0]["cpu"] == 0 and seen[1]["cpu"] == 1
-    assert seen[0]["thp"] == 1 and seen[0]["anon_huge_kb"] >= 0
+    assert seen[0]["pages"] == "system" and seen[0]["thp"] == 0 and seen[0]["anon_huge_kb"] >= 0
     assert set(p["pages_seen"]) == {"lat", "bw", "bibw", "mbw"} and len(p["pages_seen"]["mbw"]) == 4
     node = read_topology("/").cpu(0).node
     if node is not None:
@@ -144,24 +146,33 @@ def test_under_the_users_own_mpirun_rank_0_prints_the_node_pair_table():
 def test_check_rejects_short_bytes_and_a_wrong_cpu():
     plan = net.NetParams(sizes=(8,)).plan("bw", [L.Rank((0,), 0), L.Rank((1,), 0)])
     rank = {"type": "rank", "rank": 0, "cpu": 0, "send_node": 0, "recv_node": 0}
-    good = {"type": "result", "size": 8, "mbps": 5.0, "bytes": 512, "expect": 512, "bad": 0}
+    good = {"type": "result", "size": 8, "mbps": 5.0}
     checked = {"type": "check", "test": "bw", "size": 8, "messages": 128, "bytes": 1024,
-               "bad": 0, "offset": -1}
+               "reused": 2, "bad": 0, "offset": -1}
     done = {"type": "done", "cpu_end": [0, 1]}
 
-    def run(*lines):
-        return L.Launched([], [*lines, checked], "", "", 0.1)
+    def run(*lines, check=checked):
+        return L.Launched([], [*lines, check], "", "", 0.1)
     L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done), "t")
-    with pytest.raises(MeasurementError, match="511 bytes received"):
-        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, {**good, "bytes": 511}, done),
-                "t")
+    with pytest.raises(MeasurementError, match="checked 127 of 128 messages"):
+        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done,
+                          check={**checked, "bytes": 1023, "messages": 127}), "t")
+    with pytest.raises(MeasurementError, match="1 of 2 windows into the one receive buffer"):
+        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done,
+                          check={**checked, "reused": 1}), "t")
     with pytest.raises(MeasurementError, match="rank 1 ran on CPU 0"):
         L.check(plan, run(rank, {**rank, "rank": 1}, good, done), "t")
     with pytest.raises(MeasurementError, match="not a positive number"):
         L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, {**good, "mbps": float("inf")},
                           done), "t")
-    with pytest.raises(MeasurementError, match="corrupted"):
-        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, {**good, "bad": 2}, done), "t")
+    with pytest.raises(MeasurementError, match="2 of 128 messages and 0 of 2 windows into "
+                                               "the one receive buffer"):
+        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done,
+                          check={**checked, "bad": 2, "offset": 4}), "t")
+    # a stale one buffer: every slot message right, the reused window's last message wrong
+    with pytest.raises(MeasurementError, match="0 of 128 messages and 1 of 2 windows"):
+        L.check(plan, run(rank, {**rank, "rank": 1, "cpu": 1}, good, done,
+                          check={**checked, "bad_reused": 1, "offset": 0}), "t")
 
 
 @needs_mpi
@@ -238,8 +249,8 @@ def _check_paths(topo):
         p = net.NetParams(sizes=(8,))
         for test in ("lat", "bw"):
             plan = p.plan(test, ranks)
-            for cmd in (L.command("mpirun", "pt2pt", plan),
-                        L.osu_command("mpirun", "osu_bw", plan, "/usr/bin/numactl")):
+            osu = [c for _, c in L.osu_commands("mpirun", "osu_bw", plan, "/usr/bin/numactl")]
+            for cmd in (L.command("mpirun", "pt2pt", plan), *osu):
                 back = L.ranks_of_command(cmd)
                 assert [r.cpus for r in back] == [(a.id,), (b.id,)], cmd
                 assert [r.node for r in back] == [a.node, b.node]
@@ -427,10 +438,13 @@ def test_osu_counts_and_buffers_follow_the_mode():
     cmd = L.command("mpirun", "pt2pt", bw)
     assert cmd[cmd.index("--buffers") + 1] == "same"
     assert cmd[cmd.index("--check-iters") + 1] == str(L.CHECK_ITERS)
-    # one send and one receive buffer of the largest message per rank: 64 pairs at 4 MiB
-    # (128 ranks) fit in 1 GiB; a buffer per window slot is 64 times that
-    assert net.buffer_bytes(p) == 8 * net.MIB
-    assert 2 * 64 * net.buffer_bytes(net.NetParams(sizes=(4 * net.MIB,), pairs=64)) == 1 << 30
+    # one send and one receive buffer of the largest message per rank, and the validation
+    # pass's window of slots (a message each: bw sends or receives one window, bibw both)
+    big = 4 * net.MIB
+    assert net.buffer_bytes(p) == 2 * big + 2 * 64 * big
+    assert net.buffer_bytes(net.NetParams(sizes=(big,), tests=("lat",))) == 2 * big
+    assert net.buffer_bytes(net.NetParams(sizes=(big,), tests=("lat", "bw"))) == 2 * big + 64 * big
+    assert net.buffer_bytes(net.NetParams(sizes=(big,), tests=("bw",), window=8)) == 10 * big
     d = net.NetParams(sizes=(4 * net.MIB,), buffers="distinct")
     assert net.buffer_bytes(d) == 64 * 8 * net.MIB
     assert net.NetParams.from_dict(d.to_dict()) == d
@@ -449,6 +463,54 @@ def test_osu_counts_and_buffers_follow_the_mode():
                for c in dist)
 
 
+def test_osu_gets_its_own_counts_at_every_size():
+    """OMB 7.x (osu_util.c): -i and -x set the small and the large messages' counts alike,
+    so OSU's defaults are one launch without them, and other counts two launches."""
+    ranks = [L.Rank((0,), 0), L.Rank((1,), 0)]
+    sizes = (8, 8192, 16384, 4 * net.MIB)
+    for test, it in (("lat", 10000), ("bw", 100), ("bibw", 100)):
+        plan = net.NetParams(sizes=sizes, lat_iters=10000, bw_iters=100).plan(test, ranks)
+        [(got, cmd)] = L.osu_commands("mpirun", L.OSU[test], plan, None)
+        assert got == sizes and "-i" not in cmd and "-x" not in cmd, cmd
+        assert cmd[cmd.index("-m") + 1] == f"8:{4 * net.MIB}"
+        assert ("-W" in cmd) == (test != "lat")
+    plan = net.NetParams(sizes=sizes, lat_iters=1000, bw_iters=20).plan("lat", ranks)
+    (s1, c1), (s2, c2) = L.osu_commands("mpirun", "osu_latency", plan, None)
+    assert s1 == (8, 8192) and s2 == (16384, 4 * net.MIB)      # 8 KiB is small (> 8192)
+    assert c1[c1.index("-i") + 1:c1.index("-i") + 4] == ["1000", "-x", "10"]
+    assert c2[c2.index("-i") + 1:c2.index("-i") + 4] == ["100", "-x", "1"]
+    assert c1[c1.index("-m") + 1] == "8:8192" and c2[c2.index("-m") + 1] == f"16384:{4 * net.MIB}"
+    small = net.NetParams(sizes=(8, 64), lat_iters=20, bw_iters=20).plan("bw", ranks)
+    [(s, c)] = L.osu_commands("mpirun", "osu_bw", small, None)
+    assert s == (8, 64) and c[c.index("-i") + 1] == "20"
+    rows = L.check_osu(plan, {16384: (3.0, None), 4 * net.MIB: (900.0, None)}, "t", s2)
+    assert sorted(rows) == [16384, 4 * net.MIB] and rows[16384]["iters"] == 100
+
+
+def test_pages_default_to_the_hosts_setting_and_thp_is_named():
+    ranks = [L.Rank((0,), 0), L.Rank((1,), 0)]
+    p = net.NetParams(sizes=(8,))
+    assert p.pages == "system"
+    for pages, env in (("system", False), ("none", False), ("thp", True)):
+        plan = net.NetParams(sizes=(8,), pages=pages).plan("bw", ranks)
+        cmd = L.command("mpirun", "pt2pt", plan)
+        assert cmd[cmd.index("--pages") + 1] == pages
+        [(_, osu)] = L.osu_commands("mpirun", "osu_bw", plan, None)
+        assert ("GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in osu) == env
+    topo = read_topology(hwloc_fixture("8em64t-2s2ca2c"))
+    plain = net.Interconnect().cases(topo, params=p)
+    thp = net.Interconnect().cases(topo, params=net.NetParams(sizes=(8,), pages="thp"))
+    none = net.Interconnect().cases(topo, params=net.NetParams(sizes=(8,), pages="none"))
+    assert all(c.label.endswith(")") and "THP" not in c.label for c in plain)
+    assert all(c.label.endswith(", THP madvised)") for c in thp)
+    assert all(c.label.endswith(", base pages)") for c in none)
+    old = p.to_dict()
+    del old["pages"]                   # a record from before --pages: measured with THP
+    assert net.NetParams.from_dict(old).pages == "thp"
+    with pytest.raises(UserError):
+        net.NetParams(pages="hugetlb")
+
+
 def test_the_validation_pass_is_required_and_names_size_and_offset():
     plan = net.NetParams(sizes=(8, 4096), window=4).plan("bibw", [L.Rank((0,), 0),
                                                                L.Rank((1,), 0)])
@@ -457,10 +519,12 @@ def test_the_validation_pass_is_required_and_names_size_and_offset():
     assert n == 2 * 4 * L.CHECK_ITERS and L.check_messages("lat", 1, 1, 2) == 4
     ranks = [{"type": "rank", "rank": i, "cpu": i, "send_node": 0, "recv_node": 0}
              for i in (0, 1)]
-    res = [{"type": "result", "size": s, "mbps": 5.0, "bytes": 1, "expect": 1, "bad": 0}
-           for s in (8, 4096)]
+    res = [{"type": "result", "size": s, "mbps": 5.0} for s in (8, 4096)]
+    # one buffer per rank: a window into each receiver's one buffer per iteration, each way
+    assert L.reused_windows("bibw", "same", 1, L.CHECK_ITERS) == 2 * L.CHECK_ITERS
+    assert L.reused_windows("lat", "same", 1, 2) == L.reused_windows("bw", "distinct", 4, 2) == 0
     ok = [{"type": "check", "test": "bibw", "size": s, "messages": n, "bytes": n * s,
-           "bad": 0, "offset": -1} for s in (8, 4096)]
+           "reused": 2 * L.CHECK_ITERS, "bad": 0, "offset": -1} for s in (8, 4096)]
     done = {"type": "done", "cpu_end": [0, 1]}
 
     def run(checks):
@@ -482,7 +546,8 @@ def test_a_corrupted_byte_fails_the_run_with_the_size_and_offset():
             env=env)
     assert r.returncode == 3, r.stderr
     msg = json.loads(r.stdout)["errors"][0]["message"]
-    assert "bw 4096 B: validation pass: 1 of" in msg and "offset 2048" in msg, msg
+    assert "bw 4096 B: validation pass: 1 of 128 messages and 1 of 2 windows into the one " \
+        "receive buffer" in msg and "offset 2048" in msg, msg
     r = cli("--cpus", "0,1", "--sizes", "8,4096", "--iters", "5", "--tests", "lat",
             env={**os.environ, "NUMASCOPE_NET_CORRUPT": "8"})
     assert r.returncode == 3 and "lat 8 B: validation pass" in r.stderr, r.stderr
@@ -549,6 +614,13 @@ def test_table_shows_the_median_first_and_the_best_beside_it():
     assert row[i + 1:i + 5] == ["2.5", "1.5", "1,000", "4,000"], row
     assert "median of 3 launches, best beside it" in " ".join(text.split())
     assert "buffers same: one send and one receive buffer per rank" in text
+    # a record without the word was measured with THP madvised (before --pages system)
+    assert "pages thp: THP madvised" in text
+    r = _res("same L3", [1.0], [1.0])
+    r.params["net"]["pages"] = "system"
+    con = Console(record=True, width=200)
+    render([r], con, [], (), None)
+    assert "pages system: no madvise, the host's THP setting" in con.export_text()
 
 
 def test_ranks_read_as_rank_0_to_rank_1_not_as_ranges():

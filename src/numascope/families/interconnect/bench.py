@@ -32,6 +32,7 @@ from numascope.families.interconnect.options import (  # noqa: F401 - re-exporte
     MAX_SIZE,
     MIB,
     NO_PAIRS,
+    PAGE_TEXT,
     QUICK_ITERS,
     QUICK_SIZES,
     SMOKE_ITERS,
@@ -47,6 +48,7 @@ from numascope.topology.model import Topology
 
 FAMILY = "interconnect"
 PATHS = ("same L3", "same node", "other node", "other socket")
+PAGE_LABEL = {"thp": "THP madvised", "none": "base pages"}
 UNIT = {"lat": "us", "bw": "MB/s", "bibw": "MB/s", "mbw": "MB/s"}
 WHAT = {"lat": "latency (half round trip)", "bw": "uni-directional bandwidth",
         "bibw": "bidirectional bandwidth", "mbw": "multi-pair bandwidth"}
@@ -67,7 +69,8 @@ class NetParams:
     timeout: float = TABLE["timeout"].default  # seconds per launch
     engine: str = TABLE["engine"].default      # auto | numascope | osu
     tests: tuple[str, ...] = TESTS             # mbw joins when pairs > 0
-    pages: str = TABLE["pages"].default        # thp: madvise(MADV_HUGEPAGE); none: base pages
+    pages: str = TABLE["pages"].default        # system: no madvise (as stock OSU); thp:
+                                               # MADV_HUGEPAGE; none: MADV_NOHUGEPAGE
 
     def __post_init__(self) -> None:
         for name, value in (("sizes", self.sizes), ("iters", (self.lat_iters, self.bw_iters)),
@@ -114,7 +117,7 @@ class NetParams:
         return L.Plan(test, tuple(sorted(set(self.sizes))), it, warm, large, large_warm,
                       window=1 if lat else self.window,
                       pairs=self.pairs if test == "mbw" else 1, ranks=tuple(ranks),
-                      hosts=hosts, thp=self.pages == "thp", buffers=self.buffers)
+                      hosts=hosts, pages=self.pages, buffers=self.buffers)
 
 
 def profile_params(profile: Profile, ncpus: int = 2) -> NetParams:
@@ -226,9 +229,15 @@ def given_case(topo: Topology, p: NetParams, a: int, b: int) -> Case:
 
 
 def buffer_bytes(p: NetParams) -> int:
-    """What one rank allocates at most: a send and a receive buffer of the largest message
-    (same), or of a window of them (distinct; a ping-pong needs one message each)."""
-    return 2 * max(p.sizes) * (p.window if p.buffers == "distinct" else 1)
+    """What one rank allocates at most: a send and a receive buffer of a window of the
+    largest messages (distinct; the validation pass reuses them), or of one largest message
+    (same) plus the validation pass's window of slots, one per message (a send or a receive
+    window for bw and mbw, both for bibw; none when only lat runs)."""
+    big, w = max(p.sizes), p.window
+    if p.buffers == "distinct":
+        return 2 * big * w
+    windows = [t for t in p.all_tests() if t != "lat"]
+    return 2 * big + (0 if not windows else (2 if "bibw" in windows else 1) * w * big)
 
 
 def check_memory(p: NetParams, places: list[dict[str, Any]], topo: Topology) -> None:
@@ -242,8 +251,9 @@ def check_memory(p: NetParams, places: list[dict[str, Any]], topo: Topology) -> 
     from numascope.units import format_bytes
     ranks = 2 * max(1, p.pairs)
     what = (f"a window of {p.window} x {_size(max(p.sizes))}" if p.buffers == "distinct"
-            else f"a send and a receive buffer of {_size(max(p.sizes))} each")
-    fix = "--window" if p.buffers == "distinct" else "--pairs"
+            else f"a send and a receive buffer of {_size(max(p.sizes))} each and the "
+                 f"validation's window of {p.window} x {_size(max(p.sizes))}")
+    fix = "--window" if p.buffers == "distinct" else "--pairs, or a smaller --window"
     for pl in places:
         nodes = sorted({n for n in (pl["node_a"], pl["node_b"]) if n is not None})
         need = ranks * buffer_bytes(p)
@@ -256,11 +266,15 @@ def check_memory(p: NetParams, places: list[dict[str, Any]], topo: Topology) -> 
 
 # -- the family -------------------------------------------------------------------------------
 
+def _tail(p: NetParams) -> str:
+    """What the case's name says of a mode other than stock OSU's (distinct buffers, pages
+    other than the system's), so that `compare` never sets it against OSU's method."""
+    return (", distinct buffers" if p.buffers == "distinct" else "") + \
+        ("" if p.pages == "system" else f", {PAGE_LABEL[p.pages]}")
+
+
 def _label(place: dict[str, Any], p: NetParams) -> str:
-    """The case's name; distinct buffers are named in it so that `compare` never sets them
-    against OSU's method."""
-    tail = ", distinct buffers" if p.buffers == "distinct" else ""
-    return f"{place['path']} (CPU {place['cpu_a']} - CPU {place['cpu_b']}{tail})"
+    return f"{place['path']} (CPU {place['cpu_a']} - CPU {place['cpu_b']}{_tail(p)})"
 
 
 class Interconnect:
@@ -327,8 +341,7 @@ class Interconnect:
                 # B's node nb may have no CPU in this host's numbering (--peer-nodes): its
                 # memory is still bound there, its CPU left to the scheduler
                 ranks = [L.Rank((ca,), _mem(topo, na)), L.Rank(tuple(cb[:1]), nb)]
-                tail = ", distinct buffers" if p.buffers == "distinct" else ""
-                out.append(Case(f"{hosts[0]} N{na} - {hosts[1]} N{nb}{tail}", {
+                out.append(Case(f"{hosts[0]} N{na} - {hosts[1]} N{nb}{_tail(p)}", {
                     "mode": "peer", "path": "between hosts", "cpu_a": ca,
                     "cpu_b": cb[0] if cb else None, "node_a": na, "node_b": nb,
                     "distance": None, "net": p.to_dict(), "buffers": p.buffers,
@@ -362,12 +375,15 @@ class Interconnect:
             plan = p.plan(t, ranks, hosts)
             what = f"{case.label} {t}"
             for _ in range(p.reps):
-                if osu:
-                    cmd = L.osu_command(mpirun, osu[t], plan, numactl)
-                    run = L.launch(cmd, p.timeout, what, self.env)
-                    rows = L.check_osu(plan, L.parse_osu(run.stdout), what)
+                if osu:             # one launch, or two where -i / -x must differ
+                    rows, cmds = {}, []
+                    for sizes, cmd in L.osu_commands(mpirun, osu[t], plan, numactl):
+                        run = L.launch(cmd, p.timeout, what, self.env)
+                        rows.update(L.check_osu(plan, L.parse_osu(run.stdout), what, sizes))
+                        cmds.append(shlex.join(cmd))
                 else:
                     cmd = L.command(mpirun, str(exe), plan)
+                    cmds = [shlex.join(cmd)]
                     run = L.launch(cmd, p.timeout, what, self.env)
                     got = L.check(plan, run, what)
                     rows = got["results"]
@@ -380,7 +396,7 @@ class Interconnect:
                         float(rows[s][L.VALUE[t]]))
                     if t == "mbw" and "msg_rate" in rows[s]:
                         rates.setdefault(s, []).append(float(rows[s]["msg_rate"]))
-            commands[t] = shlex.join(cmd)
+            commands[t] = " ; ".join(cmds)       # OSU's small and large sizes: two lines
         if osu and not numactl:
             notes.append("numactl is missing: the OSU ranks ran unbound")
         if cp.get("shared_cpus"):
@@ -443,11 +459,11 @@ def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
     _, mpicc = L.mpi_tools()
     exe = L.build(mpicc)
     cmd = L.sweep_command(str(exe), tuple(sorted(set(p.sizes))), p.lat_iters, p.bw_iters,
-                          p.window, p.pages == "thp", p.buffers)
+                          p.window, p.pages, p.buffers)
     run = L.run_child(cmd, p.timeout, f"rank {rank}")
     if rank != 0:
         return []
-    got = L.check_sweep(run, tuple(sorted(set(p.sizes))), "node sweep")
+    got = L.check_sweep(run, tuple(sorted(set(p.sizes))), "node sweep", p.buffers)
     ha, hb = got["hosts"][0]["host"], got["hosts"][1]["host"]
     out = []
     for (a, b), st in sorted(got["steps"].items()):
@@ -478,8 +494,7 @@ def under_launcher(topo: Topology, p: NetParams, world: tuple[int, int]
         if ha == hb:
             notes.append(f"both ranks on {ha}: a rehearsal through shared memory, not the "
                          "network")
-        tail = ", distinct buffers" if p.buffers == "distinct" else ""
-        res = BenchResult(FAMILY, f"{ha} N{a} - {hb} N{b}{tail}", params, m,
+        res = BenchResult(FAMILY, f"{ha} N{a} - {hb} N{b}{_tail(p)}", params, m,
                           {"cpus": [ranks[0]["cpu"], ranks[1]["cpu"]], "memory": [a, b],
                            "where": [f"rank 0: {ha} CPU {ranks[0]['cpu']}",
                                      f"rank 1: {hb} CPU {ranks[1]['cpu']}"]}, notes)
@@ -507,6 +522,11 @@ def buffers_of(r: BenchResult) -> str:
     if b in BUFFERS:
         return b
     return "same" if r.params.get("engine") == "osu" else "distinct"
+
+
+def pages_of(r: BenchResult) -> str:
+    """system | none | thp: the record's own word; before --pages system existed, THP."""
+    return (r.params.get("net") or {}).get("pages", "thp")
 
 
 def sweep(r: BenchResult, test: str) -> dict[int, float]:

@@ -166,7 +166,8 @@ def render(results: list, con, absent: list[str], hosts: tuple[str, ...], topo,
     buffers = net.buffers_of(r0)
     con.print(escape(f"{r0.params['mpi']}; engine {r0.params['engine']}; "
                      f"{cases_text(len(results), planned)}; buffers "
-                     f"{buffers}: {net.BUFFERS[buffers]}"))
+                     f"{buffers}: {net.BUFFERS[buffers]}; pages {net.pages_of(r0)}: "
+                     f"{net.PAGE_TEXT[net.pages_of(r0)]}"))
     if hosts:
         pt = net.peer_table(results)
         tb = Table(title=f"{hosts[0]} node x {hosts[1]} node ({buffers} buffers; medians)",

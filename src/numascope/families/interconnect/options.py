@@ -23,8 +23,10 @@ NO_PAIRS = 0                         # NetParams.pairs when --pairs is left out
 TESTS = ("lat", "bw", "bibw")        # --pairs N adds mbw
 BUFFERS = {"same": "one send and one receive buffer per rank (OSU's method)",
            "distinct": "a buffer per window slot (fresh data every message)"}
+PAGE_TEXT = {"system": "no madvise, the host's THP setting (as stock OSU)",
+             "none": "base pages (MADV_NOHUGEPAGE)", "thp": "THP madvised (MADV_HUGEPAGE)"}
 ENGINES = ("auto", "numascope", "osu")
-PAGES = ("none", "thp")              # the shared table's, less hugetlb
+PAGES = ("system", "none", "thp")    # the shared table's less hugetlb, plus the host's own
 PATH_FLAGS = {"same-l3": "same L3", "same-node": "same node", "other-node": "other node",
               "other-socket": "other socket"}
 
@@ -195,9 +197,11 @@ TABLE = Table("interconnect", (
            "message of a window (OSU's method); distinct: a buffer per window slot (an "
            "application streaming fresh data)", kind="choice", choices=tuple(BUFFERS),
            default="same", group=MEASURED),
-    *placement("pages", pages={"help": "page kind of the ranks' buffers: none (base pages), "
-                                       "thp (transparent huge pages)",
-                               "choices": PAGES, "group": MEASURED}),
+    *placement("pages", pages={"help": "page kind of the ranks' buffers: system (no madvise: "
+                                       "the host's THP setting, what stock OSU gets), none "
+                                       "(base pages, MADV_NOHUGEPAGE), thp (MADV_HUGEPAGE; "
+                                       "named in the case)",
+                               "choices": PAGES, "default": "system", "group": MEASURED}),
     Option("--path", "only this intra-node path", kind="choice", repeat=True,
            choices=tuple(sorted(PATH_FLAGS)), default_text="every one present", group=WHERE),
     *placement("cpus", cpus={"help": "rank 0 on CPU A, rank 1 on CPU B (buffers on each "

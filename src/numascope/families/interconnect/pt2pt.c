@@ -9,22 +9,29 @@
  * Each rank binds itself before allocating: --bind "CPUS@NODE;CPUS@NODE;..." (one entry per
  * rank, CPUS a list such as 0-3,8, NODE a memory node or -1 for none), sched_setaffinity and
  * set_mempolicy(MPOL_BIND), then touches its buffers first. Warm-up iterations, then timed
- * iterations per message size. Receivers count the bytes they got (MPI_Get_count).
+ * iterations per message size; the timed loops are OSU's (OMB 7.x osu_latency, osu_bw,
+ * osu_bibw): the transfers only, no status read and no byte looked at, rank 0 summing the
+ * MPI_Wtime interval of each timed iteration (mbw: each rank's whole timed loop, the
+ * slowest).
  *
  * Buffers (--buffers): "same" (OSU's method) gives each rank one send and one
  * receive buffer of the largest size, and every message of a window is sent from / received
  * into that one buffer; "distinct" gives every window slot its own buffer (a window x the
- * largest size per rank: what an application streaming fresh data sees).
+ * largest size per rank: what an application streaming fresh data sees). Pages (--pages):
+ * system (no madvise: the host's THP setting decides, as for stock OSU), none
+ * (MADV_NOHUGEPAGE), thp (MADV_HUGEPAGE, 2 MiB aligned).
  *
- * After every size's timed loops, an untimed validation pass (--check-iters N times)
- * sends every size again, every message of the window, with a pattern that differs per
- * message, per iteration and per sender (a counter mixed into each 8-byte word), and the
- * receiver compares every byte. Everything is printed by rank 0 as JSON lines:
+ * After all timed loops, an untimed validation pass (--check-iters N times per size) runs
+ * each test again with the timed loop's calls and window: every message with a pattern that
+ * differs per message, per iteration and per sender (a counter mixed into each 8-byte
+ * word), and the receiver checks its byte count (MPI_Get_count) and every byte of every
+ * message (see check_window for the one-buffer mode). Everything is printed by rank 0 as
+ * JSON lines:
  *
  *   {"type":"rank","rank":0,"host":"h","cpu":3,"cpus":"0-3","node":0,"buf_node":0,...}
- *   {"type":"result","test":"bw","size":8,"iters":100,"window":64,"usec":..,"mbps":..,
- *    "bytes":..,"expect":..,"bad":0}
- *   {"type":"check","test":"bw","size":8,"messages":256,"bytes":2048,"bad":0,"offset":-1}
+ *   {"type":"result","test":"bw","size":8,"iters":100,"window":64,"usec":..,"mbps":..}
+ *   {"type":"check","test":"bw","size":8,"window":64,"messages":128,"bytes":1024,
+ *    "reused":2,"bad":0,"bad_reused":0,"offset":-1}
  *   {"type":"done"}
  *
  * --sweep 1 (two ranks started by the user's own mpirun/srun, one per host): each rank reads
@@ -35,14 +42,15 @@
  * Every parameter is given on the command line (launch.py writes it from checked values):
  * none has a default here, and a missing one is an error (exit 2) rather than a second
  * default that could disagree with numascope's. Always: --sizes, --iters, --warmup, --large,
- * --large-iters, --large-warmup, --window, --thp 0|1, --buffers same|distinct,
+ * --large-iters, --large-warmup, --window, --pages system|none|thp, --buffers same|distinct,
  * --check-iters; one launch per test: --test, --pairs, --bind; --sweep 1: --tests.
  *
  * Fault injection for numascope's own tests: NUMASCOPE_NET_DIE_RANK=R makes rank R exit(7)
  * after MPI_Init; NUMASCOPE_NET_HANG_RANK=R makes it sleep forever;
  * NUMASCOPE_NET_CORRUPT=SIZE flips the byte at offset SIZE/2 of the first message of SIZE
  * bytes that each sender sends in the validation pass's last iteration (after the pattern
- * is written, before it is sent), which the receiver must catch.
+ * is written, before it is sent), and of its one send buffer in that iteration's window
+ * into the one receive buffer, which the receiver must catch.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,7 +76,9 @@
 static int rank, world;
 static int step_a = -1, step_b = -1;     /* --sweep: the node pair being measured */
 #define UNSET INT_MIN                    /* a parameter not given (each one is required) */
-static int thp = UNSET;                  /* --thp 1: madvise(MADV_HUGEPAGE) the buffers */
+enum { PAGES_SYSTEM, PAGES_NONE, PAGES_THP };
+static const char *const PAGE_WORDS[] = {"system", "none", "thp"};
+static int pages = UNSET;                /* --pages: what the buffers are madvised */
 static int distinct = UNSET;             /* --buffers distinct: a buffer per window slot */
 static int check_iters = UNSET;          /* --check-iters: validation iterations per size */
 static long corrupt_size = -1;           /* NUMASCOPE_NET_CORRUPT (tests only) */
@@ -122,10 +132,12 @@ static int buf_node(void *addr) {
 
 static void *alloc_touch(size_t bytes, unsigned char fill) {
     void *p = NULL;
+    int thp = pages == PAGES_THP;
     size_t align = thp && bytes >= (2u << 20) ? (2u << 20) : 4096;
     if (posix_memalign(&p, align, bytes ? bytes : 1) != 0) die("cannot allocate buffers");
-    if (thp) madvise(p, bytes, MADV_HUGEPAGE);   /* before the first touch */
-    else madvise(p, bytes, MADV_NOHUGEPAGE);     /* base pages even with THP "always" */
+    /* system: no madvise, the host's THP setting decides (what stock OSU gets) */
+    if (thp) madvise(p, bytes, MADV_HUGEPAGE);             /* before the first touch */
+    else if (pages == PAGES_NONE) madvise(p, bytes, MADV_NOHUGEPAGE);  /* even "always" */
     memset(p, fill, bytes);       /* first touch by the bound rank */
     return p;
 }
@@ -154,109 +166,83 @@ static int parse_sizes(const char *s, long *out) {
 }
 
 static void result(const char *test, long size, int iters, int window, int pairs, double usec,
-                   double mbps, double rate, double bytes, double expect, long bad) {
+                   double mbps, double rate) {
     if (rank != 0) return;
     if (step_a >= 0) printf("{\"node_a\":%d,\"node_b\":%d,", step_a, step_b);
     else printf("{");
     printf("\"type\":\"result\",\"test\":\"%s\",\"size\":%ld,\"iters\":%d,\"window\":%d,"
-           "\"pairs\":%d,\"usec\":%.6f,\"mbps\":%.6f,\"msg_rate\":%.3f,\"bytes\":%.0f,"
-           "\"expect\":%.0f,\"bad\":%ld}\n",
-           test, size, iters, window, pairs, usec, mbps, rate, bytes, expect, bad);
+           "\"pairs\":%d,\"usec\":%.6f,\"mbps\":%.6f,\"msg_rate\":%.3f}\n",
+           test, size, iters, window, pairs, usec, mbps, rate);
     fflush(stdout);
 }
 
-/* count received bytes and check the first and last byte of each received message */
-static long check_recv(MPI_Status *st, int n, unsigned char *buf, long size, int stride,
-                       unsigned char want, double *bytes) {
-    long bad = 0;
-    for (int i = 0; i < n; i++) {
-        int count = 0;
-        MPI_Get_count(&st[i], MPI_BYTE, &count);
-        *bytes += count;
-        if (size > 0) {
-            unsigned char *m = buf + (size_t)i * stride;
-            if (m[0] != want || m[size - 1] != want) bad++;
-        }
-    }
-    return bad;
-}
-
+/* The timed loops do only what OSU's do (OMB 7.x osu_latency.c, osu_bw.c, osu_bibw.c): the
+ * transfers, no status and no byte looked at, rank 0 summing each timed iteration's
+ * MPI_Wtime interval. What arrived is checked by validate(), untimed, afterwards. */
 static void run_lat(long size, int iters, int warm, unsigned char *s, unsigned char *r) {
-    double t0 = 0, bytes = 0;
-    long bad = 0;
-    MPI_Status st;
+    double total = 0, t_start = 0;
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank < 2) {
-        int peer = 1 - rank;
+    if (rank == 0) {
         for (int i = 0; i < warm + iters; i++) {
-            if (i == warm) t0 = MPI_Wtime();
-            if (rank == 0) {
-                MPI_Send(s, (int)size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
-                MPI_Recv(r, (int)size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &st);
-            } else {
-                MPI_Recv(r, (int)size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &st);
-                MPI_Send(s, (int)size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
-            }
-            if (i >= warm) bad += check_recv(&st, 1, r, size, 0, rank == 0 ? 0xB1 : 0xA0,
-                                             &bytes);
+            if (i >= warm) t_start = MPI_Wtime();
+            MPI_Send(s, (int)size, MPI_BYTE, 1, TAG, MPI_COMM_WORLD);
+            MPI_Recv(r, (int)size, MPI_BYTE, 1, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (i >= warm) total += MPI_Wtime() - t_start;
+        }
+    } else if (rank == 1) {
+        for (int i = 0; i < warm + iters; i++) {
+            MPI_Recv(r, (int)size, MPI_BYTE, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(s, (int)size, MPI_BYTE, 0, TAG, MPI_COMM_WORLD);
         }
     }
-    double t = MPI_Wtime() - t0, all_bytes = 0;
-    long all_bad = 0;
-    MPI_Reduce(&bytes, &all_bytes, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    double usec = t * 1e6 / (2.0 * iters);
-    result("lat", size, iters, 1, 1, usec, size / usec, 1e6 / usec, all_bytes,
-           2.0 * size * iters, all_bad);
+    double usec = total * 1e6 / (2.0 * iters);
+    result("lat", size, iters, 1, 1, usec, size / usec, 1e6 / usec);
 }
 
-/* bw / bibw / mbw: sender ranks [0,pairs), receivers [pairs, 2*pairs); bidir: both send */
+/* bw / bibw / mbw: sender ranks [0,pairs), receivers [pairs, 2*pairs); bidir: both send.
+ * bw and bibw: rank 0's summed window times (osu_bw, osu_bibw); mbw: each rank's time from
+ * the end of its warm-up to its last window, the slowest rank's. */
 static void run_bw(const char *test, long size, int iters, int warm, int window, int pairs,
                    int bidir, unsigned char *s, unsigned char *r) {
-    MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * window);
-    MPI_Status *st = malloc(sizeof(MPI_Status) * 2 * window);
-    double bytes = 0, t0 = 0, t = 0;
-    long bad = 0;
+    MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)window);
+    double total = 0, t0 = 0, t_start = 0;
     int active = rank < 2 * pairs;
     int sender = rank < pairs;
     int peer = sender ? rank + pairs : rank - pairs;
-    unsigned char want = sender ? 0xB1 : 0xA0;
     size_t stride = distinct ? (size_t)size : 0;   /* same: every slot is the one buffer */
-    char ack[4];
+    char ack[4] = {0};
     MPI_Barrier(MPI_COMM_WORLD);
     if (active) {
         for (int i = 0; i < warm + iters; i++) {
             if (i == warm) t0 = MPI_Wtime();
-            int nreq = 0, nrecv = 0;
+            if (i >= warm) t_start = MPI_Wtime();
+            int nreq = 0;
             if (!sender || bidir)
-                for (int w = 0; w < window; w++, nrecv++)
+                for (int w = 0; w < window; w++)
                     MPI_Irecv(r + (size_t)w * stride, (int)size, MPI_BYTE, peer, TAG,
                               MPI_COMM_WORLD, &req[nreq++]);
             if (sender || bidir)
                 for (int w = 0; w < window; w++)
                     MPI_Isend(s + (size_t)w * stride, (int)size, MPI_BYTE, peer, TAG,
                               MPI_COMM_WORLD, &req[nreq++]);
-            MPI_Waitall(nreq, req, st);
-            if (i >= warm && nrecv) bad += check_recv(st, nrecv, r, size, (int)stride, want,
-                                                      &bytes);
-            if (bidir) continue;       /* osu_bibw: no ack, both Waitalls pace the window */
-            if (sender) MPI_Recv(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            else MPI_Send(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD);
+            MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+            if (!bidir) {          /* osu_bibw: no ack, both Waitalls pace the window */
+                if (sender) MPI_Recv(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD,
+                                     MPI_STATUS_IGNORE);
+                else MPI_Send(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD);
+            }
+            if (i >= warm) total += MPI_Wtime() - t_start;
         }
-        t = MPI_Wtime() - t0;
     }
-    double tmax = 0, all_bytes = 0;
-    long all_bad = 0;
+    double t = pairs > 1 ? (active ? MPI_Wtime() - t0 : 0) : (rank == 0 ? total : 0);
+    double tmax = 0;
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&bytes, &all_bytes, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     double expect = (double)size * window * iters * pairs * (bidir ? 2 : 1);
     double msgs = (double)window * iters * pairs * (bidir ? 2 : 1);
-    /* MB/s = 10^6 B/s, bytes moved by all pairs (both ways for bibw) over the slowest rank */
+    /* MB/s = 10^6 B/s, bytes moved by all pairs (both ways for bibw) over the time */
     result(test, size, iters, window, pairs, tmax * 1e6 / iters, expect / tmax / 1e6,
-           msgs / tmax, all_bytes, expect, all_bad);
+           msgs / tmax);
     free(req);
-    free(st);
 }
 
 /* -- the validation pass ------------------------------------------------------------------ */
@@ -308,78 +294,164 @@ static long first_bad(const unsigned char *p, long size, uint64_t seed) {
     return -1;
 }
 
-/* One direction of one validation iteration: `from` sends `nmsg` messages to `to` (each
- * with its own pattern), `nslots` at a time in flight (1 with one buffer per rank: a
- * message cannot be checked in a buffer the next one overwrites); `to` checks every byte. */
-static void check_flow(const char *test, long size, int iter, int nmsg, int nslots, int from,
-                       int to, unsigned char *s, unsigned char *r, MPI_Request *req,
-                       long *msgs, double *bytes, long *bad, long *offset) {
-    for (int w0 = 0; w0 < nmsg; w0 += nslots) {
-        int n = nmsg - w0 < nslots ? nmsg - w0 : nslots, nreq = 0;
-        for (int j = 0; j < n; j++) {
-            unsigned char *slot = (rank == from ? s : r) + (size_t)j * size;
-            if (rank == to) {
-                MPI_Irecv(slot, (int)size, MPI_BYTE, from, TAG + 2, MPI_COMM_WORLD,
-                          &req[nreq++]);
-            } else {
-                fill(slot, size, seed_of(test, size, iter, w0 + j, from));
-                if (size == corrupt_size && iter == check_iters - 1 && w0 + j == 0)
-                    slot[size / 2] ^= 0x5A;
-                MPI_Isend(slot, (int)size, MPI_BYTE, to, TAG + 2, MPI_COMM_WORLD,
-                          &req[nreq++]);
-            }
+struct tally { long msgs, bad, offset, reused, bad_reused; double bytes; };
+
+/* one received message: its byte count, then every byte against the sender's pattern */
+static void check_one(struct tally *t, MPI_Status *st, const unsigned char *m, long size,
+                      uint64_t seed) {
+    int count = -1;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    long off = count == size ? first_bad(m, size, seed) : (count < 0 ? 0 : count);
+    t->msgs += 1;
+    t->bytes += count < 0 ? 0 : count;
+    if (off >= 0) {
+        t->bad += 1;
+        if (t->offset < 0 || off < t->offset) t->offset = off;
+    }
+}
+
+static void corrupt_maybe(unsigned char *m, long size, int iter, int msg) {
+    if (size == corrupt_size && iter == check_iters - 1 && msg == 0) m[size / 2] ^= 0x5A;
+}
+
+/* One validation iteration of a window test, the timed loop's calls (Irecv, Isend, Waitall,
+ * ack) with `window` messages in flight: each message from its own slot of `vs` with its
+ * own pattern into its own slot of `vr`, every byte of every message checked after the
+ * Waitall. With one buffer per rank (same), a second window then goes from the one send
+ * buffer into the one receive buffer, as timed: the sender's pattern for this iteration
+ * in `s`, the receiver checks every message's count and every byte of `r` (the last
+ * message's place). */
+static void check_window(const char *test, long size, int it, int window, int pairs,
+                         int bidir, unsigned char *s, unsigned char *r, unsigned char *vs,
+                         unsigned char *vr, MPI_Request *req, MPI_Status *st,
+                         struct tally *t) {
+    int sender = rank < pairs, peer = sender ? rank + pairs : rank - pairs;
+    int sends = sender || bidir, recvs = !sender || bidir;
+    char ack[4] = {0};
+    for (int pass = 0; pass < (distinct ? 1 : 2); pass++) {
+        int reuse = pass == 1;
+        unsigned char *out = reuse ? s : vs, *in = reuse ? r : vr;
+        size_t stride = reuse ? 0 : (size_t)size;
+        if (sends) {
+            if (reuse) {
+                fill(s, size, seed_of(test, size, it, window, rank));
+                corrupt_maybe(s, size, it, 0);
+            } else
+                for (int j = 0; j < window; j++) {
+                    fill(vs + (size_t)j * size, size, seed_of(test, size, it, j, rank));
+                    corrupt_maybe(vs + (size_t)j * size, size, it, j);
+                }
         }
-        MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
-        if (rank != to) continue;
-        for (int j = 0; j < n; j++) {
-            long off = first_bad(r + (size_t)j * size, size,
-                                 seed_of(test, size, iter, w0 + j, from));
-            *msgs += 1;
-            *bytes += size;
-            if (off >= 0) {
-                *bad += 1;
-                if (*offset < 0 || off < *offset) *offset = off;
+        int nreq = 0;
+        if (recvs)
+            for (int j = 0; j < window; j++)
+                MPI_Irecv(in + (size_t)j * stride, (int)size, MPI_BYTE, peer, TAG + 2,
+                          MPI_COMM_WORLD, &req[nreq++]);
+        if (sends)
+            for (int j = 0; j < window; j++)
+                MPI_Isend(out + (size_t)j * stride, (int)size, MPI_BYTE, peer, TAG + 2,
+                          MPI_COMM_WORLD, &req[nreq++]);
+        MPI_Waitall(nreq, req, st);
+        if (recvs && !reuse)
+            for (int j = 0; j < window; j++)
+                check_one(t, &st[j], vr + (size_t)j * size, size,
+                          seed_of(test, size, it, j, peer));
+        if (recvs && reuse) {        /* one bad window: its first wrong byte, or 0 */
+            int wrong = 0;
+            for (int j = 0; j < window; j++) {
+                int count = -1;
+                MPI_Get_count(&st[j], MPI_BYTE, &count);
+                wrong |= count != size;
             }
+            long off = first_bad(r, size, seed_of(test, size, it, window, peer));
+            if (wrong || off >= 0) {
+                t->bad_reused += 1;
+                if (off < 0) off = 0;
+                if (t->offset < 0 || off < t->offset) t->offset = off;
+            }
+            t->reused += 1;
+        }
+        if (!bidir) {
+            if (sender) MPI_Recv(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD,
+                                 MPI_STATUS_IGNORE);
+            else MPI_Send(ack, 4, MPI_BYTE, peer, ACK, MPI_COMM_WORLD);
         }
     }
 }
 
-/* The untimed pass after a size's timed loops: every message of the window in every
- * direction the test uses, check_iters times; rank 0 prints the sums. */
+/* The untimed pass after the timed loops, check_iters times per size: lat is the timed
+ * ping-pong with a pattern per iteration and direction, checked on arrival; the window
+ * tests are check_window(). Rank 0 prints the sums. */
 static void validate(const char *test, long size, int window, int pairs, int bidir,
-                     unsigned char *s, unsigned char *r) {
+                     unsigned char *s, unsigned char *r, unsigned char *vs,
+                     unsigned char *vr) {
     int lat = !strcmp(test, "lat");
-    int nmsg = lat ? 1 : window, nslots = distinct && !lat ? window : 1;
-    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)nslots);
-    long msgs = 0, bad = 0, offset = -1;
-    double bytes = 0;
-    int a = rank < pairs ? rank : rank - pairs;     /* this rank's pair */
+    MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)window);
+    MPI_Status *st = malloc(sizeof(MPI_Status) * 2 * (size_t)window);
+    struct tally t = {0, 0, -1, 0, 0, 0};
     int in_pair = rank < 2 * pairs;
     MPI_Barrier(MPI_COMM_WORLD);
     for (int it = 0; in_pair && it < check_iters; it++) {
-        /* lat and bibw: both ways, one after the other (each rank has one send buffer);
-         * bw and mbw: sender to receiver */
-        check_flow(test, size, it, nmsg, nslots, a, a + pairs, s, r, req, &msgs, &bytes,
-                   &bad, &offset);
-        if (lat || bidir)
-            check_flow(test, size, it, nmsg, nslots, a + pairs, a, s, r, req, &msgs, &bytes,
-                       &bad, &offset);
+        if (lat) {
+            int peer = 1 - rank;
+            MPI_Status one;
+            if (rank == 0) {
+                fill(s, size, seed_of(test, size, it, 0, 0));
+                corrupt_maybe(s, size, it, 0);
+                MPI_Send(s, (int)size, MPI_BYTE, peer, TAG + 2, MPI_COMM_WORLD);
+                MPI_Recv(r, (int)size, MPI_BYTE, peer, TAG + 2, MPI_COMM_WORLD, &one);
+                check_one(&t, &one, r, size, seed_of(test, size, it, 0, 1));
+            } else {
+                MPI_Recv(r, (int)size, MPI_BYTE, peer, TAG + 2, MPI_COMM_WORLD, &one);
+                check_one(&t, &one, r, size, seed_of(test, size, it, 0, 0));
+                fill(s, size, seed_of(test, size, it, 0, 1));
+                corrupt_maybe(s, size, it, 0);
+                MPI_Send(s, (int)size, MPI_BYTE, peer, TAG + 2, MPI_COMM_WORLD);
+            }
+        } else {
+            check_window(test, size, it, window, pairs, bidir, s, r, vs, vr, req, st, &t);
+        }
     }
-    long all_msgs = 0, all_bad = 0, off = offset < 0 ? LONG_MAX : offset, all_off = 0;
+    long all_msgs = 0, all_bad = 0, all_reused = 0, all_bad_reused = 0,
+         off = t.offset < 0 ? LONG_MAX : t.offset, all_off = 0;
     double all_bytes = 0;
-    MPI_Reduce(&msgs, &all_msgs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&bytes, &all_bytes, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t.msgs, &all_msgs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t.bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t.reused, &all_reused, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t.bad_reused, &all_bad_reused, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&t.bytes, &all_bytes, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&off, &all_off, 1, MPI_LONG, MPI_MIN, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         if (step_a >= 0) printf("{\"node_a\":%d,\"node_b\":%d,", step_a, step_b);
         else printf("{");
-        printf("\"type\":\"check\",\"test\":\"%s\",\"size\":%ld,\"messages\":%ld,"
-               "\"bytes\":%.0f,\"bad\":%ld,\"offset\":%ld}\n", test, size, all_msgs,
-               all_bytes, all_bad, all_off == LONG_MAX ? -1L : all_off);
+        printf("\"type\":\"check\",\"test\":\"%s\",\"size\":%ld,\"window\":%d,"
+               "\"messages\":%ld,\"bytes\":%.0f,\"reused\":%ld,\"bad\":%ld,\"bad_reused\":%ld,"
+               "\"offset\":%ld}\n", test, size, lat ? 1 : window, all_msgs, all_bytes,
+               all_reused, all_bad, all_bad_reused, all_off == LONG_MAX ? -1L : all_off);
         fflush(stdout);
     }
     free(req);
+    free(st);
+}
+
+/* The validation window's slots, one per message (check_window): the timed buffers
+ * themselves with a buffer per slot (distinct); new ones, bound and touched by this rank
+ * after the timed loops, with one buffer per rank (same); none for lat. */
+static void slots(int lat, long maxsize, int window, int pairs, int bidir, unsigned char *s,
+                  unsigned char *r, unsigned char **vs, unsigned char **vr) {
+    *vs = s;
+    *vr = r;
+    if (lat || distinct) return;
+    int sender = rank < pairs, in_pair = rank < 2 * pairs;
+    size_t bytes = (size_t)maxsize * window;
+    *vs = in_pair && (sender || bidir) ? alloc_touch(bytes, 0) : NULL;
+    *vr = in_pair && (!sender || bidir) ? alloc_touch(bytes, 0) : NULL;
+}
+
+static void free_slots(unsigned char *s, unsigned char *r, unsigned char *vs,
+                       unsigned char *vr) {
+    if (vs != s) free(vs);
+    if (vr != r) free(vr);
 }
 
 /* nodes with CPUs on this host, and the first CPU of each allowed to this process */
@@ -484,10 +556,13 @@ static int run_sweep(const char *tests, long *sizes, int nsizes, int iters, int 
                 if (strstr(tests, "lat")) run_lat(sizes[i], it, wu, s, r);
                 if (strstr(tests, "bw")) run_bw("bw", sizes[i], it, wu, window, 1, 0, s, r);
             }
+            unsigned char *vs, *vr;
+            slots(!strstr(tests, "bw"), maxsize, window, 1, 0, s, r, &vs, &vr);
             for (int i = 0; i < nsizes; i++) {     /* untimed, after the timed loops */
-                if (strstr(tests, "lat")) validate("lat", sizes[i], 1, 1, 0, s, r);
-                if (strstr(tests, "bw")) validate("bw", sizes[i], window, 1, 0, s, r);
+                if (strstr(tests, "lat")) validate("lat", sizes[i], 1, 1, 0, s, r, s, r);
+                if (strstr(tests, "bw")) validate("bw", sizes[i], window, 1, 0, s, r, vs, vr);
             }
+            free_slots(s, r, vs, vr);
             free(s);
             free(r);
         }
@@ -517,9 +592,10 @@ static void rank_line(const char *host, const char *cpus_text, int node, unsigne
     snprintf(line, sizeof line,
              "{%s\"type\":\"rank\",\"rank\":%d,\"host\":\"%s\",\"pid\":%d,\"cpu\":%d,"
              "\"bind_cpus\":\"%s\",\"bind_node\":%d,\"policy\":%d,\"policy_mask\":%lu,"
-             "\"send_node\":%d,\"recv_node\":%d,\"thp\":%d,\"anon_huge_kb\":%ld}",
+             "\"send_node\":%d,\"recv_node\":%d,\"pages\":\"%s\",\"thp\":%d,"
+             "\"anon_huge_kb\":%ld}",
              step, rank, host, (int)getpid(), sched_getcpu(), cpus_text, node, mode, mask[0],
-             buf_node(s), buf_node(r), thp, anon_huge_kb());
+             buf_node(s), buf_node(r), PAGE_WORDS[pages], pages == PAGES_THP, anon_huge_kb());
     char *all = rank == 0 ? malloc(sizeof line * world) : NULL;
     MPI_Gather(line, sizeof line, MPI_CHAR, all, sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0) {
@@ -549,7 +625,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--pairs")) pairs = atoi(v);
         else if (!strcmp(a, "--bind")) bind = v;
         else if (!strcmp(a, "--sweep")) sweep = atoi(v);
-        else if (!strcmp(a, "--thp")) thp = atoi(v);
+        else if (!strcmp(a, "--pages"))
+            pages = !strcmp(v, "system") ? PAGES_SYSTEM : !strcmp(v, "none") ? PAGES_NONE
+                  : !strcmp(v, "thp") ? PAGES_THP : -1;
         else if (!strcmp(a, "--tests")) tests = v;
         else if (!strcmp(a, "--buffers"))
             distinct = !strcmp(v, "distinct") ? 1 : !strcmp(v, "same") ? 0 : -1;
@@ -561,7 +639,7 @@ int main(int argc, char **argv) {
         {!sizes_s, "--sizes"}, {iters == UNSET, "--iters"}, {warm == UNSET, "--warmup"},
         {large == UNSET, "--large"}, {large_iters == UNSET, "--large-iters"},
         {large_warm == UNSET, "--large-warmup"}, {window == UNSET, "--window"},
-        {thp == UNSET, "--thp"}, {distinct == UNSET, "--buffers"},
+        {pages == UNSET, "--pages"}, {distinct == UNSET, "--buffers"},
         {check_iters == UNSET, "--check-iters"}, {sweep && !tests, "--tests"},
         {!sweep && !test, "--test"}, {!sweep && pairs == UNSET, "--pairs"},
         {!sweep && !bind, "--bind"}};
@@ -572,8 +650,8 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (distinct < 0 || thp < 0 || thp > 1) {
-        fprintf(stderr, "pt2pt: --buffers same|distinct, --thp 0|1\n");
+    if (distinct < 0 || pages < 0) {
+        fprintf(stderr, "pt2pt: --buffers same|distinct, --pages system|none|thp\n");
         return 2;
     }
     /* bind before MPI_Init so the library's own allocations follow the policy too */
@@ -633,9 +711,6 @@ int main(int argc, char **argv) {
     size_t bytes = (size_t)maxsize * nbuf;
     unsigned char *s = alloc_touch(bytes, rank < pairs ? 0xA0 : 0xB1);
     unsigned char *r = alloc_touch(bytes, 0);
-    if (!strcmp(test, "lat") && rank == 1) memset(s, 0xB1, bytes);
-    if (!strcmp(test, "lat") && rank == 0) memset(s, 0xA0, bytes);
-    if (bidir) memset(s, rank == 0 ? 0xA0 : 0xB1, bytes);
 
     char host[HOSTLEN];
     gethostname(host, sizeof host);
@@ -650,8 +725,12 @@ int main(int argc, char **argv) {
             run_bw(test, sizes[i], it, wu, window, pairs, bidir, s, r);
         else die("unknown --test");
     }
+    int lat = !strcmp(test, "lat");
+    unsigned char *vs, *vr;
+    slots(lat, maxsize, window, pairs, bidir, s, r, &vs, &vr);
     for (int i = 0; i < nsizes; i++)        /* untimed, after the timed loops */
-        validate(test, sizes[i], !strcmp(test, "lat") ? 1 : window, pairs, bidir, s, r);
+        validate(test, sizes[i], lat ? 1 : window, pairs, bidir, s, r, vs, vr);
+    free_slots(s, r, vs, vr);
     /* where the CPU is at the end too (a rank the scheduler moved would show here) */
     int cpu_end = sched_getcpu(), *ends = rank == 0 ? malloc(sizeof(int) * world) : NULL;
     MPI_Gather(&cpu_end, 1, MPI_INT, ends, 1, MPI_INT, 0, MPI_COMM_WORLD);
