@@ -32,6 +32,8 @@ BAD = [
     Bad(N + ["--iters", "99999999999999"], 2, "at most 1,000,000 per size",
         "iterations that would outlast the timeout"),
     Bad(N + ["--iters", "5,2000000"], 2, "at most 1,000,000 per size", "too many windows"),
+    Bad(N + ["--iters", "1000000", "--timeout", "1"], 2, "takes at least",
+        "counts that cannot fit the timeout, refused before mpirun starts"),
     Bad(N + ["--reps", "1000"], 2, "--reps must be at most 100", "too many launches"),
     Bad(N + ["--timeout", "1e9"], 2, "at most 86400 seconds", "a timeout of decades"),
     Bad(N + ["--iters", ""], 2, "--iters is empty", "empty iterations"),

@@ -660,3 +660,32 @@ def test_pairs_is_left_out_for_none_and_counts_have_upper_bounds():
     for name in ("pairs", "iters", "reps", "window", "timeout"):   # bounds in the docs
         o = TABLE[name]
         assert o.high is not None or "…" in o.rule_text or "at most" in o.rule_text, name
+
+
+def test_a_launch_that_starts_no_rank_is_its_own_exit_naming_the_hosts():
+    """Unknown hosts: mpirun starts no rank. That is not a corrupted payload (3) but a
+    launch failure, exit 6, naming the hosts, with mpirun's cause in whole sentences."""
+    import shutil
+    import subprocess
+    import sys
+    if not shutil.which("mpirun"):
+        pytest.skip("no mpirun")
+    p = subprocess.run([sys.executable, "-m", "numascope", "net", "--hosts",
+                        "nosuchhost-a.invalid,nosuchhost-b.invalid", "--sizes", "8",
+                        "--iters", "5", "--timeout", "60"], capture_output=True, text=True,
+                       timeout=120, check=False)
+    assert p.returncode == 6, (p.returncode, p.stderr)
+    line = p.stderr.strip()
+    assert len(line.splitlines()) == 1 and "could not start the ranks on" in line
+    assert "nosuchhost-a.invalid" in line and not line.endswith("…)")
+
+
+def test_the_timeout_floor_refuses_only_what_no_machine_could_do():
+    from numascope.families.interconnect import bench as net
+    p = net.NetParams(sizes=(8,), lat_iters=1000, bw_iters=100)
+    assert 0 < p.least_launch_s("lat") < 0.01 and p.least_launch_s("bw") < 0.01
+    with pytest.raises(UserError, match="takes at least"):
+        net.NetParams(sizes=(1 << 20,), lat_iters=1_000_000, bw_iters=1_000_000, timeout=1)
+    for prof in ("quick", "full", "smoke"):       # the presets always fit their timeout
+        from numascope.profile import profile
+        net.profile_params(profile(prof), 8)

@@ -13,6 +13,14 @@ class MeasurementError(Exception):
     exit_code = 3
 
 
+class LaunchError(MeasurementError):
+    """A parallel launcher could not start the job's ranks (a host unknown or unreachable,
+    no slots, its daemons not started): nothing was measured, and nothing found wrong in a
+    payload either. Exit 6, naming the hosts."""
+
+    exit_code = 6
+
+
 class Unavailable(Exception):
     """A stage cannot run here (no permission, missing tool); carries the reason."""
 

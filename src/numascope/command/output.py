@@ -26,9 +26,10 @@ def error_entry(e: BaseException, kind: str | None = None) -> dict[str, Any]:
     (never cut at a newline) and one line: control characters escaped (escape_text), the
     same line standard error shows."""
     from numascope import signals
-    from numascope.errors import MeasurementError, Unavailable, UserError, escape_text
+    from numascope.errors import LaunchError, MeasurementError, Unavailable, UserError, escape_text
     if kind is None:
         kind = ("bad-input" if isinstance(e, UserError) else
+                "launch" if isinstance(e, LaunchError) else
                 "validation" if isinstance(e, MeasurementError) else
                 "unavailable" if isinstance(e, Unavailable) else
                 "interrupted" if isinstance(e, KeyboardInterrupt) else "internal")

@@ -54,6 +54,17 @@ WHAT = {"lat": "latency (half round trip)", "bw": "uni-directional bandwidth",
         "bibw": "bidirectional bandwidth", "mbw": "multi-pair bandwidth"}
 
 
+# floors no machine beats, for the timeout check (NetParams.least_launch_s): a one-way
+# MPI message in shared memory takes >= 0.1 us (0.2-0.25 us measured on this project's
+# 2-core EPYC Zen 4 VM with Open MPI, quiet; OSU's published intra-node latencies are of
+# that order), and no single-pair copy moves 1 TB/s (a core's L1 reads 64 B per cycle)
+# and no MPI posts and matches a message in under 20 ns (50 M messages/s; OSU's published
+# intra-node message rates are a few to ~20 M/s per pair)
+LATENCY_FLOOR_S = 0.1e-6
+MESSAGE_FLOOR_S = 20e-9
+COPY_CEIL = 1e12
+
+
 @dataclass(frozen=True)
 class NetParams:
     """What every launch of a case measures. The defaults are the options' (TABLE), the
@@ -84,6 +95,42 @@ class NetParams:
         if self.buffers == "distinct" and self.engine == "osu":
             raise UserError("--buffers distinct: OSU's programs reuse one buffer per rank; "
                             "use --engine numascope (or auto)")
+        self._fits_timeout()
+
+    def counts(self, test: str) -> tuple[int, int, int, int]:
+        """(timed, warm-up, timed above 8 KiB, warm-up above) in OSU's ratios."""
+        lat = test == "lat"
+        it = self.lat_iters if lat else self.bw_iters
+        return (it, max(1, it // (100 if lat else 10)), max(1, it // (10 if lat else 5)),
+                max(1, it // (1000 if lat else 50)))
+
+    def least_launch_s(self, test: str) -> float:
+        """A floor under one launch of `test`: its timed and warm-up iterations at every
+        size at speeds no machine reaches (LATENCY_FLOOR_S per one-way message, COPY_CEIL
+        bytes per second), validation and start-up left out."""
+        it, warm, large, large_warm = self.counts(test)
+        total = 0.0
+        for size in set(self.sizes):
+            n = (large + large_warm) if size > L.LARGE else (it + warm)
+            if test == "lat":
+                per = 2 * max(LATENCY_FLOOR_S, size / COPY_CEIL)
+            else:   # a window of messages, each at least MESSAGE_FLOOR_S to post and match
+                ways = 2 if test == "bibw" else 1
+                per = ways * self.window * max(MESSAGE_FLOOR_S, size / COPY_CEIL)
+            total += n * per
+        return total
+
+    def _fits_timeout(self) -> None:
+        """A count that would outlast --timeout is refused before anything runs (not killed
+        by the timeout after minutes of work)."""
+        for test in self.all_tests():
+            least = self.least_launch_s(test)
+            if least > self.timeout:
+                raise UserError(
+                    f"--iters {self.lat_iters},{self.bw_iters} with --timeout "
+                    f"{self.timeout:g}: one launch of {test} over the sizes asked takes at "
+                    f"least {least:.3g} s on any machine; raise --timeout or lower --iters "
+                    "or --sizes")
 
     def all_tests(self) -> list[str]:
         return [t for t in TESTS if t in self.tests] + \
@@ -110,10 +157,7 @@ class NetParams:
         1000 / 10 above; bandwidth 100 / 10 and 20 / 2. The defaults are OSU's counts;
         other counts keep the ratios."""
         lat = test == "lat"
-        it = self.lat_iters if lat else self.bw_iters
-        warm = max(1, it // (100 if lat else 10))
-        large = max(1, it // (10 if lat else 5))
-        large_warm = max(1, it // (1000 if lat else 50))
+        it, warm, large, large_warm = self.counts(test)
         return L.Plan(test, tuple(sorted(set(self.sizes))), it, warm, large, large_warm,
                       window=1 if lat else self.window,
                       pairs=self.pairs if test == "mbw" else 1, ranks=tuple(ranks),

@@ -13,6 +13,7 @@ programs cannot bind themselves: each rank is an app context wrapped in numactl.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.errors import LaunchError, MeasurementError, Unavailable, UserError
 from numascope.placement import format_cpulist, parse_cpulist
 from numascope.procs import stop_group, which
 
@@ -368,9 +369,15 @@ def launch(cmd: list[str], timeout: float, what: str, env: dict[str, str] | None
     secs = time.monotonic() - t0
     if proc.returncode != 0:
         rank = failed_rank(err + "\n" + out)
-        who = f"rank {rank} failed" if rank is not None else "a rank failed"
         said = launcher_message(err)
         code = proc.returncode
+        started = any(_kind(x) == "rank" for x in _json_lines(out))
+        if rank is None and not started:      # no rank ever ran: the launch itself failed
+            hosts = hosts_of(cmd)
+            raise LaunchError(f"{what}: mpirun could not start the ranks"
+                              + (f" on {', '.join(hosts)}" if hosts else "")
+                              + f" (exit {code}" + (f": {said}" if said else "") + ")")
+        who = f"rank {rank} failed" if rank is not None else "a rank failed"
         raise MeasurementError(f"{what}: {who} (mpirun exit {code}"
                                + (f": {said}" if said else "") + ")")
     lines = []
@@ -382,17 +389,36 @@ def launch(cmd: list[str], timeout: float, what: str, env: dict[str, str] | None
     return Launched(cmd, lines, out, err, secs)
 
 
+def _kind(line: str) -> str | None:
+    try:
+        return json.loads(line).get("type")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+
+
+def hosts_of(cmd: list[str]) -> list[str]:
+    """The hosts a launcher line names (-H/--host a,b; slots suffixes dropped)."""
+    out: list[str] = []
+    for flag, value in itertools.pairwise(cmd):
+        if flag in ("-H", "--host", "-host"):
+            out += [h.split(":")[0] for h in value.split(",") if h]
+    return list(dict.fromkeys(out))
+
+
 def launcher_message(err: str, limit: int = 300) -> str:
     """What mpirun said, in one line: the first of Open MPI's boxed messages (between
     "-----" rules: the cause; the last line is only "mpirun will now abort"), else its
-    last line."""
+    last line; a long one kept to its whole first sentences, never cut mid-word."""
     lines = [ln.strip() for ln in err.splitlines()]
     rules = [i for i, ln in enumerate(lines) if ln.startswith("-----")]
     if len(rules) >= 2:
         text = " ".join(ln for ln in lines[rules[0] + 1:rules[1]] if ln)
     else:
         text = next((ln for ln in lines[::-1] if ln), "")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", text) if m.end() <= limit]
+    return text[:ends[-1]] if ends else text[:text.rfind(" ", 0, limit)].rstrip(",;:")
 
 
 def _json_lines(text: str) -> list[str]:
