@@ -262,7 +262,8 @@ def test_samples_auto_reads_the_tail_from_every_batch(topo):
     n, units = r.params["samples"], r.params["steady"]["units"]
     assert units >= 4          # the least units a verdict is made from: several to merge
     d = r.distributions["latency"]
-    assert d["chunks"] == n and d["groups"] == sum(d["counts"]) >= units * dist.TAIL_GROUPS
+    # each unit's pass times its share of the case's tail: merged, the case has them all
+    assert d["chunks"] == n and d["groups"] == sum(d["counts"]) >= dist.TAIL_GROUPS
     assert r.metrics["latency_p999"].values == [d["quantiles"]["latency_p999"]]
     assert d["beyond"]["latency_p999"] == dist.beyond(d["groups"], 99.9) and d["thin"] == []
 

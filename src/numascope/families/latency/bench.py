@@ -302,16 +302,21 @@ def latency_metrics(ns: list[float], tsc: list[float], cpu: int, clock: bool = T
     return m
 
 
-def run(topo: Topology, p: LatencyParams) -> BenchResult:
+def run(topo: Topology, p: LatencyParams,
+        tail_groups: int = distribution.TAIL_GROUPS) -> BenchResult:
     """Idle latency of checked parameters (LatencyParams.checked): the chaser pinned on
     `p.cpu`, one pointer every `p.stride` bytes, memory placed by `p.memory`. With
     --samples auto, chases of a few samples each, every one over its own fresh buffer,
-    until the latency is steady over them."""
+    until the latency is steady over them; the tail comes from their passes merged, so each
+    pass times only its share of the TAIL_GROUPS the case needs (the least units there
+    are), not all of them again."""
     if isinstance(p.samples, Steady):
         units: list[BenchResult] = []
+        share = -(-distribution.TAIL_GROUPS // steady.MIN_UNITS)
 
         def once(n: int) -> BenchResult:     # a unit: its own call, allocation and chase
-            units.append(run(topo, replace(p, samples=n, dist_group=_group(units, p))))
+            units.append(run(topo, replace(p, samples=n, dist_group=_group(units, p)),
+                             tail_groups=share))
             return units[-1]
         res, _ = steady.gather(once, p.samples, "latency", count="samples")
         dist = distribution.combine([u.distributions.get("latency") for u in units])
@@ -322,7 +327,8 @@ def run(topo: Topology, p: LatencyParams) -> BenchResult:
     nbytes, cpu, pages = p.bytes or 0, p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):
         r = _core().lat_chase(nbytes, cpu, p.memory.to_core(), p.mode, p.window, p.samples,
-                              p.loads, p.stride, p.seed, p.dist_groups, p.dist_group)
+                              p.loads, p.stride, p.seed, p.dist_groups, p.dist_group,
+                              tail_groups)
     tail, dist = distribution.from_core(r.get("hist"))
     notes = []
     if pages != "none" and 0 <= r["huge_fraction"] < 0.5:

@@ -297,7 +297,10 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     if (!ns_mem_spec_from_py(memory, &c.spec)) return NULL;
     c.ns = calloc(samples, sizeof(double));
     c.tsc = calloc(samples, sizeof(double));
-    if (!hist_alloc(&c.hist, samples, hist_groups, 0)) { chains_free(&c); return NULL; }
+    if (!hist_alloc(&c.hist, samples, hist_groups, 0, HIST_TAIL_GROUPS)) {
+        chains_free(&c);
+        return NULL;
+    }
     c.bytes = c.nchains * c.lines * c.stride;
     c.buf = ns_mem_alloc(c.bytes, &c.spec, c.err, sizeof c.err);
     if (!c.buf || !c.ns || !c.tsc) {

@@ -57,15 +57,19 @@ double hist_median(const double *v, int n) {
     return m;
 }
 
-int hist_alloc(hist_t *h, int chunks, Py_ssize_t groups, int group) {
+/* least: timed groups of the pass in all, the chunks together (the caller's: a pass that is
+ * one of several units of a case needs only its share of the case's tail) */
+int hist_alloc(hist_t *h, int chunks, Py_ssize_t groups, int group, Py_ssize_t least_all) {
     if (groups < 0 || groups > (1 << 24))
         { ns_value_error("groups per distribution chunk must be in [0, 2^24]"); return 0; }
     if (group < 0 || group > HIST_MAX_GROUP)
         { ns_value_error("loads per timed group must be in [0, %d]", HIST_MAX_GROUP); return 0; }
+    if (least_all < 0 || least_all > (1 << 26))
+        { ns_value_error("tail groups per pass must be in [0, 2^26]"); return 0; }
     if (!groups) return 1;
     if (chunks < 1) { ns_value_error("a distribution pass needs at least one chunk"); return 0; }
     h->chunks = chunks < HIST_MAX_CHUNKS ? chunks : HIST_MAX_CHUNKS;
-    size_t least = (HIST_TAIL_GROUPS + (size_t)h->chunks - 1) / (size_t)h->chunks;
+    size_t least = ((size_t)least_all + (size_t)h->chunks - 1) / (size_t)h->chunks;
     h->groups = (size_t)groups < least ? least : (size_t)groups;
     h->asked = group;
     h->counts = calloc((size_t)h->chunks * HIST_BUCKETS, sizeof(uint32_t));

@@ -75,7 +75,7 @@ int hist_group(const hist_t *h, double ticks_per_load);
  * by the pass), more groups per chunk where the chunks together would hold fewer than
  * HIST_TAIL_GROUPS (the tail is read from them merged). groups == 0: no pass. 0 on bad
  * input or OOM (exception set). */
-int hist_alloc(hist_t *h, int chunks, Py_ssize_t groups, int group);
+int hist_alloc(hist_t *h, int chunks, Py_ssize_t groups, int group, Py_ssize_t least);
 void hist_free(hist_t *h);
 /* The pass's result for Python: None when it did not run (no serialising timestamp on
  * this CPU, or not asked); else the buckets (lower edges in TSC ticks of a group, overhead

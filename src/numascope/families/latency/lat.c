@@ -371,28 +371,29 @@ static void chase_free(chase_t *c) {
 }
 
 /* Python: lat_chase(bytes, cpu, memory=None, mode="tlb", window=262144, samples=15,
- *                   loads=262144, stride, seed=1, hist_groups=16384, group=0) -> dict;
+ *                   loads=262144, stride, seed=1, hist_groups=16384, group=0,
+ *                   tail_groups=HIST_TAIL_GROUPS) -> dict;
  *   stride is required; hist_groups: groups per distribution chunk (one chunk per sample,
- *   at most HIST_MAX_CHUNKS; more where the chunks would hold fewer than HIST_TAIL_GROUPS;
- *   0: no distribution pass), group: loads per group (0: auto) */
+ *   at most HIST_MAX_CHUNKS; more where the chunks would hold fewer than tail_groups in
+ *   all; 0: no distribution pass), group: loads per group (0: auto) */
 static PyObject *py_lat_chase(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "memory", "mode", "window", "samples", "loads",
-                          "stride", "seed", "hist_groups", "group", NULL};
+                          "stride", "seed", "hist_groups", "group", "tail_groups", NULL};
     Py_ssize_t bytes, window = 256 * 1024, loads = 1 << 18, stride = -1,
-               hist_groups = HIST_GROUPS;
+               hist_groups = HIST_GROUPS, tail_groups = HIST_TAIL_GROUPS;
     int cpu, samples = 15, group = 0;
     PyObject *memory = Py_None;
     const char *mode = "tlb";
     unsigned long long seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ni|OsninnKni", kws, &bytes, &cpu, &memory,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ni|OsninnKnin", kws, &bytes, &cpu, &memory,
                                      &mode, &window, &samples, &loads, &stride, &seed,
-                                     &hist_groups, &group))
+                                     &hist_groups, &group, &tail_groups))
         return NULL;
     ns_interrupted = 0;
     chase_t c;
     memset(&c, 0, sizeof c);
     if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)
-        || !hist_alloc(&c.hist, samples, hist_groups, group)) {
+        || !hist_alloc(&c.hist, samples, hist_groups, group, tail_groups)) {
         chase_free(&c);
         return NULL;
     }
@@ -611,7 +612,7 @@ static PyObject *py_lat_loaded(PyObject *self, PyObject *args, PyObject *kw) {
     int *team_cpus = malloc(sizeof(int) * (nl + 1));
     ns_team *t = NULL;
     if (!chase_setup(&c, bytes, stride, mode, window, memory, samples, loads, seed)
-        || !hist_alloc(&c.hist, samples, HIST_GROUPS, 0)) goto done;
+        || !hist_alloc(&c.hist, samples, HIST_GROUPS, 0, HIST_TAIL_GROUPS)) goto done;
     c.load_bytes = load_bytes;
     c.lbuf = calloc(nl, sizeof(char *));
     c.lbytes = calloc(nl, sizeof(double));
