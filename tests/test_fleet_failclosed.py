@@ -87,8 +87,9 @@ def test_a_stage_that_fails_on_every_node_fails_the_fleet(tmp_path):
     doc = json.loads(p.stdout[p.stdout.index("{"):p.stdout.rindex("}") + 1])
     assert [r["status"] for r in doc["results"]] == ["failed"] * 3, p.stderr[-2000:]
     for r in doc["results"]:
-        assert r["reason"].startswith("stage interconnect failed: ") and \
-            "a rank failed" in r["reason"], r
+        # the broken mpirun started no rank: a launch failure, said as such, mpirun's words
+        assert r["reason"].startswith("stage interconnect failed: launch failed: ") and \
+            "broken on purpose" in r["reason"], r
         assert r["stages"] == {"topology": "done", "interconnect": "failed"}
     assert doc["expected"] == 3 and len(doc["errors"]) == 3
     assert p.returncode != 0        # rank 0 returned 1: mpirun passes it on

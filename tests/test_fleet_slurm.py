@@ -262,4 +262,7 @@ def test_srun_pmix_a_killed_rank_or_a_stopped_job_leaves_every_node_accounted_fo
     else:
         assert proc.returncode == 143, err[-2000:]
         assert set(got.values()) <= {"interrupted", "missing"} and len(got) == 3, got
-        assert "Traceback" not in err and "stopped by SIGTERM" in err, err[-2000:]
+        # each rank says it in one line: "stopped by SIGTERM" when the signal found it
+        # measuring, "interrupted (SIGTERM)" when it found it before or after (load decides)
+        assert "Traceback" not in err, err[-2000:]
+        assert "stopped by SIGTERM" in err or "interrupted (SIGTERM)" in err, err[-2000:]

@@ -15,7 +15,7 @@ from typing import Any
 
 from numascope import signals
 from numascope.benchmark import Benchmark, Case, run_cases
-from numascope.errors import MeasurementError, Unavailable, UserError
+from numascope.errors import LaunchError, MeasurementError, Unavailable, UserError
 from numascope.profile import DEFAULT, Profile
 from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult
@@ -141,6 +141,8 @@ def _run_stage(st: Stage, topo: Topology, rec: RunRecord, profile: Profile,
             info.status = "done"
         except (Unavailable, PermissionError, FileNotFoundError) as e:
             info.status, info.reason = "skipped", _reason(e)
+        except LaunchError as e:     # the launcher started no rank: nothing was validated
+            info.status, info.reason = "failed", f"launch failed: {e}"
         except MeasurementError as e:
             info.status, info.reason = "failed", f"validation failed: {e}"
         except (UserError, OSError) as e:
