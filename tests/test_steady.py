@@ -88,9 +88,9 @@ def test_steady_repetitions_in_allocations_that_disagree_do_not_converge():
     fake = Planted([u + 0.01 * r for u in units for r in (0, 1)], seconds=0.001)
     v = repeat(fake, Steady(max_reps=24), fake.clock)
     assert not v.converged and v.stopped == "max reps" and v.units == 12
-    # the allocations' spread is in the interval (t(11) 2.20 x sd 2.09 / sqrt(12): 1.3 %),
-    # not the repetitions' 0.01 %
-    assert v.low < 102.005 < v.high and v.half_width == pytest.approx(0.013, abs=0.001)
+    # the allocations' spread is in the interval (t(11) 2.20 x sd 2.09 x sqrt(2/12): 1.8 %,
+    # where another run's estimate falls), not the repetitions' 0.01 %
+    assert v.low < 102.005 < v.high and v.half_width == pytest.approx(0.0184, abs=0.001)
 
 
 def test_a_noisy_figure_runs_to_the_repetition_cap_unconverged():
@@ -128,8 +128,9 @@ def test_quantised_values_converge_only_with_both_levels_inside():
     # unit medians on a grid of 1: 100, 101, 100 … (a timer's tick)
     fake = Planted([100.0, 100.0, 101.0, 101.0] * 20)
     v = repeat(fake, Steady(precision=0.01), fake.clock)
-    # 4 units: mean 100.5, sd 0.577, t(3) 3.18: ±0.92 %
-    assert v.converged and v.units == 4
+    # 4 units: mean 100.5, sd 0.577, t(3) 3.18 x sqrt(2/4): ±1.30 %, not yet; 6 units:
+    # sd 0.548, t(5) 2.57 x sqrt(2/6): ±0.81 %
+    assert v.converged and v.units == 6
     assert v.low < 100.0 and v.high > 101.0
 
 
@@ -182,7 +183,8 @@ def test_a_pool_shares_a_stage_budget_between_its_cases():
 def test_separate_invocations_agree_as_an_honest_interval_promises():
     """Simulated separate runs (each its own allocations, a minority of them 5 % off, as
     huge pages granted or not): another run's estimate falls inside a converged run's
-    interval in at least 75 % of pairs (about 79 %, numascope.steady's doc)."""
+    interval in at least 75 % of pairs (it is the interval another run's estimate falls in,
+    numascope.steady's doc)."""
     import random
     rng = random.Random(30)
     runs = []
