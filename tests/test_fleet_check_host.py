@@ -130,3 +130,17 @@ def test_a_baseline_of_groups_under_3_nodes_is_refused_at_save(tmp_path, capsys)
 def test_worse_is_said_as_the_report_says_it():
     assert _worse(23.94) == "23.94 % worse" or _worse(23.94).endswith("% worse")
     assert _worse(-280.0).endswith("% better") and "-" not in _worse(-280.0)
+
+
+def test_a_fleet_check_judges_each_confirmed_node_by_its_second_measurement(tmp_path, capsys):
+    p = tmp_path / "f.db"
+    _save(p, fleet(8, {}, seed=53, fleet_id="base", spread=(0.01, 0.02)))
+    assert main(["fleet", "baseline", "save", "gold", "--store", str(p)]) == 0
+    later = fleet(4, {1: {BW: 0.5}}, seed=54, fleet_id="later", spread=(0.01, 0.02))
+    second = node(later[1].host["hostname"], "later", {}, rng=random.Random(55))
+    second.tags["confirm_of"] = later[1].run_id          # measured again: healthy
+    _save(p, [*later, second])
+    capsys.readouterr()
+    rc, doc = _check(p, capsys, "--fleet", "later")
+    assert rc == 0, doc["errors"]
+    assert second.run_id in {v["run_id"] for v in doc["results"]}

@@ -932,7 +932,11 @@ def _check(args: argparse.Namespace) -> int:
                 return _cannot(args, base, pick, pick.why)
             fid, runs = None, _whole_or_light(store, pick.run_id)
         else:
-            fid, runs = select(store, args.fleet, args.runs)
+            again: dict[str, Any] = {}
+            fid, runs = select(store, args.fleet, args.runs, second=again)
+            # a node --confirm measured again is judged by its second measurement: a flag
+            # "not reproduced" is not a drain later
+            runs = [again.get(r.run_id, r) for r in runs]
     if not runs:
         return _cannot(args, base, pick, "no run to judge (a --confirm measurement is "
                                          "judged with the run it measured again)")
