@@ -56,8 +56,8 @@ def runs_table(runs: list[RunSummary]) -> Table:
     same = [f"host {h}" for h in hosts if len(hosts) == 1] + \
         [f"memory mode {m}" for m in modes if len(modes) == 1]
     t = _table(escape("stored runs" + (f" ({', '.join(same)})" if same else "")))
-    t.add_column("run", no_wrap=True)
-    t.add_column("UTC", no_wrap=True)
+    # the run id is its UTC start time (YYYYmmdd-HHMMSS-…): no column of its own for it
+    t.add_column("run (UTC start, id)", no_wrap=True)
     if len(hosts) > 1:
         t.add_column("host", overflow="fold", min_width=4)
     if len(modes) > 1:
@@ -67,14 +67,14 @@ def runs_table(runs: list[RunSummary]) -> Table:
     t.add_column("res.", justify="right", no_wrap=True)
     t.add_column("status", no_wrap=True)
     # the room the other columns leave the tags (each column: its widest cell, 2 between)
-    fixed = [max(len(r.run_id) for r in runs), 11, 6, 4,
+    fixed = [max(19, *(len(r.run_id) for r in runs)), 6, 4,
              max(max(len(r.status) for r in runs), 6)]
     fixed += [max(4, *(len(r.hostname or UNKNOWN) for r in runs))] if len(hosts) > 1 else []
     fixed += [max(4, *(len(r.memory_mode or UNKNOWN) for r in runs))] if len(modes) > 1 else []
     room = max(8, _console_width() - sum(fixed) - 2 * (len(fixed) + 1))
     for r in runs:
         done = sum(1 for s in r.stages if s.get("status") == "done")
-        cells = [escape(r.run_id), escape(r.started[5:16].replace("T", " "))]
+        cells = [escape(r.run_id)]
         if len(hosts) > 1:
             cells.append(escape(r.hostname or UNKNOWN))
         if len(modes) > 1:
