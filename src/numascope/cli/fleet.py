@@ -930,7 +930,8 @@ def _check(args: argparse.Namespace) -> int:
             pick = judged.host_run(store, _host(args))
             if pick.run_id is None:
                 return _cannot(args, base, pick, pick.why)
-            fid, runs = None, _whole_or_light(store, pick.run_id)
+            from numascope.fleet.load import analysis_runs
+            fid, runs = None, analysis_runs(store, [pick.run_id])
         else:
             again: dict[str, Any] = {}
             fid, runs = select(store, args.fleet, args.runs, second=again)
@@ -1014,20 +1015,13 @@ def _one_host(base: dict[str, Any], pick: Any, run: Any | None, said: str,
 
 
 def _host(args: argparse.Namespace) -> str:
+    """--host checked as every name is (an empty one the command line refuses), else the
+    local host's name as fleet run records it."""
     from numascope.fleet import node
+    from numascope.results.run import check_label
     if args.host is not None:
-        return node.check_fleet_id(args.host) if args.host.strip() else \
-            _refuse("--host is empty: give the host name its runs were recorded under")
+        return check_label(args.host, "--host", "host name", node.FLEET_ID_MAX)
     return node.hostname()
-
-
-def _refuse(msg: str) -> str:
-    raise UserError(msg)
-
-
-def _whole_or_light(store: Any, run_id: str) -> list:
-    from numascope.fleet.load import analysis_runs
-    return analysis_runs(store, [run_id])
 
 
 def _unfinished(run: Any) -> str:
