@@ -9,11 +9,12 @@ bound with numactl per app context. Same CPUs, memory node, page kind, counts an
 
 Defaults: OSU's counts for the size (lat 10000 / 100 up to 8 KiB, 1000 / 10 above; bw 100 /
 10 and 20 / 2). Prints both sides' values, their medians, the ratio of the medians and the
-median of the per-pair ratios (target: within 5 %)."""
+median of the per-pair ratios (target: within 5 %), and both command lines."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -75,6 +76,8 @@ def main() -> None:
 
     print(f"{a.test} at {size} B, {it} timed / {warm} warm-up, CPUs {ca},{cb}, pages "
           f"{a.pages}, {a.pairs} launch pairs alternating")
+    print("numascope: ", shlex.join(ns_cmd))
+    print("OSU method:", shlex.join(peer_cmd))
     ns, peers = [], []
     for k in range(a.pairs):
         for f in ((numascope, peer) if k % 2 == 0 else (peer, numascope)):
