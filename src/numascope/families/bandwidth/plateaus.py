@@ -185,14 +185,16 @@ def find(points: Sequence[tuple[int, float]], caps: list[tuple[str, int]]) -> li
     for i, j in segs:
         clear = [n for n in order if any(_clearly_in(ws, n, caps) for ws, _ in pts[i:j])]
         cands.append((i, j, _name(pts, i, j, caps), clear))
-    llc = caps[-1] if caps else None
+    llc = max(caps, key=lambda c: c[1]) if caps else None    # the largest, for these threads
+    top = int(caps[-1][0][1:]) if caps else 0                 # the last level reported
     out: list[Plateau] = []
     # DRAM: the last plateau, when it reaches clearly past the last cache (a plateau
     # starting inside the LLC and going on past it: the effective LLC is smaller)
     dram = cands.pop() if cands and DRAM in cands[-1][3] else None
     for i, j, name, spans in cands:
         if name == DRAM:     # beyond the last reported cache yet above DRAM: a hidden cache
-            name = f"L{int(llc[0][1:]) + 1}" if llc else "L1"
+            top += 1
+            name = f"L{top}"
         out.append(_plateau(pts, i, j, name, spans, dict(caps).get(name)))
     out = _one_per_level(out)
     if dram is not None:

@@ -15,10 +15,10 @@ here as it does to `bw --size`.
 Steps: PER_OCTAVE points per doubling (2^(1/4) = 19 % apart): a cache's edge is then
 bracketed to within 19 %, well inside the factor EDGE (plateaus.py) within which an edge is
 called consistent with the cache size, and a plateau of one octave has 4 points, more than
-the 3 a plateau needs. The range: MIN_PER_THREAD per thread (a page: the smallest working
-set whose arrays the C core still splits into 64-element pieces for triad) up to LLC_FACTOR
-(4, STREAM's rule) times the last-level cache of the CPUs used: two octaves of DRAM
-points."""
+the 3 a plateau needs. The range: MIN_PER_THREAD (4 KiB, a page) per thread, an eighth of
+the smallest L1d of current server cores (32 KiB), so that the L1 plateau has 3 octaves,
+up to LLC_FACTOR (4, STREAM's rule) times the largest cache capacity of the CPUs used: two
+octaves of DRAM points."""
 
 from __future__ import annotations
 
@@ -70,10 +70,11 @@ def level_of(working_set: int, caps: list[tuple[str, int]]) -> str:
 
 # -- the points ---------------------------------------------------------------------------------
 def default_range(topo: Topology, cpus: list[int]) -> tuple[int, int]:
-    """MIN_PER_THREAD per thread, to LLC_FACTOR x the last cache level the CPUs have (1 GiB,
-    sizes.NO_LLC_DEFAULT, when no cache is reported)."""
+    """MIN_PER_THREAD per thread, to LLC_FACTOR x the largest capacity of a cache level
+    for these threads (private L2s can hold more in all than a shared L3); 1 GiB
+    (sizes.NO_LLC_DEFAULT) when no cache is reported."""
     caps = capacities(topo, cpus)
-    hi = LLC_FACTOR * caps[-1][1] if caps else NO_LLC_DEFAULT
+    hi = LLC_FACTOR * max(c for _, c in caps) if caps else NO_LLC_DEFAULT
     return MIN_PER_THREAD * len(cpus), hi
 
 
