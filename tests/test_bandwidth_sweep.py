@@ -175,6 +175,7 @@ def test_capacities_follow_the_threads_caches():
     assert [sweep.level_of(n, caps) for n in (32 * KIB, 33 * KIB, 4 * MIB, 5 * MIB)] == \
         ["L1", "L2", "L3", "DRAM"]
     assert sweep.default_range(topo, two) == (8 * KIB, 16 * MIB)
+    assert sweep.default_range(topo, two, 3) == (8 * KIB, 48 * MIB)      # triad's 3 arrays
 
 
 def test_no_cache_reported_means_dram_and_a_gib():

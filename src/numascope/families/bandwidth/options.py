@@ -121,8 +121,8 @@ TABLE = Table("bandwidth", (
     Option("--min", "sweep: smallest working set (all arrays of all threads)", kind="size",
            metavar="BYTES", default_text="4 KiB per thread", only_with="sweep"),
     Option("--max", "sweep: largest working set (all arrays of all threads)", kind="size",
-           metavar="BYTES", default_text=f"{LLC_FACTOR}x the last cache level of the CPUs used",
-           only_with="sweep"),
+           metavar="BYTES", only_with="sweep",
+           default_text=f"arrays of {LLC_FACTOR}x the largest cache of the CPUs used"),
     Option("--per-octave", "sweep: working sets per doubling", kind="int", default=4, low=1,
            high=64, metavar="N", only_with="sweep"),
     Option("--ratios", f"DRAM:TIER page ratios of --tier-sweep ('{SYSTEM}' adds the kernel's "

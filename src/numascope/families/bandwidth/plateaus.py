@@ -28,10 +28,14 @@ The rule, in three steps:
    capacity and the point after it at least capacity / EDGE (the rule `lat --sweep`
    applies to latency plateaus); DRAM lines up when it starts no lower than LLC / EDGE.
 
-NOISE_FLOOR is 2 %: on the 2-core development VM, idle, the median of 10 triad repetitions
-at one working set varied by about 2 % between calls (Nov 2026, `bw --sweep --kernel triad`
-run twice), so two medians closer than that are one level; it also keeps quantised values
-(a flat plateau has zero differences) from turning every rounding step into a plateau."""
+NOISE_FLOOR, 2 %, is the least noise the rule assumes, below what separate calls showed on
+the 2-core development VM (Nov 2026, shared with other builds, load ~9; `bw --kernel triad
+--threads 1 --size S --reps 10`, six calls each): the median's median absolute deviation
+between calls was 2.7 % at S = 256 KiB (L2) and 5.5 % at 64 MiB (DRAM). So it never hides
+noise that is there; it matters where the curve shows less than it (quantised or repeated
+values, where a flat plateau has zero differences and every rounding step would otherwise
+be a level). With it, a step of 3 % between two stretches of 8 points is still told apart
+(8 x 0.03^2 / 2 > 2 x 0.02^2 x ln 60)."""
 
 from __future__ import annotations
 
@@ -253,7 +257,8 @@ def _judge(pl: Plateau, nxt: int | None, llc: tuple[str, int] | None,
             later[-1].name == DRAM else ""
         pl.verdict = (f"beyond the last reported cache"
                       f"{f' ({llc[0]}, {format_bytes(llc[1])})' if llc else ''}{below}: "
-                      "a cache the topology does not report")
+                      "a level the topology does not report (a cache it does not list; "
+                      "on a VM, possibly the host's)")
         return
     edge = f"{format_bytes(pl.last)} and {format_bytes(nxt)}" if nxt else ""
     if nxt is None:
