@@ -235,6 +235,7 @@ def test_a_real_sweep_records_every_point():
     cpu = topo.usable_cpus()[0]
     cases = sweep.cases(topo, ["triad", "read"], [cpu], BandwidthParams(reps=2),
                         4 * KIB, 64 * KIB)
+    asked = dict(zip((c.label for c in cases), 2 * sweep.sizes(4 * KIB, 64 * KIB)))
     bench = Bandwidth()
     res = [bench.measure(topo, c) for c in cases]
     caps = sweep.capacities(topo, [cpu])
@@ -244,6 +245,8 @@ def test_a_real_sweep_records_every_point():
         assert re.fullmatch(r"sweep (triad|read) [0-9.]+(B|KiB) 1T", r.case), r.case
         assert p["sweep"] is True and p["threads"] == 1
         assert p["working_set"] == ARRAYS[p["kernel"]] * p["array_bytes"]
+        # the nearest whole elements to the working set asked
+        assert abs(p["working_set"] - asked[r.case]) <= 4 * ARRAYS[p["kernel"]]
         assert p["per_thread_bytes"] == p["working_set"]
         assert p["level"] == sweep.level_of(p["working_set"], caps)
         assert p["level_bytes"] == dict(caps)
@@ -252,7 +255,8 @@ def test_a_real_sweep_records_every_point():
     for r in sweep.plateau_results(res):
         assert re.fullmatch(r"plateau (L\d|DRAM) (triad|read) 1T", r.case), r.case
         lo, hi = r.params["working_set_range"]
-        assert 3 * KIB < lo <= hi <= 64 * KIB
+        ws = {x.params["working_set"] for x in res if x.params["kernel"] == r.params["kernel"]}
+        assert lo in ws and hi in ws and lo <= hi
 
 
 # -- the command line ---------------------------------------------------------------------------
