@@ -362,3 +362,34 @@ def test_the_figure_has_both_curves_when_the_run_has_a_latency_sweep():
 def test_no_sweep_no_figure():
     from numascope.families.bandwidth import sweep_figures
     assert sweep_figures.figures(latency_sweep()) == []
+
+
+# -- numascope run --bw-sweep -------------------------------------------------------------------
+def test_run_bw_sweep_stores_points_and_plateaus_and_reports_them(tmp_path, capsys):
+    from numascope.cli import main
+    from numascope.families.bandwidth.bench import Bandwidth
+    from numascope.peaks import measured_from
+    from numascope.profile import SMOKE
+    report = tmp_path / "r.html"
+    assert main(["run", "--smoke", "--stage", "bandwidth", "--bw-sweep", "--store",
+                 str(tmp_path / "runs.db"), "--report", str(report), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    res = [BenchResult.from_dict(r) for r in doc["results"]]
+    pts = [r for r in res if sweep.is_point(r)]
+    assert pts and {r.params["kernel"] for r in pts} == {"triad"}
+    assert max(r.params["working_set"] for r in pts) <= SMOKE.working_set + 24
+    # the plateaus are the points' (Bandwidth.derived), stored after them
+    got = [r.to_dict() for r in res if sweep.is_plateau(r)]
+    assert got == [r.to_dict() for r in Bandwidth().derived(pts)]
+    assert any(not sweep.is_point(r) and not sweep.is_plateau(r) for r in res)   # the stage
+    assert "Bandwidth by working set (1T)" in report.read_text()
+    # a cache-sized point is not the machine's measured DRAM bandwidth
+    assert not measured_from(res)["dram_by"].startswith(("sweep ", "plateau "))
+
+
+def test_the_default_run_has_no_sweep():
+    from numascope.families.bandwidth.bench import Bandwidth
+    topo = read_topology("/")
+    assert not any(c.label.startswith("sweep ") for c in Bandwidth().suite_cases(topo, "quick"))
+    assert any(c.label.startswith("sweep triad")
+               for c in Bandwidth(bw_sweep=True).suite_cases(topo, "quick"))

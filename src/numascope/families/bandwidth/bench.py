@@ -624,12 +624,21 @@ class Bandwidth:
     primary = ("bandwidth",)
     title = "memory bandwidth: thread scaling and per-domain"
 
-    def __init__(self) -> None:
+    def __init__(self, bw_sweep: bool = False) -> None:
         self._done: dict[tuple, BenchResult] = {}
+        self.bw_sweep = bw_sweep       # numascope run --bw-sweep: the working-set sweep too
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile)
+        if not self.bw_sweep:
+            return suite_cases(topo, profile)
+        from numascope.families.bandwidth import sweep
+        return suite_cases(topo, profile) + sweep.suite_cases(topo, profile)
+
+    def derived(self, results: list[BenchResult]) -> list[BenchResult]:
+        """The plateaus of the working-set sweeps among `results` (sweep.py), one each."""
+        from numascope.families.bandwidth import sweep
+        return sweep.plateau_results(results)
 
     def cases(self, topo: Topology, **options: Any) -> list[Case]:
         return build_cases(topo, **options)

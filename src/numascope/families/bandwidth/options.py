@@ -129,3 +129,9 @@ TABLE = Table("bandwidth", (
            "weighted interleave); given alone, it runs the sweep", metavar="LIST",
            rule=check_ratios, default_text=",".join(DEFAULT_RATIOS)),
 ))
+
+# what the bandwidth stage of `numascope run` takes (keyword arguments of Bandwidth)
+RUN_OPTIONS = (
+    Option("--bw-sweep", "bandwidth stage: also bandwidth by working set and its plateaus "
+           "(bw --sweep: triad on 1 thread; the four kernels with --full)", kind="switch"),
+)

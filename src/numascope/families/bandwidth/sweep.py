@@ -32,9 +32,17 @@ from typing import Any
 from numascope import placement
 from numascope.benchmark import Case
 from numascope.errors import UserError
-from numascope.families.bandwidth.bench import ARRAYS, FAMILY, UNITS_NOTE, BandwidthParams
+from numascope.families.bandwidth.bench import (
+    ARRAYS,
+    FAMILY,
+    QUICK_REPS,
+    UNITS_NOTE,
+    BandwidthParams,
+)
 from numascope.families.bandwidth.plateaus import Plateau, find, levels_without_plateau
 from numascope.families.bandwidth.sizes import LLC_FACTOR, NO_LLC_DEFAULT
+from numascope.profile import Profile
+from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult, Metric
 from numascope.topology.model import Topology
 from numascope.units import format_bytes
@@ -142,6 +150,23 @@ def cases(topo: Topology, kernels: list[str], cpus: list[int], base: BandwidthPa
     if not out:
         raise UserError("the sweep's range holds no working set")
     return out
+
+
+def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
+    """`numascope run --bw-sweep`'s sweep: on the first usable CPU, triad (every kernel of
+    DEFAULT_KERNELS with a dense profile), the profile's repetitions (at least the outlier
+    screen's 5; a fixed count: a sweep's 60-odd points would drain the stage's pool of
+    --reps auto), the range capped at the profile's working set where it fixes one
+    (smoke)."""
+    prof = _profile(profile)
+    cpus = placement.select_cpus(topo)[:1]
+    kernels = list(DEFAULT_KERNELS) if prof.dense else ["triad"]
+    hi = None
+    if prof.working_set is not None:
+        lo, d_hi = default_range(topo, cpus, max(ARRAYS[k] for k in kernels))
+        hi = max(lo, min(d_hi, prof.working_set))
+    base = BandwidthParams(reps=max(prof.reps, QUICK_REPS), policy="compact")
+    return cases(topo, kernels, cpus, base, hi=hi, where=placement.format_cpulist(cpus))
 
 
 # -- the plateaus, as records --------------------------------------------------------------

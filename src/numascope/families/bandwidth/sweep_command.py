@@ -47,9 +47,8 @@ def run_sweep(args: argparse.Namespace, topo: Topology, memory: MemorySpec,
                            policy=args.policy)
     cases = sweep.cases(topo, kernels, cpus, base, args.min, args.max, args.per_octave,
                         where=where)
+    # the plateaus come with the points (Bandwidth.derived), unless a stop cut the curve
     outcome = measure(Bandwidth(), topo, cases, label="bw sweep", quiet=args.json)
-    if not outcome.stopped:     # a curve cut short has no plateaus to speak of
-        outcome.results += sweep.plateau_results(outcome.results)
     warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
     save_plot(plot, "bandwidth.sweep_figures", outcome.results)
     extra: dict[str, Any] = {"units": UNITS_NOTE, "sweep": _summary(outcome.results)}
