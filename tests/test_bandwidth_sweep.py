@@ -393,3 +393,25 @@ def test_the_default_run_has_no_sweep():
     assert not any(c.label.startswith("sweep ") for c in Bandwidth().suite_cases(topo, "quick"))
     assert any(c.label.startswith("sweep triad")
                for c in Bandwidth(bw_sweep=True).suite_cases(topo, "quick"))
+
+
+def test_bw_sweep_on_two_threads_counts_per_thread_and_in_all(capsys):
+    from numascope.cli import main
+    topo = read_topology("/")
+    if len(topo.usable_cpus()) < 2:
+        pytest.skip("needs two CPUs")
+    assert main(["bw", "--sweep", "--kernel", "copy", "--threads", "2", "--min", "16K",
+                 "--max", "32K", "--reps", "2", "--json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    pts = [r for r in doc["results"] if "working_set" in r["params"]]
+    cpus = pts[0]["placement"]["cpus"]
+    caps = sweep.capacities(topo, cpus)
+    assert len(cpus) == 2 and len(pts) == 5
+    for r in pts:
+        p = r["params"]
+        assert p["threads"] == 2 and p["per_thread_bytes"] == p["working_set"] // 2
+        assert p["level"] == sweep.level_of(p["working_set"], caps)
+        assert r["case"].endswith(" 2T")
+    # late thread starts, however many, are one warning for the sweep
+    assert " ".join(captured.err.split()).count("threads started") <= 1

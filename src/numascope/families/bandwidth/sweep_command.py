@@ -9,6 +9,8 @@ from typing import Any
 from numascope.memspec import MemorySpec
 from numascope.topology.model import Topology
 
+LATE = "threads started up to"      # bench._start_spread's note
+
 
 def _refuse_other_modes(args: argparse.Namespace) -> None:
     from numascope.errors import UserError
@@ -49,7 +51,15 @@ def run_sweep(args: argparse.Namespace, topo: Topology, memory: MemorySpec,
                         where=where)
     # the plateaus come with the points (Bandwidth.derived), unless a stop cut the curve
     outcome = measure(Bandwidth(), topo, cases, label="bw sweep", quiet=args.json)
-    warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
+    # the plateaus' notes are in the table (and the JSON): the points' are warned
+    points = [r for r in outcome.results if sweep.is_point(r)]
+    late = [r for r in points if any(n.startswith(LATE) for n in r.notes)]
+    warn_notes(points, skip=lambda n: n.startswith(("auto:", LATE)))
+    if late:      # one line for the sweep, not one per working set (each record has its own)
+        from numascope.console import warn
+        warn(f"{len(late)} of {len(points)} working sets: "
+             "threads started far apart in some repetition (one held up, preempted?); the "
+             "timing window covers it (each record's notes say by how much)")
     save_plot(plot, "bandwidth.sweep_figures", outcome.results)
     extra: dict[str, Any] = {"units": UNITS_NOTE, "sweep": _summary(outcome.results)}
     return finish(args, "bw", outcome, render=_print, what="working set", extra=extra)
