@@ -415,3 +415,33 @@ def test_bw_sweep_on_two_threads_counts_per_thread_and_in_all(capsys):
         assert r["case"].endswith(" 2T")
     # late thread starts, however many, are one warning for the sweep
     assert " ".join(captured.err.split()).count("threads started") <= 1
+
+
+def test_a_stopped_sweep_keeps_its_points_and_claims_no_plateau(monkeypatch, capsys):
+    """Ctrl-C after 5 working sets: exit 130, the 5 points in the JSON, no plateau (a curve
+    cut short would put the last plateau's edge where the stop came)."""
+    from numascope.cli import main
+    from numascope.families.bandwidth import bench
+    real, calls = bench.run, []
+
+    def run(*a, **kw):
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real(*a, **kw)
+    monkeypatch.setattr(bench, "run", run)
+    assert main(["bw", "--sweep", "--kernel", "read", "--min", "4K", "--max", "64K",
+                 "--reps", "1", "--json"]) == 130
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["results"]) == 5 and all("working_set" in r["params"]
+                                            for r in doc["results"])
+    assert doc["errors"] and doc["errors"][0]["kind"] == "interrupted"
+
+
+def test_a_curve_alternating_between_two_modes_keeps_its_levels():
+    """A disturbed run whose points alternate 15 % above and below: the noise estimate
+    grows, the levels (a factor 2 or more apart) stay."""
+    pts = [(ws, v * (1.15 if i % 2 else 0.85)) for i, (ws, v) in enumerate(curve())]
+    found = pl.find(pts, CAPS)
+    assert names(found) == ["L1", "L2", "L3", "DRAM"]
+    assert pl.noise([math.log(v) for _, v in pts]) > 0.2
