@@ -445,3 +445,21 @@ def test_a_curve_alternating_between_two_modes_keeps_its_levels():
     found = pl.find(pts, CAPS)
     assert names(found) == ["L1", "L2", "L3", "DRAM"]
     assert pl.noise([math.log(v) for _, v in pts]) > 0.2
+
+
+def test_private_caches_larger_in_all_than_the_shared_one():
+    """Every CPU of 4 sockets with 2 MiB of L2 per core and 6 MiB of L3 per 8 cores: the
+    L2s hold 128 MiB in all, the L3s 48: working sets up to 128 MiB are L2's, none is
+    L3's, and DRAM starts past the L2s."""
+    topo = read_topology(str(hwloc_fixture("64amd64-4s2n4ca2co")))
+    cpus = topo.usable_cpus()
+    caps = sweep.capacities(topo, cpus)
+    assert caps == [("L1", MIB), ("L2", 128 * MIB), ("L3", 48 * MIB)]
+    assert sweep.level_of(64 * MIB, caps) == "L2" and sweep.level_of(129 * MIB, caps) == "DRAM"
+    assert sweep.default_range(topo, cpus) == (64 * 4 * KIB, 512 * MIB)
+    pts = [(ws, 900.0 if ws <= MIB else 400.0 if ws <= 100 * MIB else 100.0)
+           for ws in sweep.sizes(256 * KIB, 512 * MIB)]
+    found = pl.find(pts, caps)
+    assert names(found) == ["L1", "L2", "DRAM"]
+    assert found[1].spans == ["L2"] and all(p.lines_up for p in found)
+    assert pl.levels_without_plateau(found, pts, caps) == []     # no working set is L3's

@@ -155,7 +155,7 @@ def _clearly_in(ws: int, name: str, caps: list[tuple[str, int]]) -> bool:
         if n == name:
             hi = cap
             break
-        lo = cap
+        lo = max(lo, cap)    # private L2s may hold more in all than a shared L3
     return lo * EDGE <= ws <= hi / EDGE
 
 
@@ -287,7 +287,7 @@ def levels_without_plateau(found: list[Plateau], points: Sequence[tuple[int, flo
     lo = 0
     for name, cap in [*caps, (DRAM, math.inf)]:
         inside = [ws for ws in sizes if lo < ws <= cap]
-        lo = cap
+        lo = max(lo, cap)
         if name in named or not inside:
             continue
         holder = next((p for p in found if name in p.spans), None)
