@@ -36,15 +36,13 @@ def _clock_figure(r: BenchResult) -> Figure | None:
                               ("all_busy_ghz", "tab:orange", "all busy")):
         if name in r.metrics:       # the tables' figure: the median over CPUs and repetitions
             m = r.metrics[name].median
-            ax.axhline(m, color=color, lw=0.8, ls=":")
-            ax.annotate(f"median {what} {label(m)}", (0.99, m), ha="right", va="bottom",
-                        xycoords=("axes fraction", "data"), fontsize=7, color=color)
+            ax.axhline(m, color=color, lw=0.8, ls=":", label=f"median {what} {label(m)}")
     if r.params.get("tsc_ghz"):
         ax.axhline(r.params["tsc_ghz"], color="grey", ls="--", lw=1, label="TSC")
     ax.set_xticks(list(x), [str(c) for c in cpus], fontsize=7 if len(cpus) > 32 else 9)
     ax.set_xlabel("CPU")
     ax.set_ylabel("GHz (measured)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=7, loc="lower right")
     return captioned(fig, "Each CPU's clock in GHz measured by timing a dependent add chain: "
                      "alone, and while every CPU runs the chain; dotted lines: the medians "
                      "the tables show (over CPUs and repetitions); dashed: the TSC's rate.")

@@ -54,7 +54,8 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         fig = Figure(figsize=(width, 2.0 + 0.7 * len(rows)))
         ax = fig.add_subplot()
         im = ax.imshow(m, cmap="viridis", aspect="auto")
-        fig.colorbar(im, ax=ax, label="MB/s (10^6 B/s)")
+        cb = fig.colorbar(im, ax=ax, label="MB/s (10^6 B/s)")
+        cb.ax.yaxis.get_major_formatter().set_useOffset(False)  # an offset sat on the title
         ax.set_xticks(range(len(cols)), [f"N{c}" for c in cols])
         ax.set_yticks(range(len(rows)), [f"N{a}" for a in rows])
         ax.set_xlabel(f"rank 1's node{' on ' + hosts[1] if hosts else ''}")

@@ -52,6 +52,7 @@ def heatmap(rows: list[str], cols: list[str], m: list[list[float]], title: str, 
                     ax.text(j, i, fmt.format(v) if fmt else label(v), ha="center",
                             va="center", fontsize=7, color="black" if light else "white")
     cb = fig.colorbar(im, ax=ax, shrink=0.8)
+    cb.ax.yaxis.get_major_formatter().set_useOffset(False)   # "+1.2e4" above, on the title
     if unit:
         cb.set_label(unit, fontsize=8)
     fig.tight_layout()

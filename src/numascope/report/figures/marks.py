@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 CONFIDENCE = 0.95
 MIN_ORDER_N = 6          # the fewest values with a 95 % order-statistics interval
 
+# a value written over a line or a bar stays readable (a white box behind it)
+READABLE = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75}
+
 STEADY = "steady"        # interval kinds, as captions name them
 ORDER = "order"
 
@@ -163,7 +166,7 @@ def write_values(ax: Axes, xs: list[float], ys: list[float], above: list[float] 
             continue
         top = y + (above[i] if above else 0.0)
         ax.annotate(label(y), (x, top), textcoords="offset points", xytext=(0, 3),
-                    ha="center", va="bottom", fontsize=fontsize, **kw)
+                    ha="center", va="bottom", fontsize=fontsize, bbox=READABLE, **kw)
 
 
 def wrapped(text: str, width_in: float, fontsize: float = 10) -> str:
