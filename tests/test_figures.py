@@ -262,3 +262,26 @@ def test_embed_inline_svg_numbers_ids_and_escaping(monkeypatch):
     monkeypatch.setattr(render, "MAX_SVG_BYTES", 10)
     p = render.embed(title, fig, "")
     assert p.startswith('<figure class="fig-png"><img alt=') and "data:image/png;base64," in p
+
+
+def test_figures_html_each_figure_once_with_caption_unique_ids_and_across_runs():
+    from numascope.report import html as report_html
+    from tests.test_store_helpers import make_result, make_run
+    quick = _quick_run()
+    other = _quick_run()
+    other.run_id, other.tags = other.run_id + "-b", {"nps": "4"}
+    quick.tags = {"nps": "1"}
+    page = render.figures_html([quick, other], report_html.figure_modules())
+    assert "failed" not in page and "<script" not in page.lower()
+    figs = re.findall(r"<figure .*?</figure>", page, flags=re.DOTALL)
+    titles = re.findall(r"<figcaption><strong>([^<]*)</strong>", page)
+    assert len(figs) == len(titles) > 10
+    for section in page.split("<h3>")[1:]:                  # no figure drawn twice
+        here = re.findall(r"<figcaption><strong>([^<]*)</strong>", section)
+        assert here and len(set(here)) == len(here), here
+    assert all(re.search(r"</strong> \S", f) for f in figs)   # each with a caption
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+    assert "Across runs</h3>" in page and "nps=4" in page
+    one = make_run({}, [make_result()])
+    assert "Across runs" not in render.figures_html([one], report_html.figure_modules())

@@ -89,3 +89,11 @@ def test_comparison_svg_has_the_numbers_and_no_script():
     (title, fig), = comparison.figures(a + b)
     h = render.embed(title, fig, marks.caption_of(fig))
     assert "<script" not in h and "100" in h and "80" in h and "nps=4" in h
+
+
+def test_smoke_runs_are_not_set_beside_measured_ones():
+    a = _side("1", [[100.0, 101.0, 99.0]] * 3)
+    b = _side("4", [[80.0, 81.0, 79.0]] * 3)
+    for r in b:
+        r.profile = "smoke"
+    assert comparison.figures(a + b) == []

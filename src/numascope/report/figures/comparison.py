@@ -16,7 +16,7 @@ import math
 import statistics
 from typing import TYPE_CHECKING
 
-from numascope.analysis.compare import ALPHA, MIN_RUNS, MetricDiff, compare_runs
+from numascope.analysis.compare import ALPHA, MIN_RUNS, MetricDiff, compare_runs, smoke_mixed
 from numascope.report.figures.marks import captioned, label
 from numascope.results.run import RunRecord
 
@@ -68,7 +68,11 @@ def figures(runs: list[RunRecord]) -> list[tuple[str, Figure]]:
     confs = configurations(runs)
     if len(confs) < 2:
         return []
-    _base_name, base = confs[0]
+    _, base = confs[0]
+    # a smoke run's numbers measure caches: compare refuses to set it beside a real run
+    confs = confs[:1] + [(n, rs) for n, rs in confs[1:] if not smoke_mixed(base, rs)]
+    if len(confs) < 2:
+        return []
     cmps = [(name, compare_runs(base, rs)) for name, rs in confs[1:]]
     keyed = [{(d.family, d.case, d.metric): d for d in c.diffs} for _, c in cmps]
     keys = [k for k in keyed[0] if all(k in kd for kd in keyed[1:])]
