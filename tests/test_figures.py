@@ -285,3 +285,33 @@ def test_figures_html_each_figure_once_with_caption_unique_ids_and_across_runs()
     assert "Across runs</h3>" in page and "nps=4" in page
     one = make_run({}, [make_result()])
     assert "Across runs" not in render.figures_html([one], report_html.figure_modules())
+
+
+def test_curves_draw_medians_with_intervals_in_their_colour():
+    """Scaling curves and the latency sweep: each line's points are the medians, each
+    point's bar the order-statistics interval (8 repetitions), in the line's colour."""
+    from numascope.families.bandwidth import figures as bw
+    from numascope.families.latency import figures as lat
+    sc = [BenchResult("bandwidth", f"triad {pol} {t}T",
+                      {"sweep": "scaling", "kernel": "triad", "threads": t, "policies": [pol]},
+                      {"bandwidth": Metric("bandwidth", "GB/s", True,
+                                           [10.0 * t + k + (pol == "spread") for k in range(8)])})
+          for pol in ("compact", "spread") for t in (1, 2, 4)]
+    sweep = [BenchResult("latency", f"idle {b}", {"kind": "idle", "bytes": b, "mode": "tlb",
+                                                  "pages": "none", "stride": 64},
+                         {"latency": Metric("latency", "ns", False,
+                                            [b / 1000 + k for k in range(8)])})
+             for b in (4096, 65536, 1 << 20, 1 << 24)]
+    for figs, metric in ((bw.figures(sc)[:1], "bandwidth"), (lat.figures(sweep), "latency")):
+        (_, fig), = figs
+        ax = fig.axes[0]
+        rs = sc if metric == "bandwidth" else sweep
+        meds = sorted(r.metrics[metric].median for r in rs)
+        assert sorted(y for ln in ax.lines if not ln.get_label().startswith("_")
+                      for y in ln.get_ydata()) == pytest.approx(meds)
+        segs = [s for c in ax.collections for s in c.get_segments()]
+        ivs = sorted(marks.order_interval(r.metrics[metric].values) for r in rs)
+        got = sorted((s[0][1], s[1][1]) for s in segs)
+        assert [v for p in got for v in p] == pytest.approx([v for p in ivs for v in p])
+        assert all(show(m) in _texts(fig) for m in meds)
+        assert "order-statistics" in marks.caption_of(fig)

@@ -153,8 +153,8 @@ def errorbars(ax: Axes, xs: list[float], meds: list[float], below: list[float],
               above: list[float], **kw: Any) -> Any:
     """Error bars only where there is an extent (a zero-length bar draws nothing)."""
     if any(below) or any(above):
-        return ax.errorbar(xs, meds, yerr=[below, above], fmt="none", ecolor="black",
-                           elinewidth=1, capsize=3, **kw)
+        style = {"ecolor": "black", "elinewidth": 1, "capsize": 3} | kw
+        return ax.errorbar(xs, meds, yerr=[below, above], fmt="none", **style)
     return None
 
 
