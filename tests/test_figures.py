@@ -315,3 +315,17 @@ def test_curves_draw_medians_with_intervals_in_their_colour():
         assert [v for p in got for v in p] == pytest.approx([v for p in ivs for v in p])
         assert all(show(m) in _texts(fig) for m in meds)
         assert "order-statistics" in marks.caption_of(fig)
+
+
+def test_latency_distribution_writes_its_tail_and_has_a_caption():
+    from numascope.families.latency import figures as lat
+    edges = [0.0, 100.0, 200.0, 400.0, 800.0, 1600.0]
+    r = BenchResult("latency", "idle 1 GiB", {"kind": "idle", "bytes": 1 << 30, "mode": "tlb"},
+                    {"latency": Metric("latency", "ns", False, [130.0] * 3)},
+                    distributions={"latency": {
+                        "edges": edges, "counts": [0, 9000, 900, 90, 10],
+                        "quantiles": {"latency_p99": 382.5, "latency_p999": 791.2}}})
+    (title, fig), = lat.figures([r])
+    assert title == "Latency distribution"
+    assert {"382.5", "791.2"} <= set(_texts(fig))
+    _check_labels_and_caption(title, fig)

@@ -174,7 +174,7 @@ def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     ax.axhline(1e-3, color="grey", lw=0.6, ls=":")
     ax.set_xlabel("ns per load" + ("" if groups <= {1} else " (groups of several loads "
                                    "where a load is short)"))
-    ax.set_ylabel("share of loads slower")
+    ax.set_ylabel("share of loads slower (fraction, log)")
     ax.set_title("Latency distribution (dots: p99 at 10^-2, p99.9 at 10^-3"
                  + (f"; hollow: fewer than {MIN_BEYOND} loads beyond, {THIN_MARK})"
                     if few else ")"))
@@ -185,6 +185,7 @@ def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
               "of every load timed; dots: the 99th percentile (where a curve crosses 10^-2) "
               "and the 99.9th (10^-3), their ns written beside them in the tables' "
               "rounding.")
+    return [("Latency distribution", fig)]
 
 
 # figures() draws these modules' figures too (the report draws each module once)
