@@ -329,3 +329,30 @@ def test_latency_distribution_writes_its_tail_and_has_a_caption():
     assert title == "Latency distribution"
     assert {"382.5", "791.2"} <= set(_texts(fig))
     _check_labels_and_caption(title, fig)
+
+
+def test_figures_in_headless_chromium_keep_their_numbers_as_text(tmp_path):
+    """The browser's DOM of the figures holds every figure as an <svg> and the tables'
+    medians as text (searchable), with no script."""
+    import subprocess
+
+    from numascope.report import html as report_html
+    from tests.test_report import Dom, _chromium
+    exe = _chromium()
+    run = _quick_run()
+    body = render.figures_html([run], report_html.figure_modules())
+    page = tmp_path / "figures.html"
+    page.write_text(f"<!doctype html><meta charset=utf-8><body>{body}</body>")
+    p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'profile'}",
+                        "--dump-dom", page.as_uri()], capture_output=True, text=True,
+                       check=False, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    dom = Dom(p.stdout)
+    assert dom.count("script") == 0
+    assert dom.count("svg") == dom.count("figure") == body.count("<figure ")
+    text = " ".join(dom.text)
+    for r in run.results:
+        if r.family in ("bandwidth", "matrix", "c2c", "storage"):
+            for name in primary_metrics(r.family, list(r.metrics)):
+                assert show(r.metrics[name].median) in text, (r.case, name)
