@@ -46,7 +46,9 @@ STEADY = "steady"        # interval kinds, as captions name them
 ORDER = "order"
 
 _KIND_TEXT = {
-    STEADY: "95 % Student t interval over separate allocations (--reps auto)",
+    STEADY: "95 % Student t interval over separate allocations (--reps auto): where "
+            "another invocation's estimate falls, centred on the mean of the allocations' "
+            "medians",
     ORDER: "95 % order-statistics interval of the median over the repetitions of one call "
            "(one allocation: not the spread between calls)",
 }
