@@ -252,6 +252,7 @@ def test_embed_inline_svg_numbers_ids_and_escaping(monkeypatch):
         assert h.startswith('<figure class="fig-svg"><svg') and "<script" not in h
         assert "47.23" in h and "48.23" in h                      # text, searchable
         assert "<?xml" not in h and "<metadata" not in h
+        assert "<style" not in h           # an inline SVG's style sheet styles the page
     assert "caption &lt;b&gt;&amp;" in a
     ids_a, ids_b = (set(re.findall(r'\bid="([^"]+)"', h)) for h in (a, b))
     assert ids_a and not ids_a & ids_b                             # two figures, no clash

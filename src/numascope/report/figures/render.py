@@ -57,7 +57,12 @@ def svg_text(fig: Figure) -> str:
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]                      # drop <?xml …?> and <!DOCTYPE …>
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.DOTALL)
-    return svg.replace("<svg ", '<svg role="img" style="max-width:100%;height:auto" ', 1)
+    # matplotlib's <style>*{stroke-linejoin: round; stroke-linecap: butt}</style> would
+    # style the whole page (an inline SVG's style sheet is not scoped): on the root instead,
+    # where its children inherit it
+    svg = re.sub(r"<style[^>]*>.*?</style>\s*", "", svg, flags=re.DOTALL)
+    return svg.replace("<svg ", '<svg role="img" style="max-width:100%;height:auto;'
+                       'stroke-linejoin:round;stroke-linecap:butt" ', 1)
 
 
 def png_data(fig: Figure) -> str:
