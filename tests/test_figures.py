@@ -357,3 +357,25 @@ def test_figures_in_headless_chromium_keep_their_numbers_as_text(tmp_path):
         if r.family in ("bandwidth", "matrix", "c2c", "storage"):
             for name in primary_metrics(r.family, list(r.metrics)):
                 assert show(r.metrics[name].median) in text, (r.case, name)
+
+
+def test_embed_escapes_a_hostile_title():
+    import html as htmllib
+    from html.parser import HTMLParser
+
+    import matplotlib.pyplot as plt
+    evil = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+    fig, ax = plt.subplots()
+    ax.bar([0], [1.0])
+    h = render.embed(evil, fig, evil)
+    plt.close(fig)
+    tags: list[tuple[str, dict]] = []
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            tags.append((tag, dict(attrs)))
+    P().feed(h)
+    assert not any(t in ("script", "img") for t, _ in tags)
+    assert not any(k.startswith("on") for _, a in tags for k in a)
+    svg = next(a for t, a in tags if t == "svg")
+    assert svg["aria-label"] == evil and htmllib.escape(evil) in h
