@@ -379,3 +379,22 @@ def test_embed_escapes_a_hostile_title():
     assert not any(k.startswith("on") for _, a in tags for k in a)
     svg = next(a for t, a in tags if t == "svg")
     assert svg["aria-label"] == evil and htmllib.escape(evil) in h
+
+
+def test_every_family_figure_draws_intervals_from_six_repetitions():
+    """The quick run's results with 8 repetitions each (its own values, repeated with a
+    small spread): every module still draws, and says which interval its bars are."""
+    run = _quick_run()
+    for r in run.results:
+        for m in r.metrics.values():
+            if m.values and all(isinstance(v, float) for v in m.values):
+                m.values = [v * (1 + 0.01 * (k % 4 - 1.5)) for k in range(8)
+                            for v in m.values[:1]]
+    order = 0
+    for family in FAMILY_MODULES:
+        for title, fig in _figures(family, run.results):
+            _check_labels_and_caption(title, fig)
+            order += "order-statistics" in marks.caption_of(fig)
+    assert order >= 6
+    import matplotlib.pyplot as plt
+    plt.close("all")
