@@ -45,6 +45,7 @@ def main(args: argparse.Namespace) -> int:
     if args.list_stages:
         return _list_stages(args, suite.all_stages())
     stages = _with_options(_stages(args.stage, suite.all_stages()), args)
+    machine = _machine(args)
     tags = parse_tags(args.tag, "--tag")
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     if not args.no_report:   # a bad report path never costs a measurement
@@ -52,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
         check_report_path(args.report, "--report")
     store = Store.open(args.store, write=True)   # refuse a bad store before measuring
     try:
-        rec = _measure(suite, store, stages, profile, tags)
+        rec = _measure(suite, store, stages, profile, tags, machine)
     finally:
         store.close()
     return _finish(args, rec)
@@ -95,7 +96,16 @@ def _with_options(stages: list, args: argparse.Namespace) -> list:
     return out
 
 
-def _measure(suite, store, stages: list, profile, tags: dict[str, str]):
+def _machine(args: argparse.Namespace) -> dict[str, str]:
+    """--memory and --links (the compute family's run options), checked now whichever
+    stages run: the run's peak summary uses them (suite.theoretical_peaks)."""
+    from numascope.families import run_options
+    return {o.name: o.convert(getattr(args, o.name)) for o in run_options("compute")
+            if getattr(args, o.name, None) is not None}
+
+
+def _measure(suite, store, stages: list, profile, tags: dict[str, str],
+             machine: dict[str, str] | None = None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from numascope.console import plural
@@ -115,7 +125,7 @@ def _measure(suite, store, stages: list, profile, tags: dict[str, str]):
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=True) as progress:
         return suite.run_suite(topo, rec, mon, store, stages, progress, on_stage,
-                               profile=profile)
+                               profile=profile, machine=machine)
 
 
 def _finish(args: argparse.Namespace, rec) -> int:
