@@ -83,15 +83,18 @@ def _stages(names: list[str] | None, stages: list) -> list:
 
 
 def _with_options(stages: list, args: argparse.Namespace) -> list:
-    """Each stage given the values of its family's run options (checked now, before
-    anything is measured): `--io-dir DIR` becomes the storage stage's Storage(io_dir=DIR)."""
+    """Each stage given the values of its family's run options: `--io-dir DIR` becomes the
+    storage stage's Storage(io_dir=[DIR]). Every option given is checked now, before
+    anything is measured, also one for a stage --stage leaves out (a bad value is bad)."""
     from dataclasses import replace
 
     from numascope.families import run_options
+    checked = {o.name: o.convert(getattr(args, o.name)) for o in run_options()
+               if getattr(args, o.name, None) is not None}
     out = []
     for s in stages:
-        given = tuple((o.name, o.convert(getattr(args, o.name))) for o in run_options(s.name)
-                      if getattr(args, o.name, None) is not None)
+        given = tuple((o.name, checked[o.name]) for o in run_options(s.name)
+                      if o.name in checked)
         out.append(replace(s, options=given) if given else s)
     return out
 
