@@ -65,6 +65,25 @@ def test_the_compute_stage_computes_its_peaks_with_them(tmp_path, capsys):
     assert names == {"FP64 FLOP/s (DGEMM, BLAS)", "FP64 FLOP/s (LU solve, LAPACK dgesv)"}
 
 
+def test_smbios_disagreeing_with_memory_is_said_and_recorded(tmp_path, capsys, monkeypatch):
+    """SMBIOS (a recorded Genoa socket: 12 channels of DDR5-4800) says more than the user's
+    --memory: the user's figure is used, a note quotes SMBIOS's, the run warns."""
+    from pathlib import Path
+
+    from numascope import peaks as peaks_mod
+    from numascope.peaks import smbios
+    text = (Path(__file__).parent / "data" / "dmidecode_t17_ddr5_genoa_1s.txt").read_text()
+    monkeypatch.setattr(peaks_mod, "read_slots",
+                        lambda root="/": (smbios.parse_dmidecode(text), "dmidecode -t 17"))
+    doc, rec, _, err = _run(tmp_path, capsys, "--stage", "bandwidth", "--memory", MEMORY)
+    dram = rec.host["peaks"]["dram"]
+    assert dram["origin"] == "user" and dram["value"] == pytest.approx(
+        25.6 * max(1, doc["host"]["packages"]))
+    (note,) = peaks_mod.disagreements(rec.host["peaks"])
+    assert "12 populated channels × 4800 MT/s" in note and "--memory figure is used" in note
+    assert "warning: --memory: SMBIOS (dmidecode -t 17) says otherwise" in " ".join(err.split())
+
+
 def test_io_dirs_give_the_run_the_drive_count_sweep(tmp_path, capsys):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()

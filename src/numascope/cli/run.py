@@ -154,6 +154,10 @@ def _finish(args: argparse.Namespace, rec) -> int:
         print_run(rec, out)
         if report:
             out.print(f"report: {report}", markup=False)
+    from numascope.console import warn
+    from numascope.peaks import disagreements
+    for note in disagreements(rec.host.get("peaks")):   # said, not only recorded
+        warn(f"--memory: {note}")
     if interrupted:
         err.print(f"interrupted ({signals.name(signals.signum_of(None))}): the finished "
                   "results are stored and reported", markup=False)

@@ -34,6 +34,7 @@ __all__ = [
     "CLOCK_SINGLE",
     "EfficiencyRow",
     "cross_socket_pairs",
+    "disagreements",
     "dram_peak",
     "efficiency_table",
     "flops_peak",
@@ -144,6 +145,9 @@ def dram_peak(topo: Topology | None, memory: str | None = None,
             "channels": p.channels, "mts": p.mts, "type": p.type}
 
 
+SMBIOS_DISAGREES = "SMBIOS"     # the start of the note _smbios_disagrees writes
+
+
 def _smbios_disagrees(given: _dram.DramPeak, root: str | Path | Tree) -> str | None:
     """A note when SMBIOS describes the DIMMs and its peak is not the user's; None when it
     agrees or says nothing (hidden, unreadable, no populated slot)."""
@@ -154,8 +158,15 @@ def _smbios_disagrees(given: _dram.DramPeak, root: str | Path | Tree) -> str | N
         return None
     if abs(fw.gbs - given.gbs) <= 1e-9 * max(fw.gbs, given.gbs):
         return None
-    return (f"SMBIOS ({fw.source}) says otherwise: {fw.formula}; the --memory figure is "
-            "used (check the DIMM population: one of the two is wrong)")
+    return (f"{SMBIOS_DISAGREES} ({fw.source}) says otherwise: {fw.formula}; the --memory "
+            "figure is used (check the DIMM population: one of the two is wrong)")
+
+
+def disagreements(summary: dict[str, Any] | None) -> list[str]:
+    """The notes of a peak summary where SMBIOS contradicts the user's --memory."""
+    dram = (summary or {}).get("dram") or {}
+    return [n for n in dram.get("notes") or [] if dram.get("origin") == "user"
+            and n.startswith(f"{SMBIOS_DISAGREES} (")]
 
 
 def cross_socket_pairs(topo: Topology | None) -> list[list[int]]:
