@@ -257,3 +257,31 @@ def test_user_given_peaks_say_origin_user(tmp_path):
     # nothing given, SMBIOS hidden: unknown, no origin
     bare = peaks.summary(two_socket(), root=tmp_path)
     assert bare["dram"]["origin"] is None and bare["links"]["origin"] is None
+
+
+def test_run_summary_takes_the_runs_memory_and_links_over_the_stored_ones(tmp_path):
+    """A run's summary: the compute stage's stored peaks (DRAM unknown: SMBIOS hidden),
+    then the run's --memory/--links over them; without the compute stage, the run
+    monitor's clock with them. The 2-socket matrix read then has its link row."""
+    from numascope.results.record import BenchResult, Metric
+    topo = two_socket()
+    stored = peaks.summary(topo, clock={"all_busy_ghz": 2.0, "given": True}, root=tmp_path)
+    assert stored["dram"]["value"] is None
+    clock = BenchResult("compute", "clock", {"kind": "clock", "peaks": stored},
+                        {"all_busy_ghz": Metric("all_busy_ghz", "GHz", True, [2.0])})
+    reads = [_pair(0, 1, [50.0]), _pair(1, 0, [60.0])]
+    s = peaks.run_summary(topo, [clock, *reads], memory="8x3200", links="upi:3x20@16",
+                          root=tmp_path)
+    assert s["flops"] == stored["flops"]                       # computed once, kept
+    assert (s["dram"]["origin"], s["dram"]["value"]) == ("user", 409.6)
+    assert (s["links"]["origin"], s["links"]["value"]) == ("user", 240.0)
+    (row,) = [r for r in efficiency_table(s, results=reads) if r.unit == "GB/s"
+              and r.what.startswith("inter-socket")]
+    assert row.measured == 60.0 and row.peak == 120.0 and row.percent == 50.0
+    assert "N1->N0" in row.measured_by
+    # no compute stage: the monitor's clock, the user's figures all the same
+    alone = peaks.run_summary(topo, reads, 3.0, memory="8x3200", root=tmp_path)
+    assert alone["dram"]["origin"] == "user" and alone["links"]["value"] is None
+    assert alone["flops"]["ghz"] == 3.0
+    # nothing given: what was stored stands
+    assert peaks.run_summary(topo, [clock], root=tmp_path)["dram"]["value"] is None
