@@ -103,8 +103,8 @@ def efficiency_table(peaks: dict[str, Any] | None, measured: dict[str, Any] | No
     the note. No peaks (an old record, a failed summary): no rows."""
     if not isinstance(peaks, dict) or "error" in peaks:
         return []
-    pairs = (peaks.get("links") or {}).get("cross_socket_pairs") or ()
-    measured = measured_from(results or (), measured, pairs)
+    cross = (peaks.get("links") or {}).get("cross_socket_pairs") or ()
+    measured = measured_from(results or (), measured, cross)
     rows: list[EfficiencyRow] = []
     spec = [("DRAM bandwidth", "dram", "dram_gbs", "dram_by", "GB/s"),
             (FLOPS, "flops", "gflops", "gflops_by", "GFLOP/s"),
