@@ -23,8 +23,8 @@ an HPL efficiency published against a base-clock peak is re-expressed against a 
 host's measured clock (numascope's FLOP/s peak uses the clock it measures). Units were
 normalised in the table itself (its note column says where: "the text writes Gbit/s").
 
-What was kept of the studies' figures (../shared/data/published-figures.csv, 62 rows), and
-what was left out, is in docs/references.md."""
+What was kept of the studies' figures (the 62 rows of the project's shared table of
+published figures), and what was left out and why, is in docs/references.md."""
 
 from __future__ import annotations
 
