@@ -7,6 +7,8 @@ BAD = [
         "references: unknown quantity"),
     Bad(["references", "--table", "{tmp}/absent.csv"], 2, "cannot read the references table",
         "references: missing table"),
+    Bad(["references", "--run", "nosuchrun", "--store", "{store}"], 2,
+        "no run matches 'nosuchrun'", "references: unknown run"),
 ]
 
 JSON = [

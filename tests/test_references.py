@@ -338,3 +338,29 @@ def test_a_malformed_table_is_one_error_line_and_exit_2(capsys, tmp_path):
     assert err.startswith(f"numascope: error: {p} line 7 (") and "unit 'Gbit/s'" in err
     rc, out, err = _cli(capsys, "--table", str(p), "--json")
     assert rc == 2 and json.loads(out)["errors"][0]["exit_code"] == 2
+
+
+def test_run_shows_the_matches_of_a_stored_run_and_why_others_do_not(capsys, tmp_path):
+    from numascope.results.run import RunRecord
+    from numascope.results.store import Store
+    db = tmp_path / "runs.db"
+    with Store.open(db, write=True) as st:
+        for tag, memory in (("a", "8x DDR4-2400"), ("b", None)):
+            rec = RunRecord.new(tags={"dimms": tag})
+            rec.host = _host(tmp_path / tag, memory=memory, ghz=2.75)
+            rec.status, rec.finished = "complete", rec.started
+            st.begin_run(rec)
+            st.finish_run(rec)
+    rc, out, err = _cli(capsys, "--run", "dimms=a", "--store", str(db),
+                        "--quantity", "triad_all_cores")
+    assert rc == 0 and err == ""
+    text = " ".join(out.split())
+    assert "244 GB/s" in text and "CPU model, memory mode, DIMM population" in text
+    assert "source: Dell HPC and AI Innovation Lab" in text
+    rc, out, err = _cli(capsys, "--run", "dimms=b", "--store", str(db), "--json")
+    assert rc == 1 and "no published figure matches this run's host" in err
+    doc = json.loads(out)["results"][0]
+    assert doc["matches"] == []
+    reasons = {x["id"]: x["reasons"] for x in doc["not_matched"]}
+    assert reasons["dell-naples-triad-all-cores"][0].startswith("DIMM population: not known")
+    assert not [i for i in reasons if not i.startswith("dell-naples-")]   # its CPU's rows only
