@@ -170,6 +170,10 @@ def test_another_part_number_is_another_cpu(tmp_path):
     assert not refs.model_matches("EPYC 7601", "AMD EPYC 17601 Processor")
     assert not refs.model_matches("EPYC 7601", "AMD EPYC Processor")
     assert not refs.model_matches("EPYC 7601", None)
+    intel = "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz"
+    assert refs.model_matches("Xeon Platinum 8380", intel)
+    assert not refs.model_matches("Xeon Platinum 838", intel)
+    assert not refs.model_matches("Xeon Platinum 8380H", intel)
     host = _host(tmp_path, model="AMD EPYC 7601P 32-Core Processor", sockets=1)
     assert refs.matches(host) == []
 
