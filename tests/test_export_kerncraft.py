@@ -113,6 +113,7 @@ def load(path: Path):
 
 
 def write(tmp_path: Path, rec: RunRecord, name: str = "m.yml", *extra: str) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     db = tmp_path / "runs.db"
     with Store.open(db, write=True) as st:
         st.save_run(rec)
@@ -194,13 +195,28 @@ def test_only_levels_with_the_read_kernel_and_absent_ones_are_said(tmp_path, cap
                    and r.params.get("plateau") != "L1"]
     f = write(tmp_path, rec)
     err = " ".join(capsys.readouterr().err.split())   # the console wraps long lines
-    assert "no bandwidth for L1, L3" in err and "Roofline needs every level" in err
+    assert "L1: no bandwidth measured (kerncraft's Roofline needs every level" in err
+    assert "L3: no bandwidth measured" in err and "L2: no" not in err
     m = load(f)
     assert sorted(m["benchmarks"]["measurements"]) == ["L2", "MEM"]
     why = m["numascope"]["absent because"]
     assert "read kernel" in why["L3"] and "bw --sweep" in why["L1"]
     # ECMData needs only memory: it runs
     assert "MEM" in kerncraft(f, "-p", "ECMData", "-D", "N", "10000000")
+
+
+def test_skipped_core_counts_are_said_where_ecm_would_misread_them(tmp_path, capsys):
+    """kerncraft's ECM reads a level's first N figures as 1..N cores (N = 4 here, a NUMA
+    domain): with counts 1, 2, 4, 8 it would take the 8-core figure as a 4-core one."""
+    topo = topology(tmp_path)
+    sparse = [mem(topo, k, n, [10.0 * n]) for k in ("read", "triad") for n in (1, 2, 4, 8)]
+    f = write(tmp_path, run_of(topo, sparse))
+    err = " ".join(capsys.readouterr().err.split())
+    assert "MEM: core counts [1, 2, 4, 8] skip some" in err and "the 8-core figures" in err
+    assert any("skip some" in w for w in load(f)["numascope"]["warnings"])
+    dense = [mem(topo, k, n, [10.0 * n]) for k in ("read", "triad") for n in (1, 2, 3, 4, 8)]
+    write(tmp_path / "d", run_of(topo, dense))
+    assert "skip some" not in capsys.readouterr().err
 
 
 def test_what_kerncraft_cannot_use_is_left_out_and_listed(tmp_path):

@@ -68,15 +68,12 @@ def main(args: argparse.Namespace) -> int:
         err.print(f"wrote {len(runs)} run{'s' if len(runs) != 1 else ''} to {path} ({fmt})",
                   markup=False)
     if fmt == "kerncraft":
-        _say_absent(path)
+        _say_warnings(path)
     return 0
 
 
-def _say_absent(path) -> None:
-    """One line when the file lacks cache-level bandwidths (kerncraft's Roofline needs them)."""
-    from numascope.results.kerncraft import absent
-    missing = absent(path.read_text())
-    if missing:
-        err.print(f"{path}: no bandwidth for {', '.join(missing)} in this run (numascope bw "
-                  "--sweep measures the caches): kerncraft's ECMData runs, its Roofline "
-                  "needs every level", markup=False)
+def _say_warnings(path) -> None:
+    """What the written kerncraft file lacks or where kerncraft misreads it, one line each."""
+    from numascope.results.kerncraft import warnings
+    for w in warnings(path.read_text()):
+        err.print(f"{path}: {w}", markup=False)

@@ -299,9 +299,18 @@ def build(run: RunRecord, model: UarchModel | None = None) -> dict[str, Any]:
     m["overlapping model"] = C({"ports": model.overlapping}, src)
     m["cacheline size"] = C(Unit(f"{line} B"), topo_src)
     m["memory hierarchy"] = C(_levels(caches, model, t, len(cores), per_core, line), "")
-    m["benchmarks"] = C(_benchmarks(g, levels), "")
-    m["numascope"] = C(_provenance(run, g, model, caches, levels, left),
-                       "not read by kerncraft")
+    bench = _benchmarks(g, levels)
+    m["benchmarks"] = C(bench, "")
+    prov = _provenance(run, g, model, caches, levels, left)
+    prov["kernels"] = {NAME.get(k, k): f"numascope {k}" for k in STREAMS
+                       if NAME.get(k, k) in bench["kernels"]}
+    warn = [f"{lv}: no bandwidth measured (kerncraft's Roofline needs every level; "
+            f"ECMData needs MEM only): {prov['absent because'][lv]}"
+            for lv in prov["absent levels"]]
+    warn += ecm_caveats(m["memory hierarchy"].value, bench["measurements"],
+                        len(cores) // numa_per_socket)
+    prov["warnings"] = warn
+    m["numascope"] = C(prov, "not read by kerncraft")
     return m
 
 
@@ -401,6 +410,25 @@ def _benchmarks(g: Gathered, levels: list[str]) -> dict[str, Any]:
             "measurements": meas}
 
 
+def ecm_caveats(hierarchy: list[dict], meas: dict[str, Any], per_domain: int) -> list[str]:
+    """kerncraft's ECM takes the fastest of a level's first N figures as those of 1..N
+    cores (N: the cores sharing the level, at most a NUMA domain's); where the measured
+    core counts skip some, those first N include more cores than N, and it says so."""
+    out = []
+    for lv in hierarchy:
+        name = lv["level"]
+        if name not in meas:
+            continue
+        n = min(lv["cores per group"].value, per_domain)
+        counts = meas[name][1]["cores"]
+        over = [c for c in counts[:n] if c > n]
+        if over:
+            out.append(f"{name}: core counts {counts} skip some: kerncraft's ECM reads its "
+                       f"first {n} figures as 1..{n} cores and so also takes the "
+                       f"{', '.join(map(str, over))}-core figures (beyond one NUMA domain)")
+    return out
+
+
 def _provenance(run: RunRecord, g: Gathered, model: UarchModel, caches: list[dict],
                 levels: list[str], left: dict[str, str]) -> dict[str, Any]:
     wanted = [c["level"] for c in caches] + ["MEM"]
@@ -409,13 +437,10 @@ def _provenance(run: RunRecord, g: Gathered, model: UarchModel, caches: list[dic
         "run": run.run_id, "started": run.started, "host": run.host.get("hostname"),
         "numascope version": __version__, "uarch source": model.source,
         "absent levels": absent,
-        "kernels": {NAME.get(k, k): f"numascope {k}" for k in STREAMS},
     }
     if absent:
         d["absent because"] = {lv: left.get(lv, "no bandwidth plateau in the run (numascope "
                                                 "bw --sweep measures them)") for lv in absent}
-        d["absent means"] = ("kerncraft's Roofline needs every level; ECMData needs MEM "
-                             "only")
     if model.notes:
         d["uarch notes"] = list(model.notes)
     if g.skipped:
@@ -544,7 +569,7 @@ def text(run: RunRecord, base: str | None = None) -> str:
     return render(build(run, model), header(run))
 
 
-def absent(run_text: str) -> list[str]:
-    """The levels the written file has no measurement for (from its numascope section)."""
-    m = re.search(r'^  absent levels: \[(.*)\]', run_text, re.MULTILINE)
-    return [x.strip().strip('"') for x in m.group(1).split(",") if x.strip()] if m else []
+def warnings(file_text: str) -> list[str]:
+    """The written file's warnings (its numascope section: a flow list of JSON strings)."""
+    m = re.search(r"^  warnings: (\[.*\])$", file_text, re.MULTILINE)
+    return json.loads(m.group(1)) if m else []
