@@ -74,6 +74,6 @@ def main(args: argparse.Namespace) -> int:
 
 def _say_warnings(path) -> None:
     """What the written kerncraft file lacks or where kerncraft misreads it, one line each."""
-    from numascope.results.kerncraft import warnings
+    from numascope.results.kerncraft_yaml import warnings
     for w in warnings(path.read_text()):
         err.print(f"{path}: {w}", markup=False)

@@ -27,6 +27,7 @@ class Level:
     load_from: str | None = None
     store_to: str | None = None
     victims_to: str | None = None
+    replacement: str = "LRU"
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ def from_base(machine: Any) -> UarchModel:
             tuple(_plain(v) for v in up) if up else None,  # type: ignore[arg-type]
             bool(lv.get("transfers overlap", False)), c.get("ways"),
             bool(c.get("write_allocate", True)), bool(c.get("write_back", True)),
-            c.get("load_from"), c.get("store_to"), c.get("victims_to"))
+            c.get("load_from"), c.get("store_to"), c.get("victims_to"),
+            str(c.get("replacement_policy", "LRU")))
     return UarchModel(
         source=f"--base {machine._path}",
         in_core={str(k): str(v) for k, v in machine["in-core model"].items()},
