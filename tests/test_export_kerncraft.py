@@ -32,9 +32,9 @@ SKX = {"vendor": "GenuineIntel", "family": 6, "model_number": 0x55,
 LLC = 16 << 20
 
 
-def topology(tmp_path: Path, smt: int = 1, **cpu) -> dict:
-    """One socket, 2 L3 domains of 4 cores, one node (NUMA domain) per L3."""
-    root = machine(tmp_path / "sys", sockets=1, l3_per_socket=2, cores_per_l3=4, smt=smt,
+def topology(tmp_path: Path, smt: int = 1, sockets: int = 1, **cpu) -> dict:
+    """Per socket 2 L3 domains of 4 cores, one node (NUMA domain) per L3."""
+    root = machine(tmp_path / "sys", sockets=sockets, l3_per_socket=2, cores_per_l3=4, smt=smt,
                    nodes_per_socket=2, l3_kb=LLC >> 10, **(cpu or SKX))
     return to_plain(read_topology(str(root)))
 
@@ -238,6 +238,27 @@ def test_what_kerncraft_cannot_use_is_left_out_and_listed(tmp_path):
                 "within the last-level cache", "streaming stores only"):
         assert why in not_used, why
     assert m["threads per core"] == 2
+
+
+def test_two_sockets_per_socket_figures_and_odd_plateaus(tmp_path):
+    """kerncraft's figures are per socket: 10 compact cores span both sockets and are
+    left out; a plateau of a cache the topology does not report (L4) is too; one that does
+    not line up with its cache is used and said."""
+    topo = topology(tmp_path, sockets=2)
+    res = [mem(topo, k, n, [10.0 * n]) for k in ("read", "triad") for n in (1, 2, 10)]
+    l4 = plateau("L4", "triad", 1, [50.0], topo)
+    odd = plateau("L2", "triad", 1, [70.0], topo)
+    odd.params.update(lines_up=False, verdict="ends at 3 MiB, L2 holds 1 MiB")
+    res += [l4, odd, plateau("L2", "read", 1, [80.0], topo)]
+    m = load(write(tmp_path, run_of(topo, res)))
+    assert m["sockets"] == 2 and m["cores per socket"] == 8
+    assert m["benchmarks"]["measurements"]["MEM"][1]["cores"] == [1, 2]
+    not_used = "\n".join(m["numascope"]["not used"])
+    assert "triad compact 10T: threads on more than one socket" in not_used
+    assert "plateau L4 triad 1T: a cache level the topology does not report" in not_used
+    assert any("plateau L2 triad 1T used, though ends at 3 MiB" in w
+               for w in m["numascope"]["warnings"])
+    assert float(m["benchmarks"]["measurements"]["L2"][1]["results"]["triad"][0]) == 70e9
 
 
 def test_streaming_variant_never_stands_for_ordinary(tmp_path):

@@ -132,6 +132,7 @@ def build(run: RunRecord, model: UarchModel | None = None) -> dict[str, Any]:
     warn = [f"{lv}: no bandwidth measured (kerncraft's Roofline needs every level; "
             f"ECMData needs MEM only): {prov['absent because'][lv]}"
             for lv in prov["absent levels"]]
+    warn += g.notes
     warn += ecm_caveats(m["memory hierarchy"].value, bench["measurements"],
                         len(cores) // numa_per_socket)
     prov["warnings"] = warn

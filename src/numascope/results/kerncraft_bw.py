@@ -51,6 +51,7 @@ class Point:
 class Gathered:
     points: list[Point] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)       # cases not usable, and why
+    notes: list[str] = field(default_factory=list)         # cases used with a caveat
     domains: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -147,7 +148,10 @@ def _plateau(res: BenchResult, run: RunRecord, topo: Topo, g: Gathered,
     level = PLATEAU_LEVEL.get(str(p.get("plateau")))
     cpus = list(res.placement.get("cpus", []))
     threads = int(p.get("threads", len(cpus)))
-    if level is None or p.get("kernel") not in STREAMS:
+    if p.get("kernel") not in STREAMS:
+        return
+    if level is None:
+        g.skipped.append(f"{res.case}: a cache level the topology does not report")
         return
     if cpus and not topo.distinct_cores(cpus):
         g.skipped.append(f"{res.case}: SMT siblings share a core (only 1 thread per core "
@@ -156,6 +160,9 @@ def _plateau(res: BenchResult, run: RunRecord, topo: Topo, g: Gathered,
     if _streaming_points(run, p):
         g.skipped.append(f"{res.case}: its points used streaming stores")
         return
+    if p.get("lines_up") is False:
+        why = p.get("verdict") or "it does not line up with the cache"
+        g.notes.append(f"{res.case} used, though {why}")
     ws = p.get("working_set_range") or [None, None]
     m = res.metrics["bandwidth"]
     _keep(best, Point(level, p["kernel"], threads, m.median, list(m.values), res.case,
