@@ -195,12 +195,13 @@ def test_only_levels_with_the_read_kernel_and_absent_ones_are_said(tmp_path, cap
                    and r.params.get("plateau") != "L1"]
     f = write(tmp_path, rec)
     err = " ".join(capsys.readouterr().err.split())   # the console wraps long lines
-    assert "L1: no bandwidth measured (kerncraft's Roofline needs every level" in err
-    assert "L3: no bandwidth measured" in err and "L2: no" not in err
+    assert "no L1 bandwidth (no bw --sweep plateau in the run): kerncraft's Roofline " \
+        "needs it, ECMData does not" in err
+    assert "no L3 bandwidth (no read kernel" in err and "no L2" not in err
     m = load(f)
     assert sorted(m["benchmarks"]["measurements"]) == ["L2", "MEM"]
     why = m["numascope"]["absent because"]
-    assert "read kernel" in why["L3"] and "bw --sweep" in why["L1"]
+    assert "no read kernel" in why["L3"] and "bw --sweep" in why["L1"]
     # ECMData needs only memory: it runs
     assert "MEM" in kerncraft(f, "-p", "ECMData", "-D", "N", "10000000")
 

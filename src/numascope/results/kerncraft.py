@@ -129,9 +129,8 @@ def build(run: RunRecord, model: UarchModel | None = None) -> dict[str, Any]:
     prov = _provenance(run, g, model, caches, levels, left)
     prov["kernels"] = {NAME.get(k, k): f"numascope {k}" for k in STREAMS
                        if NAME.get(k, k) in bench["kernels"]}
-    warn = [f"{lv}: no bandwidth measured (kerncraft's Roofline needs every level; "
-            f"ECMData needs MEM only): {prov['absent because'][lv]}"
-            for lv in prov["absent levels"]]
+    warn = [f"no {lv} bandwidth ({prov['absent because'][lv]}): kerncraft's Roofline "
+            "needs it, ECMData does not" for lv in prov["absent levels"]]
     warn += g.notes
     warn += ecm_caveats(m["memory hierarchy"].value, bench["measurements"],
                         len(cores) // numa_per_socket)
@@ -197,8 +196,8 @@ def _provenance(run: RunRecord, g: Gathered, model: UarchModel, caches: list[dic
         "absent levels": absent,
     }
     if absent:
-        d["absent because"] = {lv: left.get(lv, "no bandwidth plateau in the run (numascope "
-                                                "bw --sweep measures them)") for lv in absent}
+        d["absent because"] = {lv: left.get(lv, "no bw --sweep plateau in the run")
+                               for lv in absent}
     if model.notes:
         d["uarch notes"] = list(model.notes)
     if g.skipped:

@@ -198,7 +198,7 @@ def usable_levels(g: Gathered) -> tuple[list[str], dict[str, str]]:
         if any(p.level == lv and p.kernel == "read" for p in g.points):
             keep.append(lv)
         else:
-            left[lv] = "no read kernel measured (kerncraft's fallback kernel \"load\")"
+            left[lv] = "no read kernel, kerncraft's fallback \"load\""
     return keep, left
 
 
