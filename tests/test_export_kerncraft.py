@@ -166,6 +166,26 @@ def test_roofline_and_ecm_run_on_it(tmp_path):
     assert "L2 = 4.00 cy/CL" in ecm and "L3 = 12.00 cy/CL" in ecm
 
 
+def test_one_kernel_per_streams_so_kerncraft_takes_the_triad(tmp_path):
+    """add moves what triad moves (2 reads, 1 write); kerncraft would take whichever name
+    sorts first, add: only the triad is written, and add is listed as left out."""
+    topo = topology(tmp_path)
+    rec = full_run(topo)
+    rec.results += [mem(topo, "add", n, [50.0 * n]) for n in (1, 2, 3, 4)]
+    rec.results += [plateau(lv, "add", n, [500.0], topo) for lv in ("L1", "L2", "L3")
+                    for n in (1, 2)]
+    rec.results += [mem(topo, "copy", n, [5.0 * n]) for n in (1, 2)]   # memory only
+    f = write(tmp_path, rec)
+    m = load(f)
+    assert "add" not in m["benchmarks"]["kernels"]
+    not_used = m["numascope"]["not used"]
+    assert any(w.startswith("add: the streams of triad") for w in not_used)
+    assert "copy: not measured at L1, L2, L3 (kerncraft reads a kernel's figure at every " \
+        "level)" in not_used
+    ecm = kerncraft(f, "-p", "ECMData", "-D", "N", "10000000")
+    assert f"MEM = {4 * 64 * 2.4e9 / (24.5e9 * 32 / 24):.2f} cy/CL" in ecm
+
+
 def test_every_value_says_where_it_comes_from(tmp_path):
     out = text(full_run(topology(tmp_path)))
     lines = {ln.split(":")[0].strip(): ln for ln in out.splitlines() if not ln.startswith("#")}
