@@ -1,0 +1,180 @@
+"""`advise --verify`: a candidate layout run for real, measured against its prediction.
+
+The STREAM triad on exactly the recipe's CPU sets (one thread per CPU of Slot.threads)
+over memory bound to each rank's nodes (first touch on a one-node machine), as the recipe
+launches it: one process for one rank; for several ranks, one process each started by
+`mpirun` with the recipe's own --map-by/rankfile line when Open MPI is installed (by `srun`
+inside a Slurm allocation), else by the recipe's per-rank numactl lines (taskset without
+numactl). The ranks wait at a file barrier and time their repetitions together; each
+rank's figure is the median of its repetitions (the first and last may run beside fewer
+ranks: the median stands for the overlapped middle), the job's the sum over ranks.
+
+Stored as one run per layout, tagged verify=RxT and recipe=<label>, its results family
+"bandwidth", sweep "verify": one per rank ("triad verify rank R") and the total ("triad
+verify total"), each with the predicted figure, the error in % and the prediction's run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from numascope.errors import MeasurementError
+from numascope.predict.model import Prediction
+from numascope.predict.plan import Candidate
+from numascope.recipes import openmpi_argv
+from numascope.results.record import BenchResult, Metric
+from numascope.results.run import RunRecord
+from numascope.topology.model import Topology
+
+TIMEOUT_S = 600.0
+WORKER = [sys.executable, "-m", "numascope.predict.worker"]
+
+
+def error_percent(measured: float | None, predicted: float | None) -> float | None:
+    """(predicted - measured) / measured in %: how far the model is from the machine."""
+    if measured is None or predicted is None or not measured > 0:
+        return None
+    return 100.0 * (predicted - measured) / measured
+
+
+def launcher(cand: Candidate) -> str:
+    """Which launcher runs the ranks: "process" (one rank), "mpirun", "srun", "numactl",
+    "taskset"."""
+    if cand.recipe.layout.ranks == 1:
+        return "process"
+    if shutil.which("mpirun"):
+        return "mpirun"
+    if shutil.which("srun") and os.environ.get("SLURM_JOB_ID"):
+        return "srun"
+    return "numactl" if shutil.which("numactl") else "taskset"
+
+
+def _commands(cand: Candidate, how: str, spec: Path, workdir: Path) -> list[list[str]]:
+    r = cand.recipe
+    worker = [*WORKER, str(spec)]
+    if how == "mpirun":
+        argv, files = openmpi_argv(r.layout, worker, mpirun=shutil.which("mpirun") or "mpirun",
+                                   rankfile=str(workdir / "numascope.rankfile"), topo=None)
+        for name, text in files.items():
+            Path(name).write_text(text)
+        extra = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        if sum(len(s.cpus) for s in r.layout.slots) > len(os.sched_getaffinity(0)):
+            extra.append("--oversubscribe")
+        return [[argv[0], *extra, *argv[1:]]]
+    if how == "srun":
+        return [[*r.slurm.argv[:-1], *worker]]
+    per = r.numactl.per_rank if how == "numactl" else r.taskset.per_rank
+    return [[*a[:-1], *worker, str(i)] for i, a in enumerate(per)]
+
+
+def _run(cmds: list[list[str]], what: str) -> list[dict[str, Any]]:
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+             for c in cmds]
+    lines: list[dict[str, Any]] = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=TIMEOUT_S)
+            if p.returncode != 0:
+                said = (err.strip().splitlines() or ["no message"])[-1][:300]
+                raise MeasurementError(f"{what}: {p.args[0]} exit {p.returncode}: {said}")
+            lines += [json.loads(x) for x in out.splitlines()
+                      if x.startswith("{") and x.endswith("}")]
+    except subprocess.TimeoutExpired:
+        raise MeasurementError(f"{what}: no result after {TIMEOUT_S:g} s") from None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, 9)
+    return [x for x in lines if x.get("type") == "rank"]
+
+
+def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps: int
+                  ) -> tuple[str, list[BenchResult]]:
+    """(launcher, one result per rank, in rank order)."""
+    how = launcher(cand)
+    lay = cand.recipe.layout
+    if how == "process":
+        from numascope.families.bandwidth.bench import measure
+        from numascope.memspec import MemorySpec
+        s = lay.slots[0]
+        mem = MemorySpec("bind", s.mem_nodes) if s.mem_nodes and len(topo.nodes) > 1 \
+            else MemorySpec()
+        return how, [measure(topo, "triad", cpus=list(s.threads), memory=mem,
+                             size_bytes=size_bytes, reps=reps, label="triad verify rank 0")]
+    with tempfile.TemporaryDirectory(prefix="numascope-verify-") as tmp:
+        d = Path(tmp)
+        (d / "barrier").mkdir()
+        spec = d / "spec.json"
+        spec.write_text(json.dumps({
+            "ranks": [{"threads": list(s.threads), "mem_nodes": list(s.mem_nodes)}
+                      for s in lay.slots],
+            "size_bytes": size_bytes, "reps": reps, "barrier": str(d / "barrier")}))
+        cwd = os.getcwd()
+        os.chdir(d)        # a rankfile is written next to the job, as the recipe says
+        try:
+            lines = _run(_commands(cand, how, spec, d), f"verify {cand.label}")
+        finally:
+            os.chdir(cwd)
+    got = {int(x["rank"]): BenchResult.from_dict(x["result"]) for x in lines}
+    missing = [r for r in range(lay.ranks) if r not in got]
+    if missing:
+        raise MeasurementError(f"verify {cand.label}: rank {missing[0]} reported nothing")
+    return how, [got[r] for r in range(lay.ranks)]
+
+
+def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult]
+            ) -> list[BenchResult]:
+    """The ranks' results with their predictions and errors, and the job's total (per
+    repetition the sum over ranks; its median is what the error compares)."""
+    base = {"sweep": "verify", "recipe": cand.label, "unit": cand.unit, "launcher": how,
+            "prediction_run": pred.run_id, "ranks": len(ranks),
+            "shape": f"{len(ranks)}x{cand.recipe.layout.threads}"}
+    out = []
+    for res, rp in zip(ranks, pred.ranks):
+        m = res.metrics["bandwidth"].median
+        res.params.update(base, rank=rp.rank, predicted_gbs=rp.gbs,
+                          error_percent=error_percent(m, rp.gbs))
+        out.append(res)
+    n = min(len(r.metrics["bandwidth"].values) for r in ranks)
+    sums = [sum(r.metrics["bandwidth"].values[i] for r in ranks) for i in range(n)]
+    total = BenchResult("bandwidth", "triad verify total",
+                        {**base, "kernel": "triad", "threads": sum(len(r.placement["cpus"])
+                                                                   for r in ranks),
+                         "predicted_gbs": pred.total},
+                        {"bandwidth": Metric("bandwidth", "GB/s", True, sums,
+                                             "per repetition, the sum over the ranks' "
+                                             "repetitions of the same index")},
+                        {"cpus": [c for r in ranks for c in r.placement["cpus"]]},
+                        [n for r in ranks for n in r.notes])
+    measured = sum(r.metrics["bandwidth"].median for r in ranks)
+    total.params["measured_gbs"] = measured
+    total.params["error_percent"] = error_percent(measured, pred.total)
+    return out + [total]
+
+
+def store_run(topo: Topology, cand: Candidate, pred: Prediction, size_bytes: int | None,
+              reps: int, store_path: Any) -> RunRecord:
+    """Measure the candidate and store it as a run of its own (module doc)."""
+    from numascope.results.run import utc_now
+    from numascope.results.store import Store
+    from numascope.suite import prepare
+    lay = cand.recipe.layout
+    rec, mon = prepare(topo, "quick", {"verify": f"{lay.ranks}x{lay.threads}",
+                                       "recipe": cand.label})
+    info = rec.stage("bandwidth")
+    how, ranks = measure_ranks(topo, cand, size_bytes, reps)
+    rec.results = results(cand, pred, how, ranks)
+    info.status, info.results = "done", len(rec.results)
+    rec.status = "complete"
+    rec.noise = mon.stop()
+    rec.finished = utc_now()
+    with Store.open(store_path, write=True) as st:
+        st.save_run(rec)
+    return rec
