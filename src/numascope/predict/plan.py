@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from numascope.advice import PRACTICAL
 from numascope.errors import UserError
 from numascope.layouts import UNITS
 from numascope.predict.model import Prediction, RankShape
@@ -78,8 +79,9 @@ def why(ranked: list[tuple[Candidate, Prediction]]) -> str:
                 "layout of this shape has a prediction to compare")
     nxt, np_ = have[1]
     (bn, bl), (nn, nl) = _spread(best), _spread(nxt)
-    if bp.total - np_.total <= 0.05 * np_.total:   # noqa: PLR2004 — numascope's 5 %
-        return (f"{best.label} and {nxt.label} are within 5 % ({bp.total:.3g} against "
+    # the smallest difference numascope calls an effect (advice.PRACTICAL, with its source)
+    if bp.total - np_.total <= PRACTICAL.value * np_.total:
+        return (f"{best.label} and {nxt.label} are within {PRACTICAL.value:.0%} ({bp.total:.3g} against "
                 f"{np_.total:.3g} GB/s): the model does not tell them apart")
     if (bn, bl) != (nn, nl):
         how = (f"its ranks draw on {bn} memory node{'s' if bn != 1 else ''} and {bl} L3 "
