@@ -109,7 +109,7 @@ def main(args: argparse.Namespace) -> int:
         done.insert(0, _recipe(args))
     if "readiness" in sections:
         done.insert(0, _readiness(args))
-    if replayed and not args.section:   # say why there is no advice, as a fresh store does
+    if replayed and not args.section and not predicting:   # say why there is no advice, as a fresh store does
         done.append({"section": "advice", "runs": [], "rules": None, "items": [],
                      "note": "no advice for a replayed machine unless its runs are named "
                              "(advise RUN): the store's latest run is this machine's"})

@@ -15,6 +15,7 @@ from numascope.errors import UserError
 from numascope.layouts import UNITS
 from numascope.predict.model import Prediction, RankShape
 from numascope.recipes import Recipe, for_job
+from numascope.topology.lists import format_list
 from numascope.topology.model import Topology
 
 
@@ -32,24 +33,35 @@ class Candidate:
 
 def candidates(topo: Topology, ranks: int | None = None, threads: int | None = None,
                near: str | None = None, unit: str | None = None) -> list[Candidate]:
-    """One candidate per distinct layout: the unit asked for, or every unit the shape fits
-    (the same CPU sets and memory from two units count once, the other unit named)."""
+    """One candidate per distinct layout: the unit asked for, or every unit the shape fits,
+    over the whole machine (spread) and packed inside the first L3, node and socket
+    (compact); the same CPU sets and memory from two choices count once, the others named."""
     out: list[Candidate] = []
     seen: dict[tuple, int] = {}
     errors = []
-    for u in ([unit] if unit else UNITS):
+    first = [f"L3:{topo.l3s[0].index}"] if topo.l3s else []
+    first += [f"N{min(n.id for n in topo.nodes if not n.cpuless)}"] if topo.nodes else []
+    first += [f"S{topo.packages[0].id}"] if topo.packages else []
+    tries = [(u, None) for u in ([unit] if unit else UNITS)]
+    if near is None:
+        tries += [(u, w) for w in first for u in ([unit] if unit else UNITS)]
+    for u, within in tries:
         try:
-            r = for_job(topo, ranks=ranks, threads=threads, near=near, unit=u)
+            r = for_job(topo, ranks=ranks, threads=threads, near=near, unit=u, within=within)
         except UserError as e:
             errors.append(str(e))
             continue
         key = tuple((s.threads, s.mem_nodes) for s in r.layout.slots)
+        name = u if within is None else f"{u} inside {within}"
         if key in seen:
             c = out[seen[key]]
-            out[seen[key]] = Candidate(c.label, c.unit, c.recipe, (*c.same_as, u))
+            out[seen[key]] = Candidate(c.label, c.unit, c.recipe, (*c.same_as, name))
             continue
         seen[key] = len(out)
-        out.append(Candidate(r.layout.describe(), u, r))
+        nodes = sorted({n for sl in r.layout.slots for n in sl.nodes})
+        label = r.layout.describe() + ("" if within is None else f", inside {within}") + \
+            f" (node{'s' if len(nodes) != 1 else ''} {format_list(nodes)})"
+        out.append(Candidate(label, name, r))
     if not out:
         raise UserError(errors[0] if errors else "no layout fits this shape")
     return out
@@ -84,8 +96,9 @@ def why(ranked: list[tuple[Candidate, Prediction]]) -> str:
         return (f"{best.label} and {nxt.label} are within {PRACTICAL.value:.0%} ({bp.total:.3g} against "
                 f"{np_.total:.3g} GB/s): the model does not tell them apart")
     if (bn, bl) != (nn, nl):
-        how = (f"its ranks draw on {bn} memory node{'s' if bn != 1 else ''} and {bl} L3 "
-               f"domain{'s' if bl != 1 else ''} against {nn} and {nl}")
+        how = (f"its ranks draw on {bn} memory node{'s' if bn != 1 else ''}"
+               + (f" and {bl} L3 domain{'s' if bl != 1 else ''}" if bl or nl else "")
+               + f" against {nn}" + (f" and {nl}" if bl or nl else ""))
     else:
         how = "the same number of nodes and L3s, shared differently"
     return (f"{best.label} wins with {bp.total:.3g} GB/s predicted (per rank {per}) against "
