@@ -66,19 +66,11 @@ def predict_section(args: argparse.Namespace) -> dict[str, Any]:
         items = [item(c, p) for c, p in ranked]
         if args.verify:
             from numascope.predict.verify import store_run
-            size = _size(rec)
             for it, (c, p) in zip(items, ranked):
-                run = store_run(topo, c, p, size, args.reps, args.store)
+                run = store_run(topo, c, p, rec, args.reps, args.store)
                 it["verified"] = _verified(run)
     return {"section": "predict", "run": rec.run_id, "kernel": "triad",
             "why": why(ranked), "items": items}
-
-
-def _size(rec: Any) -> int | None:
-    """The array size the run's bandwidth results used (so the check measures the same)."""
-    sizes = [r.params.get("array_bytes") for r in rec.results if r.family == "bandwidth"
-             and isinstance(r.params.get("array_bytes"), int)]
-    return max(sizes) if sizes else None
 
 
 def _verified(run: Any) -> dict[str, Any]:

@@ -6,8 +6,12 @@ launches it: one process for one rank; for several ranks, one process each start
 `mpirun` with the recipe's own --map-by/rankfile line when Open MPI is installed (by `srun`
 inside a Slurm allocation), else by the recipe's per-rank numactl lines (taskset without
 numactl). The ranks wait at a file barrier and time their repetitions together; each
-rank's figure is the median of its repetitions (the first and last may run beside fewer
-ranks: the median stands for the overlapped middle), the job's the sum over ranks.
+rank's figure is the median of the repetitions every rank ran together: each rank's timed
+repetitions run back to back and end just before it reports (wall clock), which places
+them in time; a repetition outside the window common to all ranks (array set-up differs
+between ranks, so one starts timing before another) measured fewer ranks and is left out
+of the metric, kept in params["alone"] with why. Several ranks repeat enough to time about
+OVERLAP_S together. The job's figure is the sum over ranks.
 
 Stored as one run per layout, tagged verify=RxT and recipe=<label>, its results family
 "bandwidth", sweep "verify": one per rank ("triad verify rank R") and the total ("triad
@@ -16,6 +20,7 @@ verify total"), each with the predicted figure, the error in % and the predictio
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -33,6 +38,8 @@ from numascope.results.run import RunRecord
 from numascope.topology.model import Topology
 
 TIMEOUT_S = 600.0
+OVERLAP_S = 2.0          # seconds of timed repetitions per rank when several run together
+MAX_REPS = 400
 WORKER = [sys.executable, "-m", "numascope.predict.worker"]
 
 
@@ -95,8 +102,21 @@ def _run(cmds: list[list[str]], what: str) -> list[dict[str, Any]]:
     return [x for x in lines if x.get("type") == "rank"]
 
 
-def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps: int
-                  ) -> tuple[str, list[BenchResult]]:
+def code_of(rec: RunRecord) -> tuple[int | None, str, str]:
+    """(array bytes, ISA, streaming stores on/off) of the run's triad results with the most
+    threads: the check measures what the prediction was made from."""
+    rs = [r for r in rec.results if r.family == "bandwidth" and r.params.get("kernel") == "triad"
+          and r.params.get("sweep") != "verify" and isinstance(r.params.get("threads"), int)]
+    if not rs:
+        return None, "auto", "auto"
+    top = max(rs, key=lambda r: r.params["threads"])
+    nt = {"streaming": "on", "ordinary": "off"}.get(top.params.get("stores"), "auto")
+    size = top.params.get("array_bytes")
+    return (size if isinstance(size, int) else None), top.params.get("isa") or "auto", nt
+
+
+def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps: int,
+                  isa: str = "auto", nt: str = "auto") -> tuple[str, list[BenchResult]]:
     """(launcher, one result per rank, in rank order)."""
     how = launcher(cand)
     lay = cand.recipe.layout
@@ -107,7 +127,8 @@ def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps:
         mem = MemorySpec("bind", s.mem_nodes) if s.mem_nodes and len(topo.nodes) > 1 \
             else MemorySpec()
         return how, [measure(topo, "triad", cpus=list(s.threads), memory=mem,
-                             size_bytes=size_bytes, reps=reps, label="triad verify rank 0")]
+                             size_bytes=size_bytes, reps=reps, isa=isa, nt=nt,
+                             label="triad verify rank 0")]
     with tempfile.TemporaryDirectory(prefix="numascope-verify-") as tmp:
         d = Path(tmp)
         (d / "barrier").mkdir()
@@ -115,18 +136,64 @@ def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps:
         spec.write_text(json.dumps({
             "ranks": [{"threads": list(s.threads), "mem_nodes": list(s.mem_nodes)}
                       for s in lay.slots],
-            "size_bytes": size_bytes, "reps": reps, "barrier": str(d / "barrier")}))
+            "size_bytes": size_bytes, "reps": reps, "isa": isa, "nt": nt,
+            "barrier": str(d / "barrier")}))
         cwd = os.getcwd()
         os.chdir(d)        # a rankfile is written next to the job, as the recipe says
         try:
             lines = _run(_commands(cand, how, spec, d), f"verify {cand.label}")
         finally:
             os.chdir(cwd)
-    got = {int(x["rank"]): BenchResult.from_dict(x["result"]) for x in lines}
+    got = {int(x["rank"]): x for x in lines}
     missing = [r for r in range(lay.ranks) if r not in got]
     if missing:
         raise MeasurementError(f"verify {cand.label}: rank {missing[0]} reported nothing")
-    return how, [got[r] for r in range(lay.ranks)]
+    return how, overlap([got[r] for r in range(lay.ranks)])
+
+
+def reps_for(pred: Prediction, size_bytes: int | None, reps: int) -> int:
+    """Enough repetitions for several ranks to time about OVERLAP_S together (at the
+    slowest rank's predicted speed), at least `reps`."""
+    if len(pred.ranks) < 2 or not size_bytes:
+        return reps
+    slow = min((r.gbs for r in pred.ranks if r.gbs), default=None)
+    if not slow:
+        return max(reps, 50)
+    one = 3 * size_bytes / (slow * 1e9)          # triad: three arrays a repetition
+    return max(reps, min(MAX_REPS, math.ceil(OVERLAP_S / one)))
+
+
+def overlap(lines: list[dict[str, Any]]) -> list[BenchResult]:
+    """Each rank's result keeping only the repetitions inside the window every rank was
+    timing (module doc); the others go to params["alone"]."""
+    spans = []
+    for x in lines:
+        secs = x["result"]["metrics"]["seconds"]["values"]
+        ends = [x["ended"] - sum(secs[i + 1:]) for i in range(len(secs))]
+        spans.append([(e - s, e) for s, e in zip(secs, ends)])
+    lo = max(sp[0][0] for sp in spans)
+    hi = min(sp[-1][1] for sp in spans)
+    out = []
+    for x, sp in zip(lines, spans):
+        res = BenchResult.from_dict(x["result"])
+        keep = [i for i, (a, b) in enumerate(sp) if a >= lo and b <= hi]
+        bw_, secs = res.metrics["bandwidth"], res.metrics["seconds"]
+        if len(keep) < 3 or len(bw_.values) != len(secs.values):
+            res.notes.append(f"only {len(keep)} of {len(sp)} repetitions ran while every "
+                             "rank did: all kept, the figure mixes in fewer ranks")
+            res.params["alone"] = []
+        else:
+            res.params["alone"] = [{"rep": i, "gbs": bw_.values[i],
+                                    "why": "not every rank was timing"}
+                                   for i in range(len(sp)) if i not in keep]
+            for name in list(res.metrics):
+                m = res.metrics[name]
+                if len(m.values) == len(sp):
+                    res.metrics[name] = Metric(m.name, m.unit, m.higher_is_better,
+                                               [m.values[i] for i in keep], m.note)
+        res.params["affinity"] = x.get("affinity")
+        out.append(res)
+    return out
 
 
 def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult]
@@ -159,7 +226,7 @@ def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult
     return out + [total]
 
 
-def store_run(topo: Topology, cand: Candidate, pred: Prediction, size_bytes: int | None,
+def store_run(topo: Topology, cand: Candidate, pred: Prediction, source: RunRecord,
               reps: int, store_path: Any) -> RunRecord:
     """Measure the candidate and store it as a run of its own (module doc)."""
     from numascope.results.run import utc_now
@@ -169,7 +236,9 @@ def store_run(topo: Topology, cand: Candidate, pred: Prediction, size_bytes: int
     rec, mon = prepare(topo, "quick", {"verify": f"{lay.ranks}x{lay.threads}",
                                        "recipe": cand.label})
     info = rec.stage("bandwidth")
-    how, ranks = measure_ranks(topo, cand, size_bytes, reps)
+    size_bytes, isa, nt = code_of(source)
+    how, ranks = measure_ranks(topo, cand, size_bytes, reps_for(pred, size_bytes, reps),
+                               isa, nt)
     rec.results = results(cand, pred, how, ranks)
     info.status, info.results = "done", len(rec.results)
     rec.status = "complete"

@@ -1,7 +1,7 @@
 """One rank of `advise --verify`: `python -m numascope.predict.worker SPEC [RANK]`.
 
 SPEC (JSON): {"ranks": [{"threads": [...], "mem_nodes": [...]}, ...], "size_bytes": N,
-"reps": R, "barrier": DIR}. The rank is RANK, else the launcher's (OMPI_COMM_WORLD_RANK,
+"reps": R, "isa": I, "nt": on|off|auto, "barrier": DIR}. The rank is RANK, else the launcher's (OMPI_COMM_WORLD_RANK,
 PMIX_RANK, PMI_RANK, SLURM_PROCID). Every rank marks DIR/ready-<rank> once loaded and
 starts only when all have (a file barrier: the ranks' timed repetitions overlap), then
 measures the STREAM triad on its threads' CPUs over memory bound to its nodes and prints
@@ -46,9 +46,11 @@ def main(argv: list[str]) -> int:
         time.sleep(0.001)
     res = measure(topo, "triad", cpus=list(me["threads"]), memory=mem,
                   size_bytes=spec.get("size_bytes"), reps=int(spec["reps"]),
-                  label=f"triad verify rank {rank}")
+                  isa=spec.get("isa", "auto"), nt=spec.get("nt", "auto"), label=f"triad verify rank {rank}")
+    # the timed repetitions ran back to back just before this: verify.overlap places them
     print(json.dumps({"type": "rank", "rank": rank, "result": res.to_dict(),
-                      "affinity": sorted(os.sched_getaffinity(0))}), flush=True)
+                      "ended": time.time(), "affinity": sorted(os.sched_getaffinity(0))}),
+          flush=True)
     return 0
 
 
