@@ -69,7 +69,11 @@ def predict_section(args: argparse.Namespace) -> dict[str, Any]:
             for it, (c, p) in zip(items, ranked):
                 run = store_run(topo, c, p, rec, args.reps, args.store)
                 it["verified"] = _verified(run)
-    return {"section": "predict", "run": rec.run_id, "kernel": "triad",
+    from numascope.profile import readable
+    note = "" if readable(rec.profile) else (
+        f"run {rec.run_id} is a smoke run: its figures measure small working sets (caches "
+        "on a real machine), and so do these predictions")
+    return {"section": "predict", "run": rec.run_id, "kernel": "triad", "note": note,
             "why": why(ranked), "items": items}
 
 
@@ -96,6 +100,8 @@ def _pct(x: float | None) -> str:
 def render(sec: dict[str, Any], say: Callable[..., None], command: Callable[..., None]) -> None:
     say(f"predicted from run {sec['run']} ({sec['kernel']}, GB/s in STREAM bytes), "
         "best first:")
+    if sec.get("note"):
+        say(sec["note"], 2, "  ")
     for i, it in enumerate(sec["items"], 1):
         p = it["prediction"]
         per = ", ".join(_g(r["gbs"]) for r in p["ranks"])

@@ -40,7 +40,15 @@ from numascope.topology.model import Topology
 TIMEOUT_S = 600.0
 OVERLAP_S = 2.0          # seconds of timed repetitions per rank when several run together
 MAX_REPS = 400
-WORKER = [sys.executable, "-m", "numascope.predict.worker"]
+WORKER = [sys.executable, str(Path(__file__).with_name("worker.py"))]
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of a rank: this process's, and the numascope it runs (worker.py)."""
+    import numascope
+    from numascope import _core
+    return {**os.environ, "NUMASCOPE_WORKER_SRC": str(Path(numascope.__file__).parent.parent),
+            "NUMASCOPE_WORKER_CORE": str(Path(_core.__file__).resolve())}
 
 
 def error_percent(measured: float | None, predicted: float | None) -> float | None:
@@ -81,7 +89,8 @@ def _commands(cand: Candidate, how: str, spec: Path, workdir: Path) -> list[list
 
 
 def _run(cmds: list[list[str]], what: str) -> list[dict[str, Any]]:
-    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    env = worker_env()
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                               stdin=subprocess.DEVNULL, text=True, start_new_session=True)
              for c in cmds]
     lines: list[dict[str, Any]] = []

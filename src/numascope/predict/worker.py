@@ -1,4 +1,9 @@
-"""One rank of `advise --verify`: `python -m numascope.predict.worker SPEC [RANK]`.
+"""One rank of `advise --verify`: `python .../numascope/predict/worker.py SPEC [RANK]`.
+
+It imports the numascope its parent runs: the source folder and the C core named by
+NUMASCOPE_WORKER_SRC and NUMASCOPE_WORKER_CORE (set by verify.py), loaded as files, past
+any editable-install loader (which would rebuild at every start, and cannot on a read-only
+tree such as the test guests' view of it).
 
 SPEC (JSON): {"ranks": [{"threads": [...], "mem_nodes": [...]}, ...], "size_bytes": N,
 "reps": R, "isa": I, "nt": on|off|auto, "barrier": DIR}. The rank is RANK, else the launcher's (OMPI_COMM_WORLD_RANK,
@@ -18,6 +23,24 @@ from pathlib import Path
 BARRIER_S = 120.0
 
 
+def same_numascope() -> None:
+    """Import numascope from NUMASCOPE_WORKER_SRC with its C core NUMASCOPE_WORKER_CORE."""
+    src, core = os.environ.get("NUMASCOPE_WORKER_SRC"), os.environ.get("NUMASCOPE_WORKER_CORE")
+    if not src or not core:
+        return
+    import importlib.util
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
+    sys.path.insert(0, src)
+    spec = importlib.util.spec_from_file_location("numascope._core", core)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"numascope.predict.worker: cannot load the C core {core}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["numascope._core"] = mod
+    spec.loader.exec_module(mod)
+    import numascope
+    numascope._core = mod  # type: ignore[attr-defined]
+
+
 def _rank(argv: list[str]) -> int:
     if len(argv) > 2:
         return int(argv[2])
@@ -28,6 +51,7 @@ def _rank(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    same_numascope()
     spec = json.loads(Path(argv[1]).read_text())
     rank = _rank(argv)
     me = spec["ranks"][rank]
