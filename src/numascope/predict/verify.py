@@ -74,7 +74,9 @@ def _commands(cand: Candidate, how: str, spec: Path, workdir: Path) -> list[list
     r = cand.recipe
     worker = [*WORKER, str(spec)]
     if how == "mpirun":
-        argv, files = openmpi_argv(r.layout, worker, mpirun=shutil.which("mpirun") or "mpirun",
+        # by name: Open MPI takes an absolute path's grandparent as its --prefix, and where
+        # PATH finds /bin/mpirun that is "/", which it refuses
+        argv, files = openmpi_argv(r.layout, worker, mpirun="mpirun",
                                    rankfile=str(workdir / "numascope.rankfile"), topo=None)
         for name, text in files.items():
             Path(name).write_text(text)
@@ -98,7 +100,8 @@ def _run(cmds: list[list[str]], what: str) -> list[dict[str, Any]]:
         for p in procs:
             out, err = p.communicate(timeout=TIMEOUT_S)
             if p.returncode != 0:
-                said = (err.strip().splitlines() or ["no message"])[-1][:300]
+                from numascope.families.interconnect.launch import launcher_message
+                said = launcher_message(err) or "no message"
                 raise MeasurementError(f"{what}: {p.args[0]} exit {p.returncode}: {said}")
             lines += [json.loads(x) for x in out.splitlines()
                       if x.startswith("{") and x.endswith("}")]
