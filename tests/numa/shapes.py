@@ -62,7 +62,7 @@ def steps_predict() -> list[Step]:
         Step("predict-run", ["run", "--smoke", "--stage", "bandwidth", "--stage", "matrix",
                              "--store", PREDICT_STORE, "--no-report", "--json"]),
         *[Step(f"verify-{r}", ["advise", "--verify", "--ranks", str(r), "--threads", "1",
-                               "--reps", "3", "--store", PREDICT_STORE, "--json"])
+                               "--reps", "5", "--store", PREDICT_STORE, "--json"])
           for r in PREDICT_RANKS],
     ]
 

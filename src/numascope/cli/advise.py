@@ -25,7 +25,7 @@ NAME = "advise"
 HELP = ("readiness checks of this machine (governor, NUMA balancing, THP, SMT, …) with the "
         "commands that change them, and advice from stored runs with its evidence")
 ORDER = 84
-VERIFY_REPS = 10
+VERIFY_REPS = 10        # numascope.predict.verify.REPS
 SECTIONS = ("readiness", "recipe", "predict", "advice")
 
 
@@ -60,8 +60,9 @@ def register(p: argparse.ArgumentParser) -> None:
                    help="the stored run to predict from (default: this host's latest run)")
     g.add_argument("--demand", type=float, metavar="GB/S",
                    help="the most one thread of the code asks (GB/s): ranks are held to it")
-    g.add_argument("--reps", type=int, default=VERIFY_REPS, metavar="N",
-                   help=f"--verify: timed repetitions per layout (default {VERIFY_REPS})")
+    g.add_argument("--reps", type=int, metavar="N",
+                   help=f"--verify: timed repetitions per layout (default: {VERIFY_REPS}, "
+                        "several ranks enough to time about 2 s together)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -73,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
                         "--threads T")
     if args.run is not None and not predicting:
         raise UserError("--run chooses the run to predict from: add --predict")
-    if args.reps < 1:
+    if args.reps is not None and args.reps < 1:
         raise UserError(f"--reps must be at least 1 (got {args.reps})")
     if args.demand is not None and not args.demand > 0:
         raise UserError(f"--demand must be a positive GB/s figure (got {args.demand:g})")

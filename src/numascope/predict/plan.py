@@ -72,10 +72,10 @@ def rank(pairs: list[tuple[Candidate, Prediction]]) -> list[tuple[Candidate, Pre
     return sorted(pairs, key=lambda cp: (cp[1].total is None, -(cp[1].total or 0.0)))
 
 
-def _spread(c: Candidate) -> tuple[int, int]:
+def _spread(c: Candidate) -> tuple[int, int, int]:
     slots = c.recipe.layout.slots
     return (len({n for s in slots for n in s.mem_nodes} or {n for s in slots for n in s.nodes}),
-            len({x for s in slots for x in s.l3s}))
+            len({x for s in slots for x in s.l3s}), len({x for s in slots for x in s.packages}))
 
 
 def why(ranked: list[tuple[Candidate, Prediction]]) -> str:
@@ -90,17 +90,20 @@ def why(ranked: list[tuple[Candidate, Prediction]]) -> str:
         return (f"{best.label}: {bp.total:.3g} GB/s predicted (per rank {per}); no other "
                 "layout of this shape has a prediction to compare")
     nxt, np_ = have[1]
-    (bn, bl), (nn, nl) = _spread(best), _spread(nxt)
+    (bn, bl, bp_), (nn, nl, np2) = _spread(best), _spread(nxt)
     # the smallest difference numascope calls an effect (advice.PRACTICAL, with its source)
     if bp.total - np_.total <= PRACTICAL.value * np_.total:
         return (f"{best.label} and {nxt.label} are within {PRACTICAL.value:.0%} ({bp.total:.3g} against "
                 f"{np_.total:.3g} GB/s): the model does not tell them apart")
-    if (bn, bl) != (nn, nl):
+    if (bn, bl) == (nn, nl) and bp_ != np2:
+        how = f"its ranks span {bp_} package{'s' if bp_ != 1 else ''} against {np2}"
+    elif (bn, bl) != (nn, nl):
         how = (f"its ranks draw on {bn} memory node{'s' if bn != 1 else ''}"
                + (f" and {bl} L3 domain{'s' if bl != 1 else ''}" if bl or nl else "")
                + f" against {nn}" + (f" and {nl}" if bl or nl else ""))
     else:
-        how = "the same number of nodes and L3s, shared differently"
+        how = ("the same number of nodes, L3s and packages, shared by the ranks "
+               "differently")
     return (f"{best.label} wins with {bp.total:.3g} GB/s predicted (per rank {per}) against "
             f"{np_.total:.3g} for {nxt.label}: {how}")
 

@@ -40,6 +40,7 @@ from numascope.topology.model import Topology
 TIMEOUT_S = 600.0
 OVERLAP_S = 2.0          # seconds of timed repetitions per rank when several run together
 MAX_REPS = 400
+REPS = 10                # one rank's repetitions (advise --reps changes it)
 WORKER = [sys.executable, str(Path(__file__).with_name("worker.py"))]
 
 
@@ -163,9 +164,12 @@ def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps:
     return how, overlap([got[r] for r in range(lay.ranks)])
 
 
-def reps_for(pred: Prediction, size_bytes: int | None, reps: int) -> int:
-    """Enough repetitions for several ranks to time about OVERLAP_S together (at the
-    slowest rank's predicted speed), at least `reps`."""
+def reps_for(pred: Prediction, size_bytes: int | None, reps: int | None) -> int:
+    """`reps` when given; else REPS, and for several ranks enough to time about OVERLAP_S
+    together (at the slowest rank's predicted speed)."""
+    if reps is not None:
+        return reps
+    reps = REPS
     if len(pred.ranks) < 2 or not size_bytes:
         return reps
     slow = min((r.gbs for r in pred.ranks if r.gbs), default=None)
@@ -239,7 +243,7 @@ def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult
 
 
 def store_run(topo: Topology, cand: Candidate, pred: Prediction, source: RunRecord,
-              reps: int, store_path: Any) -> RunRecord:
+              reps: int | None, store_path: Any) -> RunRecord:
     """Measure the candidate and store it as a run of its own (module doc)."""
     from numascope.results.run import utc_now
     from numascope.results.store import Store
