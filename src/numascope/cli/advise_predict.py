@@ -82,7 +82,7 @@ def _verified(run: Any) -> dict[str, Any]:
     return {"run_id": run.run_id, "launcher": total.params["launcher"],
             "total_gbs": total.params["measured_gbs"],
             "error_percent": total.params["error_percent"],
-            "ranks": [{"rank": r.params["rank"], "gbs": r.metrics["bandwidth"].median,
+            "ranks": [{"rank": r.params["rank"], "gbs": r.params["measured_gbs"],
                        "n": len(r.metrics["bandwidth"].values),
                        "predicted_gbs": r.params["predicted_gbs"],
                        "error_percent": r.params["error_percent"]}

@@ -11,7 +11,11 @@ repetitions run back to back and end just before it reports (wall clock), which 
 them in time; a repetition outside the window common to all ranks (array set-up differs
 between ranks, so one starts timing before another) measured fewer ranks and is left out
 of the metric, kept in params["alone"] with why. Several ranks repeat enough to time about
-OVERLAP_S together. The job's figure is the sum over ranks.
+OVERLAP_S together. With several ranks a rank's figure is what it moved inside that common
+window divided by the window (its throughput while the job ran: on a busy machine a rank
+descheduled for a while moves less, and the repetitions' median would hide it); one
+rank's is the median of its repetitions, the convention of the run's points. The job's
+figure is the sum over ranks.
 
 Stored as one run per layout, tagged verify=RxT and recipe=<label>, its results family
 "bandwidth", sweep "verify": one per rank ("triad verify rank R") and the total ("triad
@@ -207,22 +211,37 @@ def overlap(lines: list[dict[str, Any]]) -> list[BenchResult]:
                 if len(m.values) == len(sp):
                     res.metrics[name] = Metric(m.name, m.unit, m.higher_is_better,
                                                [m.values[i] for i in keep], m.note)
+        # what the rank moved while every rank ran, over that window: the job's view
+        # (a rank descheduled for a while moves less, as it would in the job)
+        gbs = x["result"]["metrics"]["bandwidth"]["values"]
+        if len(gbs) == len(sp) and hi > lo:
+            res.params["window_gbs"] = sum(g * max(0.0, min(b, hi) - max(a, lo))
+                                           for g, (a, b) in zip(gbs, sp)) / (hi - lo)
+            res.params["window_s"] = hi - lo
         res.params["affinity"] = x.get("affinity")
         out.append(res)
     return out
 
 
+def measured(res: BenchResult) -> float:
+    """A rank's figure: its throughput over the window all ranks ran (several ranks), else
+    the median of its repetitions (one rank: the STREAM convention, as the run's points)."""
+    w = res.params.get("window_gbs")
+    return float(w) if isinstance(w, (int, float)) else res.metrics["bandwidth"].median
+
+
 def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult]
             ) -> list[BenchResult]:
-    """The ranks' results with their predictions and errors, and the job's total (per
-    repetition the sum over ranks; its median is what the error compares)."""
+    """The ranks' results with their predictions and errors, and the job's total (its
+    metric per repetition the sum over ranks; its error compares the sum of the ranks'
+    figures, `measured`)."""
     base = {"sweep": "verify", "recipe": cand.label, "unit": cand.unit, "launcher": how,
             "prediction_run": pred.run_id, "ranks": len(ranks),
             "shape": f"{len(ranks)}x{cand.recipe.layout.threads}"}
     out = []
     for res, rp in zip(ranks, pred.ranks):
-        m = res.metrics["bandwidth"].median
-        res.params.update(base, rank=rp.rank, predicted_gbs=rp.gbs,
+        m = measured(res)
+        res.params.update(base, rank=rp.rank, predicted_gbs=rp.gbs, measured_gbs=m,
                           error_percent=error_percent(m, rp.gbs))
         out.append(res)
     n = min(len(r.metrics["bandwidth"].values) for r in ranks)
@@ -236,9 +255,9 @@ def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult
                                              "repetitions of the same index")},
                         {"cpus": [c for r in ranks for c in r.placement["cpus"]]},
                         [n for r in ranks for n in r.notes])
-    measured = sum(r.metrics["bandwidth"].median for r in ranks)
-    total.params["measured_gbs"] = measured
-    total.params["error_percent"] = error_percent(measured, pred.total)
+    got = sum(measured(r) for r in ranks)
+    total.params["measured_gbs"] = got
+    total.params["error_percent"] = error_percent(got, pred.total)
     return out + [total]
 
 

@@ -21,13 +21,13 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     rs.sort(key=lambda r: (r.case.endswith("total"), r.params.get("rank", 0)))
     labels = ["total" if r.case.endswith("total") else f"rank {r.params.get('rank')}"
               for r in rs]
-    measured = [r.metrics["bandwidth"].median for r in rs]
+    measured = [r.params.get("measured_gbs", r.metrics["bandwidth"].median) for r in rs]
     predicted = [r.params.get("predicted_gbs") for r in rs]
     fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rs) + 2), 4))
     x = range(len(rs))
     ax.bar([i - 0.2 for i in x], [p if p is not None else 0 for p in predicted], 0.4,
            label="predicted", color="tab:gray")
-    ax.bar([i + 0.2 for i in x], measured, 0.4, label="measured (median)", color="tab:blue")
+    ax.bar([i + 0.2 for i in x], measured, 0.4, label="measured", color="tab:blue")
     for i, r in enumerate(rs):
         m = r.metrics["bandwidth"]
         ax.plot([i + 0.2, i + 0.2], [m.min, m.max], color="black", lw=1)
