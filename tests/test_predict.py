@@ -156,3 +156,25 @@ def test_points_ignore_other_kernels_and_verify_results():
     r = rec(bw("copy 1T", [0], 50.0, kernel="copy"), v, *NODE0)
     assert {p.case for p in points(r)} == {x.case for x in NODE0}
     assert curve([], 1, 1).gbs is None
+
+
+def test_verify_keeps_the_repetitions_every_rank_ran_and_their_throughput():
+    """Rank 0 times 5 repetitions of 1 s ending at t=10, rank 1 four of 1 s ending at
+    t=9.5: both were timing in [5.5, 9.5]; only the repetitions inside it count, and each
+    rank's figure is what it moved in that window over its length."""
+    from numascope.predict.verify import measured, overlap
+
+    def line(rank: int, ended: float, gbs: list[float]) -> dict:
+        r = BenchResult("bandwidth", f"triad verify rank {rank}", {"kernel": "triad"},
+                        {"bandwidth": Metric("bandwidth", "GB/s", True, gbs),
+                         "seconds": Metric("seconds", "s", False, [1.0] * len(gbs))},
+                        {"cpus": [rank]})
+        return {"type": "rank", "rank": rank, "ended": ended, "result": r.to_dict()}
+    a, b = overlap([line(0, 10.0, [1, 2, 3, 4, 5]), line(1, 9.5, [6, 7, 8, 9])])
+    # rank 0's repetitions span [5,6] … [9,10]; rank 1's [5.5,6.5] … [8.5,9.5]
+    assert a.metrics["bandwidth"].values == [2, 3, 4]          # [6,7], [7,8], [8,9]
+    assert [x["rep"] for x in a.params["alone"]] == [0, 4]
+    assert b.metrics["bandwidth"].values == [6, 7, 8, 9] and b.params["alone"] == []
+    assert a.params["window_s"] == pytest.approx(4.0)
+    assert measured(a) == pytest.approx((1 * 0.5 + 2 + 3 + 4 + 5 * 0.5) / 4)
+    assert measured(b) == pytest.approx((6 + 7 + 8 + 9) / 4)
