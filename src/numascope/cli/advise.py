@@ -23,7 +23,9 @@ from numascope.console import out
 
 NAME = "advise"
 HELP = ("readiness checks of this machine (governor, NUMA balancing, THP, SMT, …) with the "
-        "commands that change them, and advice from stored runs with its evidence")
+        "commands that change them, advice from stored runs with its evidence, and for a "
+        "job shape its launcher lines and (--predict, --verify) the bandwidth each layout "
+        "gets")
 ORDER = 84
 VERIFY_REPS = 10        # numascope.predict.verify.REPS
 SECTIONS = ("readiness", "recipe", "predict", "advice")
@@ -78,6 +80,10 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"--reps must be at least 1 (got {args.reps})")
     if args.demand is not None and not args.demand > 0:
         raise UserError(f"--demand must be a positive GB/s figure (got {args.demand:g})")
+    if args.reps is not None and not args.verify:
+        raise UserError("--reps sets the repetitions of --verify: add --verify")
+    if predicting and args.section and "predict" not in args.section:
+        raise UserError("--predict/--verify give the predict section: add --section predict")
     # a replayed machine (--sysfs-root) is advised from its own runs only: named ones, never
     # this machine's latest from the store
     replayed = str(args.sysfs_root).strip() not in ("/", "") and not args.runs
@@ -110,7 +116,7 @@ def main(args: argparse.Namespace) -> int:
         done.insert(0, _recipe(args))
     if "readiness" in sections:
         done.insert(0, _readiness(args))
-    if replayed and not args.section and not predicting:   # say why there is no advice, as a fresh store does
+    if replayed and not args.section and not predicting:   # why no advice, as a fresh store says
         done.append({"section": "advice", "runs": [], "rules": None, "items": [],
                      "note": "no advice for a replayed machine unless its runs are named "
                              "(advise RUN): the store's latest run is this machine's"})
