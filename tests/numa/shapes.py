@@ -48,6 +48,25 @@ ROUND_ROBIN = Shape("rr4n", sockets=1, cpu_nodes=(0, 1, 2, 3, 0, 1, 2, 3),
                     node_mib=(512,) * 4, distances={(0, 1): 11, (2, 3): 11},
                     default_distance=12)
 
+# (d) the two-socket shape once more, for `advise --predict/--verify` in a boot of its own:
+# a smoke run of the bandwidth and matrix stages, then every layout of 2 and 4 ranks
+# predicted from it and run for real (mpirun, one process a rank)
+PREDICT = Shape("2s4n-predict", sockets=2, cpu_nodes=(0, 1, 2, 3), node_mib=(256,) * 4,
+                distances={(0, 1): 12, (2, 3): 12}, default_distance=32)
+PREDICT_STORE = f"{GUEST_LOCAL}/predict.db"
+PREDICT_RANKS = (2, 4)
+
+
+def steps_predict() -> list[Step]:
+    return [
+        Step("predict-run", ["run", "--smoke", "--stage", "bandwidth", "--stage", "matrix",
+                             "--store", PREDICT_STORE, "--no-report", "--json"]),
+        *[Step(f"verify-{r}", ["advise", "--verify", "--ranks", str(r), "--threads", "1",
+                               "--reps", "5", "--store", PREDICT_STORE, "--json"])
+          for r in PREDICT_RANKS],
+    ]
+
+
 # bad input: (name, argv, what the one line must say)
 ERRORS_TWO_SOCKETS = [
     ("err-membind-absent", ["bw", "--membind", "7", "--size", "16M"], "node 7 does not exist"),

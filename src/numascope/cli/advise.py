@@ -6,7 +6,9 @@ numascope.readiness on this machine or a replayed --sysfs-root), advice (the rul
 numascope.advice on the selected stored runs), and recipe when a job shape is given
 (--ranks/--threads/--near/--unit: numascope.recipes' launcher lines, each with the CPU sets
 it yields, on this machine or the replayed one); --json gives one envelope whose results are the sections, each
-{"section": NAME, …, "items": [...]}."""
+{"section": NAME, …, "items": [...]}. --predict (and --verify) add the predict section:
+every layout of the shape with the bandwidth and latency numascope.predict's model gives it
+from a stored run, ranked, and with --verify each measured for real and stored as a run."""
 
 from __future__ import annotations
 
@@ -21,9 +23,12 @@ from numascope.console import out
 
 NAME = "advise"
 HELP = ("readiness checks of this machine (governor, NUMA balancing, THP, SMT, …) with the "
-        "commands that change them, and advice from stored runs with its evidence")
+        "commands that change them, advice from stored runs with its evidence, and for a "
+        "job shape its launcher lines and (--predict, --verify) the bandwidth each layout "
+        "gets")
 ORDER = 84
-SECTIONS = ("readiness", "recipe", "advice")
+VERIFY_REPS = 10        # numascope.predict.verify.REPS
+SECTIONS = ("readiness", "recipe", "predict", "advice")
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -45,17 +50,49 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(p)
     from numascope.recipes import add_job_args
     add_job_args(p)
+    g = p.add_argument_group("predict, then verify (numascope.predict)")
+    g.add_argument("--predict", action="store_true",
+                   help="every layout of the job shape with its predicted bandwidth per rank "
+                        "and in total (and latency), from a stored run, ranked")
+    g.add_argument("--verify", action="store_true",
+                   help="also run each layout for real (STREAM triad on its CPU sets and "
+                        "memory, launched as its recipe launches it), measured against the "
+                        "prediction, each stored as a run tagged with its recipe")
+    g.add_argument("--run", metavar="ID",
+                   help="the stored run to predict from (default: this host's latest run)")
+    g.add_argument("--demand", type=float, metavar="GB/S",
+                   help="the most one thread of the code asks (GB/s): ranks are held to it")
+    g.add_argument("--reps", type=int, metavar="N",
+                   help=f"--verify: timed repetitions per layout (default: {VERIFY_REPS}, "
+                        "several ranks enough to time about 2 s together)")
 
 
 def main(args: argparse.Namespace) -> int:
     from numascope.errors import UserError
     shape = any(getattr(args, k, None) is not None for k in ("ranks", "threads", "near", "unit"))
+    predicting = args.predict or args.verify
+    if predicting and not shape:
+        raise UserError("--predict and --verify need a job shape: --ranks R and/or "
+                        "--threads T")
+    if args.run is not None and not predicting:
+        raise UserError("--run chooses the run to predict from: add --predict")
+    if args.reps is not None and args.reps < 1:
+        raise UserError(f"--reps must be at least 1 (got {args.reps})")
+    if args.demand is not None and not args.demand > 0:
+        raise UserError(f"--demand must be a positive GB/s figure (got {args.demand:g})")
+    if args.reps is not None and not args.verify:
+        raise UserError("--reps sets the repetitions of --verify: add --verify")
+    if predicting and args.section and "predict" not in args.section:
+        raise UserError("--predict/--verify give the predict section: add --section predict")
     # a replayed machine (--sysfs-root) is advised from its own runs only: named ones, never
     # this machine's latest from the store
     replayed = str(args.sysfs_root).strip() not in ("/", "") and not args.runs
-    sections = list(dict.fromkeys(args.section or
+    sections = list(dict.fromkeys(args.section or (["predict"] if predicting else
                                   [s for s in SECTIONS if (s != "recipe" or shape)
-                                   and (s != "advice" or not replayed)]))
+                                   and s != "predict"
+                                   and (s != "advice" or not replayed)])))
+    if "predict" in sections and not predicting:
+        raise UserError("the predict section needs --predict (or --verify)")
     if "recipe" in sections and not shape:
         raise UserError("the recipe section needs a job shape: --ranks R, --threads T, "
                         "--near DEVICE or --unit")
@@ -72,11 +109,14 @@ def main(args: argparse.Namespace) -> int:
     # the store first: a bad selection is reported before any machine is read
     if "advice" in sections:
         done.append(_advice(args))
+    if "predict" in sections:
+        from numascope.cli.advise_predict import predict_section
+        done.append(predict_section(args))
     if "recipe" in sections:
         done.insert(0, _recipe(args))
     if "readiness" in sections:
         done.insert(0, _readiness(args))
-    if replayed and not args.section:   # say why there is no advice, as a fresh store does
+    if replayed and not args.section and not predicting:   # why no advice, as a fresh store says
         done.append({"section": "advice", "runs": [], "rules": None, "items": [],
                      "note": "no advice for a replayed machine unless its runs are named "
                              "(advise RUN): the store's latest run is this machine's"})
@@ -252,5 +292,10 @@ def _evidence(e: dict[str, Any]) -> str:
                                                  if k != "run_id")
 
 
+def _render_predict(sec: dict[str, Any], args: argparse.Namespace) -> None:
+    from numascope.cli.advise_predict import render
+    render(sec, _say, _command)
+
+
 RENDER = {"readiness": _render_readiness, "recipe": _render_recipe,
-          "advice": _render_advice}
+          "predict": _render_predict, "advice": _render_advice}

@@ -1,0 +1,494 @@
+"""The placement model: the memory bandwidth each rank of a job shape gets, and its idle
+and loaded latency, from the measurements of one stored run.
+
+    shape = [RankShape(0, threads=(0, 1), mem_nodes=(0,)), RankShape(1, (8, 9), (1,))]
+    p = predict(record, shape)                  # kernel "triad"
+    p.total, [r.gbs for r in p.ranks], p.used, p.extrapolated, p.no_data
+
+How (an engineer's saturation model, as in the ECM/roofline literature: Hofmann, Hager,
+Wellein et al.; bandwidth saturates per memory domain):
+- Each thread reads its pages from one node: its own with local/first-touch memory or when
+  the binding holds its node, else the bound node nearest to it (the kernel's MPOL_BIND
+  zonelist order). Threads group by (CPU node, memory node).
+- A group's bandwidth comes from the run's bandwidth results of the kernel whose CPUs lie
+  on that CPU node and whose pages lie on that memory node (>= 90 %): a point with the same
+  thread count and the same number of L3 domains is taken as measured; else the series of
+  the same L3 spread (packed, or one thread per L3) is read at the thread count: linear
+  between two measured counts ("interpolated"), beyond the largest P(n) = min(n·P1, Psat)
+  and below the smallest n·P(m)/m ("extrapolated", said). A node never measured alone takes
+  a node of the same CPUs and L3s ("borrowed", said).
+- A remote group without its own points: its CPU node's local curve times the matrix's
+  remote/local read-bandwidth ratio of the pair; no matrix pair: "no data".
+- Shared domains: a group's figure is split among its ranks by their threads (threads of
+  two ranks in one L3 are one group: the L3's point at 2 threads, halved); a memory node
+  whose groups together exceed its measured saturation (the largest figure measured on it)
+  is capped there, shared in proportion; a package over its measured per-package figure
+  likewise.
+- Latency per rank: idle from the matrix (or the latency family's idle chase of that node
+  pair); loaded from the loaded-latency curve of the memory node, read at the node's
+  predicted bandwidth (past its last point: that point's latency, a lower bound, said).
+
+Every figure names the results it used (run id, case, median, repetitions); where nothing
+measured answers it says "no data" and gives no number."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from numascope.results.record import BenchResult
+from numascope.results.run import RunRecord
+
+KERNEL = "triad"
+ON_NODE = 0.9              # a point's pages count as on a node when this share of them is
+
+
+@dataclass(frozen=True)
+class RankShape:
+    """One rank of a job: one CPU per thread, and the nodes its memory is bound to
+    (empty: local / first touch)."""
+    rank: int
+    threads: tuple[int, ...]
+    mem_nodes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured bandwidth result, as the model reads it."""
+    run_id: str
+    case: str
+    cpus: tuple[int, ...]
+    node: int | None               # the CPU node of all its CPUs (None: several)
+    package: int | None
+    mem: int | None                # the node holding >= ON_NODE of its pages (None: spread)
+    l3s: int                       # L3 domains its threads use
+    gbs: float                     # median GB/s
+    reps: int
+
+    @property
+    def n(self) -> int:
+        return len(self.cpus)
+
+    def used(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "case": self.case, "metric": "bandwidth",
+                "median": round(self.gbs, 4), "unit": "GB/s", "n": self.reps}
+
+
+@dataclass
+class RankPrediction:
+    rank: int
+    cpus: tuple[int, ...]
+    nodes: tuple[int, ...]             # CPU nodes of its threads
+    mem_nodes: tuple[int, ...]         # memory nodes its threads read
+    gbs: float | None = None           # None: no data
+    idle_ns: float | None = None
+    loaded_ns: float | None = None
+
+    @property
+    def threads(self) -> int:
+        return len(self.cpus)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "cpus": list(self.cpus), "threads": self.threads,
+                "nodes": list(self.nodes), "mem_nodes": list(self.mem_nodes),
+                "gbs": _r(self.gbs), "idle_ns": _r(self.idle_ns),
+                "loaded_ns": _r(self.loaded_ns)}
+
+
+@dataclass
+class Prediction:
+    run_id: str
+    kernel: str
+    ranks: list[RankPrediction]
+    used: list[dict[str, Any]] = field(default_factory=list)     # results read
+    extrapolated: list[str] = field(default_factory=list)        # where it reads past data
+    no_data: list[str] = field(default_factory=list)             # what nothing answers
+    notes: list[str] = field(default_factory=list)               # caps and splits applied
+
+    @property
+    def total(self) -> float | None:
+        """The job's bandwidth; None when some rank has no figure."""
+        if not self.ranks or any(r.gbs is None for r in self.ranks):
+            return None
+        return sum(r.gbs for r in self.ranks)  # type: ignore[misc]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "kernel": self.kernel, "total_gbs": _r(self.total),
+                "ranks": [r.to_dict() for r in self.ranks], "used": list(self.used),
+                "extrapolated": list(self.extrapolated), "no_data": list(self.no_data),
+                "notes": list(self.notes)}
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(f"{x:.4g}")
+
+
+# -- reading the run -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Cpu:
+    node: int | None
+    l3: int | None
+    package: int | None
+
+
+def cpu_map(rec: RunRecord) -> dict[int, _Cpu]:
+    return {int(c["id"]): _Cpu(c.get("node"), c.get("l3"), c.get("package"))
+            for c in rec.topology.get("cpus", []) if isinstance(c, dict) and "id" in c}
+
+
+def distances(rec: RunRecord) -> dict[int, dict[int, int]]:
+    return {int(n["id"]): {int(k): int(v) for k, v in (n.get("distances") or {}).items()}
+            for n in rec.topology.get("nodes", []) if isinstance(n, dict)}
+
+
+def _pages_node(res: BenchResult, cpus: dict[int, _Cpu]) -> int | None:
+    """The node holding >= ON_NODE of a result's pages (from its page counts; without
+    them, its binding, or for first touch its CPUs' node); None when spread."""
+    pl = res.placement or {}
+    pages = {int(k): float(v) for k, v in (pl.get("pages_per_node") or {}).items()
+             if isinstance(v, (int, float)) and int(k) >= 0}
+    total = sum(pages.values())
+    if total > 0:
+        node, most = max(pages.items(), key=lambda kv: kv[1])
+        return node if most / total >= ON_NODE else None
+    mem = pl.get("memory") or {}
+    if mem.get("policy") in ("bind", "preferred") and len(mem.get("nodes") or []) == 1:
+        return int(mem["nodes"][0])
+    if mem.get("policy") in (None, "first-touch", "local"):
+        nodes = {cpus[c].node for c in pl.get("cpus") or [] if c in cpus}
+        return nodes.pop() if len(nodes) == 1 else None
+    return None
+
+
+def points(rec: RunRecord, kernel: str = KERNEL) -> list[Point]:
+    cpus = cpu_map(rec)
+    out = []
+    for r in rec.results:
+        if r.family != "bandwidth" or not r.validated or r.params.get("kernel") != kernel \
+                or "bandwidth" not in r.metrics or r.params.get("sweep") == "verify":
+            continue
+        cs = tuple(int(c) for c in (r.placement or {}).get("cpus") or [])
+        if not cs or any(c not in cpus for c in cs):
+            continue
+        m = r.metrics["bandwidth"]
+        if not m.values:
+            continue
+        nodes = {cpus[c].node for c in cs}
+        pkgs = {cpus[c].package for c in cs}
+        out.append(Point(rec.run_id, r.case, cs, nodes.pop() if len(nodes) == 1 else None,
+                         pkgs.pop() if len(pkgs) == 1 else None, _pages_node(r, cpus),
+                         len({cpus[c].l3 for c in cs}), m.median, len(m.values)))
+    return out
+
+
+def _matrix(rec: RunRecord, metric: str) -> dict[tuple[int, int], BenchResult]:
+    return {(int(r.params["src"]), int(r.params["dst"])): r for r in rec.results
+            if r.family == "matrix" and r.validated and metric in r.metrics
+            and r.metrics[metric].values and "src" in r.params and "dst" in r.params}
+
+
+# -- the curves ------------------------------------------------------------------------------
+
+@dataclass
+class _Read:
+    gbs: float | None
+    used: list[Point]
+    said: str = ""                   # how it was read, when not measured directly
+    extrapolated: bool = False
+
+
+def _series(pts: list[Point], n: int, k: int) -> tuple[list[Point], str]:
+    """The points of the same L3 spread as n threads over k L3s (one thread per L3, or
+    packed), one per thread count (most repetitions); all of them when that spread was
+    never measured (said)."""
+    spread = k == n and n > 1
+    same = [p for p in pts if (p.l3s == p.n and p.n > 1) == spread or p.n == 1]
+    why = ""
+    if not [p for p in same if p.n > 1] and [p for p in pts if p.n > 1]:
+        same = pts
+        why = (f"; no {'one-per-L3' if spread else 'packed'} series measured, the other "
+               "spread's points used")
+    best: dict[int, Point] = {}
+    for p in same:
+        if p.n not in best or p.reps > best[p.n].reps:
+            best[p.n] = p
+    return [best[x] for x in sorted(best)], why
+
+
+def curve(pts: list[Point], n: int, k: int) -> _Read:
+    """The bandwidth of n threads over k L3 domains from points of one (CPU node, memory
+    node) pair (see the module doc)."""
+    if not pts:
+        return _Read(None, [])
+    exact = [p for p in pts if p.n == n and p.l3s == k]
+    if exact:
+        p = max(exact, key=lambda p: p.reps)
+        return _Read(p.gbs, [p])
+    ser, why = _series(pts, n, k)
+    xs = [p.n for p in ser]
+    if n in xs:
+        p = ser[xs.index(n)]
+        return _Read(p.gbs, [p], f"{n}T measured with {p.l3s} L3 domain"
+                                 f"{'s' if p.l3s != 1 else ''}, not {k}{why}",
+                     extrapolated=True)
+    below = [p for p in ser if p.n < n]
+    above = [p for p in ser if p.n > n]
+    if below and above:
+        a, b = below[-1], above[0]
+        g = a.gbs + (b.gbs - a.gbs) * (n - a.n) / (b.n - a.n)
+        return _Read(g, [a, b], f"{n}T interpolated between {a.n}T and {b.n}T{why}")
+    if below:
+        one = ser[0]
+        sat = max(p.gbs for p in ser)
+        g = min(n * one.gbs / one.n, sat)
+        return _Read(g, [one] + ([max(ser, key=lambda p: p.gbs)] if len(ser) > 1 else []),
+                     f"{n}T never measured (largest {ser[-1].n}T): min(n·P1, Psat) = "
+                     f"min({n}×{one.gbs / one.n:.3g}, {sat:.3g}){why}", extrapolated=True)
+    lo = ser[0]
+    return _Read(n * lo.gbs / lo.n, [lo], f"{n}T never measured (smallest {lo.n}T): "
+                 f"{n}×{lo.gbs / lo.n:.3g} per thread{why}", extrapolated=True)
+
+
+# -- the model -------------------------------------------------------------------------------
+
+def _mem_node(node: int | None, bound: tuple[int, ...],
+              dist: dict[int, dict[int, int]]) -> int | None:
+    if node is None:
+        return None
+    if not bound or node in bound:
+        return node
+    d = dist.get(node, {})
+    return min(bound, key=lambda m: (d.get(m, 1 << 20), m))
+
+
+def _twin(node: int, rec: RunRecord, pts: list[Point]) -> int | None:
+    """A node measured alone with the same number of CPUs and L3 domains as `node`."""
+    cpus = cpu_map(rec)
+
+    def sig(n: int) -> tuple[int, int]:
+        mine = [c for c, x in cpus.items() if x.node == n]
+        return len(mine), len({cpus[c].l3 for c in mine})
+    have = sorted({p.node for p in pts if p.node is not None and p.node == p.mem})
+    want = sig(node)
+    return next((n for n in have if n != node and sig(n) == want), None)
+
+
+def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
+            demand: float | None = None) -> Prediction:
+    """The bandwidth and latency of each rank of `shape` from run `rec` (module doc).
+    demand: GB/s one thread asks at most (a code's traffic per core); None: all it gets."""
+    cpus, dist = cpu_map(rec), distances(rec)
+    pred = Prediction(rec.run_id, kernel, [])
+    used: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def use(ps: list[Point]) -> None:
+        for p in ps:
+            used.setdefault((p.run_id, p.case), p.used())
+
+    # each thread: (rank, cpu, CPU node, L3, package, memory node)
+    table = []
+    for rs in shape:
+        missing = [c for c in rs.threads if c not in cpus]
+        if missing:
+            pred.no_data.append(f"rank {rs.rank}: CPU {missing[0]} is not in run "
+                                f"{rec.run_id}'s topology (another machine?)")
+        for c in rs.threads:
+            x = cpus.get(c, _Cpu(None, None, None))
+            table.append((rs.rank, c, x.node, x.l3, x.package,
+                          _mem_node(x.node, rs.mem_nodes, dist)))
+        pred.ranks.append(RankPrediction(
+            rs.rank, rs.threads, tuple(sorted({cpus[c].node for c in rs.threads
+                                               if c in cpus and cpus[c].node is not None})),
+            tuple(sorted({t[5] for t in table if t[0] == rs.rank and t[5] is not None}))))
+    pts = points(rec, kernel)
+    if not pts:
+        pred.no_data.append(f"run {rec.run_id} has no {kernel} bandwidth results "
+                            f"(measure them: numascope bw --kernel {kernel} --scaling "
+                            "--per-domain)")
+    groups: dict[tuple[int, int], list[tuple]] = defaultdict(list)
+    for t in table:
+        if t[2] is not None and t[5] is not None:
+            groups[(t[2], t[5])].append(t)
+    gbs: dict[tuple[int, int], float] = {}
+    bw = _matrix(rec, "bandwidth")
+    for (s, m), ths in sorted(groups.items()) if pts else ():
+        n, k = len(ths), len({t[3] for t in ths})
+        mine = [p for p in pts if p.node == s and p.mem == m]
+        where = f"N{s}->N{m}" if s != m else f"node {s}"
+        if not mine and s == m:
+            twin = _twin(s, rec, pts)
+            if twin is not None:
+                mine = [p for p in pts if p.node == twin and p.mem == twin]
+                pred.extrapolated.append(f"node {s} never measured alone: node {twin}'s "
+                                         "curve used (same CPUs and L3 domains)")
+        read = curve(mine, n, k)
+        if read.gbs is None and s != m:
+            local = [p for p in pts if p.node == s and p.mem == s]
+            if not local:
+                twin = _twin(s, rec, pts)
+                local = [p for p in pts if p.node == twin and p.mem == twin] if twin is not None else []
+            read = curve(local, n, k)
+            if read.gbs is not None:
+                pair, home = bw.get((s, m)), bw.get((s, s))
+                if pair is None or home is None:
+                    pred.no_data.append(f"remote {where}: no data (run {rec.run_id} has no "
+                                        f"matrix bandwidth of N{s}->N{m} and N{s}->N{s}: "
+                                        "numascope matrix measures them)")
+                    read = _Read(None, [])
+                else:
+                    ratio = pair.metrics["bandwidth"].median / home.metrics["bandwidth"].median
+                    read.gbs = read.gbs * ratio
+                    for r in (home, pair):
+                        used.setdefault((rec.run_id, r.case), {
+                            "run_id": rec.run_id, "case": r.case, "family": "matrix",
+                            "metric": "bandwidth", "median": _r(r.metrics["bandwidth"].median),
+                            "unit": "GB/s", "n": len(r.metrics["bandwidth"].values)})
+                    pred.notes.append(f"{where}: node {s}'s local curve × the matrix's "
+                                      f"remote/local read ratio {ratio:.3f}")
+        if read.gbs is None:
+            if not any(where in x for x in pred.no_data):
+                pred.no_data.append(f"{where}: no data ({kernel} never measured with "
+                                    f"CPUs on node {s} and memory on node {m})")
+            continue
+        use(read.used)
+        if read.said:
+            (pred.extrapolated if read.extrapolated else pred.notes).append(f"{where}: "
+                                                                           + read.said)
+        gbs[(s, m)] = read.gbs
+    _cap_shared(gbs, pts, rec, pred, use)
+    # per rank: its share of each group, by threads
+    for rp in pred.ranks:
+        mine = [t for t in table if t[0] == rp.rank]
+        keys = {(t[2], t[5]) for t in mine}
+        if not mine or any(k not in gbs for k in keys):
+            continue
+        rp.gbs = sum(gbs[k] * sum(1 for t in mine if (t[2], t[5]) == k) / len(groups[k])
+                     for k in keys)
+        if demand is not None and rp.gbs > demand * len(mine):
+            rp.gbs = demand * len(mine)
+            pred.notes.append(f"rank {rp.rank}: held to its demand {demand:g} GB/s × "
+                              f"{len(mine)} threads")
+    _latency(rec, pred, table, gbs, used)
+    pred.used = list(used.values())
+    return pred
+
+
+def _cap_shared(gbs: dict[tuple[int, int], float], pts: list[Point], rec: RunRecord,
+                pred: Prediction, use: Any) -> None:
+    """A memory node (then a package) whose groups exceed its measured saturation is
+    capped there, its groups scaled in proportion."""
+    for m in sorted({k[1] for k in gbs}):
+        keys = [k for k in gbs if k[1] == m]
+        home = [p for p in pts if p.node == m and p.mem == m] or \
+            [p for p in pts if p.mem == m]
+        if len(keys) < 2 or not home:
+            continue
+        sat = max(home, key=lambda p: p.gbs)
+        total = sum(gbs[k] for k in keys)
+        if total > sat.gbs:
+            use([sat])
+            for k in keys:
+                gbs[k] *= sat.gbs / total
+            pred.notes.append(f"node {m} serves {len(keys)} groups asking {total:.3g} GB/s: "
+                              f"capped at its measured saturation {sat.gbs:.3g} GB/s "
+                              f"({sat.case}), shared in proportion")
+    cpus = cpu_map(rec)
+    node_pkg = {x.node: x.package for x in cpus.values() if x.node is not None}
+    for pkg in sorted({node_pkg.get(k[1]) for k in gbs} - {None}):
+        nodes = {n for n, p in node_pkg.items() if p == pkg}
+        whole = [p for p in pts if p.package == pkg and p.node is None and p.mem is None]
+        keys = [k for k in gbs if k[1] in nodes]
+        if len(nodes) < 2 or not whole or not keys:
+            continue
+        sat = max(whole, key=lambda p: p.gbs)
+        total = sum(gbs[k] for k in keys)
+        if total > sat.gbs:
+            use([sat])
+            for k in keys:
+                gbs[k] *= sat.gbs / total
+            pred.notes.append(f"package {pkg}: its nodes together {total:.3g} GB/s, capped "
+                              f"at its measured {sat.gbs:.3g} GB/s ({sat.case})")
+
+
+def _loaded_curve(rec: RunRecord, node: int, cpus: dict[int, _Cpu]
+                  ) -> list[tuple[float, float, BenchResult]]:
+    out = []
+    for r in rec.results:
+        if r.family == "latency" and r.validated and r.params.get("kind") == "loaded" \
+                and "bandwidth" in r.metrics and "latency" in r.metrics \
+                and _pages_node(r, cpus) == node:
+            out.append((r.metrics["bandwidth"].median, r.metrics["latency"].median, r))
+    return sorted(out, key=lambda x: x[0])
+
+
+def _latency(rec: RunRecord, pred: Prediction, table: list[tuple],
+             gbs: dict[tuple[int, int], float], used: dict) -> None:
+    """Idle latency per rank from the matrix (or an idle chase of the pair), loaded from
+    the memory node's loaded-latency curve at its predicted bandwidth."""
+    cpus = cpu_map(rec)
+    lat = _matrix(rec, "latency")
+    idle_chase = {}
+    for r in rec.results:
+        if r.family == "latency" and r.validated and r.params.get("kind") == "idle" \
+                and "latency" in r.metrics and isinstance(r.params.get("cpu"), int) \
+                and r.params["cpu"] in cpus:
+            key = (cpus[r.params["cpu"]].node, _pages_node(r, cpus))
+            # the largest working set stands for memory (the smaller ones for caches)
+            if key not in idle_chase or r.params.get("bytes", 0) > idle_chase[key].params.get("bytes", 0):
+                idle_chase[key] = r
+
+    def note(r: BenchResult) -> None:
+        used.setdefault((rec.run_id, r.case), {
+            "run_id": rec.run_id, "case": r.case, "family": r.family, "metric": "latency",
+            "median": _r(r.metrics["latency"].median), "unit": r.metrics["latency"].unit,
+            "n": len(r.metrics["latency"].values)})
+    node_gbs: dict[int, float] = defaultdict(float)
+    for (_s, m), g in gbs.items():
+        node_gbs[m] += g
+    said_idle, said_loaded = set(), set()
+    for rp in pred.ranks:
+        mine = [(t[2], t[5]) for t in table if t[0] == rp.rank]
+        idle, loaded = [], []
+        for s, m in mine:
+            r = lat.get((s, m)) or idle_chase.get((s, m))
+            if r is None:
+                if (s, m) not in said_idle:
+                    said_idle.add((s, m))
+                    pred.no_data.append(f"idle latency N{s}->N{m}: no data (no matrix or "
+                                        "idle chase of that pair)")
+            else:
+                note(r)
+                idle.append(r.metrics["latency"].median)
+            curve_ = _loaded_curve(rec, m, cpus) if m is not None else []
+            if not curve_ or m not in node_gbs:
+                if m is not None and m not in said_loaded:
+                    said_loaded.add(m)
+                    pred.no_data.append(f"loaded latency on node {m}: no data (no loaded-"
+                                        "latency curve of that node: numascope lat --kind "
+                                        "loaded)")
+                continue
+            at = node_gbs[m]
+            below = [x for x in curve_ if x[0] <= at]
+            above = [x for x in curve_ if x[0] > at]
+            if below and above:
+                a, b = below[-1], above[0]
+                v = a[1] + (b[1] - a[1]) * (at - a[0]) / (b[0] - a[0]) if b[0] > a[0] else a[1]
+                note(a[2])
+                note(b[2])
+            elif below:
+                v = below[-1][1]
+                note(below[-1][2])
+                if m not in said_loaded:
+                    said_loaded.add(m)
+                    pred.extrapolated.append(
+                        f"loaded latency on node {m}: {at:.3g} GB/s is past the curve's "
+                        f"last point ({below[-1][0]:.3g} GB/s): its latency, a lower bound")
+            else:
+                v = above[0][1]
+                note(above[0][2])
+            loaded.append(v)
+        rp.idle_ns = sum(idle) / len(idle) if idle and len(idle) == len(mine) else None
+        rp.loaded_ns = sum(loaded) / len(loaded) if loaded and len(loaded) == len(mine) else None

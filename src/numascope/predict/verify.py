@@ -1,0 +1,284 @@
+"""`advise --verify`: a candidate layout run for real, measured against its prediction.
+
+The STREAM triad on exactly the recipe's CPU sets (one thread per CPU of Slot.threads)
+over memory bound to each rank's nodes (first touch on a one-node machine), as the recipe
+launches it: one process for one rank; for several ranks, one process each started by
+`mpirun` with the recipe's own --map-by/rankfile line when Open MPI is installed (by `srun`
+inside a Slurm allocation), else by the recipe's per-rank numactl lines (taskset without
+numactl). The ranks wait at a file barrier and time their repetitions together; each
+rank's figure is the median of the repetitions every rank ran together: each rank's timed
+repetitions run back to back and end just before it reports (wall clock), which places
+them in time; a repetition outside the window common to all ranks (array set-up differs
+between ranks, so one starts timing before another) measured fewer ranks and is left out
+of the metric, kept in params["alone"] with why. Several ranks repeat enough to time about
+OVERLAP_S together. With several ranks a rank's figure is what it moved inside that common
+window divided by the window (its throughput while the job ran: on a busy machine a rank
+descheduled for a while moves less, and the repetitions' median would hide it); one
+rank's is the median of its repetitions, the convention of the run's points. The job's
+figure is the sum over ranks.
+
+Stored as one run per layout, tagged verify=RxT and recipe=<label>, its results family
+"bandwidth", sweep "verify": one per rank ("triad verify rank R") and the total ("triad
+verify total"), each with the predicted figure, the error in % and the prediction's run."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from numascope.errors import MeasurementError
+from numascope.predict.model import Prediction
+from numascope.predict.plan import Candidate
+from numascope.recipes import openmpi_argv
+from numascope.results.record import BenchResult, Metric
+from numascope.results.run import RunRecord
+from numascope.topology.model import Topology
+
+TIMEOUT_S = 600.0
+OVERLAP_S = 2.0          # seconds of timed repetitions per rank when several run together
+MAX_REPS = 400
+REPS = 10                # one rank's repetitions (advise --reps changes it)
+WORKER = [sys.executable, str(Path(__file__).with_name("worker.py"))]
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of a rank: this process's, and the numascope it runs (worker.py)."""
+    import numascope
+    from numascope import _core
+    return {**os.environ, "NUMASCOPE_WORKER_SRC": str(Path(numascope.__file__).parent.parent),
+            "NUMASCOPE_WORKER_CORE": str(Path(_core.__file__).resolve())}
+
+
+def error_percent(measured: float | None, predicted: float | None) -> float | None:
+    """(predicted - measured) / measured in %: how far the model is from the machine."""
+    if measured is None or predicted is None or not measured > 0:
+        return None
+    return 100.0 * (predicted - measured) / measured
+
+
+def launcher(cand: Candidate) -> str:
+    """Which launcher runs the ranks: "process" (one rank), "mpirun", "srun", "numactl",
+    "taskset"."""
+    if cand.recipe.layout.ranks == 1:
+        return "process"
+    if shutil.which("mpirun"):
+        return "mpirun"
+    if shutil.which("srun") and os.environ.get("SLURM_JOB_ID"):
+        return "srun"
+    return "numactl" if shutil.which("numactl") else "taskset"
+
+
+def _commands(cand: Candidate, how: str, spec: Path, workdir: Path) -> list[list[str]]:
+    r = cand.recipe
+    worker = [*WORKER, str(spec)]
+    if how == "mpirun":
+        # by name: Open MPI takes an absolute path's grandparent as its --prefix, and where
+        # PATH finds /bin/mpirun that is "/", which it refuses
+        argv, files = openmpi_argv(r.layout, worker, mpirun="mpirun",
+                                   rankfile=str(workdir / "numascope.rankfile"), topo=None)
+        for name, text in files.items():
+            Path(name).write_text(text)
+        extra = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        if sum(len(s.cpus) for s in r.layout.slots) > len(os.sched_getaffinity(0)):
+            extra.append("--oversubscribe")
+        return [[argv[0], *extra, *argv[1:]]]
+    if how == "srun":
+        return [[*r.slurm.argv[:-1], *worker]]
+    per = r.numactl.per_rank if how == "numactl" else r.taskset.per_rank
+    return [[*a[:-1], *worker, str(i)] for i, a in enumerate(per)]
+
+
+def _run(cmds: list[list[str]], what: str) -> list[dict[str, Any]]:
+    env = worker_env()
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                              stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+             for c in cmds]
+    lines: list[dict[str, Any]] = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=TIMEOUT_S)
+            if p.returncode != 0:
+                from numascope.families.interconnect.launch import launcher_message
+                said = launcher_message(err) or "no message"
+                raise MeasurementError(f"{what}: {p.args[0]} exit {p.returncode}: {said}")
+            lines += [json.loads(x) for x in out.splitlines()
+                      if x.startswith("{") and x.endswith("}")]
+    except subprocess.TimeoutExpired:
+        raise MeasurementError(f"{what}: no result after {TIMEOUT_S:g} s") from None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, 9)
+    return [x for x in lines if x.get("type") == "rank"]
+
+
+def code_of(rec: RunRecord) -> tuple[int | None, str, str]:
+    """(array bytes, ISA, streaming stores on/off) of the run's triad results with the most
+    threads: the check measures what the prediction was made from."""
+    rs = [r for r in rec.results if r.family == "bandwidth" and r.params.get("kernel") == "triad"
+          and r.params.get("sweep") != "verify" and isinstance(r.params.get("threads"), int)]
+    if not rs:
+        return None, "auto", "auto"
+    top = max(rs, key=lambda r: r.params["threads"])
+    nt = {"streaming": "on", "ordinary": "off"}.get(top.params.get("stores"), "auto")
+    size = top.params.get("array_bytes")
+    return (size if isinstance(size, int) else None), top.params.get("isa") or "auto", nt
+
+
+def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps: int,
+                  isa: str = "auto", nt: str = "auto") -> tuple[str, list[BenchResult]]:
+    """(launcher, one result per rank, in rank order)."""
+    how = launcher(cand)
+    lay = cand.recipe.layout
+    if how == "process":
+        from numascope.families.bandwidth.bench import measure
+        from numascope.memspec import MemorySpec
+        s = lay.slots[0]
+        mem = MemorySpec("bind", s.mem_nodes) if s.mem_nodes and len(topo.nodes) > 1 \
+            else MemorySpec()
+        return how, [measure(topo, "triad", cpus=list(s.threads), memory=mem,
+                             size_bytes=size_bytes, reps=reps, isa=isa, nt=nt,
+                             label="triad verify rank 0")]
+    with tempfile.TemporaryDirectory(prefix="numascope-verify-") as tmp:
+        d = Path(tmp)
+        (d / "barrier").mkdir()
+        spec = d / "spec.json"
+        spec.write_text(json.dumps({
+            "ranks": [{"threads": list(s.threads), "mem_nodes": list(s.mem_nodes)}
+                      for s in lay.slots],
+            "size_bytes": size_bytes, "reps": reps, "isa": isa, "nt": nt,
+            "barrier": str(d / "barrier")}))
+        cwd = os.getcwd()
+        os.chdir(d)        # a rankfile is written next to the job, as the recipe says
+        try:
+            lines = _run(_commands(cand, how, spec, d), f"verify {cand.label}")
+        finally:
+            os.chdir(cwd)
+    got = {int(x["rank"]): x for x in lines}
+    missing = [r for r in range(lay.ranks) if r not in got]
+    if missing:
+        raise MeasurementError(f"verify {cand.label}: rank {missing[0]} reported nothing")
+    return how, overlap([got[r] for r in range(lay.ranks)])
+
+
+def reps_for(pred: Prediction, size_bytes: int | None, reps: int | None) -> int:
+    """`reps` when given; else REPS, and for several ranks enough to time about OVERLAP_S
+    together (at the slowest rank's predicted speed)."""
+    if reps is not None:
+        return reps
+    reps = REPS
+    if len(pred.ranks) < 2 or not size_bytes:
+        return reps
+    slow = min((r.gbs for r in pred.ranks if r.gbs), default=None)
+    if not slow:
+        return max(reps, 50)
+    one = 3 * size_bytes / (slow * 1e9)          # triad: three arrays a repetition
+    return max(reps, min(MAX_REPS, math.ceil(OVERLAP_S / one)))
+
+
+def overlap(lines: list[dict[str, Any]]) -> list[BenchResult]:
+    """Each rank's result keeping only the repetitions inside the window every rank was
+    timing (module doc); the others go to params["alone"]."""
+    spans = []
+    for x in lines:
+        secs = x["result"]["metrics"]["seconds"]["values"]
+        ends = [x["ended"] - sum(secs[i + 1:]) for i in range(len(secs))]
+        spans.append([(e - s, e) for s, e in zip(secs, ends)])
+    lo = max(sp[0][0] for sp in spans)
+    hi = min(sp[-1][1] for sp in spans)
+    out = []
+    for x, sp in zip(lines, spans):
+        res = BenchResult.from_dict(x["result"])
+        keep = [i for i, (a, b) in enumerate(sp) if a >= lo and b <= hi]
+        bw_, secs = res.metrics["bandwidth"], res.metrics["seconds"]
+        if len(keep) < 3 or len(bw_.values) != len(secs.values):
+            res.notes.append(f"only {len(keep)} of {len(sp)} repetitions ran while every "
+                             "rank did: all kept, the figure mixes in fewer ranks")
+            res.params["alone"] = []
+        else:
+            res.params["alone"] = [{"rep": i, "gbs": bw_.values[i],
+                                    "why": "not every rank was timing"}
+                                   for i in range(len(sp)) if i not in keep]
+            for name in list(res.metrics):
+                m = res.metrics[name]
+                if len(m.values) == len(sp):
+                    res.metrics[name] = Metric(m.name, m.unit, m.higher_is_better,
+                                               [m.values[i] for i in keep], m.note)
+        # what the rank moved while every rank ran, over that window: the job's view
+        # (a rank descheduled for a while moves less, as it would in the job)
+        gbs = x["result"]["metrics"]["bandwidth"]["values"]
+        if len(gbs) == len(sp) and hi > lo:
+            res.params["window_gbs"] = sum(g * max(0.0, min(b, hi) - max(a, lo))
+                                           for g, (a, b) in zip(gbs, sp)) / (hi - lo)
+            res.params["window_s"] = hi - lo
+        res.params["affinity"] = x.get("affinity")
+        out.append(res)
+    return out
+
+
+def measured(res: BenchResult) -> float:
+    """A rank's figure: its throughput over the window all ranks ran (several ranks), else
+    the median of its repetitions (one rank: the STREAM convention, as the run's points)."""
+    w = res.params.get("window_gbs")
+    return float(w) if isinstance(w, (int, float)) else res.metrics["bandwidth"].median
+
+
+def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult]
+            ) -> list[BenchResult]:
+    """The ranks' results with their predictions and errors, and the job's total (its
+    metric per repetition the sum over ranks; its error compares the sum of the ranks'
+    figures, `measured`)."""
+    base = {"sweep": "verify", "recipe": cand.label, "unit": cand.unit, "launcher": how,
+            "prediction_run": pred.run_id, "ranks": len(ranks),
+            "shape": f"{len(ranks)}x{cand.recipe.layout.threads}"}
+    out = []
+    for res, rp in zip(ranks, pred.ranks):
+        m = measured(res)
+        res.params.update(base, rank=rp.rank, predicted_gbs=rp.gbs, measured_gbs=m,
+                          error_percent=error_percent(m, rp.gbs))
+        out.append(res)
+    n = min(len(r.metrics["bandwidth"].values) for r in ranks)
+    sums = [sum(r.metrics["bandwidth"].values[i] for r in ranks) for i in range(n)]
+    total = BenchResult("bandwidth", "triad verify total",
+                        {**base, "kernel": "triad", "threads": sum(len(r.placement["cpus"])
+                                                                   for r in ranks),
+                         "predicted_gbs": pred.total},
+                        {"bandwidth": Metric("bandwidth", "GB/s", True, sums,
+                                             "per repetition, the sum over the ranks' "
+                                             "repetitions of the same index")},
+                        {"cpus": [c for r in ranks for c in r.placement["cpus"]]},
+                        [n for r in ranks for n in r.notes])
+    got = sum(measured(r) for r in ranks)
+    total.params["measured_gbs"] = got
+    total.params["error_percent"] = error_percent(got, pred.total)
+    return out + [total]
+
+
+def store_run(topo: Topology, cand: Candidate, pred: Prediction, source: RunRecord,
+              reps: int | None, store_path: Any) -> RunRecord:
+    """Measure the candidate and store it as a run of its own (module doc)."""
+    from numascope.results.run import utc_now
+    from numascope.results.store import Store
+    from numascope.suite import prepare
+    lay = cand.recipe.layout
+    rec, mon = prepare(topo, "quick", {"verify": f"{lay.ranks}x{lay.threads}",
+                                       "recipe": cand.label})
+    info = rec.stage("bandwidth")
+    size_bytes, isa, nt = code_of(source)
+    how, ranks = measure_ranks(topo, cand, size_bytes, reps_for(pred, size_bytes, reps),
+                               isa, nt)
+    rec.results = results(cand, pred, how, ranks)
+    info.status, info.results = "done", len(rec.results)
+    rec.status = "complete"
+    rec.noise = mon.stop()
+    rec.finished = utc_now()
+    with Store.open(store_path, write=True) as st:
+        st.save_run(rec)
+    return rec

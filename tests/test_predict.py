@@ -1,0 +1,180 @@
+"""The placement model (numascope.predict.model) on constructed stored runs: a 2-node
+machine, 4 CPUs a node, 2 L3 domains of 2 cores a node (CPUs 0-1 L3 0, 2-3 L3 1, 4-5 L3 2,
+6-7 L3 3). Each test plants the results a case needs and checks the figures, the results
+named, and what is said where the data end."""
+
+from __future__ import annotations
+
+import pytest
+
+from numascope.predict.model import RankShape, curve, points, predict
+from numascope.results.record import BenchResult, Metric
+from numascope.results.run import RunRecord
+
+L3 = {0: 0, 1: 0, 2: 1, 3: 1, 4: 2, 5: 2, 6: 3, 7: 3}
+
+
+def topology() -> dict:
+    return {"cpus": [{"id": c, "node": c // 4, "l3": L3[c], "package": 0, "core": c, "smt": 0}
+                     for c in range(8)],
+            "nodes": [{"id": 0, "cpus": [0, 1, 2, 3], "distances": {"0": 10, "1": 20}},
+                      {"id": 1, "cpus": [4, 5, 6, 7], "distances": {"0": 20, "1": 10}}]}
+
+
+def rec(*results: BenchResult) -> RunRecord:
+    r = RunRecord.new(profile="quick")
+    r.topology = topology()
+    r.results = list(results)
+    return r
+
+
+def vals(x: float) -> list[float]:
+    return [x * 0.99, x, x * 1.01, x, x * 1.005]
+
+
+def bw(case: str, cpus: list[int], gbs: float, mem: int | None = None,
+       kernel: str = "triad") -> BenchResult:
+    """A bandwidth result; pages on `mem` (default: the CPUs' node, as first touch)."""
+    node = cpus[0] // 4 if mem is None else mem
+    return BenchResult("bandwidth", case,
+                       {"kernel": kernel, "threads": len(cpus), "sweep": "scaling"},
+                       {"bandwidth": Metric("bandwidth", "GB/s", True, vals(gbs))},
+                       {"cpus": cpus, "memory": {"policy": "first-touch", "nodes": []},
+                        "pages_per_node": {str(node): 1000}})
+
+
+def mx(src: int, dst: int, gbs: float, ns: float) -> BenchResult:
+    return BenchResult("matrix", f"N{src}->N{dst}", {"src": src, "dst": dst},
+                       {"bandwidth": Metric("bandwidth", "GB/s", True, vals(gbs)),
+                        "latency": Metric("latency", "ns", False, vals(ns))},
+                       {"cpus": [src * 4], "memory": {"policy": "bind", "nodes": [dst]}})
+
+
+NODE0 = [bw("triad compact 1T", [0], 10.0), bw("triad compact 2T", [0, 1], 12.0),
+         bw("triad per-l3 2T", [0, 2], 19.0), bw("triad compact 4T", [0, 1, 2, 3], 22.0)]
+
+
+def test_a_measured_shape_is_its_measurement():
+    p = predict(rec(*NODE0), [RankShape(0, (0, 1), (0,))])
+    assert p.total == pytest.approx(12.0, rel=1e-3)
+    assert [u["case"] for u in p.used] == ["triad compact 2T"]
+    assert p.used[0]["run_id"] == p.run_id and p.used[0]["n"] == 5
+    assert not p.extrapolated
+    assert [x.split(":")[0] for x in p.no_data] == ["idle latency N0->N0", "loaded latency on node 0"]
+
+
+def test_a_thread_count_never_measured_is_said_to_be_extrapolated():
+    r = rec(bw("triad compact 1T", [0], 10.0), bw("triad compact 2T", [0, 1], 12.0))
+    p = predict(r, [RankShape(0, (0, 1, 2), ())])      # 3 threads over 2 L3s: packed
+    assert p.total == pytest.approx(12.0, rel=1e-3)    # min(3 × 10, Psat = 12)
+    assert any("3T never measured" in x and "min(n·P1, Psat)" in x for x in p.extrapolated)
+
+
+def test_between_two_counts_is_interpolated_not_extrapolated():
+    r = rec(bw("a 1T", [0], 10.0), bw("a 4T", [0, 1, 2, 3], 22.0))
+    p = predict(r, [RankShape(0, (0, 1, 2), ())])
+    assert p.total == pytest.approx(10 + 12 * 2 / 3, rel=1e-3)
+    assert any("interpolated between 1T and 4T" in x for x in p.notes)
+    assert not p.extrapolated
+
+
+def test_remote_memory_without_a_matrix_says_no_data():
+    p = predict(rec(*NODE0), [RankShape(0, (0,), (1,))])
+    assert p.ranks[0].gbs is None and p.total is None
+    assert any("N0->N1" in x and "no data" in x for x in p.no_data)
+    assert p.ranks[0].mem_nodes == (1,)
+
+
+def test_remote_memory_is_the_local_curve_times_the_matrix_ratio():
+    r = rec(*NODE0, mx(0, 0, 20.0, 90.0), mx(0, 1, 12.0, 140.0))
+    p = predict(r, [RankShape(0, (0,), (1,))])
+    assert p.total == pytest.approx(10.0 * 12 / 20, rel=1e-3)
+    assert {"N0->N0", "N0->N1", "triad compact 1T"} <= {u["case"] for u in p.used}
+    assert p.ranks[0].idle_ns == pytest.approx(140.0, rel=1e-3)
+
+
+def test_two_ranks_in_one_l3_split_it_and_in_two_l3s_each_get_more():
+    shared = predict(rec(*NODE0), [RankShape(0, (0,), (0,)), RankShape(1, (1,), (0,))])
+    assert [r.gbs for r in shared.ranks] == pytest.approx([6.0, 6.0], rel=1e-3)
+    apart = predict(rec(*NODE0), [RankShape(0, (0,), (0,)), RankShape(1, (2,), (0,))])
+    assert [r.gbs for r in apart.ranks] == pytest.approx([9.5, 9.5], rel=1e-3)
+    assert {u["case"] for u in shared.used} == {"triad compact 2T"}
+    assert {u["case"] for u in apart.used} == {"triad per-l3 2T"}
+
+
+def test_a_node_never_measured_borrows_its_twin_and_says_so():
+    p = predict(rec(*NODE0), [RankShape(0, (4, 5), (1,))])
+    assert p.total == pytest.approx(12.0, rel=1e-3)
+    assert any("node 1 never measured alone: node 0" in x for x in p.extrapolated)
+
+
+def test_a_memory_node_shared_by_local_and_remote_groups_is_capped():
+    node1 = [bw("n1 1T", [4], 10.0), bw("n1 2T", [4, 5], 12.0)]
+    remote = [bw("r 1T", [0], 9.0, mem=1)]
+    p = predict(rec(*NODE0, *node1, *remote),
+                [RankShape(0, (4, 5), (1,)), RankShape(1, (0,), (1,))])
+    # asked 12 + 9 = 21 of node 1, whose largest measured figure is 12
+    assert p.total == pytest.approx(12.0, rel=1e-3)
+    assert p.ranks[0].gbs == pytest.approx(12 * 12 / 21, rel=1e-3)
+    assert any("node 1 serves 2 groups" in x for x in p.notes)
+
+
+def test_a_run_without_bandwidth_results_predicts_nothing():
+    p = predict(rec(mx(0, 0, 20.0, 90.0)), [RankShape(0, (0,), ())])
+    assert p.total is None
+    assert any("no triad bandwidth results" in x and "numascope bw" in x for x in p.no_data)
+    assert p.ranks[0].idle_ns == pytest.approx(90.0, rel=1e-3)
+
+
+def test_cpus_of_another_machine_are_no_data():
+    p = predict(rec(*NODE0), [RankShape(0, (0, 42), ())])
+    assert any("CPU 42 is not in run" in x for x in p.no_data) and p.total is None
+
+
+def test_loaded_latency_is_read_at_the_node_s_predicted_bandwidth():
+    def loaded(gbs: float, ns: float, delay: int) -> BenchResult:
+        return BenchResult("latency", f"loaded d{delay}", {"kind": "loaded", "delay": delay},
+                           {"latency": Metric("latency", "ns", False, vals(ns)),
+                            "bandwidth": Metric("bandwidth", "GB/s", True, vals(gbs))},
+                           {"cpus": [0, 1], "pages_per_node": {"0": 100}})
+    r = rec(*NODE0, mx(0, 0, 20.0, 90.0), loaded(4.0, 100.0, 1000), loaded(16.0, 200.0, 0))
+    p = predict(r, [RankShape(0, (0, 1), (0,))])          # 12 GB/s on node 0
+    assert p.ranks[0].loaded_ns == pytest.approx(100 + 100 * (12 - 4) / 12, rel=1e-3)
+    hi = predict(r, [RankShape(0, (0, 1, 2, 3), (0,))])   # 22 GB/s: past the curve
+    assert hi.ranks[0].loaded_ns == pytest.approx(200.0, rel=1e-3)
+    assert any("past the curve" in x for x in hi.extrapolated)
+
+
+def test_the_curve_reads_a_per_thread_demand_cap():
+    p = predict(rec(*NODE0), [RankShape(0, (0, 1, 2, 3), ())], demand=3.0)
+    assert p.total == pytest.approx(12.0) and any("demand" in x for x in p.notes)
+
+
+def test_points_ignore_other_kernels_and_verify_results():
+    v = bw("verify", [0], 99.0)
+    v.params["sweep"] = "verify"
+    r = rec(bw("copy 1T", [0], 50.0, kernel="copy"), v, *NODE0)
+    assert {p.case for p in points(r)} == {x.case for x in NODE0}
+    assert curve([], 1, 1).gbs is None
+
+
+def test_verify_keeps_the_repetitions_every_rank_ran_and_their_throughput():
+    """Rank 0 times 5 repetitions of 1 s ending at t=10, rank 1 four of 1 s ending at
+    t=9.5: both were timing in [5.5, 9.5]; only the repetitions inside it count, and each
+    rank's figure is what it moved in that window over its length."""
+    from numascope.predict.verify import measured, overlap
+
+    def line(rank: int, ended: float, gbs: list[float]) -> dict:
+        r = BenchResult("bandwidth", f"triad verify rank {rank}", {"kernel": "triad"},
+                        {"bandwidth": Metric("bandwidth", "GB/s", True, gbs),
+                         "seconds": Metric("seconds", "s", False, [1.0] * len(gbs))},
+                        {"cpus": [rank]})
+        return {"type": "rank", "rank": rank, "ended": ended, "result": r.to_dict()}
+    a, b = overlap([line(0, 10.0, [1, 2, 3, 4, 5]), line(1, 9.5, [6, 7, 8, 9])])
+    # rank 0's repetitions span [5,6] … [9,10]; rank 1's [5.5,6.5] … [8.5,9.5]
+    assert a.metrics["bandwidth"].values == [2, 3, 4]          # [6,7], [7,8], [8,9]
+    assert [x["rep"] for x in a.params["alone"]] == [0, 4]
+    assert b.metrics["bandwidth"].values == [6, 7, 8, 9] and b.params["alone"] == []
+    assert a.params["window_s"] == pytest.approx(4.0)
+    assert measured(a) == pytest.approx((1 * 0.5 + 2 + 3 + 4 + 5 * 0.5) / 4)
+    assert measured(b) == pytest.approx((6 + 7 + 8 + 9) / 4)
