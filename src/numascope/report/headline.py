@@ -1,0 +1,330 @@
+"""The headline figures of a run: one line per figure the labs' studies lead with, each only
+when the run measured it, found in the results by family, case parameters and metric.
+
+Every line holds the figure as the tables show it (the median of the repetitions kept),
+its spread (the 95 % interval over separate allocations when the figure was repeated until
+steady, else the range of its repetitions: repetitions inside one allocation are not
+independent samples, so no interval is claimed from them), n, the % of the theoretical
+peak the efficiency table gives (numascope.peaks.efficiency_table's peak, so both agree),
+and a verdict (numascope.report.verdicts). Rendering is elsewhere (report.summary for the
+HTML report); this module holds data only, so that any front end can list the same lines.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from numascope.results.record import BenchResult, Metric
+from numascope.results.run import RunRecord
+from numascope.steady import verdict_of
+
+
+@dataclass
+class Headline:
+    key: str              # the quantity (numascope.references' ids where one exists)
+    what: str             # in words: "STREAM triad, all cores (2 threads)"
+    value: float
+    unit: str
+    section: str          # the report section (element id) that holds its tables
+    n: int = 0            # repetitions behind the median
+    low: float = math.nan
+    high: float = math.nan
+    spread: str = ""      # what low..high is: an interval over allocations, or a range
+    source: str = ""      # the case(s) it comes from
+    peak: float | None = None
+    peak_pct: float | None = None
+    higher_is_better: bool = True
+    detail: str = ""      # a short fact beside the value (the crossover, the knee, …)
+    verdict: str = "–"
+    rule: str = ""
+    reference: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def _stat(res: BenchResult, metric: str, key: str, what: str, section: str) -> Headline:
+    m: Metric = res.metrics[metric]
+    h = Headline(key, what, m.median, m.unit, section, n=len(m.values), source=res.case,
+                 higher_is_better=m.higher_is_better)
+    s = verdict_of(res.params)
+    iv = (s or {}).get("interval") or []
+    if s and s.get("metric", metric) == metric and len(iv) == 2 and \
+            all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv):
+        h.low, h.high = float(iv[0]), float(iv[1])
+        h.spread = f"95 % interval over {s.get('units', '?')} allocations"
+    elif len(m.values) > 1:
+        h.low, h.high = m.min, m.max
+        h.spread = "range of the repetitions, one allocation"
+    h.warnings += _figure_warnings(res)
+    return h
+
+
+def _figure_warnings(res: BenchResult) -> list[str]:
+    out = []
+    s = verdict_of(res.params)
+    if s is not None and not s["converged"]:
+        out.append(f"{res.case}: not steady, its 95 % interval stayed wider than "
+                   f"±{100 * s.get('precision', 0):.0f} % ({s.get('stopped', '')})")
+    if res.params.get("bimodal"):
+        out.append(f"{res.case}: repetitions bimodal (two modes: memory shared with other "
+                   "work)")
+    return out
+
+
+def _ok(res: BenchResult, metric: str) -> bool:
+    return res.validated and metric in res.metrics and bool(res.metrics[metric].values)
+
+
+def _peak(host: dict[str, Any], key: str) -> float | None:
+    p = (host.get("peaks") or {}).get(key) or {}
+    v = p.get("value") if isinstance(p, dict) else None
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+# -- bandwidth -------------------------------------------------------------------------------
+
+def _triads(run: RunRecord) -> list[BenchResult]:
+    return [r for r in run.results if r.family == "bandwidth" and _ok(r, "bandwidth")
+            and r.params.get("kernel") == "triad"]
+
+
+def bandwidth_lines(run: RunRecord) -> list[Headline]:
+    triads = _triads(run)
+    scaling = [r for r in triads if "domain" not in r.params]
+    out = []
+    compact = [r for r in scaling if r.params.get("policy") == "compact"]
+    if compact:
+        top = max(compact, key=lambda r: r.params.get("threads", 0))
+        t = top.params.get("threads")
+        h = _stat(top, "bandwidth", "triad_all_cores",
+                  f"STREAM triad, all cores ({t} thread{'s' if t != 1 else ''})",
+                  "bandwidth")
+        h.peak = _peak(run.host, "dram")
+        if h.peak:
+            h.peak_pct = 100 * h.value / h.peak
+        out.append(h)
+        one = next((r for r in compact if r.params.get("threads") == 1), None)
+        if one is not None and one is not top:
+            out.append(_stat(one, "bandwidth", "triad_one_core", "STREAM triad, one core",
+                             "bandwidth"))
+    per_l3 = [r for r in scaling if r.params.get("policy") == "per-l3"]
+    l3s = run.host.get("l3s")
+    full = [r for r in per_l3 if r.params.get("threads") == l3s] or per_l3
+    if full:
+        top = max(full, key=lambda r: r.params.get("threads", 0))
+        t = top.params.get("threads")
+        out.append(_stat(top, "bandwidth", "triad_one_per_l3",
+                         f"STREAM triad, one core per L3 ({t} thread{'s' if t != 1 else ''})",
+                         "bandwidth"))
+    doms = [r for r in triads if "domain" in r.params]
+    if doms:
+        # the slowest domain carries the line; the others are in the section's table
+        low = min(doms, key=lambda r: r.metrics["bandwidth"].median)
+        h = _stat(low, "bandwidth", "triad_node",
+                  f"STREAM triad per domain ({len(doms)} measured; the slowest, "
+                  f"{low.params.get('domain')})", "bandwidth")
+        if len(doms) > 1:
+            hi = max(doms, key=lambda r: r.metrics["bandwidth"].median)
+            h.detail = (f"fastest {hi.params.get('domain')}: "
+                        f"{hi.metrics['bandwidth'].median:.4g} GB/s")
+        out.append(h)
+    return out
+
+
+# -- latency ---------------------------------------------------------------------------------
+
+def _matrix(run: RunRecord) -> list[BenchResult]:
+    return [r for r in run.results if r.family == "matrix" and _ok(r, "latency")]
+
+
+def latency_lines(run: RunRecord) -> list[Headline]:
+    out = []
+    idle = [r for r in run.results if r.family == "latency" and _ok(r, "latency")
+            and r.params.get("kind") == "idle" and not r.case.startswith("sweep")]
+    if idle:
+        default = [r for r in idle if r.params.get("mode") == "tlb"] or idle
+        big = max(default, key=lambda r: (r.params.get("bytes") or 0))
+        out.append(_stat(big, "latency", "idle_latency",
+                         f"idle memory latency, local ({big.case})", "latency"))
+    mat = _matrix(run)
+    local = [r for r in mat if r.params.get("src") == r.params.get("dst")]
+    remote = [r for r in mat if r.params.get("src") != r.params.get("dst")
+              and not r.params.get("dst_cpuless")]
+    if local and remote:
+        far = max(remote, key=lambda r: (r.params.get("distance") or 0,
+                                         r.metrics["latency"].median))
+        out.append(_stat(far, "latency", "remote_latency",
+                         f"remote memory latency, farthest node ({far.case}, distance "
+                         f"{far.params.get('distance')})", "latency"))
+        loc = next((r for r in local if r.params.get("src") == far.params.get("src")),
+                   local[0])
+        ratio = far.metrics["latency"].median / loc.metrics["latency"].median
+        out.append(Headline("remote_local_ratio", f"remote/local latency ({far.case} over "
+                            f"{loc.case})", ratio, "x", "latency",
+                            n=min(len(far.metrics["latency"].values),
+                                  len(loc.metrics["latency"].values)),
+                            source=f"{far.case}, {loc.case}", higher_is_better=False,
+                            spread="ratio of the two medians"))
+    out += _mlp_lines(run)
+    return out
+
+
+def _mlp_lines(run: RunRecord) -> list[Headline]:
+    from numascope.families.latency import chains
+    out = []
+    for rs in chains.series(run.results):
+        rs = [r for r in rs if _ok(r, "latency")]
+        knee = chains.knee_of(rs) if len(rs) > 1 else None
+        if knee is None:
+            continue
+        where = rs[0].params.get("cpu")
+        top = next((r for r in rs if r.params.get("chains") == knee.plateau.chains), rs[-1])
+        h = Headline("mlp", f"misses in flight (memory-level parallelism), CPU {where}",
+                     knee.outstanding, "lines", "latency",
+                     n=len(top.metrics["latency"].values),
+                     source=f"{rs[0].case} … {rs[-1].case}",
+                     spread="Little's law: plateau loads/ns x 1-chain latency (best samples)")
+        h.detail = (f"throughput {'stops rising' if knee.reached else 'still rising'} at "
+                    f"{knee.knee} chains")
+        out.append(h)
+    return out
+
+
+# -- core to core ----------------------------------------------------------------------------
+
+RELATIONS = {"smt": "SMT siblings", "l3": "same L3", "die": "same die",
+             "package": "same package", "remote": "other package"}
+
+
+def c2c_lines(run: RunRecord) -> list[Headline]:
+    by: dict[str, list[BenchResult]] = {}
+    for r in run.results:
+        if r.family == "c2c" and _ok(r, "latency"):
+            by.setdefault(str(r.params.get("relation")), []).append(r)
+    out = []
+    for rel in [k for k in RELATIONS if k in by] + [k for k in by if k not in RELATIONS]:
+        rs = by[rel]
+        if len(rs) == 1:
+            h = _stat(rs[0], "latency", f"c2c_{rel}",
+                      f"core-to-core latency, {RELATIONS.get(rel, rel)}", "c2c")
+        else:   # the median over the pairs of this relation
+            meds = [r.metrics["latency"].median for r in rs]
+            h = Headline(f"c2c_{rel}", f"core-to-core latency, {RELATIONS.get(rel, rel)} "
+                         f"({len(rs)} pairs)", statistics.median(meds),
+                         rs[0].metrics["latency"].unit, "c2c", n=len(rs), low=min(meds),
+                         high=max(meds), spread="range of the pairs' medians",
+                         source=", ".join(r.case for r in rs[:3]) + (" …" if len(rs) > 3
+                                                                      else ""),
+                         higher_is_better=False)
+            for r in rs:
+                h.warnings += _figure_warnings(r)
+        out.append(h)
+    return out
+
+
+# -- compute, compression, storage, interconnect ----------------------------------------------
+
+_COMPUTE = {"hpl": ("hpl_gflops", "HPL (hpcc)"), "dgemm": ("dgemm_gflops", "DGEMM"),
+            "lu": ("lu_gflops", "LU factorisation (not HPL)")}
+
+
+def compute_lines(run: RunRecord) -> list[Headline]:
+    out = []
+    peak = _peak(run.host, "flops")
+    for kind, (key, name) in _COMPUTE.items():
+        rs = [r for r in run.results if r.family == "compute" and _ok(r, "gflops")
+              and r.params.get("kind") == kind]
+        if not rs:
+            continue
+        top = max(rs, key=lambda r: (r.params.get("n") or 0))
+        h = _stat(top, "gflops", key, f"FP64 {name}, {top.case}", "compute")
+        h.peak = peak
+        if peak:
+            h.peak_pct = 100 * h.value / peak
+        out.append(h)
+    return out
+
+
+def compress_lines(run: RunRecord) -> list[Headline]:
+    from numascope.families.compress.bench import summarize
+    cz = [r for r in run.results if r.family == "compress" and r.validated]
+    try:
+        sums = summarize(cz)
+    except (KeyError, TypeError, ValueError):
+        return []
+    out = []
+    for s in sums:
+        if not s.best:
+            continue
+        t = max(s.best)
+        label, gbs, speedup = s.best[t]
+        res = next(r for r in cz if r.params.get("dataset") == s.dataset
+                   and r.params.get("threads") == t and label.startswith(
+                       str(r.params.get("codec"))) and r.metrics["decompress_sum"].median
+                   == gbs)
+        h = _stat(res, "decompress_sum", "compress_sum_peak",
+                  f"decompress+sum, best codec at {t} threads ({s.dataset}: {label})",
+                  "compress")
+        plain = s.plain.get(t)
+        h.detail = (f"plain sum {plain:.4g} GB/s ({speedup:.2f}x); "
+                    + (f"compressed beats plain from {s.crossover} thread"
+                       f"{'s' if s.crossover != 1 else ''} on" if s.crossover
+                       else "no crossover: compressed does not beat plain here"))
+        out.append(h)
+    return out
+
+
+def storage_lines(run: RunRecord) -> list[Headline]:
+    from numascope.families.storage import bench as io
+    rs = [r for r in run.results if r.family == "storage" and _ok(r, "iops")]
+    out = []
+    single = [r for r in rs if r.params.get("mode") in ("run", "placement")]
+    if single:
+        best = max(single, key=lambda r: r.metrics["iops"].median)
+        out.append(_stat(best, "iops", "iops_per_drive", f"IOPS per drive, {best.case}",
+                         "storage"))
+    rows = io.scaling_rows(rs) if any(r.params.get("mode") == "scaling" for r in rs) else []
+    if rows:
+        last = rows[-1]
+        h = Headline("iops_scaling", f"IOPS per drive with {last['drives']} drives",
+                     last["per_drive"], "IO/s", "storage", n=len(rows),
+                     source="drive scaling", spread="")
+        h.detail = io.knee_text(rows) or "no knee: per-drive IOPS stay within " \
+            f"{io.KNEE:.0%} of one drive alone"
+        out.append(h)
+    return out
+
+
+def interconnect_lines(run: RunRecord) -> list[Headline]:
+    rs = [r for r in run.results if r.family == "interconnect" and r.validated]
+    out = []
+    lat = [r for r in rs if _ok(r, "latency")]
+    if lat:
+        best = min(lat, key=lambda r: r.metrics["latency"].median)
+        out.append(_stat(best, "latency", "mpi_latency", f"MPI latency, {best.case}",
+                         "interconnect"))
+    bw = [r for r in rs if _ok(r, "bandwidth")]
+    if bw:
+        best = max(bw, key=lambda r: r.metrics["bandwidth"].median)
+        out.append(_stat(best, "bandwidth", "mpi_bandwidth", f"MPI bandwidth, {best.case}",
+                         "interconnect"))
+    return out
+
+
+LINES = (bandwidth_lines, latency_lines, c2c_lines, compute_lines, compress_lines,
+         storage_lines, interconnect_lines)
+
+
+def headlines(run: RunRecord) -> list[Headline]:
+    """The run's headline figures in the studies' order, each with its verdict."""
+    from numascope.report.verdicts import judge
+    out: list[Headline] = []
+    for fn in LINES:
+        try:
+            out += fn(run)
+        except (KeyError, TypeError, ValueError, ZeroDivisionError, StopIteration):
+            continue    # a result without the parameters a line needs: no line from it
+    judge(run, out)
+    return out
