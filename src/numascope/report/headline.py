@@ -34,6 +34,7 @@ class Headline:
     high: float = math.nan
     spread: str = ""      # what low..high is: an interval over allocations, or a range
     source: str = ""      # the case(s) it comes from
+    metric: str = ""      # the metric of that case the value is the median of ("" derived)
     peak: float | None = None
     peak_pct: float | None = None
     higher_is_better: bool = True
@@ -47,7 +48,7 @@ class Headline:
 def _stat(res: BenchResult, metric: str, key: str, what: str, section: str) -> Headline:
     m: Metric = res.metrics[metric]
     h = Headline(key, what, m.median, m.unit, section, n=len(m.values), source=res.case,
-                 higher_is_better=m.higher_is_better)
+                 metric=metric, higher_is_better=m.higher_is_better)
     s = verdict_of(res.params)
     iv = (s or {}).get("interval") or []
     if s and s.get("metric", metric) == metric and len(iv) == 2 and \

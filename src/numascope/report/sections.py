@@ -64,10 +64,13 @@ def embed(title: str, fig: Any, caption: str) -> str:
             f"<figcaption>{e(caption)}</figcaption></figure>")
 
 
-def caption(title: str, run: RunRecord, units: list[str], several: bool) -> str:
+def caption(title: str, run: RunRecord, units: list[str], several: bool, own: str = ""
+            ) -> str:
+    """The figure's caption: its module's own (a figure's label, where it set one), its
+    run when the report has several, the units of its family's primary metrics."""
     who = f" · run {run.run_id}" + (f" ({' '.join(f'{k}={v}' for k, v in run.tags.items())})"
                                     if run.tags else "") if several else ""
-    return f"{title}{who}" + (f" · units: {', '.join(units)}" if units else "")
+    return (own or title) + who + (f" · units: {', '.join(units)}" if units else "")
 
 
 def _units(results: list[Any]) -> list[str]:
@@ -99,7 +102,9 @@ def figures_html(mods: list[Any], runs: list[RunRecord]) -> str:
             fam = family_of(mod.__name__)
             units = _units([x for x in r.results if x.family == fam])
             for title, fig in pairs:
-                parts.append(embed(title, fig, caption(title, r, units, len(runs) > 1)))
+                own = fig.get_label() if isinstance(fig.get_label(), str) else ""
+                parts.append(embed(title, fig, caption(title, r, units, len(runs) > 1,
+                                                       own)))
                 plt.close(fig)
     return "".join(parts)
 
@@ -139,11 +144,20 @@ def medians_table(runs: list[RunRecord], families: tuple[str, ...]) -> str:
 # -- topology ---------------------------------------------------------------------------------
 
 def fact_text(name: str, value: Any) -> str:
-    """An inferred fact in words: distance classes as "10: 0-0; 32: 0-1, 1-0"."""
+    """An inferred fact in words; distance classes as "10: each node to itself (8);
+    32: 0↔4, 0↔5, 0↔6 … (16 pairs)"."""
     if name == "distance_classes" and isinstance(value, dict):
-        return "; ".join(f"distance {d}: " + ", ".join(
-            f"node {a} → {b}" if a != b else f"node {a} local" for a, b in pairs)
-            for d, pairs in value.items() if isinstance(pairs, list))
+        out = []
+        for d, pairs in value.items():
+            pairs = [p for p in pairs if isinstance(p, (list, tuple)) and len(p) == 2] \
+                if isinstance(pairs, list) else []
+            if pairs and all(a == b for a, b in pairs):
+                out.append(f"{d}: each node to itself ({len(pairs)})")
+                continue
+            shown = ", ".join(f"{a}↔{b}" for a, b in pairs[:3])
+            more = f" … ({len(pairs)} pairs)" if len(pairs) > 3 else ""
+            out.append(f"{d}: {shown}{more}")
+        return "; ".join(out) or "none"
     if isinstance(value, list):
         return ", ".join(map(str, value)) if value else "none"
     if isinstance(value, bool):

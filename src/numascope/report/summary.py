@@ -62,6 +62,25 @@ _KINDS = {"not steady": " (the 95 % interval over separate allocations stayed wi
                                  "figure)"}
 
 
+_HEAD = ("figure", "median", "spread", "% of peak", "verdict and rule", "published figure")
+
+
+def _headline_table(lines: list[Headline]) -> str:
+    """The rows carry the case and metric their median comes from (data-case,
+    data-metric; none for a derived figure), so a reader can find it in the tables."""
+    th = "".join(f"<th>{e(h)}</th>" for h in _HEAD)
+    rows = []
+    for h in lines:
+        attrs = (f' data-key="{e(h.key)}" data-section="{e(h.section)}"'
+                 + (f' data-case="{e(h.source)}" data-metric="{e(h.metric)}"'
+                    if h.metric else ""))
+        cells = "".join(f'<td class="num">{c}</td>' if i in (1, 3) else f"<td>{c}</td>"
+                        for i, c in enumerate(_row(h)))
+        rows.append(f"<tr{attrs}>{cells}</tr>")
+    return (f'<table class="headline">{_COLS}<thead><tr>{th}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
 def problems(run: RunRecord, lines: list[Headline]) -> list[str]:
     """The run's problems, one sentence each (plain text): readiness warnings, a disturbed
     run, figures that did not converge or were bimodal (one sentence per kind, naming
@@ -111,9 +130,7 @@ def _one(run: RunRecord) -> str:
     if not lines:
         body = '<p class="dim">no headline figure: this run measured none of them</p>'
     else:
-        body = table(["figure", "median", "spread", "% of peak", "verdict and rule",
-                      "published figure"], [_row(h) for h in lines], {1, 3}, "headline")
-        body = body.replace("<thead>", _COLS + "<thead>", 1)
+        body = _headline_table(lines)
     probs = problems(run, lines)
     plist = "".join(f"<li>{e(p)}</li>" for p in probs)
     return (_lede(run) + body + (f'<ul class="problems warn">{plist}</ul>' if probs else
