@@ -9,7 +9,7 @@ import math
 
 from numascope.console import UNKNOWN
 from numascope.report.headline import Headline, headlines
-from numascope.report.kit import e, num, table, tags
+from numascope.report.kit import e, num, tags
 from numascope.report.verdicts import disturbed
 from numascope.results.run import RunRecord
 
@@ -150,7 +150,9 @@ def _several(runs: list[RunRecord]) -> str:
         for p in per:
             h = p.get(k)
             cells.append("–" if h is None else f"{value_text(h)} {_verdict_word(h)}")
-        rows.append(cells)
+        rows.append(f'<tr data-key="{e(k)}">' + "".join(
+            f'<td class="num">{c}</td>' if i else f"<td>{c}</td>"
+            for i, c in enumerate(cells)) + "</tr>")
     head = ["figure"] + [f"{r.run_id} {' '.join(f'{a}={b}' for a, b in r.tags.items())}"
                          for r in runs]
     probs = [f"{r.run_id}: {p}" for r in runs for p in problems(r, [])]
@@ -158,7 +160,8 @@ def _several(runs: list[RunRecord]) -> str:
     more = f"<li>{len(probs) - 8} more in the appendix</li>" if len(probs) > 8 else ""
     return ('<p class="lede">medians of each run; whether a difference is significant: '
             '<a href="#comparison">Comparison</a></p>'
-            + table(head, rows, set(range(1, len(head))), "headline")
+            + f'<table class="headline"><thead><tr>{"".join(f"<th>{e(x)}</th>" for x in head)}'
+            f'</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             + (f'<ul class="problems warn">{plist}{more}</ul>' if probs else ""))
 
 
