@@ -295,9 +295,15 @@ def test_a_replayed_epyc_7601_is_set_beside_the_published_figures(tmp_path):
     assert verdict.startswith("ok ") and "59 %" in verdict
     assert published.startswith("95 % of the published 244 GB/s (Dell HPC and AI")
     assert "matched CPU model, memory mode, DIMM population" in published
-    remote = next(r for r in page.summary if r["attrs"]["data-key"] == "remote_local_ratio")
+    remote = next(r for r in page.summary if r["attrs"]["data-key"] == "remote_local_latency")
     assert remote["cells"][4].startswith("slower")
-    assert "distance 10: each node to itself (8)" in text.replace("<td>", " ")
+    # remote/local bandwidth by socket: 21 of 30 GB/s and 10.5 of 30 (the published 0.7, 0.35)
+    for scope, ratio in (("same socket", "0.7"), ("other socket", "0.35")):
+        row = next(r for r in page.summary
+                   if r["attrs"]["data-key"] == f"remote_local_ratio/remote node, {scope}")
+        assert row["cells"][1].startswith(f"{ratio} x") and row["cells"][4].startswith(
+            "as published") and row["cells"][5].startswith(f"100 % of the published {ratio} x")
+    assert "distance classes</td><td>10: each node to itself (8); 12: 0↔1, 0↔2, 0↔3 … (12 pairs)" in text
 
 
 def test_the_report_prints_to_pdf(tmp_path):

@@ -95,7 +95,7 @@ def test_remote_over_local_on_a_3_node_machine(remote, word):
     # three nodes: the farthest by distance carries the line, not the slowest nearer one
     run = run_of(mat(0, 0, 10, 100.0), mat(0, 1, 12, 130.0), mat(0, 2, 32, remote))
     assert line(run, "remote_latency").source == "N0->N2"
-    h = line(run, "remote_local_ratio")
+    h = line(run, "remote_local_latency")
     assert h.value == pytest.approx(remote / 100) and h.verdict == word
 
 

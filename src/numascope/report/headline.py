@@ -35,6 +35,7 @@ class Headline:
     spread: str = ""      # what low..high is: an interval over allocations, or a range
     source: str = ""      # the case(s) it comes from
     metric: str = ""      # the metric of that case the value is the median of ("" derived)
+    scope: str = ""       # where a published figure must have been measured to match
     peak: float | None = None
     peak_pct: float | None = None
     higher_is_better: bool = True
@@ -42,7 +43,13 @@ class Headline:
     verdict: str = "–"
     rule: str = ""
     reference: str = ""
+    reference_notes: list[str] = field(default_factory=list)  # its normalisations, caveats
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ident(self) -> str:
+        """Unique within a run: the quantity, and its scope where two lines share one."""
+        return f"{self.key}/{self.scope}" if self.scope else self.key
 
 
 def _stat(res: BenchResult, metric: str, key: str, what: str, section: str) -> Headline:
@@ -150,25 +157,54 @@ def latency_lines(run: RunRecord) -> list[Headline]:
         out.append(_stat(big, "latency", "idle_latency",
                          f"idle memory latency, local ({big.case})", "latency"))
     mat = _matrix(run)
-    local = [r for r in mat if r.params.get("src") == r.params.get("dst")]
+    local = {r.params.get("src"): r for r in mat if r.params.get("src") == r.params.get("dst")}
     remote = [r for r in mat if r.params.get("src") != r.params.get("dst")
-              and not r.params.get("dst_cpuless")]
-    if local and remote:
+              and not r.params.get("dst_cpuless") and r.params.get("src") in local]
+    if remote:
         far = max(remote, key=lambda r: (r.params.get("distance") or 0,
                                          r.metrics["latency"].median))
+        loc = local[far.params["src"]]
         out.append(_stat(far, "latency", "remote_latency",
                          f"remote memory latency, farthest node ({far.case}, distance "
                          f"{far.params.get('distance')})", "latency"))
-        loc = next((r for r in local if r.params.get("src") == far.params.get("src")),
-                   local[0])
-        ratio = far.metrics["latency"].median / loc.metrics["latency"].median
-        out.append(Headline("remote_local_ratio", f"remote/local latency ({far.case} over "
-                            f"{loc.case})", ratio, "x", "latency",
-                            n=min(len(far.metrics["latency"].values),
-                                  len(loc.metrics["latency"].values)),
-                            source=f"{far.case}, {loc.case}", higher_is_better=False,
-                            spread="ratio of the two medians"))
+        out.append(_ratio("remote_local_latency", "remote/local latency", far, loc, "latency",
+                          False))
+        out += _bandwidth_ratios(run, remote, local)
     out += _mlp_lines(run)
+    return out
+
+
+def _ratio(key: str, what: str, far: BenchResult, loc: BenchResult, metric: str,
+           higher: bool) -> Headline:
+    a, b = far.metrics[metric], loc.metrics[metric]
+    return Headline(key, f"{what} ({far.case} over {loc.case})", a.median / b.median, "x",
+                    "latency", n=min(len(a.values), len(b.values)),
+                    source=f"{far.case}, {loc.case}", higher_is_better=higher,
+                    spread="ratio of the two medians")
+
+
+def _node_package(run: RunRecord) -> dict[Any, Any]:
+    nodes = (run.topology or {}).get("nodes") or []
+    return {n.get("id"): tuple(n.get("packages") or ()) for n in nodes if isinstance(n, dict)}
+
+
+def _bandwidth_ratios(run: RunRecord, remote: list[BenchResult],
+                      local: dict[Any, BenchResult]) -> list[Headline]:
+    """Remote over local bandwidth for the nearest remote node of the same socket and the
+    farthest of another (the labs' "remote triad N % slower"), where measured."""
+    pkg = _node_package(run)
+    out = []
+    for same, scope in ((True, "remote node, same socket"),
+                        (False, "remote node, other socket")):
+        rs = [r for r in remote if _ok(r, "bandwidth") and pkg.get(r.params["src"])
+              and (pkg.get(r.params["src"]) == pkg.get(r.params["dst"])) == same]
+        if not rs:
+            continue
+        pick = (min if same else max)(rs, key=lambda r: r.params.get("distance") or 0)
+        h = _ratio("remote_local_ratio", f"remote/local bandwidth, {scope.split(', ')[1]}",
+                   pick, local[pick.params["src"]], "bandwidth", True)
+        h.scope = scope
+        out.append(h)
     return out
 
 

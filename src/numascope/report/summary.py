@@ -18,7 +18,7 @@ CSS = """
 table.headline{font-size:12.5px;width:100%;table-layout:fixed}
 table.headline td,table.headline th{padding:2px 5px;overflow-wrap:anywhere}
 table.headline .why{font-size:11px;color:#555}
-.v-ok,.v-saturates,.v-wins,.v-as.published{color:#176317;font-weight:600}
+.v-ok,.v-saturates,.v-wins,.v-as-published{color:#176317;font-weight:600}
 .v-low,.v-short,.v-loses,.v-slow,.v-slower,.v-check{color:#a11;font-weight:600}
 .v-inconclusive{color:#8a5a00;font-weight:600}
 ul.problems{font-size:12.5px;margin:4px 0;padding-left:18px}
@@ -42,16 +42,17 @@ def _spread(h: Headline) -> str:
 
 
 def _verdict(h: Headline) -> str:
-    cls = "v-" + h.verdict.replace(" ", ".")
+    cls = "v-" + h.verdict.replace(" ", "-")
     return (f'<span class="{e(cls)}">{e(h.verdict)}</span> '
             f'<span class="why">{e(h.rule)}</span>')
 
 
-def _row(h: Headline) -> list[str]:
+def _row(h: Headline, common: list[str]) -> list[str]:
     what = f'<a href="#{e(h.section)}">{e(h.what)}</a>' + (" ⚠" if h.warnings else "")
     val = value_text(h) + (f'<br><span class="why">{e(h.detail)}</span>' if h.detail else "")
     pct = "–" if h.peak_pct is None else f"{h.peak_pct:.1f} %"
-    ref = f'<span class="why">{e(h.reference)}</span>' if h.reference else \
+    own = [n for n in h.reference_notes if n not in common]
+    ref = f'<span class="why">{e("; ".join([h.reference, *own]))}</span>' if h.reference else \
         '<span class="dim">none matches this host</span>'
     return [what, val, _spread(h), pct, _verdict(h), ref]
 
@@ -65,17 +66,24 @@ _KINDS = {"not steady": " (the 95 % interval over separate allocations stayed wi
 _HEAD = ("figure", "median", "spread", "% of peak", "verdict and rule", "published figure")
 
 
+def common_notes(lines: list[Headline]) -> list[str]:
+    """The published figures' notes that every matched line shares (said once)."""
+    refs = [h.reference_notes for h in lines if h.reference]
+    return [n for n in refs[0] if all(n in r for r in refs[1:])] if refs else []
+
+
 def _headline_table(lines: list[Headline]) -> str:
     """The rows carry the case and metric their median comes from (data-case,
     data-metric; none for a derived figure), so a reader can find it in the tables."""
     th = "".join(f"<th>{e(h)}</th>" for h in _HEAD)
+    common = common_notes(lines)
     rows = []
     for h in lines:
-        attrs = (f' data-key="{e(h.key)}" data-section="{e(h.section)}"'
+        attrs = (f' data-key="{e(h.ident)}" data-section="{e(h.section)}"'
                  + (f' data-case="{e(h.source)}" data-metric="{e(h.metric)}"'
                     if h.metric else ""))
         cells = "".join(f'<td class="num">{c}</td>' if i in (1, 3) else f"<td>{c}</td>"
-                        for i, c in enumerate(_row(h)))
+                        for i, c in enumerate(_row(h, common)))
         rows.append(f"<tr{attrs}>{cells}</tr>")
     return (f'<table class="headline">{_COLS}<thead><tr>{th}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
@@ -132,6 +140,9 @@ def _one(run: RunRecord) -> str:
     else:
         body = _headline_table(lines)
     probs = problems(run, lines)
+    notes = common_notes(lines)
+    if notes:
+        probs.append("Published figures: " + "; ".join(notes) + ".")
     plist = "".join(f"<li>{e(p)}</li>" for p in probs)
     return (_lede(run) + body + (f'<ul class="problems warn">{plist}</ul>' if probs else
                                  '<p class="ok">no readiness warning, disturbance or '
@@ -141,7 +152,7 @@ def _one(run: RunRecord) -> str:
 def _several(runs: list[RunRecord]) -> str:
     """Several runs: one row per headline figure, a column per run (its median and
     verdict); the comparison section says which differences are significant."""
-    per = [{h.key: h for h in headlines(r)} for r in runs]
+    per = [{h.ident: h for h in headlines(r)} for r in runs]
     keys = list(dict.fromkeys(k for p in per for k in p))
     rows = []
     for k in keys:
@@ -166,7 +177,7 @@ def _several(runs: list[RunRecord]) -> str:
 
 
 def _verdict_word(h: Headline) -> str:
-    return f'<span class="{e("v-" + h.verdict.replace(" ", "."))}">{e(h.verdict)}</span>'
+    return f'<span class="{e("v-" + h.verdict.replace(" ", "-"))}">{e(h.verdict)}</span>'
 
 
 def summary_section(runs: list[RunRecord]) -> str:

@@ -24,7 +24,6 @@ from typing import Any
 
 from numascope.report.headline import Headline
 from numascope.results.run import RunRecord
-from numascope.sources import by_name, cite
 
 REFERENCE_SPREAD = 0.10
 
@@ -48,9 +47,9 @@ def peak_rule(h: Headline) -> tuple[str, str] | None:
     if h.key != "triad_all_cores" or h.peak_pct is None:
         return None
     floor = 100 * _floor()
-    basis = (f"the fleet screen's floor of {floor:.0f} % (fleet.outliers.FLOOR: healthy "
-             f"2-socket EPYC triads at 66-79 % of peak less the 10 % spread of identical "
-             f"servers; {_short('dell-naples-2018')} and 2019)")
+    basis = (f"the fleet screen's {floor:.0f} % floor (fleet.outliers.FLOOR: healthy "
+             f"2-socket EPYC triads reach 66-79 % of peak, less the 10 % server spread; "
+             f"{_short('dell-naples-2018')}, 2019)")
     if h.peak_pct > 100:
         return "check", (f"{h.peak_pct:.0f} % of peak: above 100 %, the peak's clock or "
                          "memory assumption is too low")
@@ -65,9 +64,10 @@ def pair_rule(h: Headline, by_key: dict[str, Headline]) -> tuple[str, str] | Non
         share = h.value / by_key["triad_all_cores"].value
         limit = L3_SATURATION.value
         word = "saturates" if share >= limit else "short"
-        return word, (f"{share:.0%} of the all-core triad; from {limit:.0%} one core per L3 "
+        return word, (f"{100 * share:.0f} % of the all-core triad; from {100 * limit:.0f} % "
+                      "one core per L3 "
                       f"reaches it (advice.L3_SATURATION, {_short('dell-rome-2019')})")
-    if h.key == "remote_local_ratio":
+    if h.key == "remote_local_latency":
         from numascope.advice import PRACTICAL
         word = "slower" if h.value > 1 + PRACTICAL.value else "flat"
         return word, (f"remote {h.value:.2f}x local; beyond {1 + PRACTICAL.value:.2f}x is "
@@ -80,18 +80,22 @@ def pair_rule(h: Headline, by_key: dict[str, Headline]) -> tuple[str, str] | Non
     return None
 
 
-def reference_text(h: Headline, matches: Iterable[Any]) -> tuple[str, str] | None:
-    """The published figure beside `h`: (verdict word, text), or None without a match of
-    its quantity. `matches` are numascope.references.Match objects (or alike: quantity,
+def reference_text(h: Headline, matches: Iterable[Any]
+                   ) -> tuple[str, str, list[str]] | None:
+    """The published figure beside `h`: (verdict word, text, its notes: normalisations
+    and caveats), or None without a match of its quantity (and scope, and unit). `matches` are numascope.references.Match objects (or alike: quantity,
     value, unit, matched, notes, ref with lab_authors and date)."""
-    m = next((m for m in matches if m.quantity == h.key and m.unit == h.unit), None)
-    if m is None:
+    scope = getattr(h, "scope", "")
+    got = [m for m in matches if m.quantity == h.key and _unit(m.unit)[0] == _unit(h.unit)[0]
+           and (not scope or getattr(m.ref, "scope", scope) == scope)]
+    if not got:
         return None
+    m = got[0]
     try:
         from numascope.references import percent_of
-        pct = percent_of(m, h.value)
+        pct = percent_of(m, h.value * _unit(h.unit)[1] / _unit(m.unit)[1])
     except ImportError:          # a build without the reference table: the same ratio
-        pct = 100.0 * h.value / m.value
+        pct = 100.0 * h.value * _unit(h.unit)[1] / _unit(m.unit)[1] / m.value
     ref = m.ref
     who = str(getattr(ref, "lab_authors", "")).split(" (")[0]
     year = str(getattr(ref, "date", ""))[:4]
@@ -103,14 +107,22 @@ def reference_text(h: Headline, matches: Iterable[Any]) -> tuple[str, str] | Non
     else:
         word = "high" if h.higher_is_better else "fast"
     text = (f"{pct:.0f} % of the published {m.value:.4g} {m.unit} ({who}, {year}; matched "
-            f"{', '.join(m.matched)})" + (f"; {'; '.join(m.notes)}" if m.notes else ""))
-    return word, text
+            f"{', '.join(m.matched)})")
+    return word, text, list(m.notes)
+
+
+_UNITS = {"us": ("s", 1e-6), "µs": ("s", 1e-6), "ms": ("s", 1e-3), "ns": ("s", 1e-9),
+          "MB/s": ("B/s", 1e6), "GB/s": ("B/s", 1e9)}
+
+
+def _unit(u: str) -> tuple[str, float]:
+    """(base unit, factor): a measured MB/s set against a published GB/s, us against µs."""
+    return _UNITS.get(u, (u, 1.0))
 
 
 def _reference_rule() -> str:
-    c = by_name("advice.PRACTICAL")
     return (f"within {REFERENCE_SPREAD:.0%} of the published figure is as published: "
-            f"identical servers differ by 5-10 % ({c.source}: {cite(c.source)})")
+            f"identical servers differ by 5-10 % ({_short('dell-rome-2019')})")
 
 
 def disturbed(run: RunRecord) -> list[str]:
@@ -135,7 +147,7 @@ def judge(run: RunRecord, lines: list[Headline], matches: Iterable[Any] | None =
         got = peak_rule(h) or pair_rule(h, by_key)
         ref = reference_text(h, matches)
         if ref:
-            h.reference = ref[1]
+            h.reference, h.reference_notes = ref[1], ref[2]
             if got is None:
                 got = (ref[0], _reference_rule())
         if got is None:
