@@ -136,16 +136,31 @@ def test_the_peak_rule_wins_and_the_reference_is_still_said():
     assert lines[0].verdict == "low" and lines[0].reference.startswith("50 % of")
 
 
-def test_a_latency_above_the_published_one_is_slow_and_units_must_agree():
+def test_a_latency_above_the_published_one_is_slow_and_units_are_normalised():
     h = types.SimpleNamespace(key="idle_latency", value=120.0, higher_is_better=False,
                               unit="ns")
     assert reference_text(h, [published(100.0, "ns", "idle_latency")])[0] == "slow"
     h.value = 85.0
     assert reference_text(h, [published(100.0, "ns", "idle_latency")])[0] == "fast"
-    assert reference_text(h, [published(0.1, "us", "idle_latency")]) is None
+    # a published 0.1 µs is 100 ns: units are normalised, and said in the text
+    word, text, _ = reference_text(h, [published(0.1, "µs", "idle_latency")])
+    assert word == "fast" and text.startswith("85 % of the published 0.1 µs")
+    assert reference_text(h, [published(100.0, "GB/s", "idle_latency")]) is None
 
 
 def test_a_line_comes_only_from_what_was_measured():
     assert headlines(run_of(dram=None)) == []
     keys = [h.key for h in headlines(run_of(triad("triad compact 1T", 1, [10.0] * 3)))]
     assert keys == ["triad_all_cores"]          # one thread is all there is: no second line
+
+
+def test_hpl_is_set_beside_a_published_efficiency_by_its_percent_of_peak():
+    hpl = BenchResult("compute", "hpl np=2", {"kind": "hpl", "n": 10000},
+                      {"gflops": Metric("gflops", "GFLOP/s", True, [90.0] * 3)})
+    run = run_of(hpl)
+    run.host["peaks"]["flops"] = {"value": 100.0}
+    lines = headlines(run)
+    judge(run, lines, [published(95.0, "%", "hpl_efficiency")])
+    (h,) = lines
+    assert h.peak_pct == pytest.approx(90.0) and h.verdict == "as published"
+    assert h.reference.startswith("95 % of the published 95 %")

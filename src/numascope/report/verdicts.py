@@ -80,11 +80,19 @@ def pair_rule(h: Headline, by_key: dict[str, Headline]) -> tuple[str, str] | Non
     return None
 
 
-def reference_text(h: Headline, matches: Iterable[Any]
+def reference_text(h: Any, matches: Iterable[Any]
                    ) -> tuple[str, str, list[str]] | None:
     """The published figure beside `h`: (verdict word, text, its notes: normalisations
-    and caveats), or None without a match of its quantity (and scope, and unit). `matches` are numascope.references.Match objects (or alike: quantity,
+    and caveats), or None without a match of its quantity (and scope, and unit); an HPL
+    line without a published GFLOP/s is set beside a published HPL efficiency by its % of
+    peak. `matches` are numascope.references.Match objects (or alike: quantity,
     value, unit, matched, notes, ref with lab_authors and date)."""
+    matches = list(matches)
+    if h.key == "hpl_gflops" and getattr(h, "peak_pct", None) is not None and not any(
+            m.quantity == "hpl_gflops" for m in matches):
+        # a published HPL efficiency: set beside this run's HPL % of its peak
+        pct_line = Headline("hpl_efficiency", h.what, h.peak_pct, "%", h.section)
+        return reference_text(pct_line, matches)
     scope = getattr(h, "scope", "")
     got = [m for m in matches if m.quantity == h.key and _unit(m.unit)[0] == _unit(h.unit)[0]
            and (not scope or getattr(m.ref, "scope", scope) == scope)]
