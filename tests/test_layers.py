@@ -31,6 +31,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "numascope.placement": ("numascope.errors", "numascope.topology"),
     "numascope.memspec": ("numascope.errors", "numascope.options", "numascope.placement",
                           "numascope.topology"),
+    # published figures and the rule matching them to a host: data and plain dicts only
+    "numascope.references": ("numascope.errors",),
     "numascope.benchmark": ("numascope.errors", "numascope.results.record",
                             "numascope.signals", "numascope.topology"),
     # the command kit: below the command line, beside the families (it runs their cases)

@@ -32,6 +32,9 @@ class Benchmark(Protocol):
 
     def measure(self, topo: Topology, case: Case) -> BenchResult: ...
 
+    # optional: derived(results) -> more BenchResults made from the finished ones, stored
+    # after them (a curve's plateaus); run_cases calls it once all cases are measured
+
 
 class Interrupted(KeyboardInterrupt):
     """A stop signal (Ctrl-C, SIGTERM) during a sweep; `.results` holds every case that
@@ -70,6 +73,11 @@ def run_cases(
                 on_result(res)
             if progress is not None:
                 progress.advance(task)
+        # records a family makes from the ones measured (bw --sweep's plateaus), if any
+        for res in getattr(bench, "derived", lambda done: [])(list(done)):
+            done.append(res)
+            if on_result:
+                on_result(res)
     except KeyboardInterrupt as e:
         raise Interrupted(done, signum_of(e)) from None
     finally:

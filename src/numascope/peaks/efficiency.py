@@ -44,13 +44,15 @@ def _by(res: Any, m: Any) -> str:
 def measured_from(results: Iterable[Any] = (), given: dict[str, Any] | None = None
                   ) -> dict[str, Any]:
     """The measured figures to set against the peaks: the highest median DRAM bandwidth of
-    any validated bandwidth result, every validated FLOP/s result (DGEMM, LU, HPL: one row
+    any validated bandwidth result (a working-set sweep's records aside), every validated FLOP/s result (DGEMM, LU, HPL: one row
     each), each saying it is a median and of how many repetitions; then what the user gave
     (`given`: "dram_gbs", "link_gbs", "gflops" with their "…_by"), which wins."""
     bw, fl = [], []
     for res in results:
         if not getattr(res, "validated", False):
             continue
+        if res.family == "bandwidth" and res.params.get("sweep") is True:
+            continue    # bw --sweep (run --bw-sweep): its points and plateaus are caches too
         for m in res.metrics.values():
             if res.family == "bandwidth" and m.name == "bandwidth" and m.unit == "GB/s":
                 bw.append((m.median, _by(res, m)))

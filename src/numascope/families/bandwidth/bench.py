@@ -120,7 +120,8 @@ class BandwidthParams:
     nt: str = DEFAULT_NT                   # streaming stores: auto (both timed) | on | off
     warmup: int = WARMUP
     # what the case stands for
-    sweep: str | None = None               # single | scaling | per-domain | tier-ratio
+    sweep: str | bool | None = None        # single | scaling | per-domain | tier-ratio;
+    #                                        True: a point of bw --sweep (sweep.py)
     policy: str | None = None              # CPU order (placement.POLICIES), "cpus" if given
     where: str | None = None               # all, S0, N1, L3:5, a CPU list
     policies: tuple[str, ...] = ()         # scaling: every policy giving these CPUs
@@ -262,7 +263,7 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
     cpus = list(p.cpus)
     notes: list[str] = []
     llc = topo.llc_bytes(cpus)
-    if llc and p.array_bytes < LLC_FACTOR * llc:
+    if llc and p.array_bytes < LLC_FACTOR * llc and p.sweep is not True:   # bw --sweep
         notes.append(f"arrays of {format_bytes(p.array_bytes)} are smaller than {LLC_FACTOR} "
                      f"× the LLC of these CPUs ({format_bytes(llc)}): caches inflate the "
                      "result")
@@ -623,12 +624,21 @@ class Bandwidth:
     primary = ("bandwidth",)
     title = "memory bandwidth: thread scaling and per-domain"
 
-    def __init__(self) -> None:
+    def __init__(self, bw_sweep: bool = False) -> None:
         self._done: dict[tuple, BenchResult] = {}
+        self.bw_sweep = bw_sweep       # numascope run --bw-sweep: the working-set sweep too
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile)
+        if not self.bw_sweep:
+            return suite_cases(topo, profile)
+        from numascope.families.bandwidth import sweep
+        return suite_cases(topo, profile) + sweep.suite_cases(topo, profile)
+
+    def derived(self, results: list[BenchResult]) -> list[BenchResult]:
+        """The plateaus of the working-set sweeps among `results` (sweep.py), one each."""
+        from numascope.families.bandwidth import sweep
+        return sweep.plateau_results(results)
 
     def cases(self, topo: Topology, **options: Any) -> list[Case]:
         return build_cases(topo, **options)

@@ -8,7 +8,7 @@ from numascope.command.flags import add_family
 
 NAME = "bw"
 HELP = "memory bandwidth (STREAM kernels) on pinned threads: one placement, --scaling, " \
-       "--per-domain"
+       "--per-domain, --sweep (by working set)"
 ORDER = 30
 
 
@@ -47,6 +47,9 @@ def main(args: argparse.Namespace) -> int:
     where = cpus_arg(args)
     topo = read_topology("/")
     memory = memory_arg(args, topo)
+    if args.sweep:
+        from numascope.families.bandwidth.sweep_command import run_sweep as working_sets
+        return working_sets(args, topo, memory, plot)
     if args.tier_sweep is not None or args.ratios is not None:
         from numascope.families.bandwidth.tier_command import run_sweep
         given = args.cpus is not None or args.cpunodebind is not None

@@ -113,7 +113,25 @@ TABLE = Table("bandwidth", (
     Option("--tier-sweep", "bandwidth over interleave ratios between a DRAM node and a "
            "memory tier (given alone: the CPUs' node and its nearest CPU-less node)",
            metavar="DRAM,TIER", default_text="off", const="auto"),
+    # --sweep: bandwidth by working set (sweep.py, sweep_command.py)
+    Option("--sweep", "bandwidth by working set, from a few KiB to past the last-level "
+           "cache, with the plateaus (L1, L2, L3, DRAM) checked against the cache sizes; "
+           "kernels read,fill,copy,triad unless --kernel is given, 1 thread unless "
+           "--threads is", kind="switch"),
+    Option("--min", "sweep: smallest working set (all arrays of all threads)", kind="size",
+           metavar="BYTES", default_text="4 KiB per thread", only_with="sweep"),
+    Option("--max", "sweep: largest working set (all arrays of all threads)", kind="size",
+           metavar="BYTES", only_with="sweep",
+           default_text=f"arrays of {LLC_FACTOR}x the largest cache of the CPUs used"),
+    Option("--per-octave", "sweep: working sets per doubling", kind="int", default=4, low=1,
+           high=64, metavar="N", only_with="sweep"),
     Option("--ratios", f"DRAM:TIER page ratios of --tier-sweep ('{SYSTEM}' adds the kernel's "
            "weighted interleave); given alone, it runs the sweep", metavar="LIST",
            rule=check_ratios, default_text=",".join(DEFAULT_RATIOS)),
 ))
+
+# what the bandwidth stage of `numascope run` takes (keyword arguments of Bandwidth)
+RUN_OPTIONS = (
+    Option("--bw-sweep", "bandwidth stage: also bandwidth by working set and its plateaus "
+           "(bw --sweep: triad on 1 thread; the four kernels with --full)", kind="switch"),
+)

@@ -1,0 +1,280 @@
+"""The published references: the shipped table, the matching rule on its hard cases (a
+virtual machine, another memory mode, unknown DIMMs, another part number), the
+normalisations (socket count, base clock), and `numascope references`.
+
+Hosts are the host dicts of run records: built by results.run.host_facts from synthetic
+sysfs trees (so the memory mode is the one numascope infers), with the peaks a run records
+(peaks.dram_peak from --memory or SMBIOS, the FLOP/s clock), or read from a stored run."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from synth_sysfs import machine
+
+from numascope import references as refs
+from numascope.errors import UserError
+from numascope.peaks import dram_peak
+from numascope.peaks.dram import dram_peak_gbs
+from numascope.peaks.links import from_spec as links_from_spec
+from numascope.results.run import host_facts
+from numascope.topology import read_topology
+
+DATA = Path(__file__).parent / "data"
+NAPLES = "AMD EPYC 7601 32-Core Processor"
+
+
+def _host(tmp_path, *, model=NAPLES, sockets=2, nodes_per_socket=4, memory="8x DDR4-2400",
+          hypervisor=False, ghz=None, family=23, model_number=1, smt=2):
+    """A run record's host dict for a synthetic EPYC: Naples has 4 dies per socket, each a
+    node with 2 CCX (L3) of 4 cores."""
+    root = machine(tmp_path / "root", sockets=sockets, l3_per_socket=8, cores_per_l3=4,
+                   smt=smt, nodes_per_socket=nodes_per_socket, model=model, family=family,
+                   model_number=model_number, hypervisor=hypervisor)
+    topo = read_topology(str(root))
+    host = host_facts(topo, root=root)
+    host["peaks"] = {"dram": dram_peak(topo, memory, root),
+                     "flops": {"ghz": ghz, "value": None, "status": "unknown"}}
+    return host
+
+
+def _ids(host, table=None):
+    return {m.ref.id for m in refs.matches(host, table)}
+
+
+# -- the shipped table ---------------------------------------------------------------------
+
+def test_the_shipped_table_loads_and_every_row_is_cited():
+    table = refs.load()
+    assert len(table) >= 30
+    assert len({r.id for r in table}) == len(table)
+    for r in table:
+        assert r.title and r.lab_authors and r.date, r.id
+        assert r.url.startswith("https://"), r.id
+        assert r.unit == refs.QUANTITIES[r.quantity][0], r.id
+        assert r.scope in refs.SCOPES, r.id
+        assert "Gbit/s" not in r.unit
+    # the studies the issue names are all there
+    labs = " ".join(r.lab_authors + r.title for r in table)
+    for who in ("Dell HPC and AI Innovation Lab", "Micron", "Blosc", "Lenovo"):
+        assert who in labs
+
+
+def test_the_table_is_package_data_beside_the_module():
+    """meson's install_subdir installs src/numascope whole (data/ included); the editable
+    install reads it from the source tree through the module's own path."""
+    assert refs.TABLE.is_file()
+    assert refs.TABLE.parent.parent == Path(refs.__file__).parent
+    build = (Path(__file__).parents[1] / "meson.build").read_text()
+    assert "install_subdir('src/numascope'" in build
+
+
+def test_the_theoretical_rows_agree_with_numascope_s_peak_formulas():
+    """Lenovo's published theoretical figures are what numascope's own peak formulas give
+    for the same layout: the table and the formulas check each other."""
+    by_id = {r.id: r for r in refs.load()}
+    for rid in ("lenovo-9004-xgmi-4-links", "lenovo-9004-xgmi-3-links"):
+        r = by_id[rid]
+        assert links_from_spec(r.links).gbs == pytest.approx(r.value)
+    d = by_id["lenovo-9004-dram-peak"]
+    assert dram_peak_gbs(d.channels, d.mts) == pytest.approx(d.value)
+
+
+def test_the_naples_figures_are_below_that_server_s_dram_peak():
+    """The units check of the Gbit/s rows: read as GB/s, the 2-socket triad is a plausible
+    share of 2 x 8 channels x 2400 MT/s (read as Gbit/s it would be 10 %)."""
+    r = {x.id: x for x in refs.load()}["dell-naples-triad-all-cores"]
+    peak = dram_peak_gbs(r.channels, r.mts, r.sockets)
+    assert 0.6 < r.value / peak < 0.9
+    assert "Gbit/s" in r.note
+
+
+# -- matching: the hard cases --------------------------------------------------------------
+
+def test_a_virtual_machine_saying_amd_epyc_matches_nothing():
+    host = json.loads((DATA / "advise_quick_run.json").read_text())["host"]
+    assert host["cpu_model"] == "AMD EPYC"
+    assert refs.matches(host) == []
+    why = refs.mismatches(host, refs.load()[0])
+    assert any(w.startswith("CPU model") for w in why)
+    assert any("ambiguous" in w for w in why)          # NPS1|L3-as-NUMA
+    assert any(w.startswith("DIMM population: not known") for w in why)
+
+
+def test_a_guest_with_the_right_model_name_still_matches_nothing(tmp_path):
+    """A cloud guest may pass the model string through; its nodes are the hypervisor's, so
+    its memory mode is hedged (ambiguous) and no row matches, DIMMs given or not."""
+    host = _host(tmp_path, hypervisor=True)
+    assert host["facts"]["memory_mode"]["status"] == "ambiguous"
+    assert refs.matches(host) == []
+
+
+def test_everything_matching_names_the_fields_that_matched(tmp_path):
+    host = _host(tmp_path)
+    assert host["memory_mode"] == "NPS4" and host["packages"] == 2
+    found = {m.ref.id: m for m in refs.matches(host)}
+    m = found["dell-naples-triad-all-cores"]
+    assert m.matched[:3] == ("CPU model", "memory mode", "DIMM population")
+    assert "sockets" in m.matched
+    assert m.value == 244 and m.unit == "GB/s" and m.quantity == "triad_all_cores"
+    assert any("--memory" in n for n in m.notes)   # the DIMMs were given, not read
+    assert any("DIMMs per channel not recorded" in n for n in m.notes)
+    assert refs.percent_of(m, 183.0) == pytest.approx(75.0)
+    # the same-socket and other-socket remote ratios both apply on 2 sockets
+    assert {"dell-naples-remote-same-socket", "dell-naples-remote-other-socket"} <= set(found)
+    # rows of other CPUs, of a range, or without their DIMMs never do
+    assert all(r.startswith("dell-naples-") for r in found)
+
+
+def test_the_right_model_in_another_memory_mode_matches_nothing(tmp_path):
+    host = _host(tmp_path, nodes_per_socket=1)
+    assert host["memory_mode"] == "NPS1"
+    assert refs.matches(host) == []
+    why = refs.mismatches(host, refs.load()[0])
+    assert why == ["memory mode: the reference ran NPS4, this host NPS1"]
+
+
+def test_the_right_model_and_mode_with_unknown_dimms_matches_nothing(tmp_path):
+    """The synthetic root has no SMBIOS tables and no --memory was given: the DIMMs may be
+    4 channels or 8, so a figure measured on 8 says nothing of this host."""
+    host = _host(tmp_path, memory=None)
+    assert host["peaks"]["dram"]["status"] == "unknown"
+    assert refs.matches(host) == []
+    why = refs.mismatches(host, refs.load()[0])
+    assert len(why) == 1 and why[0].startswith("DIMM population: not known")
+
+
+@pytest.mark.parametrize("memory, reason", [
+    ("4x DDR4-2400", "DIMM population: the reference ran 8 channels per socket"),
+    ("8x DDR4-2667", "DIMM speed: the reference ran 2400 MT/s, this host 2667 MT/s"),
+])
+def test_another_dimm_population_matches_nothing(tmp_path, memory, reason):
+    host = _host(tmp_path, memory=memory)
+    assert refs.matches(host) == []
+    assert [w for w in refs.mismatches(host, refs.load()[0]) if w.startswith(reason)]
+
+
+def test_another_part_number_is_another_cpu(tmp_path):
+    """EPYC 7601P is the single-socket part: a row for the 7601 does not match it, nor the
+    7601 a row for a "P" part; whole words, case and spacing aside."""
+    assert refs.model_matches("EPYC 7601", NAPLES)
+    assert refs.model_matches("epyc  7601", "AMD EPYC 7601 32-Core Processor")
+    assert not refs.model_matches("EPYC 7601", "AMD EPYC 7601P 32-Core Processor")
+    assert not refs.model_matches("EPYC 7702P", "AMD EPYC 7702 64-Core Processor")
+    assert not refs.model_matches("EPYC 7601", "AMD EPYC 17601 Processor")
+    assert not refs.model_matches("EPYC 7601", "AMD EPYC Processor")
+    assert not refs.model_matches("EPYC 7601", None)
+    host = _host(tmp_path, model="AMD EPYC 7601P 32-Core Processor", sockets=1)
+    assert refs.matches(host) == []
+
+
+def test_a_one_socket_host_gets_two_socket_totals_halved_and_said(tmp_path):
+    host = _host(tmp_path, sockets=1, memory="8x DDR4-2400", ghz=2.9)
+    found = {m.ref.id: m for m in refs.matches(host)}
+    triad = found["dell-naples-triad-all-cores"]
+    assert triad.value == pytest.approx(122.0)
+    assert "sockets" not in triad.matched
+    assert any("2-socket total" in n and "1 socket:" in n for n in triad.notes)
+    assert found["dell-naples-hpl-gflops"].value == pytest.approx(1133 / 2)
+    # per-core and per-node figures are not scaled
+    assert found["dell-naples-triad-one-core"].value == 24.5
+    assert not any("socket" in n for n in found["dell-naples-triad-one-core"].notes)
+    # no other socket to measure, and MPI figures depend on the 2-socket layout
+    assert "dell-naples-remote-other-socket" not in found
+    assert not [r for r in found if "mpi" in r or "mbw" in r]
+    assert "dell-naples-remote-same-socket" in found
+
+
+def test_a_base_clock_efficiency_is_re_expressed_at_the_measured_clock(tmp_path):
+    m = {x.ref.id: x for x in refs.matches(_host(tmp_path, ghz=2.75))}
+    eff = m["dell-naples-hpl-efficiency"]
+    assert eff.value == pytest.approx(100.6 * 2.2 / 2.75)      # 80.48 %
+    assert any("2.2 GHz base clock" in n and "2.75 GHz" in n for n in eff.notes)
+    m = {x.ref.id: x for x in refs.matches(_host(tmp_path / "b", ghz=None))}
+    eff = m["dell-naples-hpl-efficiency"]
+    assert eff.value == 100.6
+    assert any("not re-expressed" in n for n in eff.notes)
+
+
+def test_smt_is_matched_or_said_when_the_publication_states_it(tmp_path):
+    row = next(r for r in refs.load() if r.id == "dell-naples-triad-all-cores")
+    on = refs.Reference(**{**vars(row), "id": "smt-on", "smt": "on"})
+    off = refs.Reference(**{**vars(row), "id": "smt-off", "smt": "off"})
+    host = _host(tmp_path, smt=2)
+    assert host["smt"] is True
+    by = {m.ref.id: m for m in refs.matches(host, [on, off])}
+    assert "SMT" in by["smt-on"].matched
+    assert "SMT" not in by["smt-off"].matched
+    assert any("SMT off; this host has SMT on" in n for n in by["smt-off"].notes)
+
+
+def test_rows_across_models_or_ranges_are_listed_never_matched():
+    rome = next(r for r in refs.load() if r.id == "dell-rome-triad-all-cores")
+    assert len(rome.models) == 4 and rome.value_high == 300
+    host = {"cpu_model": "AMD EPYC 7502 32-Core Processor", "packages": 2,
+            "memory_mode": "NPS4", "facts": {"memory_mode": {"value": "NPS4",
+                                                             "status": "known"}},
+            "peaks": {"dram": {"status": "known", "channels": 16, "mts": 3200}}}
+    why = refs.mismatches(host, rome)
+    assert "the figure is across several models" in why
+    assert any("range" in w for w in why)
+
+
+def test_percent_of_a_latency_over_100_is_slower():
+    r = refs.Reference(**{**vars(refs.load()[0]), "quantity": "idle_latency",
+                          "unit": "ns", "value": 100.0})
+    m = refs.Match(r, r.quantity, r.value, r.unit, (), ())
+    assert refs.percent_of(m, 120.0) == pytest.approx(120.0)
+
+
+# -- malformed tables ----------------------------------------------------------------------
+
+def _write(tmp_path, change):
+    rows = list(csv.DictReader(refs.TABLE.open(newline="")))
+    change(rows)
+    p = tmp_path / "refs.csv"
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, refs.COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return p
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("unit", "Gbit/s", "unit 'Gbit/s' is not the unit of triad_all_cores (GB/s)"),
+    ("quantity", "triad", "quantity 'triad' is not one of the vocabulary"),
+    ("value", "~244", "value '~244' is not a number"),
+    ("title", "", "empty title"),
+    ("date", "Sept 2018", "date 'Sept 2018' is not YYYY"),
+    ("scope", "server", "scope 'server' is not one of"),
+    ("sockets", "two", "sockets 'two' is not a whole number"),
+])
+def test_a_malformed_row_is_one_error_naming_it(tmp_path, field, value, says):
+    def change(rows):
+        rows[0][field] = value
+    p = _write(tmp_path, change)
+    with pytest.raises(UserError) as e:
+        refs.load(p)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"{p} line 2 (dell-naples-triad-all-cores): {says}")
+
+
+def test_a_repeated_id_a_short_row_and_a_foreign_header_are_errors(tmp_path):
+    p = _write(tmp_path, lambda rows: rows.append(dict(rows[0])))
+    with pytest.raises(UserError, match="repeats an earlier row's"):
+        refs.load(p)
+    short = tmp_path / "short.csv"
+    lines = refs.TABLE.read_text().splitlines()
+    short.write_text("\n".join([lines[0], lines[1], "x,AMD EPYC 7001,EPYC 7601"]) + "\n")
+    with pytest.raises(UserError, match=r"line 3: 23 columns expected, the row has 3"):
+        refs.load(short)
+    other = tmp_path / "other.csv"
+    other.write_text("study,cpu,value\nnaples,EPYC 7601,244\n")
+    with pytest.raises(UserError, match="missing id, cpu_family"):
+        refs.load(other)
+    with pytest.raises(UserError, match="cannot read the references table"):
+        refs.load(tmp_path / "absent.csv")
