@@ -149,18 +149,37 @@ def _one(run: RunRecord) -> str:
                                  "unsteady figure</p>"))
 
 
+def _changes(runs: list[RunRecord]) -> list[dict[tuple[str, str], str]]:
+    """Per run after the first: (case, metric) -> its change against the first and
+    compare's verdict ("too few" with one run a side: see the comparison section)."""
+    from numascope.analysis.compare import compare_runs, smoke_mixed
+    out = []
+    for other in runs[1:]:
+        if smoke_mixed([runs[0]], [other]):
+            out.append({})
+            continue
+        out.append({(d.case, d.metric): f"{d.change_pct:+.1f} % ({d.verdict})"
+                    for d in compare_runs([runs[0]], [other]).diffs
+                    if math.isfinite(d.change_pct)})
+    return out
+
+
 def _several(runs: list[RunRecord]) -> str:
     """Several runs: one row per headline figure, a column per run (its median and
-    verdict); the comparison section says which differences are significant."""
+    verdict, and after the first its change against the first with compare's verdict);
+    the comparison section holds the whole comparison."""
     per = [{h.ident: h for h in headlines(r)} for r in runs]
+    changes = [{}, *_changes(runs)]
     keys = list(dict.fromkeys(k for p in per for k in p))
     rows = []
     for k in keys:
         first = next(p[k] for p in per if k in p)
         cells = [f'<a href="#{e(first.section)}">{e(first.what)}</a>']
-        for p in per:
+        for p, ch in zip(per, changes, strict=True):
             h = p.get(k)
-            cells.append("–" if h is None else f"{value_text(h)} {_verdict_word(h)}")
+            change = ch.get((h.source, h.metric)) if h is not None else None
+            cells.append("–" if h is None else f"{value_text(h)} {_verdict_word(h)}"
+                         + (f'<br><span class="why">{e(change)}</span>' if change else ""))
         rows.append(f'<tr data-key="{e(k)}">' + "".join(
             f'<td class="num">{c}</td>' if i else f"<td>{c}</td>"
             for i, c in enumerate(cells)) + "</tr>")
@@ -169,9 +188,10 @@ def _several(runs: list[RunRecord]) -> str:
     probs = [f"{r.run_id}: {p}" for r in runs for p in problems(r, [])]
     plist = "".join(f"<li>{e(p)}</li>" for p in probs[:8])
     more = f"<li>{len(probs) - 8} more in the appendix</li>" if len(probs) > 8 else ""
-    return ('<p class="lede">medians of each run; whether a difference is significant: '
+    return ('<p class="lede">medians of each run; after the first, the change against it '
+            'and compare\'s verdict ("too few" with one run a side; 3 a side are needed): '
             '<a href="#comparison">Comparison</a></p>'
-            + f'<table class="headline"><thead><tr>{"".join(f"<th>{e(x)}</th>" for x in head)}'
+            f'<table class="headline"><thead><tr>{"".join(f"<th>{e(x)}</th>" for x in head)}'
             f'</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             + (f'<ul class="problems warn">{plist}{more}</ul>' if probs else ""))
 
