@@ -164,3 +164,16 @@ def test_hpl_is_set_beside_a_published_efficiency_by_its_percent_of_peak():
     (h,) = lines
     assert h.peak_pct == pytest.approx(90.0) and h.verdict == "as published"
     assert h.reference.startswith("95 % of the published 95 %")
+
+
+def test_each_kind_of_domain_gives_its_slowest_and_one_measurement_one_line():
+    def dom(name: str, domains: tuple, gbs: float) -> BenchResult:
+        return triad(f"triad {name} 4T", 4, [gbs] * 3, domain=name, domains=list(domains))
+    run = run_of(dom("S0", ("S0",), 70.0), dom("N0", ("N0", "L3:0"), 40.0),
+                 dom("N1", ("N1", "L3:1"), 35.0))
+    lines = {h.key: h for h in headlines(run)}
+    assert lines["triad_node"].source == "triad N1 4T" and lines["triad_node"].value == 35
+    assert lines["triad_node"].what == ("STREAM triad, one NUMA node (the slowest of 2: N1) "
+                                        "(here also one L3)")
+    assert lines["triad_node"].detail == "fastest N0: 40 GB/s"
+    assert "triad_l3" not in lines and lines["triad_socket"].value == 70

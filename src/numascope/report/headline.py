@@ -126,18 +126,40 @@ def bandwidth_lines(run: RunRecord) -> list[Headline]:
         out.append(_stat(top, "bandwidth", "triad_one_per_l3",
                          f"STREAM triad, one core per L3 ({t} thread{'s' if t != 1 else ''})",
                          "bandwidth"))
-    doms = [r for r in triads if "domain" in r.params]
-    if doms:
-        # the slowest domain carries the line; the others are in the section's table
-        low = min(doms, key=lambda r: r.metrics["bandwidth"].median)
-        h = _stat(low, "bandwidth", "triad_node",
-                  f"STREAM triad per domain ({len(doms)} measured; the slowest, "
-                  f"{low.params.get('domain')})", "bandwidth")
-        if len(doms) > 1:
-            hi = max(doms, key=lambda r: r.metrics["bandwidth"].median)
+    out += _domain_lines([r for r in triads if "domain" in r.params])
+    return out
+
+
+_KINDS = (("N", "triad_node", "NUMA node"), ("L3:", "triad_l3", "L3"),
+          ("S", "triad_socket", "socket"))
+
+
+def _domain_lines(doms: list[BenchResult]) -> list[Headline]:
+    """Per kind of domain (NUMA node, L3, socket: each alone, all its CPUs), the slowest
+    one; a measurement that stood for several kinds (a one-node socket) gives one line."""
+    out: list[Headline] = []
+    also: dict[str, list[str]] = {}
+    for prefix, key, name in _KINDS:
+        rs = [r for r in doms if any(str(d).startswith(prefix)
+                                     for d in r.params.get("domains") or
+                                     [r.params.get("domain")])]
+        if not rs:
+            continue
+        low = min(rs, key=lambda r: r.metrics["bandwidth"].median)
+        if low.case in also:      # the same CPUs: one line, every kind named
+            also[low.case].append(name)
+            continue
+        also[low.case] = []
+        h = _stat(low, "bandwidth", key, f"STREAM triad, one {name}", "bandwidth")
+        if len(rs) > 1:
+            hi = max(rs, key=lambda r: r.metrics["bandwidth"].median)
+            h.what += f" (the slowest of {len(rs)}: {low.params.get('domain')})"
             h.detail = (f"fastest {hi.params.get('domain')}: "
                         f"{hi.metrics['bandwidth'].median:.4g} GB/s")
         out.append(h)
+    for h in out:
+        if also[h.source]:
+            h.what += " (here also one " + " and one ".join(also[h.source]) + ")"
     return out
 
 
