@@ -61,10 +61,10 @@ def _stat(res: BenchResult, metric: str, key: str, what: str, section: str) -> H
     if s and s.get("metric", metric) == metric and len(iv) == 2 and \
             all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv):
         h.low, h.high = float(iv[0]), float(iv[1])
-        h.spread = f"95 % interval over {s.get('units', '?')} allocations"
+        h.spread = f"95 % CI, {s.get('units', '?')} alloc."
     elif len(m.values) > 1:
         h.low, h.high = m.min, m.max
-        h.spread = "range of the repetitions, one allocation"
+        h.spread = "range, 1 alloc."
     h.warnings += _figure_warnings(res)
     return h
 
@@ -202,7 +202,7 @@ def _ratio(key: str, what: str, far: BenchResult, loc: BenchResult, metric: str,
     return Headline(key, f"{what} ({far.case} over {loc.case})", a.median / b.median, "x",
                     "latency", n=min(len(a.values), len(b.values)),
                     source=f"{far.case}, {loc.case}", higher_is_better=higher,
-                    spread="ratio of the two medians")
+                    spread="ratio of medians")
 
 
 def _node_package(run: RunRecord) -> dict[Any, Any]:
@@ -244,9 +244,9 @@ def _mlp_lines(run: RunRecord) -> list[Headline]:
                      knee.outstanding, "lines", "latency",
                      n=len(top.metrics["latency"].values),
                      source=f"{rs[0].case} … {rs[-1].case}",
-                     spread="Little's law: plateau loads/ns x 1-chain latency (best samples)")
+                     spread="Little's law, best samples")
         h.detail = (f"throughput {'stops rising' if knee.reached else 'still rising'} at "
-                    f"{knee.knee} chains")
+                    f"{knee.knee} chain{'s' if knee.knee != 1 else ''}")
         out.append(h)
     return out
 
@@ -273,7 +273,7 @@ def c2c_lines(run: RunRecord) -> list[Headline]:
             h = Headline(f"c2c_{rel}", f"core-to-core latency, {RELATIONS.get(rel, rel)} "
                          f"({len(rs)} pairs)", statistics.median(meds),
                          rs[0].metrics["latency"].unit, "c2c", n=len(rs), low=min(meds),
-                         high=max(meds), spread="range of the pairs' medians",
+                         high=max(meds), spread="range of pair medians",
                          source=", ".join(r.case for r in rs[:3]) + (" …" if len(rs) > 3
                                                                       else ""),
                          higher_is_better=False)
@@ -313,26 +313,23 @@ def compress_lines(run: RunRecord) -> list[Headline]:
         sums = summarize(cz)
     except (KeyError, TypeError, ValueError):
         return []
-    out = []
-    for s in sums:
-        if not s.best:
-            continue
-        t = max(s.best)
-        label, gbs, speedup = s.best[t]
-        res = next(r for r in cz if r.params.get("dataset") == s.dataset
-                   and r.params.get("threads") == t and label.startswith(
-                       str(r.params.get("codec"))) and r.metrics["decompress_sum"].median
-                   == gbs)
-        h = _stat(res, "decompress_sum", "compress_sum_peak",
-                  f"decompress+sum, best codec at {t} threads ({s.dataset}: {label})",
-                  "compress")
-        plain = s.plain.get(t)
-        h.detail = (f"plain sum {plain:.4g} GB/s ({speedup:.2f}x); "
-                    + (f"compressed beats plain from {s.crossover} thread"
-                       f"{'s' if s.crossover != 1 else ''} on" if s.crossover
-                       else "no crossover: compressed does not beat plain here"))
-        out.append(h)
-    return out
+    best = max((x for x in sums if x.best), default=None,
+               key=lambda x: x.best[max(x.best)][2])
+    if best is None:
+        return []
+    t = max(best.best)
+    label, gbs, speedup = best.best[t]
+    res = next(r for r in cz if r.params.get("dataset") == best.dataset
+               and r.params.get("threads") == t and label.startswith(str(r.params.get("codec")))
+               and r.metrics["decompress_sum"].median == gbs)
+    h = _stat(res, "decompress_sum", "compress_sum_peak",
+              f"decompress+sum, best codec at {t} threads ({best.dataset}: {label})",
+              "compress")
+    cross = (f"beats plain from {best.crossover} thread{'s' if best.crossover != 1 else ''}"
+             if best.crossover else "no crossover")
+    others = f"; the best of {len(sums)} data sets" if len(sums) > 1 else ""
+    h.detail = f"{speedup:.2f}x the plain sum ({best.plain.get(t):.4g} GB/s); {cross}{others}"
+    return [h]
 
 
 def storage_lines(run: RunRecord) -> list[Headline]:

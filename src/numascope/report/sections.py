@@ -125,13 +125,18 @@ def medians_table(runs: list[RunRecord], families: tuple[str, ...]) -> str:
     summary and the figures show, with their spread and n (every metric: the appendix)."""
     rows = []
     for r in runs:
+        seen: dict[str, int] = {}
         for x in r.results:
             if x.family not in families:
                 continue
+            # a case name measured twice in one run (latency's sweep repeats its DRAM
+            # point under the same name): the later ones are numbered, not merged
+            seen[x.case] = seen.get(x.case, 0) + 1
+            case = x.case if seen[x.case] == 1 else f"{x.case} (measured again, #{seen[x.case]})"
             for name in primary_metrics(x.family, list(x.metrics)):
                 m = x.metrics[name]
                 rows.append(([e(r.run_id)] if len(runs) > 1 else []) +
-                            [e(x.case), e(name), num(m.median) + mark(x.params),
+                            [e(case), e(name), num(m.median) + mark(x.params),
                              _spread(m, x.params), str(len(m.values)), e(m.unit)])
     if not rows:
         return ""

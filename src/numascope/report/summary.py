@@ -25,8 +25,8 @@ ul.problems{font-size:12.5px;margin:4px 0;padding-left:18px}
 p.lede{margin:4px 0;font-size:13px}
 """
 
-_COLS = '<colgroup><col style="width:22%"><col style="width:10%"><col style="width:15%">' \
-        '<col style="width:6%"><col style="width:27%"><col style="width:20%"></colgroup>'
+_COLS = '<colgroup><col style="width:21%"><col style="width:10%"><col style="width:19%">' \
+        '<col style="width:6%"><col style="width:26%"><col style="width:18%"></colgroup>'
 
 
 def value_text(h: Headline) -> str:
@@ -36,7 +36,7 @@ def value_text(h: Headline) -> str:
 
 def _spread(h: Headline) -> str:
     if math.isfinite(h.low) and math.isfinite(h.high):
-        return (f'{num(h.low)} … {num(h.high)}<br><span class="why">{e(h.spread)}, '
+        return (f'{num(h.low)} … {num(h.high)} <span class="why">{e(h.spread)}, '
                 f"n={h.n}</span>")
     return f'<span class="why">{e(h.spread) + ", " if h.spread else ""}n={h.n}</span>'
 
@@ -48,8 +48,9 @@ def _verdict(h: Headline) -> str:
 
 
 def _row(h: Headline, common: list[str]) -> list[str]:
-    what = f'<a href="#{e(h.section)}">{e(h.what)}</a>' + (" ⚠" if h.warnings else "")
-    val = value_text(h) + (f'<br><span class="why">{e(h.detail)}</span>' if h.detail else "")
+    what = f'<a href="#{e(h.section)}">{e(h.what)}</a>' + (" ⚠" if h.warnings else "") + \
+        (f' <span class="why">{e(h.detail)}</span>' if h.detail else "")
+    val = value_text(h)
     pct = "–" if h.peak_pct is None else f"{h.peak_pct:.1f} %"
     own = [n for n in h.reference_notes if n not in common]
     ref = f'<span class="why">{e("; ".join([h.reference, *own]))}</span>' if h.reference else \

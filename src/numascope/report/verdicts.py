@@ -75,8 +75,7 @@ def pair_rule(h: Headline, by_key: dict[str, Headline]) -> tuple[str, str] | Non
     if h.key == "compress_sum_peak":
         wins = "beats plain from" in h.detail
         return ("wins" if wins else "loses"), (
-            "the best codec's decompress+sum median against the plain sum's with the same "
-            "threads (paired repetitions)")
+            "the best codec's median against the plain sum's, same threads")
     return None
 
 
@@ -162,7 +161,8 @@ def judge(run: RunRecord, lines: list[Headline], matches: Iterable[Any] | None =
             h.verdict, h.rule = "–", "no published rule for this figure"
             continue
         word, rule = got
-        why = h.warnings[:1] or (["the run was disturbed: " + noise[0]] if noise else [])
+        why = [w.partition(": ")[2].split(",")[0].split(" (")[0] for w in h.warnings[:1]] \
+            or (["the run was disturbed"] if noise else [])
         if why:
             h.verdict, h.rule = "inconclusive", f"{why[0]}; the rule would say {word}: {rule}"
         else:
