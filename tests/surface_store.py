@@ -41,6 +41,12 @@ BAD = [
         "output is a folder"),
     Bad(["export", "latest", "--format", "parquet", "-o", "-", *S], 2, "Parquet is binary",
         "binary to standard output"),
+    Bad(["export", "nps=0", "nps=1", "-o", "{tmp}/m.yml", *S], 2,
+        "a kerncraft machine file describes one run", "kerncraft: two runs"),
+    Bad(["export", "latest", "-o", "{tmp}/x.json", "--base", "{tmp}/b.yml", *S], 2,
+        "--base is for --format kerncraft", "kerncraft: --base with JSON"),
+    Bad(["export", "latest", "-o", "/nonexistent/m.yml", *S], 2,
+        "folder /nonexistent does not exist", "kerncraft: missing folder"),
     # report
     Bad(["report", "latest", "-o", "/nonexistent/x.html", *S], 2,
         "folder /nonexistent does not exist", "missing folder"),

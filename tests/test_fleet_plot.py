@@ -20,3 +20,17 @@ def test_every_node_is_a_visible_point_above_the_band():
         band = [p for p in ax.patches]
         assert band and all(points.get_zorder() > p.get_zorder() for p in band)
         assert all(points.get_zorder() > ln.get_zorder() for ln in ax.lines)
+
+
+def test_fleet_figure_has_units_the_median_written_and_a_caption():
+    from numascope.console import show
+    from numascope.report.figures.marks import caption_of
+    runs = fleet(12, {3: {"bandwidth/triad compact 96T/bandwidth": 0.5}}, seed=3,
+                 fleet_id="p", spread=(0.02, 0.03))
+    a = outliers.analyze(runs)
+    ((_, fig),) = fleet_figures(a)
+    assert "practical gap" in caption_of(fig)
+    for ax in fig.axes:
+        assert "(" in ax.get_ylabel()
+        med = ax.lines[0].get_ydata()[0]
+        assert f"median {show(float(med))}" in [t.get_text() for t in ax.get_legend().texts]

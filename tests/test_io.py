@@ -148,6 +148,31 @@ def test_suite_needs_an_io_dir_and_reads_the_profile(nvme_on_node1):
     assert full[0].params["io"]["runtime"] > q.params["io"]["runtime"]
 
 
+def test_suite_with_several_dirs_measures_each_drive_and_the_drive_count(nvme_on_node1):
+    """`run --io-dir A --io-dir B`: each drive alone, then 1..N at once (io --scaling's
+    cases); full: each drive's placement study instead of the lone run."""
+    root, topo, data = nvme_on_node1
+    other = data / "second"
+    other.mkdir()
+    s = Storage([str(data), str(other)], root=str(root))
+    quick = s.suite_cases(topo, QUICK)
+    assert [(c.params["mode"], c.params.get("drives")) for c in quick] == [
+        ("run", None), ("run", None), ("scaling", 1), ("scaling", 2)]
+    assert [c.params["targets"][0]["path"] for c in quick[:2]] == [str(data), str(other)]
+    assert [c.label.split(" job ")[1] for c in quick] == [
+        "t0 alone, N1", "t1 alone, N1", "1 drive", "2 drives"]
+    assert len({c.label for c in quick}) == len(quick)          # every case its own name
+    assert all(pl["role"] == "local" for c in quick for pl in c.params["placement"])
+    full = s.suite_cases(topo, FULL)
+    modes = [c.params["mode"] for c in full]
+    assert modes == ["placement"] * 10 + ["scaling"] * 2
+    assert {c.label.split(" job ")[1][:3] for c in full[:10]} == {"t0 ", "t1 "}
+    assert len({c.label for c in full}) == len(full)
+    # one directory: as before, no sweep
+    assert [c.params["mode"] for c in Storage(str(data), root=str(root)).suite_cases(
+        topo, QUICK)] == ["run"]
+
+
 def test_registered_as_the_storage_family():
     from numascope.families import by_name, families
     assert Storage in families() and by_name("storage") is Storage

@@ -165,7 +165,8 @@ def test_efficiency_from_results_is_the_one_rule():
     bad = _res("compute", "dgemm n=128", "gflops", "GFLOP/s", [99.0])
     bad.validated = False
     rows = efficiency_table(summary, results=[*rs, bad])
-    assert [(r.what, r.percent) for r in rows] == [("DRAM bandwidth", 50.0), ("FP64 FLOP/s", 50.0)]
+    assert [(r.what, r.percent) for r in rows] == [
+        ("DRAM bandwidth", 50.0), ("FP64 FLOP/s (LU solve, LAPACK dgesv)", 50.0)]
     assert rows[0].measured_by == "triad 2T: median of 3 repetitions, 1 implausible excluded"
     # a figure the user gives wins over the results'
     given = efficiency_table(summary, {"dram_gbs": 150.0, "dram_by": "--dram-gbs"}, rs)
@@ -191,3 +192,96 @@ def test_replayed_cpuinfo_link_out_of_the_root_is_not_followed(tmp_path):
     (tmp_path / "proc/cpuinfo").symlink_to("/proc/cpuinfo")
     p = peaks.flops_peak(two_socket(), 2.0, root=tmp_path)
     assert p["value"] is None and "proc/cpuinfo is unreadable" in p["reason"]
+
+
+# -- FLOP/s rows named by what measured them (an LU solve's share is not HPL's) ----------------
+def test_flops_rows_say_dgemm_lu_or_hpl():
+    summary = {"dram": {"value": None}, "flops": {"value": 200.0}, "links": {}}
+    rs = [_res("compute", "dgemm n=2048", "gflops", "GFLOP/s", [150.0], kind="dgemm"),
+          _res("compute", "lu n=4096", "gflops", "GFLOP/s", [95.4], kind="lu"),
+          _res("compute", "hpl np=8", "gflops", "GFLOP/s", [120.0], kind="hpl"),
+          _res("compute", "lu n=128", "gflops", "GFLOP/s", [10.0])]   # older: no kind
+    rows = efficiency_table(summary, results=rs)
+    assert [(r.what, r.percent) for r in rows] == [
+        ("FP64 FLOP/s (DGEMM, BLAS)", 75.0), ("FP64 FLOP/s (LU solve, LAPACK dgesv)", 47.7),
+        ("FP64 FLOP/s (HPL, hpcc)", 60.0), ("FP64 FLOP/s (LU solve, LAPACK dgesv)", 5.0)]
+    assert not any("HPL" in r.what for r in rows if "lu" in r.measured_by)
+    # a figure the user gives says nothing of its method: the plain name
+    given = efficiency_table(summary, {"gflops": 100.0, "gflops_by": "--gflops"})
+    assert [(r.what, r.percent) for r in given] == [("FP64 FLOP/s", 50.0)]
+
+
+# -- the links peak against a measured read across sockets ----------------------------------
+def _pair(src, dst, values):
+    return _res("matrix", f"N{src}->N{dst}", "bandwidth", "GB/s", values, src=src, dst=dst)
+
+
+def test_cross_socket_pairs():
+    assert peaks.cross_socket_pairs(two_socket()) == [[0, 1], [1, 0]]
+    one = two_socket()
+    one = Topology("one", [c for c in one.cpus if c.package == 0],
+                   [c for c in one.cores if c.package == 0], [], one.nodes[:1], one.packages[:1])
+    assert peaks.cross_socket_pairs(one) == [] == peaks.cross_socket_pairs(None)
+
+
+def test_links_row_from_the_best_cross_socket_matrix_read():
+    s = peaks.summary(two_socket(), links="xgmi:4x16@32")          # 512 GB/s both ways
+    assert s["links"]["cross_socket_pairs"] == [[0, 1], [1, 0]]
+    rs = [_pair(0, 0, [200.0]), _pair(0, 1, [90.0, 100.0, 110.0]), _pair(1, 0, [64.0]),
+          _pair(1, 1, [210.0])]
+    rows = [r for r in efficiency_table(s, results=rs) if r.what.startswith("inter-socket")]
+    assert len(rows) == 1
+    (row,) = rows
+    assert row.what == "inter-socket links, one direction"
+    assert row.measured == 100.0 and row.peak == 256.0               # half: one direction
+    assert row.percent == pytest.approx(100 * 100 / 256)
+    assert "N0->N1" in row.measured_by and "half" in row.note
+    # no --links: the read is still listed, the peak unknown with its reason
+    (unknown,) = [r for r in efficiency_table(peaks.summary(two_socket()), results=rs)
+                  if r.what.startswith("inter-socket")]
+    assert unknown.percent is None and "--links" in unknown.note
+    # local reads only (one socket): the peak is listed, "not measured"
+    (alone,) = [r for r in efficiency_table(s, results=rs[:1])
+                if r.what.startswith("inter-socket")]
+    assert alone.what == "inter-socket links" and alone.note == "not measured"
+    assert alone.peak == 512.0
+
+
+# -- what the user gives is recorded as theirs ------------------------------------------------
+def test_user_given_peaks_say_origin_user(tmp_path):
+    s = peaks.summary(two_socket(), memory="8x DDR4-3200", links="upi:3x20@16",
+                      clock={"all_busy_ghz": 2.0, "given": True}, root=tmp_path)
+    assert s["dram"]["origin"] == "user" and s["dram"]["value"] == 409.6
+    assert s["links"]["origin"] == "user" and s["links"]["value"] == 240.0
+    assert any("given by the user" in n for n in s["dram"]["notes"])
+    # nothing given, SMBIOS hidden: unknown, no origin
+    bare = peaks.summary(two_socket(), root=tmp_path)
+    assert bare["dram"]["origin"] is None and bare["links"]["origin"] is None
+
+
+def test_run_summary_takes_the_runs_memory_and_links_over_the_stored_ones(tmp_path):
+    """A run's summary: the compute stage's stored peaks (DRAM unknown: SMBIOS hidden),
+    then the run's --memory/--links over them; without the compute stage, the run
+    monitor's clock with them. The 2-socket matrix read then has its link row."""
+    from numascope.results.record import BenchResult, Metric
+    topo = two_socket()
+    stored = peaks.summary(topo, clock={"all_busy_ghz": 2.0, "given": True}, root=tmp_path)
+    assert stored["dram"]["value"] is None
+    clock = BenchResult("compute", "clock", {"kind": "clock", "peaks": stored},
+                        {"all_busy_ghz": Metric("all_busy_ghz", "GHz", True, [2.0])})
+    reads = [_pair(0, 1, [50.0]), _pair(1, 0, [60.0])]
+    s = peaks.run_summary(topo, [clock, *reads], memory="8x3200", links="upi:3x20@16",
+                          root=tmp_path)
+    assert s["flops"] == stored["flops"]                       # computed once, kept
+    assert (s["dram"]["origin"], s["dram"]["value"]) == ("user", 409.6)
+    assert (s["links"]["origin"], s["links"]["value"]) == ("user", 240.0)
+    (row,) = [r for r in efficiency_table(s, results=reads) if r.unit == "GB/s"
+              and r.what.startswith("inter-socket")]
+    assert row.measured == 60.0 and row.peak == 120.0 and row.percent == 50.0
+    assert "N1->N0" in row.measured_by
+    # no compute stage: the monitor's clock, the user's figures all the same
+    alone = peaks.run_summary(topo, reads, 3.0, memory="8x3200", root=tmp_path)
+    assert alone["dram"]["origin"] == "user" and alone["links"]["value"] is None
+    assert alone["flops"]["ghz"] == 3.0
+    # nothing given: what was stored stands
+    assert peaks.run_summary(topo, [clock], root=tmp_path)["dram"]["value"] is None

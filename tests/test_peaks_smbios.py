@@ -152,3 +152,28 @@ def test_dmidecode_failure_reason(monkeypatch, tmp_path):
     monkeypatch.setattr(smbios.shutil, "which", lambda name: str(fake))
     with pytest.raises(Unavailable, match="no permission"):
         smbios.run_dmidecode()
+
+
+def _eight_ddr4(tmp_path, mts=3200):
+    make_tree(tmp_path, [t17("DIMM 0", f"P0 CHANNEL {ch}", 0x7FFF, 0x1A, 3200, mts,
+                             ext_size=32768) for ch in "ABCDEFGH"])
+
+
+def test_smbios_peak_says_origin_smbios(tmp_path):
+    _eight_ddr4(tmp_path)
+    d = peaks.dram_peak(None, None, root=tmp_path)
+    assert d["origin"] == "smbios" and d["value"] == 204.8
+
+
+def test_user_memory_wins_and_a_disagreeing_smbios_is_quoted(tmp_path):
+    _eight_ddr4(tmp_path, mts=2933)          # SMBIOS: 8 channels at 2933 MT/s
+    d = peaks.dram_peak(None, "8x DDR4-3200", root=tmp_path)
+    assert d["origin"] == "user" and d["value"] == 204.8 and d["source"] == "--memory"
+    (note,) = [n for n in d["notes"] if "SMBIOS" in n]
+    assert "187.712 GB/s" in note and "--memory figure is used" in note
+    # SMBIOS agreeing, or saying nothing: no such note
+    agree = tmp_path / "agree"
+    _eight_ddr4(agree)
+    assert not any("SMBIOS" in n for n in peaks.dram_peak(None, "8x3200", root=agree)["notes"])
+    silent = peaks.dram_peak(None, "8x3200", root=tmp_path / "none")
+    assert silent["origin"] == "user" and not any("SMBIOS" in n for n in silent["notes"])

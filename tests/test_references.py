@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,8 @@ def test_the_shipped_table_loads_and_every_row_is_cited():
         assert r.unit == refs.QUANTITIES[r.quantity][0], r.id
         assert r.scope in refs.SCOPES, r.id
         assert "Gbit/s" not in r.unit
+        for text in (r.title, r.lab_authors):      # a citation, never a file of a machine
+            assert not re.search(r"(^|\s)/\w|\.(md|csv|py|txt)\b", text), r.id
     # the studies the issue names are all there
     labs = " ".join(r.lab_authors + r.title for r in table)
     for who in ("Dell HPC and AI Innovation Lab", "Micron", "Blosc", "Lenovo"):
@@ -167,6 +170,10 @@ def test_another_part_number_is_another_cpu(tmp_path):
     assert not refs.model_matches("EPYC 7601", "AMD EPYC 17601 Processor")
     assert not refs.model_matches("EPYC 7601", "AMD EPYC Processor")
     assert not refs.model_matches("EPYC 7601", None)
+    intel = "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz"
+    assert refs.model_matches("Xeon Platinum 8380", intel)
+    assert not refs.model_matches("Xeon Platinum 838", intel)
+    assert not refs.model_matches("Xeon Platinum 8380H", intel)
     host = _host(tmp_path, model="AMD EPYC 7601P 32-Core Processor", sockets=1)
     assert refs.matches(host) == []
 
@@ -278,3 +285,86 @@ def test_a_repeated_id_a_short_row_and_a_foreign_header_are_errors(tmp_path):
         refs.load(other)
     with pytest.raises(UserError, match="cannot read the references table"):
         refs.load(tmp_path / "absent.csv")
+
+
+# -- numascope references ------------------------------------------------------------------
+
+def _cli(capsys, *argv):
+    from numascope.cli import main
+    rc = main(["references", *argv])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_the_listing_cites_each_publication_once_and_fits(capsys, monkeypatch):
+    from numascope import console
+    monkeypatch.setattr(console.out, "_width", 100, raising=False)
+    rc, out, err = _cli(capsys)
+    assert rc == 0 and err == ""
+    assert max(len(line.rstrip()) for line in out.splitlines()) <= 100
+    text = " ".join(out.split())      # the citations wrap at the width
+    for r in refs.load():
+        assert text.count(r.citation) == 1, r.citation
+    assert text.count("https://lenovopress.lenovo.com/lp1852") == 1
+    assert "244 GB/s" in out and "270-300 GB/s" in out and "520000 IOPS" in out
+
+
+def test_the_cpu_filter_is_a_case_insensitive_substring_of_model_name_or_family(capsys):
+    rc, out, _ = _cli(capsys, "--cpu", "NAPLES", "--json")
+    assert rc == 0
+    got = json.loads(out)["results"]
+    assert got and {r["cpu_model"] for r in got} == {"EPYC 7601"}
+    assert all(r["citation"] and r["title"] for r in got)
+    rc, out, _ = _cli(capsys, "--cpu", "epyc 9004", "--json")
+    assert {r["cpu_family"] for r in json.loads(out)["results"]} == {"AMD EPYC 9004"}
+    rc, out, _ = _cli(capsys, "--cpu", "7402", "--quantity", "compress_sum", "--json")
+    got = json.loads(out)["results"]
+    assert rc == 0 and [r["value"] for r in got] == [90, 74]
+    # the 7402 is also one of the Rome study's four models
+    rc, out, _ = _cli(capsys, "--cpu", "7402", "--quantity", "triad_all_cores")
+    assert rc == 0 and "270-300 GB/s" in out and "Rome" in out
+
+
+def test_a_filter_matching_nothing_is_exit_1_and_one_line(capsys):
+    rc, out, err = _cli(capsys, "--cpu", "Xeon")
+    assert rc == 1 and out == ""
+    assert err.count("\n") == 1 and "no published figure matches --cpu 'Xeon'" in err
+    rc, out, err = _cli(capsys, "--cpu", "7601", "--quantity", "iops_per_drive", "--json")
+    assert rc == 1 and json.loads(out)["results"] == []
+    assert "--cpu '7601' and --quantity 'iops_per_drive'" in err
+
+
+def test_a_malformed_table_is_one_error_line_and_exit_2(capsys, tmp_path):
+    p = _write(tmp_path, lambda rows: rows[5].update(unit="Gbit/s"))
+    rc, out, err = _cli(capsys, "--table", str(p))
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"numascope: error: {p} line 7 (") and "unit 'Gbit/s'" in err
+    rc, out, err = _cli(capsys, "--table", str(p), "--json")
+    assert rc == 2 and json.loads(out)["errors"][0]["exit_code"] == 2
+
+
+def test_run_shows_the_matches_of_a_stored_run_and_why_others_do_not(capsys, tmp_path):
+    from numascope.results.run import RunRecord
+    from numascope.results.store import Store
+    db = tmp_path / "runs.db"
+    with Store.open(db, write=True) as st:
+        for tag, memory in (("a", "8x DDR4-2400"), ("b", None)):
+            rec = RunRecord.new(tags={"dimms": tag})
+            rec.host = _host(tmp_path / tag, memory=memory, ghz=2.75)
+            rec.status, rec.finished = "complete", rec.started
+            st.begin_run(rec)
+            st.finish_run(rec)
+    rc, out, err = _cli(capsys, "--run", "dimms=a", "--store", str(db),
+                        "--quantity", "triad_all_cores")
+    assert rc == 0 and err == ""
+    text = " ".join(out.split())
+    assert "244 GB/s" in text and "CPU model, memory mode, DIMM population" in text
+    assert "source: Dell HPC and AI Innovation Lab" in text
+    rc, out, err = _cli(capsys, "--run", "dimms=b", "--store", str(db), "--json")
+    assert rc == 1 and "no published figure matches this run's host" in err
+    doc = json.loads(out)["results"][0]
+    assert doc["matches"] == []
+    reasons = {x["id"]: x["reasons"] for x in doc["not_matched"]}
+    assert reasons["dell-naples-triad-all-cores"][0].startswith("DIMM population: not known")
+    assert not [i for i in reasons if not i.startswith("dell-naples-")]   # its CPU's rows only

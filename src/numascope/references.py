@@ -23,8 +23,8 @@ an HPL efficiency published against a base-clock peak is re-expressed against a 
 host's measured clock (numascope's FLOP/s peak uses the clock it measures). Units were
 normalised in the table itself (its note column says where: "the text writes Gbit/s").
 
-What was kept of the studies' figures (../shared/data/published-figures.csv, 62 rows), and
-what was left out, is in docs/references.md."""
+What was kept of the studies' figures (the 62 rows of the project's shared table of
+published figures), and what was left out and why, is in docs/references.md."""
 
 from __future__ import annotations
 
@@ -242,12 +242,14 @@ def load(path: str | Path | None = None) -> list[Reference]:
 # -- matching ------------------------------------------------------------------------------
 
 def _words(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    """Case, spacing and trademark signs aside: Intel writes "Xeon(R) Platinum 8380"."""
+    return " ".join(re.sub(r"\((r|tm)\)", " ", text.casefold()).split())
 
 
 def model_matches(ref_model: str, host_model: str | None) -> bool:
-    """The reference's model as whole words of the host's model name, case and spacing
-    aside: "EPYC 7601" is in "AMD EPYC 7601 32-Core Processor", not in "…7601P…"."""
+    """The reference's model as whole words of the host's model name, case, spacing and
+    (R)/(TM) aside: "EPYC 7601" is in "AMD EPYC 7601 32-Core Processor", not in
+    "…7601P…"; "Xeon Platinum 8380" is in "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz"."""
     if not ref_model or not host_model:
         return False
     pat = r"(?<![0-9a-z])" + re.escape(_words(ref_model)) + r"(?![0-9a-z])"

@@ -77,9 +77,12 @@ def prepare(topo: Topology, profile: Profile | str, tags: dict[str, str]
 def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
               stages: list[Stage] | None = None, progress: Any | None = None,
               on_stage: Callable[[str, str], None] | None = None,
-              profile: Profile | None = None) -> RunRecord:
+              profile: Profile | None = None,
+              machine: dict[str, str] | None = None) -> RunRecord:
     """Run every stage, storing each result as it finishes; returns the final record
     (status complete or interrupted). `on_stage(name, status)` is told about each stage.
+    `machine` is what the user said of the machine ({"memory": "12x DDR5-4800", "links":
+    "xgmi:4x16@32"}, checked): the run's peaks use it, whichever stages ran.
 
     A stop signal (Ctrl-C, SIGTERM: a KeyboardInterrupt) ends the run between two units of
     work: the stage running is marked interrupted (its reason names the signal), the ones
@@ -112,7 +115,7 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
         for s in rec.stages:
             if s.status == "pending":
                 s.status, s.reason = "not run", "run interrupted"
-        rec.host["peaks"] = theoretical_peaks(topo, rec)
+        rec.host["peaks"] = theoretical_peaks(topo, rec, machine)
         # no closing clock reading after a stop: whoever stopped the run wants it over
         rec.noise = mon.stop(clock=rec.status != "interrupted")
         rec.finished = utc_now()
@@ -160,14 +163,18 @@ def _run_stage(st: Stage, topo: Topology, rec: RunRecord, profile: Profile,
             on_stage(st.name, info.status)
 
 
-def theoretical_peaks(topo: Topology, rec: RunRecord) -> dict[str, Any]:
+def theoretical_peaks(topo: Topology, rec: RunRecord, machine: dict[str, str] | None = None
+                      ) -> dict[str, Any]:
     """The run's peak summary, computed once (numascope.peaks.run_summary): the one the
     peaks stage computed with the clocks it measured, else one from the run monitor's
-    single-CPU clock at the start of the run."""
+    single-CPU clock at the start of the run; DRAM and links from the user's `machine`
+    description (--memory, --links) when given, recorded with origin "user"."""
     try:
         from numascope import peaks
         from numascope.results.plain import to_plain
-        return to_plain(peaks.run_summary(topo, rec.results, rec.host.get("clock_ghz")))
+        m = machine or {}
+        return to_plain(peaks.run_summary(topo, rec.results, rec.host.get("clock_ghz"),
+                                          memory=m.get("memory"), links=m.get("links")))
     except Exception as e:  # noqa: BLE001 — peaks are context; never lose the run for them
         return {"error": f"{type(e).__name__}: {e}"}
 

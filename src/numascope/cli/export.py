@@ -1,5 +1,6 @@
 """`numascope export RUN… -o FILE`: the format from FILE's extension (.json, .csv,
-.parquet; --format overrides), `-o -` for standard output."""
+.parquet, .yml for a kerncraft machine file; --format overrides), `-o -` for standard
+output."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from numascope.command.output import emit
 from numascope.console import err
 
 NAME = "export"
-HELP = ("export stored runs to JSON (full records), CSV or Parquet (one row per metric); "
-        "the format follows the file's extension")
+HELP = ("export stored runs to JSON (full records), CSV or Parquet (one row per metric), or "
+        "one run as a kerncraft machine file; the format follows the file's extension")
 ORDER = 85
 
 
@@ -21,10 +22,15 @@ def register(p: argparse.ArgumentParser) -> None:
                    help="run ids (or prefixes), 'latest' (the latest complete run), or "
                         "KEY=VALUE tags")
     p.add_argument("--output", "-o", required=True, metavar="FILE",
-                   help="file to write: .json, .csv or .parquet; - for standard output "
-                        "(JSON unless --format says otherwise)")
-    p.add_argument("--format", default=None, choices=("json", "csv", "parquet"),
-                   help="the format, whatever the file's extension")
+                   help="file to write: .json, .csv, .parquet or .yml (kerncraft); - for "
+                        "standard output (JSON unless --format says otherwise)")
+    p.add_argument("--format", default=None, choices=("json", "csv", "parquet", "kerncraft"),
+                   help="the format, whatever the file's extension; kerncraft: one run as "
+                        "a kerncraft machine file (docs/json-output.md)")
+    p.add_argument("--base", default=None, metavar="FILE",
+                   help="--format kerncraft: a kerncraft machine file giving what numascope "
+                        "does not measure (in-core model, ports, cache transfer rates), for "
+                        "a CPU numascope has no kerncraft data for")
     add_store(p)
     add_json(p)
 
@@ -39,6 +45,8 @@ def main(args: argparse.Namespace) -> int:
     if not stdout:   # empty, a folder, a missing folder: said as every command says them
         check_output(args.output, "--output")
     fmt = format_for(args.output, args.format)
+    if args.base is not None and fmt != "kerncraft":
+        raise UserError(f"--base is for --format kerncraft, not {fmt}")
     if stdout and fmt == "parquet":
         raise UserError("Parquet is binary: write it to a file (-o runs.parquet)")
     if stdout and args.json and fmt != "json":
@@ -51,12 +59,21 @@ def main(args: argparse.Namespace) -> int:
         emit(NAME, [to_plain(r.to_dict()) for r in runs], format="json")
         return 0
     if stdout:
-        write_stdout(runs, fmt)
+        write_stdout(runs, fmt, args.base)
         return 0
-    path = export(runs, fmt, args.output)
+    path = export(runs, fmt, args.output, args.base)
     if args.json:
         emit(NAME, [{"path": str(path), "format": fmt, "runs": [r.run_id for r in runs]}])
     else:
         err.print(f"wrote {len(runs)} run{'s' if len(runs) != 1 else ''} to {path} ({fmt})",
                   markup=False)
+    if fmt == "kerncraft":
+        _say_warnings(path)
     return 0
+
+
+def _say_warnings(path) -> None:
+    """What the written kerncraft file lacks or where kerncraft misreads it, one line each."""
+    from numascope.results.kerncraft_yaml import warnings
+    for w in warnings(path.read_text()):
+        err.print(f"{path}: {w}", markup=False)

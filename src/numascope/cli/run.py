@@ -45,6 +45,7 @@ def main(args: argparse.Namespace) -> int:
     if args.list_stages:
         return _list_stages(args, suite.all_stages())
     stages = _with_options(_stages(args.stage, suite.all_stages()), args)
+    machine = _machine(args)
     tags = parse_tags(args.tag, "--tag")
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     if not args.no_report:   # a bad report path never costs a measurement
@@ -52,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
         check_report_path(args.report, "--report")
     store = Store.open(args.store, write=True)   # refuse a bad store before measuring
     try:
-        rec = _measure(suite, store, stages, profile, tags)
+        rec = _measure(suite, store, stages, profile, tags, machine)
     finally:
         store.close()
     return _finish(args, rec)
@@ -82,20 +83,32 @@ def _stages(names: list[str] | None, stages: list) -> list:
 
 
 def _with_options(stages: list, args: argparse.Namespace) -> list:
-    """Each stage given the values of its family's run options (checked now, before
-    anything is measured): `--io-dir DIR` becomes the storage stage's Storage(io_dir=DIR)."""
+    """Each stage given the values of its family's run options: `--io-dir DIR` becomes the
+    storage stage's Storage(io_dir=[DIR]). Every option given is checked now, before
+    anything is measured, also one for a stage --stage leaves out (a bad value is bad)."""
     from dataclasses import replace
 
     from numascope.families import run_options
+    checked = {o.name: o.convert(getattr(args, o.name)) for o in run_options()
+               if getattr(args, o.name, None) is not None}
     out = []
     for s in stages:
-        given = tuple((o.name, o.convert(getattr(args, o.name))) for o in run_options(s.name)
-                      if getattr(args, o.name, None) is not None)
+        given = tuple((o.name, checked[o.name]) for o in run_options(s.name)
+                      if o.name in checked)
         out.append(replace(s, options=given) if given else s)
     return out
 
 
-def _measure(suite, store, stages: list, profile, tags: dict[str, str]):
+def _machine(args: argparse.Namespace) -> dict[str, str]:
+    """--memory and --links (the compute family's run options), checked now whichever
+    stages run: the run's peak summary uses them (suite.theoretical_peaks)."""
+    from numascope.families import run_options
+    return {o.name: o.convert(getattr(args, o.name)) for o in run_options("compute")
+            if getattr(args, o.name, None) is not None}
+
+
+def _measure(suite, store, stages: list, profile, tags: dict[str, str],
+             machine: dict[str, str] | None = None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from numascope.console import plural
@@ -115,7 +128,7 @@ def _measure(suite, store, stages: list, profile, tags: dict[str, str]):
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=True) as progress:
         return suite.run_suite(topo, rec, mon, store, stages, progress, on_stage,
-                               profile=profile)
+                               profile=profile, machine=machine)
 
 
 def _finish(args: argparse.Namespace, rec) -> int:
@@ -141,6 +154,10 @@ def _finish(args: argparse.Namespace, rec) -> int:
         print_run(rec, out)
         if report:
             out.print(f"report: {report}", markup=False)
+    from numascope.console import warn
+    from numascope.peaks import disagreements
+    for note in disagreements(rec.host.get("peaks")):   # said, not only recorded
+        warn(f"--memory: {note}")
     if interrupted:
         err.print(f"interrupted ({signals.name(signals.signum_of(None))}): the finished "
                   "results are stored and reported", markup=False)

@@ -2,13 +2,17 @@
 and, when it cannot be known here, the reason.
 
     summary(topo, memory="12x DDR5-4800", links="xgmi:4x16@32", clock=...) -> dict
-    run_summary(topo, results, clock_ghz=None)   # a run's: the one its peaks stage made
+    run_summary(topo, results, clock_ghz=None, memory=None, links=None)   # a run's
     efficiency_table(summary, measured=None, results=None) -> [EfficiencyRow]
 
 The summary is computed once per run, from a clock it is given (it never measures one);
 everything else (the peak command, the run, the report) reads that one dict.
-Each entry is {"value": float | None, "unit", "formula", "source", "status", "reason",
-"notes"}; status is "known", "assumed" (rests on a stated assumption) or "unknown"."""
+Each entry is {"value": float | None, "unit", "formula", "source", "origin", "status",
+"reason", "notes"}; status is "known", "assumed" (rests on a stated assumption) or
+"unknown"; origin says who gave the figures the peak rests on: "user" (--memory, --links,
+--clock), "smbios" (the firmware's DIMM table), "measured" (the clock numascope measured),
+None when the peak is unknown. "source" says more precisely where (the flag, the SMBIOS
+path or tool, the microarchitecture)."""
 
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ __all__ = [
     "CLOCK_GIVEN",
     "CLOCK_SINGLE",
     "EfficiencyRow",
+    "cross_socket_pairs",
+    "disagreements",
     "dram_peak",
     "efficiency_table",
     "flops_peak",
@@ -66,7 +72,7 @@ def peak_clock(clock: dict[str, Any] | None) -> tuple[float | None, str]:
 
 def _unknown(unit: str, reason: str, **extra: Any) -> dict[str, Any]:
     return {"value": None, "unit": unit, "status": "unknown", "reason": reason,
-            "formula": "", "source": "", "notes": [], **extra}
+            "formula": "", "source": "", "origin": None, "notes": [], **extra}
 
 
 def physical_cores(topo: Topology, cpus: list[int] | None = None) -> int:
@@ -107,15 +113,24 @@ def flops_peak(topo: Topology, ghz: float | None, root: str | Path | Tree = "/",
             "formula": f"{cores} cores × {fpc.dp} FP64 FLOP/cycle × {ghz:.3f} GHz "
                        f"({ghz_source}) = {value:.1f} GFLOP/s",
             "fp32": flops_peak_gflops(cores, fpc.sp, ghz),
-            "source": fpc.uarch or "ISA flags", "notes": notes, **extra}
+            "source": fpc.uarch or "ISA flags",
+            "origin": "user" if ghz_source == CLOCK_GIVEN else "measured",
+            "notes": notes, **extra}
 
 
 def dram_peak(topo: Topology | None, memory: str | None = None,
               root: str | Path | Tree = "/") -> dict[str, Any]:
-    """From --memory (per socket × sockets) when given, else SMBIOS type 17."""
+    """From --memory (per socket × sockets) when given, else SMBIOS type 17. The user's
+    description wins; when SMBIOS also describes the DIMMs and gives another peak, a note
+    says both (the firmware's table can be wrong, or the user's: the reader judges)."""
     sockets = max(1, len(topo.packages)) if topo is not None else 1
     if memory:
         p = _dram.from_spec(memory, sockets)
+        p.notes.append(f"given by the user (--memory {memory.strip()!r} per socket)")
+        disagree = _smbios_disagrees(p, root)
+        if disagree:
+            p.notes.append(disagree)
+        origin = "user"
     else:
         try:
             slots, source = read_slots(root)
@@ -124,21 +139,70 @@ def dram_peak(topo: Topology | None, memory: str | None = None,
             return _unknown("GB/s", f"{e}; give --memory, e.g. '12x DDR5-4800' per socket")
         except ValueError as e:
             return _unknown("GB/s", f"SMBIOS memory devices: {e}")
+        origin = "smbios"
     return {"value": p.gbs, "unit": "GB/s", "status": "known", "reason": "",
-            "formula": p.formula, "source": p.source, "notes": p.notes,
+            "formula": p.formula, "source": p.source, "origin": origin, "notes": p.notes,
             "channels": p.channels, "mts": p.mts, "type": p.type}
 
 
+SMBIOS_DISAGREES = "SMBIOS"     # the start of the note _smbios_disagrees writes
+
+
+def _smbios_disagrees(given: _dram.DramPeak, root: str | Path | Tree) -> str | None:
+    """A note when SMBIOS describes the DIMMs and its peak is not the user's; None when it
+    agrees or says nothing (hidden, unreadable, no populated slot)."""
+    try:
+        slots, source = read_slots(root)
+        fw = _dram.from_slots(slots, source)
+    except (Unavailable, ValueError):
+        return None
+    if abs(fw.gbs - given.gbs) <= 1e-9 * max(fw.gbs, given.gbs):
+        return None
+    return (f"{SMBIOS_DISAGREES} ({fw.source}) says otherwise: {fw.formula}; the --memory "
+            "figure is used (check the DIMM population: one of the two is wrong)")
+
+
+def disagreements(summary: dict[str, Any] | None) -> list[str]:
+    """The notes of a peak summary where SMBIOS contradicts the user's --memory."""
+    dram = (summary or {}).get("dram") or {}
+    return [n for n in dram.get("notes") or [] if dram.get("origin") == "user"
+            and n.startswith(f"{SMBIOS_DISAGREES} (")]
+
+
+def cross_socket_pairs(topo: Topology | None) -> list[list[int]]:
+    """[source node, target node] pairs whose memory traffic crosses the inter-socket links:
+    a source node with CPUs and a target node on another package (nodes whose package is
+    not known, e.g. CXL memory, are left out). Empty on one socket."""
+    if topo is None or len(topo.packages) < 2:
+        return []
+    pkg: dict[int, int] = {}
+    for p in topo.packages:
+        for n in p.nodes:
+            pkg.setdefault(n, p.id)
+    for c in topo.cpus:
+        if c.node is not None:
+            pkg.setdefault(c.node, c.package)
+    with_cpus = {c.node for c in topo.cpus if c.node is not None}
+    return [[a, b] for a in sorted(pkg) for b in sorted(pkg)
+            if a in with_cpus and pkg[a] != pkg[b]]
+
+
 def links_peak(topo: Topology | None, links: str | None) -> dict[str, Any]:
+    """From --links; unknown without it (nothing on the machine tells the link layout).
+    "cross_socket_pairs" names the node pairs whose traffic crosses these links, so a
+    measured remote bandwidth can be set against the peak (efficiency_table)."""
+    pairs = cross_socket_pairs(topo)
     if not links:
-        return _unknown("GB/s", "link layout not given (--links, e.g. 'xgmi:4x16@32')")
+        return _unknown("GB/s", "link layout not given (--links, e.g. 'xgmi:4x16@32')",
+                        cross_socket_pairs=pairs)
     p = _links.from_spec(links)
     notes = list(p.notes)
+    notes.append(f"given by the user (--links {links.strip()!r})")
     if topo is not None and len(topo.packages) < 2:
         notes.append("this machine shows one socket: no inter-socket link is exercised")
     return {"value": p.gbs, "unit": "GB/s", "status": "known", "reason": "",
-            "formula": p.formula, "source": "--links", "notes": notes,
-            "groups": [vars(g) for g in p.groups]}
+            "formula": p.formula, "source": "--links", "origin": "user", "notes": notes,
+            "groups": [vars(g) for g in p.groups], "cross_socket_pairs": pairs}
 
 
 def summary(topo: Topology, memory: str | None = None, links: str | None = None, *,
@@ -168,19 +232,30 @@ def clock_of(res: Any) -> dict[str, Any]:
     return c
 
 
-def run_summary(topo: Topology, results: list[Any], clock_ghz: float | None = None
-                ) -> dict[str, Any]:
+def run_summary(topo: Topology, results: list[Any], clock_ghz: float | None = None, *,
+                memory: str | None = None, links: str | None = None,
+                root: str | Path | Tree = "/") -> dict[str, Any]:
     """The peak summary of a run: the one its peaks stage computed with the clock it
     measured (kept on the clock result), else one from that result's clock (older
     records), else from the run monitor's single-CPU clock `clock_ghz` at run start; FLOP/s
-    unknown when there is no clock at all. Computed at most once per run."""
+    unknown when there is no clock at all. Computed at most once per run. `memory` and
+    `links` are the run's --memory / --links: the DRAM and link peaks come from them
+    whether or not the compute stage ran (the same figures it computed when it did)."""
+    out = None
     for res in results:
         if res.family == "compute" and res.params.get("kind", res.case) == "clock":
             stored = res.params.get("peaks")
             if isinstance(stored, dict) and "flops" in stored:
-                return {**stored, "clock": stored.get("clock") or clock_of(res)}
-            return summary(topo, clock=clock_of(res))
-    if clock_ghz:
-        return summary(topo, clock={"single_ghz": clock_ghz, "labels": {
-            "single_ghz": f"{CLOCK_SINGLE} at run start (run monitor)"}})
-    return summary(topo)
+                out = {**stored, "clock": stored.get("clock") or clock_of(res)}
+            else:
+                out = summary(topo, clock=clock_of(res), root=root)
+            break
+    if out is None:
+        clock = {"single_ghz": clock_ghz, "labels": {
+            "single_ghz": f"{CLOCK_SINGLE} at run start (run monitor)"}} if clock_ghz else None
+        out = summary(topo, clock=clock, root=root)
+    if memory:
+        out["dram"] = dram_peak(topo, memory, root)
+    if links:
+        out["links"] = links_peak(topo, links)
+    return out

@@ -10,10 +10,26 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+FLOPS = "FP64 FLOP/s"
+# what measured a FLOP/s figure, in the row's name: an LU solve's share of peak is not HPL's
+FLOPS_BY = {"dgemm": "DGEMM, BLAS", "lu": "LU solve, LAPACK dgesv", "hpl": "HPL, hpcc"}
+LINKS = "inter-socket links"
+LINKS_ONE_WAY = "inter-socket links, one direction"
+ONE_WAY_NOTE = ("memory of another socket read: the data crosses the links one way, so it "
+                "is set against half the both-directions peak")
+
+
+def flops_what(res: Any) -> str:
+    """The FLOP/s row's name for a compute result: "FP64 FLOP/s (HPL, hpcc)" … (its kind,
+    else its case's first word, as older records name it); plain "FP64 FLOP/s" when not
+    known."""
+    kind = res.params.get("kind") or str(res.case).split(" ", 1)[0].lower()
+    return f"{FLOPS} ({FLOPS_BY[kind]})" if kind in FLOPS_BY else FLOPS
+
 
 @dataclass
 class EfficiencyRow:
-    what: str                    # "DRAM bandwidth", "FP64 FLOP/s", "inter-socket links"
+    what: str                    # "DRAM bandwidth", "FP64 FLOP/s (HPL, hpcc)", LINKS …
     measured: float | None
     measured_by: str             # "STREAM triad, 2 threads: median of 10 repetitions", …
     peak: float | None
@@ -41,13 +57,17 @@ def _by(res: Any, m: Any) -> str:
     return f"{res.case}: median of {n} repetition{'s' if n != 1 else ''}{out}"
 
 
-def measured_from(results: Iterable[Any] = (), given: dict[str, Any] | None = None
-                  ) -> dict[str, Any]:
+def measured_from(results: Iterable[Any] = (), given: dict[str, Any] | None = None,
+                  cross_pairs: Iterable[Iterable[int]] = ()) -> dict[str, Any]:
     """The measured figures to set against the peaks: the highest median DRAM bandwidth of
-    any validated bandwidth result (a working-set sweep's records aside), every validated FLOP/s result (DGEMM, LU, HPL: one row
-    each), each saying it is a median and of how many repetitions; then what the user gave
-    (`given`: "dram_gbs", "link_gbs", "gflops" with their "…_by"), which wins."""
-    bw, fl = [], []
+    any validated bandwidth result (a working-set sweep's records aside), every validated
+    FLOP/s result (DGEMM, LU, HPL: one row each, named by what measured it), the highest
+    median read bandwidth of a matrix pair in `cross_pairs` (a node reading another socket's
+    memory: "link_read_gbs"), each saying it is a median and of how many repetitions; then
+    what the user gave (`given`: "dram_gbs", "link_gbs", "gflops" with their "…_by"), which
+    wins."""
+    cross = {tuple(p) for p in cross_pairs}
+    bw, fl, remote = [], [], []
     for res in results:
         if not getattr(res, "validated", False):
             continue
@@ -57,12 +77,17 @@ def measured_from(results: Iterable[Any] = (), given: dict[str, Any] | None = No
             if res.family == "bandwidth" and m.name == "bandwidth" and m.unit == "GB/s":
                 bw.append((m.median, _by(res, m)))
             elif res.family == "compute" and m.name == "gflops":
-                fl.append((m.median, _by(res, m)))
+                fl.append((m.median, _by(res, m), flops_what(res)))
+            elif res.family == "matrix" and m.name == "bandwidth" and m.unit == "GB/s" and \
+                    (res.params.get("src"), res.params.get("dst")) in cross:
+                remote.append((m.median, f"matrix read {_by(res, m)}"))
     out: dict[str, Any] = {}
     if bw:
         out["dram_gbs"], out["dram_by"] = max(bw)
     if fl:
         out["gflops"] = fl
+    if remote:
+        out["link_read_gbs"], out["link_read_by"] = max(remote)
     out.update({k: v for k, v in (given or {}).items() if v is not None})
     return out
 
@@ -72,27 +97,44 @@ def efficiency_table(peaks: dict[str, Any] | None, measured: dict[str, Any] | No
     """Rows for every resource with a measurement or a peak — the one efficiency table.
 
     `peaks` is `numascope.peaks.summary(...)` (a run's host["peaks"]); `results` the run's
-    BenchResults, read by `measured_from`; `measured` figures given directly, winning over
+    BenchResults, read by `measured_from` (a matrix pair is inter-socket when the links
+    entry's "cross_socket_pairs" names it); `measured` figures given directly, winning over
     the results': "dram_gbs" (+ "dram_by"), "gflops" (+ "gflops_by"), "link_gbs" (+
-    "link_by"). Any value may also be a list of (value, measured_by) pairs: one row each
-    (e.g. LU and HPL). A peak that is unknown leaves the percentage empty, with the reason
-    as the note. No peaks (an old record, a failed summary): no rows."""
+    "link_by"). Any value may also be a list of (value, measured_by) pairs, or (value,
+    measured_by, row name) triples: one row each (e.g. LU and HPL, each named by what
+    measured it). A peak that is unknown leaves the percentage empty, with the reason as
+    the note. No peaks (an old record, a failed summary): no rows."""
     if not isinstance(peaks, dict) or "error" in peaks:
         return []
-    measured = measured_from(results or (), measured)
+    cross = (peaks.get("links") or {}).get("cross_socket_pairs") or ()
+    measured = measured_from(results or (), measured, cross)
     rows: list[EfficiencyRow] = []
     spec = [("DRAM bandwidth", "dram", "dram_gbs", "dram_by", "GB/s"),
-            ("FP64 FLOP/s", "flops", "gflops", "gflops_by", "GFLOP/s"),
-            ("inter-socket links", "links", "link_gbs", "link_by", "GB/s")]
+            (FLOPS, "flops", "gflops", "gflops_by", "GFLOP/s"),
+            (LINKS, "links", "link_gbs", "link_by", "GB/s")]
     for what, pk, mk, byk, unit in spec:
         p = peaks.get(pk) or {}
         m = measured.get(mk)
         pairs = m if isinstance(m, list) else [(m, measured.get(byk, ""))]
-        for value, by in pairs or [(None, "")]:
+        if pk == "links" and measured.get("link_read_gbs") is not None:
+            if m is not None:
+                rows.append(_row(what, m, measured.get(byk, ""), p, unit))
+            rows.append(_one_way(measured["link_read_gbs"], measured["link_read_by"], p))
+            continue
+        for value, by, *name in pairs or [(None, "")]:
             if value is None and p.get("value") is None:
                 continue
-            rows.append(_row(what, value, by, p, unit))
+            rows.append(_row(name[0] if name else what, value, by, p, unit))
     return rows
+
+
+def _one_way(value: float, by: str, p: dict[str, Any]) -> EfficiencyRow:
+    """The inter-socket read against one direction of the links (half their peak)."""
+    half = dict(p, value=p["value"] / 2) if p.get("value") else p
+    row = _row(LINKS_ONE_WAY, value, by, half, "GB/s")
+    row.note = "; ".join(x for x in (ONE_WAY_NOTE if half.get("value") else "", row.note)
+                         if x)
+    return row
 
 
 def _row(what: str, value: float | None, by: str, p: dict[str, Any], unit: str
@@ -106,5 +148,7 @@ def _row(what: str, value: float | None, by: str, p: dict[str, Any], unit: str
     pct = row.percent
     if pct is not None and pct > 100:
         row.note = ("above 100 %: the peak's clock or FLOP/cycle assumption is too low "
-                    "(e.g. boost clock above the one used)")
+                    "(e.g. boost clock above the one used)") if unit == "GFLOP/s" else \
+            ("above 100 %: the peak's description (--memory, --links, SMBIOS) is below the "
+             "hardware's, or caches served part of the traffic")
     return row

@@ -15,8 +15,9 @@ from numascope.errors import UserError
 from numascope.results.plain import to_plain
 from numascope.results.run import RunRecord
 
-FORMATS = ("json", "csv", "parquet")
-SUFFIXES = (".json", ".csv", ".parquet")
+FORMATS = ("json", "csv", "parquet", "kerncraft")
+SUFFIXES = (".json", ".csv", ".parquet", ".yml", ".yaml")
+SUFFIX_FORMAT = {".yml": "kerncraft", ".yaml": "kerncraft"}   # the rest: the suffix's name
 
 COLUMNS = ["run_id", "started", "hostname", "tags", "memory_mode", "profile", "family", "case",
            "metric", "unit", "higher_is_better", "n", "median", "min", "max", "cv", "spread",
@@ -150,7 +151,7 @@ def format_for(output: str, fmt: str | None = None) -> str:
         what = f"extension {suffix!r}" if suffix else "no extension"
         raise UserError(f"--output {output}: {what} names no format: end the file in "
                         f"{', '.join(SUFFIXES)} or give --format")
-    return suffix[1:]
+    return SUFFIX_FORMAT.get(suffix, suffix[1:])
 
 
 def _write(runs: list[RunRecord], fmt: str, f: IO[str]) -> None:
@@ -171,16 +172,31 @@ def _write(runs: list[RunRecord], fmt: str, f: IO[str]) -> None:
         w.writerow(row)
 
 
-def write_stdout(runs: list[RunRecord], fmt: str) -> None:
-    """JSON or CSV on standard output (Parquet is binary: a file only)."""
+def write_stdout(runs: list[RunRecord], fmt: str, base: str | None = None) -> None:
+    """JSON, CSV or a kerncraft machine file on standard output (Parquet is binary: a
+    file only)."""
     if fmt == "parquet":
         raise UserError("Parquet is binary: write it to a file (-o runs.parquet)")
+    if fmt == "kerncraft":
+        sys.stdout.write(kerncraft_text(runs, base))
+        return
     _write(runs, fmt, sys.stdout)
 
 
-def export(runs: list[RunRecord], fmt: str, output: str | Path) -> Path:
+def kerncraft_text(runs: list[RunRecord], base: str | None = None) -> str:
+    """One run as a kerncraft machine file (numascope.results.kerncraft)."""
+    if len(runs) != 1:
+        raise UserError(f"a kerncraft machine file describes one run; {len(runs)} were given")
+    from numascope.results.kerncraft import text
+    return text(runs[0], base)
+
+
+def export(runs: list[RunRecord], fmt: str, output: str | Path,
+           base: str | None = None) -> Path:
+    """`base`: the kerncraft machine file that gives what numascope does not measure."""
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    content = kerncraft_text(runs, base) if fmt == "kerncraft" else None
     p = Path(output)
     if not p.parent.is_dir():
         raise UserError(f"--output {p}: folder {p.parent} does not exist")
@@ -188,6 +204,8 @@ def export(runs: list[RunRecord], fmt: str, output: str | Path) -> Path:
     try:
         if fmt == "parquet":
             _parquet(runs, tmp)
+        elif content is not None:
+            tmp.write_text(content)
         else:
             with open(tmp, "w", newline="") as f:
                 _write(runs, fmt, f)

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from numascope.families.bandwidth import sweep
+from numascope.report.figures.marks import captioned
 from numascope.results.record import BenchResult
 from numascope.units import format_bytes
 
@@ -98,5 +99,11 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     by_threads: dict[int, dict[tuple[str, int], list[BenchResult]]] = {}
     for key, curve in sweep.curves(results).items():
         by_threads.setdefault(key[1], {})[key] = curve
-    return [(f"Bandwidth by working set ({t}T)", _figure(results, t, cs))
+    return [(f"Bandwidth by working set ({t}T)", captioned(_figure(results, t, cs), CAPTION))
             for t, cs in sorted(by_threads.items())]
+
+
+CAPTION = ("Each point is the median of one working set's repetitions (one call; the band "
+           "spans their min and max); a bar is a plateau found by bw --sweep, its GB/s the "
+           "median of its points' medians; dashed lines are the topology's cache sizes for "
+           "these threads. GB = 10^9 B.")

@@ -141,14 +141,22 @@ class Compute:
     primary = ("gflops", "all_busy_ghz")
     title = "compute peak and measured clock"
 
-    def __init__(self, params: ComputeParams | None = None) -> None:
+    def __init__(self, params: ComputeParams | None = None, *, memory: str | None = None,
+                 links: str | None = None) -> None:
+        """`memory` and `links` (`numascope run --memory / --links`) describe the machine
+        for the DRAM and link peaks, replacing the params' own."""
         self.params = params or ComputeParams()
+        if memory is not None or links is not None:
+            self.params = replace(self.params, memory=memory or self.params.memory,
+                                  links=links or self.params.links)
         self._peaks: dict[str, Any] | None = None
         self._blas: dict[str, Any] | None = None
 
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
-        """The cases `numascope run` measures under this profile."""
-        return suite_cases(topo, profile)
+        """The cases `numascope run` measures under this profile (this bench's machine
+        description kept: its peaks use --memory / --links)."""
+        return self.cases(topo, replace(profile_params(profile), memory=self.params.memory,
+                                        links=self.params.links))
 
     # -- cases --------------------------------------------------------------------------
     def cases(self, topo: Topology, params: ComputeParams | None = None, **options: Any
@@ -307,15 +315,20 @@ def _physical_cores(topo: Topology) -> int:
     return max(1, physical_cores(topo))
 
 
-def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
+def profile_params(profile: Profile) -> ComputeParams:
     """quick: clock + DGEMM and LU at the profile's orders (options.PRESETS: seconds with an
     optimized BLAS; smoke: tiny); full (dense): larger matrices + HPL through hpcc (N=10000
     or what fits) when installed. Five repetitions either way: enough for compare."""
     size = orders(profile.name)           # the profile's matrix orders (options.PRESETS)
     if not profile.dense:
-        return Compute().cases(topo, ComputeParams(dgemm=(size.dgemm,), lu=(size.lu,), reps=5))
+        return ComputeParams(dgemm=(size.dgemm,), lu=(size.lu,), reps=5)
     avail = host().mem_available() or 0
     n = min(10000, hpcc.size_n(avail, 0.5)) if avail else hpcc.SHORT_N
     # HPL only when hpcc is there: a missing tool is not a failed stage
-    return Compute().cases(topo, ComputeParams(dgemm=(size.dgemm,), lu=(size.lu,), reps=5,
-                                               hpl=shutil.which("hpcc") is not None, hpl_n=n))
+    return ComputeParams(dgemm=(size.dgemm,), lu=(size.lu,), reps=5,
+                         hpl=shutil.which("hpcc") is not None, hpl_n=n)
+
+
+def suite_cases(topo: Topology, profile: Profile) -> list[Case]:
+    """The cases of `profile_params(profile)`."""
+    return Compute().cases(topo, profile_params(profile))

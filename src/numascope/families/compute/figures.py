@@ -7,9 +7,14 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure
 
+from numascope.report.figures.marks import Medians, captioned, errorbars, label, write_values
 from numascope.results.record import BenchResult
 
 FAMILY = "compute"
+KIND_TEXT = {"dgemm": "dgemm: a matrix product numascope times itself",
+             "lu": "lu: an LU factorisation of one matrix, timed by numascope, not the HPL "
+                   "benchmark",
+             "hpl": "hpl: the HPL benchmark (HPCC's), its own timing"}
 
 
 def _clock_figure(r: BenchResult) -> Figure | None:
@@ -20,17 +25,31 @@ def _clock_figure(r: BenchResult) -> Figure | None:
     x = range(len(cpus))
     fig = Figure(figsize=(max(4.0, 0.3 * len(cpus) + 2), 3.2), layout="constrained")
     ax = fig.add_subplot()
-    ax.bar([i - 0.2 for i in x], [per[c]["single_ghz"] or 0 for c in cpus], 0.4, label="alone")
+    alone = ax.bar([i - 0.2 for i in x], [per[c]["single_ghz"] or 0 for c in cpus], 0.4,
+                   label="alone")
+    small = 6 if len(cpus) <= 16 else 5
+    ax.bar_label(alone, [label(b.get_height()) for b in alone], fontsize=small, rotation=90,
+                 padding=2)
     busy = [per[c]["all_busy_ghz"] or 0 for c in cpus]
     if any(busy):
-        ax.bar([i + 0.2 for i in x], busy, 0.4, label="all cores busy")
+        bb = ax.bar([i + 0.2 for i in x], busy, 0.4, label="all cores busy")
+        ax.bar_label(bb, [label(b.get_height()) for b in bb], fontsize=small, rotation=90,
+                     padding=2)
+    ax.margins(y=0.2)
+    for name, color, what in (("single_ghz", "tab:blue", "alone"),
+                              ("all_busy_ghz", "tab:orange", "all busy")):
+        if name in r.metrics:       # the tables' figure: the median over CPUs and repetitions
+            m = r.metrics[name].median
+            ax.axhline(m, color=color, lw=0.8, ls=":", label=f"median {what} {label(m)}")
     if r.params.get("tsc_ghz"):
         ax.axhline(r.params["tsc_ghz"], color="grey", ls="--", lw=1, label="TSC")
     ax.set_xticks(list(x), [str(c) for c in cpus], fontsize=7 if len(cpus) > 32 else 9)
     ax.set_xlabel("CPU")
     ax.set_ylabel("GHz (measured)")
-    ax.legend(fontsize=8, loc="lower right")
-    return fig
+    ax.legend(fontsize=7, loc="lower right")
+    return captioned(fig, "Each CPU's clock in GHz measured by timing a dependent add chain: "
+                     "alone, and while every CPU runs the chain; dotted lines: the medians "
+                     "the tables show (over CPUs and repetitions); dashed: the TSC's rate.")
 
 
 def _gflops_figure(rs: list[BenchResult]) -> Figure | None:
@@ -39,14 +58,29 @@ def _gflops_figure(rs: list[BenchResult]) -> Figure | None:
         return None
     fig = Figure(figsize=(max(4.0, 1.1 * len(rows) + 2), 3.2), layout="constrained")
     ax = fig.add_subplot()
-    ax.bar([r.case for r in rows], [r.metrics["gflops"].best for r in rows], color="tab:green")
+    med = Medians()
+    drawn = [med.of(r.metrics["gflops"], r.params) for r in rows]
+    x = list(range(len(rows)))
+    ys = [d[0] for d in drawn]
+    ax.bar(x, ys, color="tab:green")
+    errorbars(ax, x, ys, [d[1] for d in drawn], [d[2] for d in drawn])
+    write_values(ax, x, ys, [d[2] for d in drawn], fontsize=8)
+    for xi, r, y in zip(x, rows, ys):
+        if r.params.get("peak_gflops"):
+            ax.annotate(f"{label(100 * y / r.params['peak_gflops'])} % of peak", (xi, y / 2),
+                        ha="center", fontsize=7, color="white")
+    ax.set_xticks(x, [r.case for r in rows], fontsize=8)
     peaks = {r.params.get("peak_gflops") for r in rows} - {None}
     for p in peaks:
-        ax.axhline(p, color="tab:red", ls="--", lw=1, label=f"FP64 peak {p:.0f}")
-    ax.set_ylabel("GFLOP/s (best)")
+        ax.axhline(p, color="tab:red", ls="--", lw=1, label=f"FP64 peak {label(p)} GFLOP/s")
+    ax.set_ylabel("GFLOP/s (FP64, 10^9 FLOP/s), median")
+    ax.margins(y=0.15)
     if peaks:
         ax.legend(fontsize=8)
-    return fig
+    kinds = {r.params.get("kind") for r in rows}
+    what = [KIND_TEXT[k] for k in ("dgemm", "lu", "hpl") if k in kinds]
+    return captioned(fig, "FP64 GFLOP/s (" + "; ".join(what) + "), and each one's share of "
+                     "the FP64 peak where one is known. " + med.text())
 
 
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:

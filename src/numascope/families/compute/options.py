@@ -134,3 +134,16 @@ TABLE = Table("compute", (
            metavar="GHZ", dest="clock_ghz", rule=_clock, rule_text="above 0, below 100",
            default_text="measured"),
 ))
+
+
+# what `numascope run` takes for the machine's peaks (keyword arguments of Compute): the
+# compute stage computes the DRAM and link peaks from them, and the run's peak summary uses
+# them whichever stages run (numascope.cli.run checks them before anything is measured)
+RUN_OPTIONS = (
+    Description("--memory", "the DIMMs per socket for the DRAM peak, e.g. '12x DDR5-4800' "
+                "(recorded as given by the user; wins over SMBIOS, which a note quotes when "
+                "it disagrees)", metavar="SPEC", rule=_memory, default_text="SMBIOS type 17"),
+    Description("--links", "the inter-socket links for the link peak, "
+                "[NAME:]LINKSxLANES@GBPS, e.g. 'xgmi:4x16@32' (recorded as given by the user)",
+                metavar="SPEC", rule=_links, default_text="unknown"),
+)

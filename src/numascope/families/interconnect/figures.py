@@ -40,6 +40,7 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from matplotlib.figure import Figure
 
     from numascope.families.interconnect import bench as net
+    from numascope.report.figures.marks import captioned, label, wrapped, write_values
     rs = net.of(results)
     if not rs:
         return []
@@ -49,10 +50,12 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     rows, cols, m = node_pair_matrix(rs)
     if rows and cols:
         hosts = rs[0].params.get("hosts") or []
-        fig = Figure(figsize=(1.6 + 0.9 * len(cols), 1.4 + 0.7 * len(rows)))
+        width = max(4.5, 2.2 + 0.9 * len(cols))
+        fig = Figure(figsize=(width, 2.0 + 0.7 * len(rows)))
         ax = fig.add_subplot()
         im = ax.imshow(m, cmap="viridis", aspect="auto")
-        fig.colorbar(im, ax=ax, label="MB/s (10^6 B/s)")
+        cb = fig.colorbar(im, ax=ax, label="MB/s (10^6 B/s)")
+        cb.ax.yaxis.get_major_formatter().set_useOffset(False)  # an offset sat on the title
         ax.set_xticks(range(len(cols)), [f"N{c}" for c in cols])
         ax.set_yticks(range(len(rows)), [f"N{a}" for a in rows])
         ax.set_xlabel(f"rank 1's node{' on ' + hosts[1] if hosts else ''}")
@@ -62,25 +65,33 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         for i, row in enumerate(m):
             for j, v in enumerate(row):
                 if not math.isnan(v):
-                    ax.text(j, i, f"{v:,.0f}", ha="center", va="center", fontsize=8,
+                    ax.text(j, i, label(v), ha="center", va="center", fontsize=8,
                             color="black" if v > mid else "white")
         big = max(net.sweep(rs[0], "bw") or {0: 0})
-        ax.set_title(f"MPI bandwidth by node pair ({net._size(big)} messages, {buffers})",
-                     fontsize=10)
+        # wrapped to the figure's width: one line was wider than a 1-2 node map (clipped)
+        ax.set_title(wrapped(f"MPI bandwidth by node pair ({net._size(big)} messages, "
+                             f"{buffers})", width - 1.2, 10), fontsize=10)
         fig.tight_layout()
-        out.append(("Interconnect bandwidth by node pair", fig))
+        out.append(("Interconnect bandwidth by node pair", captioned(fig, (
+            f"MPI point-to-point bandwidth in MB/s (10^6 B/s) of {net._size(big)} messages "
+            "(OSU's windowed method), rank 0's NUMA node by rank 1's; each cell the median "
+            "of the repetitions (the mean of the medians where several cases share a pair), "
+            "written in the tables' rounding."))))
     lines = [r for r in rs if net.sweep(r, "lat") or net.sweep(r, "bw")][:MAX_LINES]
     if lines:
         fig = Figure(figsize=(9, 3.8))
         ax1, ax2 = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
         for r in lines:
-            label = str(r.params.get("path") if r.params.get("mode") == "path" else r.case)
+            name = str(r.params.get("path") if r.params.get("mode") == "path" else r.case)
             if len(modes) > 1:
-                label += f" ({net.buffers_of(r)})"
+                name += f" ({net.buffers_of(r)})"
             for ax, test in ((ax1, "lat"), (ax2, "bw")):
                 s = net.sweep(r, test)
                 if s:
-                    ax.plot(list(s), list(s.values()), "o-", ms=3, label=label)
+                    line, = ax.plot(list(s), list(s.values()), "o-", ms=3, label=name)
+                    ends = [min(s), max(s)]       # the smallest and largest message
+                    write_values(ax, ends, [s[e] for e in ends], fontsize=6,
+                                 color=line.get_color())
         for ax, what in ((ax1, "latency (us, half round trip)"), (ax2, "bandwidth (MB/s)")):
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
@@ -94,5 +105,9 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         ax1.set_title(f"MPI latency by size ({buffers})", fontsize=10)
         ax2.set_title(f"MPI bandwidth by size ({buffers})", fontsize=10)
         fig.tight_layout()
-        out.append(("Interconnect latency and bandwidth by message size", fig))
+        out.append(("Interconnect latency and bandwidth by message size", captioned(fig, (
+            "MPI latency (us, half a round trip, OSU's method) and bandwidth (MB/s, 10^6 "
+            "B/s) by message size in bytes, one line per path or case; each point the "
+            "median of the repetitions, the values at the smallest and largest message "
+            "written in the tables' rounding."))))
     return out

@@ -1,4 +1,6 @@
-"""NUMA matrix heat maps: idle latency and read bandwidth, source node x target node."""
+"""NUMA matrix heat maps (idle latency, read bandwidth, misses in flight: source node x
+target node, each cell the median of its repetitions, written in the tables' rounding) and
+the remote/local ratio per SLIT distance class (the studies' "remote vs local by hop")."""
 
 from __future__ import annotations
 
@@ -10,34 +12,81 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from numascope.report.figures.marks import captioned, label, wrapped
 from numascope.results.record import BenchResult
 
 FAMILY = "matrix"
-METRICS = (("latency", "Idle latency (ns)", "viridis"),
-           ("bandwidth", "Read bandwidth (GB/s)", "viridis_r"),
-           ("mlp", "Misses in flight per core (matrix --chains)", "viridis_r"),
-           ("mlp_bandwidth", "One core's bandwidth, chains in lockstep (GB/s)", "viridis_r"))
+# metric, title, colour map, unit (the colour bar's), what a cell is
+METRICS = (("latency", "Idle latency (ns)", "viridis", "ns", "ns per dependent load"),
+           ("bandwidth", "Read bandwidth (GB/s)", "viridis_r", "GB/s (10^9 B/s)",
+            "GB/s read by the source node's cores"),
+           ("mlp", "Misses in flight per core (matrix --chains)", "viridis_r",
+            "misses in flight", "misses one core keeps in flight (loads per ns x latency)"),
+           ("mlp_bandwidth", "One core's bandwidth, chains in lockstep (GB/s)", "viridis_r",
+            "GB/s (10^9 B/s)", "GB/s of one core walking chains in lockstep"))
+CELLS = "Cells are medians of the repetitions, written in the tables' rounding."
 
 
 def heatmap(rows: list[str], cols: list[str], m: list[list[float]], title: str, cmap: str,
-            xlabel: str, ylabel: str, fmt: str = "{:.0f}") -> Figure:
+            xlabel: str, ylabel: str, unit: str = "", fmt: str | None = None) -> Figure:
+    """A heat map with every cell's value written (up to 16 x 16; the tables' rounding
+    unless `fmt` is given), its title wrapped to the figure's width, the colour bar
+    labelled with `unit`."""
     n = max(len(rows), len(cols))
-    fig, ax = plt.subplots(figsize=(min(2 + 0.6 * n, 14), min(1.5 + 0.5 * n, 12)))
+    w = min(3 + 0.6 * n, 14)
+    fig, ax = plt.subplots(figsize=(w, min(2 + 0.5 * n, 12)))
     im = ax.imshow(m, cmap=cmap)
     ax.set_xticks(range(len(cols)), cols, fontsize=8)
     ax.set_yticks(range(len(rows)), rows, fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(wrapped(title, w - 1.5, 10), fontsize=10)
+    finite = [v for row in m for v in row if not math.isnan(v)]
+    mid = (max(finite) + min(finite)) / 2 if finite else 0.0
+    dark = cmap.endswith("_r")
     if n <= 16:
         for i, row in enumerate(m):
             for j, v in enumerate(row):
                 if not math.isnan(v):
-                    ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7,
-                            color="w")
-    fig.colorbar(im, ax=ax, shrink=0.8)
+                    light = (v > mid) != dark       # viridis is light at its top
+                    ax.text(j, i, fmt.format(v) if fmt else label(v), ha="center",
+                            va="center", fontsize=7, color="black" if light else "white")
+    cb = fig.colorbar(im, ax=ax, shrink=0.8)
+    cb.ax.yaxis.get_major_formatter().set_useOffset(False)   # "+1.2e4" above, on the title
+    if unit:
+        cb.set_label(unit, fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def _ratio_figure(results: list[BenchResult]) -> tuple[str, Figure] | None:
+    from numascope.families.matrix.bench import ratios_by_distance
+    panels = [(m, ratios_by_distance(results, m)) for m in ("latency", "bandwidth")]
+    panels = [(m, rows) for m, rows in panels
+              if sum(1 for r in rows if r["distance"] is not None) > 1]
+    if not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 3.8), squeeze=False)
+    for ax, (metric, rows) in zip(axes[0], panels):
+        rows = [r for r in rows if r["distance"] is not None]
+        x = list(range(len(rows)))
+        ys = [r["ratio"] for r in rows]
+        ax.bar(x, ys, color="tab:purple" if metric == "latency" else "tab:green")
+        for xi, r in zip(x, rows):
+            ax.annotate(f"{label(r['ratio'])}x", (xi, r["ratio"]), textcoords="offset points",
+                        xytext=(0, 3), ha="center", va="bottom", fontsize=8)
+        ax.axhline(1, color="black", lw=0.8)
+        ax.set_xticks(x, [f"d={r['distance']}\n{r['pairs']} pair{'s' * (r['pairs'] != 1)}"
+                          for r in rows], fontsize=8)
+        ax.set_xlabel("SLIT distance class (10: local)")
+        ax.set_ylabel(f"{metric} / local {metric} (ratio, x)")
+        ax.set_title(f"{metric.capitalize()}: remote / local by distance", fontsize=10)
+        ax.margins(y=0.15)
+    fig.tight_layout()
+    return ("NUMA matrix: remote / local by distance", captioned(fig, (
+        "Each node pair's median divided by its source node's local median (source = "
+        "target), averaged over the pairs of one SLIT distance class; above 1: latency "
+        "higher or bandwidth higher than local. Ratios are unitless (x).")))
 
 
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
@@ -46,11 +95,14 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     if not rs:
         return []
     out = []
-    for metric, title, cmap in METRICS:
+    for metric, title, cmap, unit, cell in METRICS:
         src, dst, m = table(rs, metric)
         if all(math.isnan(v) for row in m for v in row):
             continue
         fig = heatmap([f"N{i}" for i in src], [f"N{j}" for j in dst], m, title, cmap,
-                      "memory node", "CPU node", "{:.0f}" if metric == "latency" else "{:.1f}")
-        out.append((f"NUMA matrix: {metric}", fig))
-    return out
+                      "memory node", "CPU node", unit)
+        out.append((f"NUMA matrix: {metric}", captioned(fig, (
+            f"{title}: rows are the node whose CPUs load, columns the node holding the "
+            f"memory; each cell: {cell}, the median. {CELLS}"))))
+    ratio = _ratio_figure(rs)
+    return out + ([ratio] if ratio else [])

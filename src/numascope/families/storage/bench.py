@@ -110,8 +110,10 @@ class Storage:
     primary = ("iops", "clat_p99")
     title = "storage IOPS and latency by placement (fio)"
 
-    def __init__(self, io_dir: str | None = None, *, root: str = "/") -> None:
-        self.io_dir = io_dir
+    def __init__(self, io_dir: str | list[str] | tuple[str, ...] | None = None, *,
+                 root: str = "/") -> None:
+        """`io_dir`: `numascope run --io-dir`, one directory or one per drive."""
+        self.io_dirs = [io_dir] if isinstance(io_dir, str) else list(io_dir or [])
         self.root = root            # where sys/ and proc/ are read (a replayed root in tests)
         self._reuse: dict[str, str] | None = None   # dir -> file, inside reusing_files()
         self._reused = Files()
@@ -131,18 +133,30 @@ class Storage:
     # -- cases ------------------------------------------------------------------------------
     def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
         """quick: the default job local to the drive, short (smoke: shorter); full: the
-        placement study."""
-        if self.io_dir is None:
+        placement study. With several --io-dir (one per drive): each drive alone (full:
+        its placement study), then the drive-count sweep 1..N (`numascope io --scaling`)."""
+        dirs = self.io_dirs
+        if not dirs:
             raise Unavailable("no --io-dir given: the storage stage needs a directory on the "
                               "drive to measure (numascope io --dir DIR measures one directly)")
         size = min(profile.max_bytes, TABLE["size"].default)
         if profile.dense:                                    # the default job
-            return self.cases(topo, params=IoParams(size=size), dirs=[self.io_dir],
-                              mode="placement", reps=min(profile.reps, 5))
-        p = IoParams(runtime=2.0, size=size) if profile.readable else \
-            IoParams(runtime=1.0, ramp=0.0, size=size)       # smoke: fio runs, placed
-        return self.cases(topo, params=p, dirs=[self.io_dir], mode="run",
-                          reps=min(profile.reps, 3))
+            p, mode, reps = IoParams(size=size), "placement", min(profile.reps, 5)
+        else:
+            p = IoParams(runtime=2.0, size=size) if profile.readable else \
+                IoParams(runtime=1.0, ramp=0.0, size=size)   # smoke: fio runs, placed
+            mode, reps = "run", min(profile.reps, 3)
+        if len(dirs) == 1:
+            return self.cases(topo, params=p, dirs=dirs, mode=mode, reps=reps)
+        ts = self.targets(topo, p, dirs, None, False)        # located once, checked together
+        if mode == "placement":                              # t0 …: each drive's study
+            out = self.cases(topo, params=p, mode=mode, reps=reps, targets=ts)
+        else:                                                # each drive alone, local
+            out = [replace(c, label=_label(p, f"t{i} alone, " +
+                                           c.label.removeprefix(_label(p, ""))))
+                   for i, t in enumerate(ts)
+                   for c in self.cases(topo, params=p, mode=mode, reps=reps, targets=[t])]
+        return out + self.cases(topo, params=p, mode="scaling", reps=reps, targets=ts)
 
     def targets(self, topo: Topology, p: IoParams, dirs: list[str], device: str | None,
                 readonly: bool) -> list[Target]:
@@ -326,8 +340,8 @@ class Storage:
                 "write_clat_p99", "us", False,
                 [max(g.write_clat_us.get("p99", float("nan")) for g in r.groups) for r in runs],
                 "completion latency of the writes")
-        disks = [t.disk for t in targets if t.disk]
-        shared = sorted({d for d in disks if disks.count(d) > 1})
+        disks = [t.disk or _fs_of(t) for t in targets]
+        shared = sorted({d for d in disks if d and disks.count(d) > 1})
         if shared:
             notes.append(f"several targets are on the same drive ({', '.join(shared)}): "
                          "they share it")
@@ -343,6 +357,18 @@ class Storage:
                      "memory": [pl["mem_nodes"] for pl in places],
                      "where": [pl["where"] for pl in places]}
         return BenchResult(FAMILY, case.label, params, m, placement, notes)
+
+
+def _fs_of(t: Target) -> str | None:
+    """A directory's file system as "file system MAJ:MIN" (when its disk is not known, two
+    directories on one file system still share a drive); None for a device or unreadable."""
+    if t.kind != "dir":
+        return None
+    try:
+        dev = os.stat(t.path).st_dev
+    except OSError:
+        return None
+    return f"file system {os.major(dev)}:{os.minor(dev)}"
 
 
 def job_groups(case: Case, filenames: list[str]) -> list[Group]:

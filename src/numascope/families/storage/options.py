@@ -116,15 +116,31 @@ TABLE = Table("storage", (
 ))
 
 
-def _io_dir(path: str, flag: str) -> str:
-    from numascope.families.storage.targets import check_dir
-    check_dir(path, flag)
-    return path
+def _io_dirs(paths: Any, flag: str) -> list[str]:
+    """--io-dir, once per drive: each a directory numascope may write a file in (checked as
+    `numascope io --dir`'s), none named twice; a warning when two are on one device (the
+    drive-count sweep then measures one drive shared, not several)."""
+    import os
+
+    from numascope.console import warn
+    from numascope.families.storage.targets import check_dir, same_device
+    dirs = [paths] if isinstance(paths, str) else list(paths)
+    for d in dirs:
+        check_dir(d, flag)
+    real = [os.path.realpath(d) for d in dirs]
+    twice = next((d for d, r in zip(dirs, real) if real.count(r) > 1), None)
+    if twice is not None:
+        raise UserError(f"{flag} {twice} is named twice")
+    for group in same_device(dirs):
+        warn(f"{flag} {' and '.join(group)} are on the same device: the drive-count sweep "
+             f"measures one drive shared by {len(group)} jobs, not {len(group)} drives")
+    return dirs
 
 
 # what the storage stage of `numascope run` takes (keyword arguments of Storage)
 RUN_OPTIONS = (
     Option("--io-dir", "run the storage stage with fio on a file numascope creates (and "
-           "removes) in DIR; without it the storage stage is skipped", metavar="DIR",
-           rule=_io_dir),
+           "removes) in DIR; one per drive: with several, each drive alone and the "
+           "drive-count sweep (io --scaling); without it the storage stage is skipped",
+           metavar="DIR", rule=_io_dirs, repeat=True),
 )

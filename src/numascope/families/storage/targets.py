@@ -110,6 +110,19 @@ def takes_direct_io(directory: Path, flag: str = "--dir") -> bool:
     return True
 
 
+def same_device(dirs: list[str]) -> list[list[str]]:
+    """Groups of directories (two or more each) on one file system (the same st_dev): files
+    in them land on the same device. Unreadable ones are left out (check_dir speaks for
+    them)."""
+    by: dict[int, list[str]] = {}
+    for d in dirs:
+        try:
+            by.setdefault(_stat(d).st_dev, []).append(d)
+        except OSError:
+            continue
+    return [g for g in by.values() if len(g) > 1]
+
+
 def free_bytes(path: str | Path) -> int:
     """Bytes an unprivileged writer may still use on `path`'s filesystem."""
     st = os.statvfs(path)

@@ -4,7 +4,9 @@
 
 returning (title, figure) pairs for whichever of `results` it knows how to draw (its own
 family), an empty list otherwise. Commands save them (`--plot FILE`); the HTML report
-embeds them. Always use the Agg backend (`matplotlib.use("Agg")` before pyplot)."""
+embeds them (render.embed), each with its caption (marks.captioned / marks.caption_of: the
+figure's label). Figures draw the tables' medians and write them (marks). Always use the
+Agg backend (`matplotlib.use("Agg")` before pyplot). docs/architecture.md, "Figures"."""
 
 from __future__ import annotations
 

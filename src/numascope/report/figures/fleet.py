@@ -42,10 +42,12 @@ def fleet_figures(analysis: Any, max_panels: int = MAX_PANELS) -> list[tuple[str
         ax.scatter(xs, [v for _, v, _ in pts], s=8 if len(pts) > 100 else 20, c=colors,
                    zorder=3)
         gap = analysis.gap_pct / 100
-        ax.axhline(st.median, color="k", lw=1, label="median", zorder=2)
+        from numascope.report.figures.marks import label as written
+        ax.axhline(st.median, color="k", lw=1, label=f"median {written(st.median)}",
+                   zorder=2)
         ax.axhspan(st.median * (1 - gap), st.median * (1 + gap), color="0.85",
                    label=f"median ± {analysis.gap_pct:g} %", zorder=0)
-        ax.set_ylabel(st.unit)
+        ax.set_ylabel(f"{key.rpartition('/')[2]} ({st.unit})" if st.unit else key)
         ax.set_title(f"{key} — {label}"[:110], fontsize=8)
         if len(pts) <= 40:
             ax.set_xticks(xs, [h for h, _, _ in pts], rotation=90, fontsize=6)
@@ -53,4 +55,10 @@ def fleet_figures(analysis: Any, max_panels: int = MAX_PANELS) -> list[tuple[str
             ax.set_xlabel("nodes (sorted by host name); red: flagged")
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    return [(f"fleet {analysis.fleet or ''}: node values and the median band", fig)]
+    from numascope.report.figures.marks import captioned
+    return [(f"fleet {analysis.fleet or ''}: node values and the median band", captioned(
+        fig, "Each node's value of a metric (its median over the run's repetitions) in its "
+        "configuration group, sorted by host name; the line is the group's median (written "
+        f"in the legend), the grey band ± {analysis.gap_pct:g} % around it (the practical "
+        "gap a node must exceed to be flagged); red: flagged nodes. Panels with a flagged "
+        f"node first, at most {max_panels}."))]
