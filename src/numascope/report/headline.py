@@ -344,9 +344,11 @@ def storage_lines(run: RunRecord) -> list[Headline]:
     rows = io.scaling_rows(rs) if any(r.params.get("mode") == "scaling" for r in rs) else []
     if rows:
         last = rows[-1]
+        top = next(r for r in rs if r.params.get("mode") == "scaling"
+                   and r.params.get("drives") == last["drives"])
         h = Headline("iops_scaling", f"IOPS per drive with {last['drives']} drives",
-                     last["per_drive"], "IO/s", "storage", n=len(rows),
-                     source="drive scaling", spread="")
+                     last["per_drive"], "IO/s", "storage", n=len(top.metrics["iops"].values),
+                     source=top.case, spread="median total IOPS / drives")
         h.detail = io.knee_text(rows) or "no knee: per-drive IOPS stay within " \
             f"{io.KNEE:.0%} of one drive alone"
         out.append(h)
