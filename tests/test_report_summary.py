@@ -177,3 +177,20 @@ def test_each_kind_of_domain_gives_its_slowest_and_one_measurement_one_line():
                                         "(here also one L3)")
     assert lines["triad_node"].detail == "fastest N0: 40 GB/s"
     assert "triad_l3" not in lines and lines["triad_socket"].value == 70
+
+
+def test_a_family_whose_results_lack_what_its_line_needs_is_said():
+    from numascope.report.summary import summary_section
+    broken = BenchResult("c2c", "cpu0<->cpu1", {"relation": "l3"},
+                         {"latency": Metric("latency", "ns", False, [50.0, 52.0])})
+    broken.metrics["latency"].values.clear()      # no values: no line, no error
+    run = run_of(triad("triad compact 2T", 2, [70.0] * 3), broken)
+    errors: list[str] = []
+    assert [h.key for h in headlines(run, errors)] == ["triad_all_cores"] and errors == []
+    run.results.append(BenchResult("compress", "x 2T", {"threads": 2},
+                                   {"decompress_sum": Metric("decompress_sum", "GB/s", True,
+                                                             [1.0])}))
+    errors = []
+    headlines(run, errors)
+    assert errors and errors[0].startswith("compress: KeyError")
+    assert "No headline line from compress: KeyError" in summary_section([run])

@@ -309,10 +309,7 @@ def compute_lines(run: RunRecord) -> list[Headline]:
 def compress_lines(run: RunRecord) -> list[Headline]:
     from numascope.families.compress.bench import summarize
     cz = [r for r in run.results if r.family == "compress" and r.validated]
-    try:
-        sums = summarize(cz)
-    except (KeyError, TypeError, ValueError):
-        return []
+    sums = summarize(cz)
     best = max((x for x in sums if x.best), default=None,
                key=lambda x: x.best[max(x.best)][2])
     if best is None:
@@ -375,14 +372,18 @@ LINES = (bandwidth_lines, latency_lines, c2c_lines, compute_lines, compress_line
          storage_lines, interconnect_lines)
 
 
-def headlines(run: RunRecord) -> list[Headline]:
-    """The run's headline figures in the studies' order, each with its verdict."""
+def headlines(run: RunRecord, errors: list[str] | None = None) -> list[Headline]:
+    """The run's headline figures in the studies' order, each with its verdict. A family
+    whose results lack what its lines need (an older or foreign record) gives no line;
+    why is appended to `errors` when given."""
     from numascope.report.verdicts import judge
     out: list[Headline] = []
     for fn in LINES:
         try:
             out += fn(run)
-        except (KeyError, TypeError, ValueError, ZeroDivisionError, StopIteration):
-            continue    # a result without the parameters a line needs: no line from it
+        except (KeyError, TypeError, ValueError, ZeroDivisionError, StopIteration) as ex:
+            if errors is not None:
+                errors.append(f"{fn.__name__.removesuffix('_lines')}: {type(ex).__name__}: "
+                              f"{ex}")
     judge(run, out)
     return out

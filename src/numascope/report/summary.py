@@ -135,12 +135,14 @@ def _lede(run: RunRecord) -> str:
 
 
 def _one(run: RunRecord) -> str:
-    lines = headlines(run)
+    errors: list[str] = []
+    lines = headlines(run, errors)
     if not lines:
         body = '<p class="dim">no headline figure: this run measured none of them</p>'
     else:
         body = _headline_table(lines)
-    probs = problems(run, lines)
+    probs = problems(run, lines) + [f"No headline line from {x} (the results lack what it "
+                                    "needs)." for x in errors]
     notes = common_notes(lines)
     if notes:
         probs.append("Published figures: " + "; ".join(notes) + ".")
