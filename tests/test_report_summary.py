@@ -194,3 +194,28 @@ def test_a_family_whose_results_lack_what_its_line_needs_is_said():
     headlines(run, errors)
     assert errors and errors[0].startswith("compress: KeyError")
     assert "No headline line from compress: KeyError" in summary_section([run])
+
+
+def test_problems_are_said_one_sentence_each():
+    from numascope.report.summary import problems
+    from numascope.results.run import StageInfo
+    steady = {"converged": False, "precision": 0.01, "stopped": "max reps",
+              "interval": [60.0, 90.0], "units": 4, "metric": "bandwidth"}
+    run = run_of(triad("triad compact 2T", 2, [70.0] * 3, steady=steady),
+                 triad("triad compact 1T", 1, [40.0] * 3, steady=steady), dram=None,
+                 noise=["other processes used 81% of the CPU time"],
+                 readiness=[{"id": "thp", "title": "transparent huge pages", "status": "warn",
+                             "value": "never: no huge pages", "effect": "TLB misses"},
+                            {"id": "governor", "status": "ok", "value": "performance"}])
+    run.stages.append(StageInfo("latency", "failed", "validation failed: chase broke", 0, 1.0))
+    said = problems(run, headlines(run))
+    assert said == [
+        ("Readiness: transparent huge pages: never (its effect and the command that changes "
+        "it: appendix)."),
+        ("Disturbed run: other processes used 81% of the CPU time; a verdict on its figures is "
+        "inconclusive."),
+        ("Not steady (the 95 % interval over separate allocations stayed wider than the "
+        "precision asked; its verdict is inconclusive): triad compact 2T, triad compact 1T."),
+        "Stage latency failed: validation failed: chase broke.",
+        ("No DRAM peak, so no % of peak for the triad: the DIMMs are unknown (no reason "
+        "recorded).")]
