@@ -109,7 +109,10 @@ def render(sec: dict[str, Any], say: Callable[..., None], command: Callable[...,
         loaded = [r["loaded_ns"] for r in p["ranks"] if r["loaded_ns"] is not None]
         lat = (f"; latency idle {sum(idle) / len(idle):.0f} ns" if idle else "") + \
             (f", loaded {sum(loaded) / len(loaded):.0f} ns" if loaded else "")
-        same = f" (also unit {', '.join(it['same_as'])})" if it["same_as"] else ""
+        same = it["same_as"]      # other layouts giving the same CPUs: counted, listed by --json
+        same = (f" (also {same[0]})" if len(same) == 1 else
+                f" (the same CPUs as {len(same)} other layouts: --json lists them)"
+                if same else "")
         say(f"{it['label']}{same}: total {_g(p['total_gbs'])} GB/s, per rank {per}{lat}",
             6, f"  {i:>2}. ")
         command("", it["openmpi"], 6)
