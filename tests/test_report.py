@@ -109,9 +109,10 @@ def test_figures_embedded_and_broken_module_reported(tmp_path, monkeypatch):
     monkeypatch.setattr(report_html, "figure_modules", lambda: mods)
     text = report_html.render(_runs()[:1])
     dom = Dom(text)
-    imgs = [a for t, a in dom.tags if t == "img"]
-    assert len(imgs) == 1 and imgs[0]["src"].startswith("data:image/png;base64,")
-    assert imgs[0]["alt"] == "median " + EVIL and dom.count("script") == 0
+    # inline SVG (report.figures.render.embed): its accessible name is the escaped title
+    svgs = [a for t, a in dom.tags if t == "svg"]
+    assert len(svgs) == 1 and dom.count("img") == 0
+    assert svgs[0]["aria-label"] == "median " + EVIL and dom.count("script") == 0
     assert "boom <x>" in "".join(dom.text)
     assert "comparison" not in dom.ids()       # one run: no comparison section
 

@@ -50,7 +50,7 @@ th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#eef}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .ok{color:#176317}.warn{color:#8a5a00}.bad{color:#a11}.dim{color:#777}
 figure{display:inline-block;vertical-align:top;margin:6px;border:1px solid #ddd;padding:4px}
-figure img{max-width:640px;display:block}figcaption{font-size:12px;color:#444;max-width:640px}\nnav{font-size:13px;line-height:1.6}details>summary{cursor:pointer}\n@media print{nav{display:none}figure{break-inside:avoid}}
+figure img,figure svg{max-width:640px;height:auto;display:block}figcaption{font-size:12px;color:#444;max-width:640px}\nnav{font-size:13px;line-height:1.6}details>summary{cursor:pointer}\n@media print{nav{display:none}figure{break-inside:avoid}}
 """ + TOPO_CSS + SUMMARY_CSS
 
 def figure_modules() -> list[Any]:

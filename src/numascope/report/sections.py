@@ -9,8 +9,6 @@ into markup."""
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -52,16 +50,11 @@ def family_of(module_name: str) -> str:
     return parts[0] if len(parts) > 1 else module_name
 
 
-def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)   # each figure lays itself out (tight or constrained)
-    return base64.b64encode(buf.getvalue()).decode()
-
-
 def embed(title: str, fig: Any, caption: str) -> str:
-    """One figure as markup: the only place that renders a figure (PNG now)."""
-    return (f'<figure><img alt="{e(title)}" src="data:image/png;base64,{_png(fig)}">'
-            f"<figcaption>{e(caption)}</figcaption></figure>")
+    """One figure as markup: the only place that renders a figure (report.figures.render:
+    inline SVG with its text as text, PNG where the SVG would be large)."""
+    from numascope.report.figures import render
+    return render.embed(title, fig, caption)
 
 
 def caption(title: str, run: RunRecord, units: list[str], several: bool, own: str = ""
@@ -70,7 +63,8 @@ def caption(title: str, run: RunRecord, units: list[str], several: bool, own: st
     run when the report has several, the units of its family's primary metrics."""
     who = f" · run {run.run_id}" + (f" ({' '.join(f'{k}={v}' for k, v in run.tags.items())})"
                                     if run.tags else "") if several else ""
-    return (own or title) + who + (f" · units: {', '.join(units)}" if units else "")
+    # the title is shown in bold above the caption (render.embed): not said twice
+    return (own or "") + who + (f" · units: {', '.join(units)}" if units else "")
 
 
 def _units(results: list[Any]) -> list[str]:

@@ -91,11 +91,36 @@ def _compression_section(runs: list[RunRecord]) -> str:
             + "".join(parts))
 
 
+def _comparison_figures(runs: list[RunRecord]) -> str:
+    """The across-runs bars (report.figures.comparison: runs grouped by the tags that
+    differ, compare's significance written on each bar)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from numascope.report.figures import comparison
+    from numascope.report.figures.marks import caption_of
+    from numascope.report.sections import embed
+    parts = []
+    try:
+        pairs = comparison.figures(runs)
+    except Exception as ex:  # noqa: BLE001 — shown in the report instead
+        return (f'<p class="bad">the comparison figures failed: {_e(type(ex).__name__)}: '
+                f"{_e(ex)}</p>")
+    for title, fig in pairs:
+        units = dict.fromkeys(ax.get_ylabel().rsplit("(", 1)[-1].rstrip(")")
+                              for ax in fig.axes if "(" in ax.get_ylabel())
+        parts.append(embed(title, fig, caption_of(fig) + (
+            f" · units: {', '.join(units)}" if units else "")))
+        plt.close(fig)
+    return "".join(parts)
+
+
 def _comparison_section(runs: list[RunRecord]) -> str:
     """Each run against the first, primary metrics. One run per side is never enough for a
     significance claim: the table says "too few" or "below noise" (numascope compare with
     3+ runs per side for a verdict)."""
-    base, parts = runs[0], []
+    base, parts = runs[0], [_comparison_figures(runs)]
     for other in runs[1:]:
         if smoke_mixed([base], [other]):   # refused by numascope compare too
             parts.append(f'<p class="dim">{_e(other.run_id)} not compared with '
