@@ -362,7 +362,7 @@ def test_the_report_carries_the_mlp_plot():
     from numascope.report import html as report_html
     run = make_run(results=[_planted(n, max(100.0, n / 0.08)) for n in (1, 2, 4, 8, 16)])
     text = report_html.render([run])
-    assert text.count('alt="Memory-level parallelism"') == 1       # drawn once, not twice
+    assert text.count('aria-label="Memory-level parallelism"') == 1       # drawn once, not twice
     assert "plots of numascope.families.latency.figures failed" not in text
 
 

@@ -334,7 +334,7 @@ def test_the_distribution_is_drawn_by_lat_and_the_report():
     from numascope.report.html import render
     names = [name for name, _ in figures([_record()])]
     assert "Latency distribution" in names
-    assert 'alt="Latency distribution"' in render([make_run({}, [_record()])])
+    assert 'aria-label="Latency distribution"' in render([make_run({}, [_record()])])
 
 
 # -- compare --metric -------------------------------------------------------------------------

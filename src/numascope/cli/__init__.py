@@ -129,12 +129,24 @@ def _value_flags(parser: argparse.ArgumentParser) -> dict[str, str]:
     return out
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace
+                    ) -> argparse.ArgumentParser | None:
+    """The subparser of the command given (its `_main`): options of other commands may share
+    a dest with it (`references --run` and `show`'s positional `run`)."""
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sp in a.choices.values():
+                if sp._defaults.get("_main") is args._main:
+                    return sp
+    return None
+
+
 def _refuse_empty(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """One rule for every command: an option given an empty (or blank) value is an error,
     never "not given" (`--store ''` does not mean the default store). A family's table
     options say it in their own words when checked (numascope.options), positionals in
     their command's."""
-    flags = _value_flags(parser)
+    flags = _value_flags(_command_parser(parser, args) or parser)
     mod = args._main.__module__
     if ".families." in mod:
         table = importlib.import_module(mod.rsplit(".", 1)[0] + ".options").TABLE
