@@ -115,7 +115,9 @@ typedef double (*bw_fn)(const bw_args *x, size_t i0, size_t i1);
 #define SCALAR __attribute__((noinline, optimize("no-tree-vectorize", \
                                                   "no-tree-loop-distribute-patterns")))
 
-static SCALAR double read1_scalar(const double *a, size_t i0, size_t i1) {
+static inline __attribute__((always_inline, optimize("no-tree-vectorize",
+                                                    "no-tree-loop-distribute-patterns")))
+double read1_scalar(const double *a, size_t i0, size_t i1) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t i = i0;
     for (; i + 4 <= i1; i += 4) { s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3]; }
