@@ -18,8 +18,10 @@
  *
  * One call of bw_run: create a team pinned to the given CPUs, map the arrays with the
  * requested NUMA policy, first-touch them with the same static split the kernel uses,
- * run warm-ups, then `reps` timed repetitions of every requested variant (interleaved, so
- * drift hits all variants alike), validate what the kernel computed, sample where the
+ * run warm-ups, calibrate each variant's passes per repetition (a repetition runs the
+ * kernel over the arrays as many times as it takes to last min_seconds; 1 pass where one
+ * lasts that long), then `reps` timed repetitions of every requested variant (interleaved,
+ * so drift hits all variants alike), validate what the kernel computed, sample where the
  * pages are. A repetition is timed from the earliest thread's start to the latest
  * thread's end (each thread stamps its own); the GIL is released; Ctrl-C stops the call
  * between repetitions.
@@ -28,7 +30,8 @@
  * thread that skipped its chunk) leaves stale values that the spot check after it finds:
  * kernels with a scalar (fill, scale, triad) take a new one each time; the others (read,
  * copy, add) get a new input value at the spot-checked elements of a before each
- * repetition (an untimed write of a few hundred elements, some in every thread's chunk). */
+ * repetition (an untimed write of a few hundred elements, some in every thread's chunk).
+ * Within a repetition of several passes, every pass checks two marks (see bw_args). */
 #include "ns.h"
 #include "memory.h"
 #include "team.h"
