@@ -16,8 +16,10 @@ this module sizes the arrays, picks CPUs and variants, turns seconds into both b
 conventions, sets implausibly fast repetitions aside (bw_outliers) and checks where the
 pages went.
 
-Timing: a repetition runs from the earliest thread's start to the latest thread's end, each
-thread stamping its own clock, so a thread held up at the start (preempted) cannot shorten
+Timing: a repetition makes as many passes over the arrays as it takes to last at least
+MIN_REP_SECONDS (calibrated by the C core; one pass for DRAM-sized arrays, as STREAM), its
+bytes counted per pass; it runs from the earliest thread's start to the latest thread's end,
+each thread stamping its own clock, so a thread held up at the start (preempted) cannot shorten
 the window. The metrics hold the repetitions kept; excluded ones are listed in
 params["excluded_reps"] with a note. A variant whose repetitions the rule would cut by more
 than a few (bw_outliers: a disturbed run, two modes) keeps them all and is listed in

@@ -79,15 +79,21 @@ typedef struct {
 typedef double (*bw_fn)(const bw_args *x, size_t i0, size_t i1);
 #define ALT_DELTA 16.0         /* s_alt = s + 16: never another step's value (1 .. 8.5) */
 
+/* A pass's first mark, a[i0] = v. The vector kernels write the whole first vector (lane 0
+ * replaced), so that their first load of the pass is forwarded from a store of its own size:
+ * a load that only partly overlaps a younger store waits until that store reaches the cache
+ * (store-to-load forwarding fails), a stall that costs several % of an L1-sized pass. */
+static inline void mark_scalar(double *p, double v, size_t len) { (void)len; *p = v; }
+
 /* The pass loop around a storing kernel's body (the rest: it uses `v`, this pass's value); MARKS:
- * it writes v into the marks of a (kernels without a scalar). */
-#define PASSES(OUT, MARKS, ...)                                                              \
+ * it writes v into the marks of a (kernels without a scalar) with MARK (the first one). */
+#define PASSES(OUT, MARKS, MARK, ...)                                                        \
     if (i1 <= i0) return 0;                                                                  \
     long bad_ = 0, np_ = x->passes;                                                          \
     for (long p_ = 0; p_ < np_; p_++) {                                                      \
         int alt_ = (int)((np_ - 1 - p_) & 1);                                                \
         double v = alt_ ? x->s_alt : x->s;                                                   \
-        if (MARKS && np_ > 1) { x->a[i0] = v; x->a[i1 - 1] = v; }                            \
+        if (MARKS && np_ > 1) { MARK(x->a + i0, v, i1 - i0); x->a[i1 - 1] = v; }            \
         __asm__ volatile("" ::: "memory");                                                   \
         if (p_ != x->skip_pass) { __VA_ARGS__ }                                              \
         if (np_ > 1) {                                                                       \
@@ -99,14 +105,14 @@ typedef double (*bw_fn)(const bw_args *x, size_t i0, size_t i1);
 
 /* The pass loop of read (ONE: one pass's sum): the sum over every pass, its marks taking
  * each pass's value too, so that the total depends on every pass having read them. */
-#define READ_PASSES(ONE)                                                                     \
+#define READ_PASSES(ONE, MARK)                                                               \
     if (i1 <= i0) return 0;                                                                  \
     double tot_ = 0;                                                                         \
     long np_ = x->passes;                                                                    \
     for (long p_ = 0; p_ < np_; p_++) {                                                      \
         if (np_ > 1) {                                                                       \
             double v = ((np_ - 1 - p_) & 1) ? x->s_alt : x->s;                               \
-            x->a[i0] = v; x->a[i1 - 1] = v;                                                  \
+            MARK(x->a + i0, v, i1 - i0); x->a[i1 - 1] = v;                                  \
             if (x->poison && x->poison >= x->a + i0 && x->poison < x->a + i1) *x->poison += 1; \
         }                                                                                    \
         __asm__ volatile("" ::: "memory");   /* no pass's loads merged with another's */     \
@@ -128,7 +134,7 @@ double read1_scalar(const double *a, size_t i0, size_t i1) {
     return (s0 + s1) + (s2 + s3);
 }
 static SCALAR double read_scalar(const bw_args *x, size_t i0, size_t i1) {
-    READ_PASSES(read1_scalar)
+    READ_PASSES(read1_scalar, mark_scalar)
 }
 
 static inline void st_nt64(double *p, double v) {
@@ -139,35 +145,35 @@ static inline void st_nt64(double *p, double v) {
 
 static SCALAR double fill_scalar(const bw_args *x, size_t i0, size_t i1) {
     double *a = x->a;
-    PASSES(a, 0,
+    PASSES(a, 0, mark_scalar,
         if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], v); }
         else { for (size_t i = i0; i < i1; i++) a[i] = v; })
 }
 static SCALAR double copy_scalar(const bw_args *x, size_t i0, size_t i1) {
     double *c = x->c;
     const double *a = x->a;
-    PASSES(c, 1,
+    PASSES(c, 1, mark_scalar,
         if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i]); }
         else { for (size_t i = i0; i < i1; i++) c[i] = a[i]; })
 }
 static SCALAR double scale_scalar(const bw_args *x, size_t i0, size_t i1) {
     double *b = x->b;
     const double *c = x->c;
-    PASSES(b, 0,
+    PASSES(b, 0, mark_scalar,
         if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&b[i], v * c[i]); }
         else { for (size_t i = i0; i < i1; i++) b[i] = v * c[i]; })
 }
 static SCALAR double add_scalar(const bw_args *x, size_t i0, size_t i1) {
     double *c = x->c;
     const double *a = x->a, *b = x->b;
-    PASSES(c, 1,
+    PASSES(c, 1, mark_scalar,
         if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i] + b[i]); }
         else { for (size_t i = i0; i < i1; i++) c[i] = a[i] + b[i]; })
 }
 static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
     double *a = x->a;
     const double *b = x->b, *c = x->c;
-    PASSES(a, 0,
+    PASSES(a, 0, mark_scalar,
         if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], b[i] + v * c[i]); }
         else { for (size_t i = i0; i < i1; i++) a[i] = b[i] + v * c[i]; })
 }
@@ -185,7 +191,12 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
 #define AVX2_INL static inline __attribute__((always_inline, target("avx2,fma")))
 #define AVX512_INL static inline __attribute__((always_inline, target("avx512f")))
 
-#define VEC_KERNELS(SUF, ATTR, INL, VT, W, LOAD, LOADU, STORE, STOREU, STREAM, SET1, ADD, MUL, FMA) \
+#define VEC_KERNELS(SUF, ATTR, INL, VT, W, LOAD, LOADU, STORE, STOREU, STREAM, SET1, ADD, MUL, \
+                    FMA, LANE0)                                                              \
+    INL void mark_##SUF(double *p, double v, size_t len) {                                   \
+        if (len >= W) STOREU(p, LANE0(LOADU(p), SET1(v)));                                   \
+        else *p = v;                                                                         \
+    }                                                                                        \
     INL double read1_##SUF(const double *a, size_t i0, size_t i1) {                  \
         VT s0 = SET1(0), s1 = SET1(0), s2 = SET1(0), s3 = SET1(0);                           \
         VT s4 = SET1(0), s5 = SET1(0), s6 = SET1(0), s7 = SET1(0);                           \
@@ -205,11 +216,11 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
         return r;                                                                            \
     }                                                                                        \
     static ATTR double read_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
-        READ_PASSES(read1_##SUF)                                                             \
+        READ_PASSES(read1_##SUF, mark_##SUF)                                                 \
     }                                                                                        \
     static ATTR double fill_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
         double *a = x->a;                                                                    \
-        PASSES(a, 0,                                                                         \
+        PASSES(a, 0, mark_##SUF,                                                             \
             VT vv = SET1(v);                                                                 \
             size_t i = i0;                                                                   \
             if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
@@ -223,7 +234,7 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
     static ATTR double copy_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
         double *c = x->c;                                                                    \
         const double *a = x->a;                                                              \
-        PASSES(c, 1,                                                                         \
+        PASSES(c, 1, mark_##SUF,                                                             \
             size_t i = i0;                                                                   \
             if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
                 VT u0 = LOAD(a + i), u1 = LOAD(a + i + W), u2 = LOAD(a + i + 2 * W),         \
@@ -242,7 +253,7 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
     static ATTR double scale_##SUF(const bw_args *x, size_t i0, size_t i1) {                 \
         double *b = x->b;                                                                    \
         const double *c = x->c;                                                              \
-        PASSES(b, 0,                                                                         \
+        PASSES(b, 0, mark_##SUF,                                                             \
             VT vs = SET1(v);                                                                 \
             size_t i = i0;                                                                   \
             if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
@@ -258,7 +269,7 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
     static ATTR double add_##SUF(const bw_args *x, size_t i0, size_t i1) {                   \
         double *c = x->c;                                                                    \
         const double *a = x->a, *b = x->b;                                                   \
-        PASSES(c, 1,                                                                         \
+        PASSES(c, 1, mark_##SUF,                                                             \
             size_t i = i0;                                                                   \
             if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
                 _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
@@ -273,7 +284,7 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
     static ATTR double triad_##SUF(const bw_args *x, size_t i0, size_t i1) {                 \
         double *a = x->a;                                                                    \
         const double *b = x->b, *c = x->c;                                                   \
-        PASSES(a, 0,                                                                         \
+        PASSES(a, 0, mark_##SUF,                                                             \
             VT vs = SET1(v);                                                                 \
             size_t i = i0;                                                                   \
             if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
@@ -287,12 +298,14 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
             for (; i < i1; i++) a[i] = b[i] + v * c[i];)                                     \
     }
 
+#define AVX2_LANE0(old, v) _mm256_blend_pd(old, v, 1)
+#define AVX512_LANE0(old, v) _mm512_mask_mov_pd(old, 1, v)
 VEC_KERNELS(avx2, AVX2, AVX2_INL, __m256d, 4, _mm256_load_pd, _mm256_loadu_pd,
-            _mm256_store_pd, _mm256_storeu_pd, _mm256_stream_pd, _mm256_set1_pd, _mm256_add_pd, _mm256_mul_pd,
-            _mm256_fmadd_pd)
+            _mm256_store_pd, _mm256_storeu_pd, _mm256_stream_pd, _mm256_set1_pd,
+            _mm256_add_pd, _mm256_mul_pd, _mm256_fmadd_pd, AVX2_LANE0)
 VEC_KERNELS(avx512, AVX512, AVX512_INL, __m512d, 8, _mm512_load_pd, _mm512_loadu_pd,
-            _mm512_store_pd, _mm512_storeu_pd, _mm512_stream_pd, _mm512_set1_pd, _mm512_add_pd, _mm512_mul_pd,
-            _mm512_fmadd_pd)
+            _mm512_store_pd, _mm512_storeu_pd, _mm512_stream_pd, _mm512_set1_pd,
+            _mm512_add_pd, _mm512_mul_pd, _mm512_fmadd_pd, AVX512_LANE0)
 
 /* ---- expected values: what an output element holds after a step with value x, at a
  * spot-checked element (spot = 1) or elsewhere. Inputs start at A0, B0, C0; every value
@@ -1006,7 +1019,8 @@ PyMethodDef ns_bw_methods[] = {
      "interleaved, `reps` times each, after `warmup` untimed rounds. A repetition makes "
      "`passes` passes over the arrays (one count per variant; None or 0: calibrated after "
      "the warm-ups so that a repetition lasts at least min_seconds, 1 pass when 0). "
-     "Returns the passes per variant, per-variant seconds per repetition (earliest thread start to latest thread end, inside C), each "
+     "Returns the passes per variant, per-variant seconds per repetition (earliest thread "
+     "start to latest thread end, inside C), each "
      "thread's start and end offsets within that window, the validation outcome, the share "
      "of huge pages (all arrays and per array) and sampled page locations overall and per "
      "thread. Test hooks: corrupt_index >= 0 corrupts one element on purpose, skip_rep >= 0 "
