@@ -180,7 +180,8 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
 
 /* ---- vector kernels, unrolled 4 vectors deep (likwid-bench's stream_avx512 and kin are
  * too): enough independent loads and stores in flight to keep an L1 port busy every
- * cycle. Chunks start 64-byte aligned (arrays are 2 MiB aligned and the split is a
+ * cycle. The streaming-store loops stay 2 deep, as they were (memory-bound: a 4-deep
+ * version measured no faster at DRAM sizes). Chunks start 64-byte aligned (arrays are 2 MiB aligned and the split is a
  * multiple of 8 elements), so the storing kernels use aligned loads and stores; the last
  * chunk's tail (< one unrolled step) is finished with scalar code. `read` loads unaligned
  * (as fast on aligned data on these CPUs) into 8 accumulators (an add's latency times the
@@ -223,8 +224,8 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
         PASSES(a, 0, mark_##SUF,                                                             \
             VT vv = SET1(v);                                                                 \
             size_t i = i0;                                                                   \
-            if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
-                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) STREAM(a + i + k * W, vv); \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++) STREAM(a + i + k * W, vv); \
             }                                                                                \
             else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
                 _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) STORE(a + i + k * W, vv); \
@@ -236,11 +237,9 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
         const double *a = x->a;                                                              \
         PASSES(c, 1, mark_##SUF,                                                             \
             size_t i = i0;                                                                   \
-            if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
-                VT u0 = LOAD(a + i), u1 = LOAD(a + i + W), u2 = LOAD(a + i + 2 * W),         \
-                   u3 = LOAD(a + i + 3 * W);                                                 \
-                STREAM(c + i, u0); STREAM(c + i + W, u1); STREAM(c + i + 2 * W, u2);         \
-                STREAM(c + i + 3 * W, u3);                                                   \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                VT u0 = LOAD(a + i), u1 = LOAD(a + i + W);                                   \
+                STREAM(c + i, u0); STREAM(c + i + W, u1);                                    \
             }                                                                                \
             else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
                 VT u0 = LOAD(a + i), u1 = LOAD(a + i + W), u2 = LOAD(a + i + 2 * W),         \
@@ -256,8 +255,8 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
         PASSES(b, 0, mark_##SUF,                                                             \
             VT vs = SET1(v);                                                                 \
             size_t i = i0;                                                                   \
-            if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
-                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++)                          \
                     STREAM(b + i + k * W, MUL(vs, LOAD(c + i + k * W)));                     \
             }                                                                                \
             else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
@@ -271,8 +270,8 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
         const double *a = x->a, *b = x->b;                                                   \
         PASSES(c, 1, mark_##SUF,                                                             \
             size_t i = i0;                                                                   \
-            if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
-                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++)                          \
                     STREAM(c + i + k * W, ADD(LOAD(a + i + k * W), LOAD(b + i + k * W)));    \
             }                                                                                \
             else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
@@ -287,8 +286,8 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
         PASSES(a, 0, mark_##SUF,                                                             \
             VT vs = SET1(v);                                                                 \
             size_t i = i0;                                                                   \
-            if (x->nt) for (; i + 4 * W <= i1; i += 4 * W) {                                 \
-                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++)                          \
                     STREAM(a + i + k * W, FMA(vs, LOAD(c + i + k * W), LOAD(b + i + k * W))); \
             }                                                                                \
             else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
