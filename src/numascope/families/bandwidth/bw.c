@@ -602,7 +602,7 @@ static long marks_bad(const bw_job *j, int nthreads) {
 }
 
 /* Calibration: the passes a repetition needs to last min_s, from one timed trial (t, with
- * `passes` passes; t < 0: none yet) and as many more as it takes, each trial a step of its
+ * one pass; t < 0: none yet) and as many more as it takes, each trial a step of its
  * own: grown by the shortfall (x 1.2, at least x 2, at most x 1000 per trial, as a trial
  * disturbed either way must not send it far off). */
 #define PASSES_MAX (1L << 40)
@@ -734,7 +734,6 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     int interrupted = 0;
     long long bad = 0, first_bad = -1;
     long spot_bad = 0, pass_bad = 0;
-    double warm_t[MAX_VARIANTS];
     int ok_alloc = 1;
     PyObject *where = NULL, *by_thread = NULL;
     long sampled = 0;
@@ -755,22 +754,22 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         ns_team_run(team, init_work, &job);
         init_s = ns_now() - t0;
         long step = 0;
-        for (int v = 0; v < nvar; v++) warm_t[v] = -1;
-        /* warm-ups: one pass each (where passes are given, that many), timed for the
-         * calibration */
+        /* warm-ups: one pass each (where passes are given, that many) */
         for (int w = 0; w < warmup && !interrupted; w++)
             for (int v = 0; v < nvar; v++) {
                 if (ns_interrupted) { interrupted = 1; break; }
                 job.isa = v_isa[v]; job.x.nt = v_nt[v];
                 set_step(&job, &spots, step++, v_passes[v] ? v_passes[v] : 1, corrupt);
                 last_x = job.x.s;
-                warm_t[v] = ns_team_run_timed(team, kernel_work, &job);
+                ns_team_run(team, kernel_work, &job);
                 pass_bad += marks_bad(&job, ncpu);
             }
         for (int v = 0; v < nvar && !interrupted; v++) {
             if (v_passes[v]) continue;
             job.isa = v_isa[v]; job.x.nt = v_nt[v];
-            v_passes[v] = min_s > 0 ? calibrate(team, &job, &spots, &step, warm_t[v], min_s,
+            /* not from the warm-up's time: the first pass after the first touch runs cold
+             * (measured: 1 pass chosen for a 16 MiB triad whose later passes took 0.3 ms) */
+            v_passes[v] = min_s > 0 ? calibrate(team, &job, &spots, &step, -1, min_s,
                                                 corrupt, &pass_bad, ncpu) : 1;
             last_x = job.x.s;
             if (ns_interrupted) interrupted = 1;
