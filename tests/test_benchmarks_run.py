@@ -95,6 +95,17 @@ def test_bandwidth_peers_quick():
         assert "skipped: hpcc not installed" in out
 
 
+def test_bw_cache_likwid_quick():
+    out = run("bw_cache_likwid.py", "--quick")
+    if not shutil.which("likwid-bench"):
+        assert "skipped: likwid-bench not installed" in out
+        return
+    assert has_line(r"^  likwid-bench: likwid-bench -t stream_avx -w S0:16kB:1$", out), out
+    assert has_line(r"^  numascope:    numascope bw --kernel triad --cpus \d+ --size \d+ ", out)
+    assert has_line(rf"^  L1\s+16 KiB triad\s+{NUM}\s+\S+\s+{NUM}\s+stream_avx( -i)?\s+{NUM}$",
+                    out), out
+
+
 def test_compress_peers_quick():
     out = run("compress_peers.py", "--quick")
     assert has_line(rf"numascope / python-blosc2 \(its default layout\) = {NUM}x", out), out

@@ -16,8 +16,10 @@ this module sizes the arrays, picks CPUs and variants, turns seconds into both b
 conventions, sets implausibly fast repetitions aside (bw_outliers) and checks where the
 pages went.
 
-Timing: a repetition runs from the earliest thread's start to the latest thread's end, each
-thread stamping its own clock, so a thread held up at the start (preempted) cannot shorten
+Timing: a repetition makes as many passes over the arrays as it takes to last at least
+MIN_REP_SECONDS (calibrated by the C core; one pass for DRAM-sized arrays, as STREAM), its
+bytes counted per pass; it runs from the earliest thread's start to the latest thread's end,
+each thread stamping its own clock, so a thread held up at the start (preempted) cannot shorten
 the window. The metrics hold the repetitions kept; excluded ones are listed in
 params["excluded_reps"] with a note. A variant whose repetitions the rule would cut by more
 than a few (bw_outliers: a disturbed run, two modes) keeps them all and is listed in
@@ -82,6 +84,16 @@ NUMA_BALANCING_NOTE = ("automatic NUMA balancing is on: it may migrate pages dur
                        "measurement (echo 0 > /proc/sys/kernel/numa_balancing)")
 QUICK_REPS = MIN_REPS          # 5 vs 5 is the least that a rank test can call significant
 LATE_START_SHARE = 0.10        # threads starting further apart than this share of a rep: noted
+# A repetition runs the kernel over the arrays as many passes as it takes to last at least
+# this long (the C core calibrates the count after the warm-ups, as likwid-bench sizes its
+# iteration count from a run time, -s). The clock is not the limit (CLOCK_MONOTONIC_RAW
+# counts ns; STREAM's rule, at least 20 ticks of the clock per timed test - McCalpin,
+# stream.c - asks 20 ns of it): the team's start is. Its threads leave the start barrier
+# about 10 us apart (median 9.4 us over 150 repetitions, 2 threads, measured on a busy
+# 2-CPU KVM guest with the `start_spread` this module records), so a 10 us pass (1 MiB in
+# L2) would be half overhead, and 1 ms keeps it at about 1 %. DRAM-sized arrays (a pass of
+# tens of ms) keep STREAM's one pass per repetition.
+MIN_REP_SECONDS = 1e-3
 
 
 def dram_bytes(kernel: str, nt: bool) -> int:
@@ -117,8 +129,9 @@ class BandwidthParams:
     size_bytes: int | None = None          # per array; None: LLC_FACTOR x the CPUs' LLC
     reps: int | Steady = DEFAULT_REPS     # a count, or --reps auto's stopping rule
     isa: str = DEFAULT_ISA                 # auto | one of ISAS
-    nt: str = DEFAULT_NT                   # streaming stores: auto (both timed) | on | off
+    nt: str = DEFAULT_NT                   # streaming stores: auto | both | on | off
     warmup: int = WARMUP
+    min_seconds: float = MIN_REP_SECONDS   # a repetition's least duration (passes calibrated)
     # what the case stands for
     sweep: str | bool | None = None        # single | scaling | per-domain | tier-ratio;
     #                                        True: a point of bw --sweep (sweep.py)
@@ -139,6 +152,9 @@ class BandwidthParams:
         TABLE["reps"].convert(self.reps)
         if self.warmup < 0:
             raise UserError(f"warm-up rounds cannot be negative (got {self.warmup})")
+        if not 0 <= self.min_seconds <= 60:
+            raise UserError(f"a repetition's minimum time must be 0..60 s (got "
+                            f"{self.min_seconds})")
         variants(self.kernel, self.isa, self.nt)
         cpus = placement.check_cpus(topo, self.cpus) if self.cpus else \
             placement.select_cpus(topo)
@@ -193,7 +209,7 @@ class BandwidthParams:
     def key(self) -> tuple:
         """What is measured (two cases with the same key give the same measurement)."""
         return (self.kernel, tuple(sorted(self.cpus)), self.memory, self.size_bytes,
-                self.reps, self.isa, self.nt, self.warmup)
+                self.reps, self.isa, self.nt, self.warmup, self.min_seconds)
 
     def context(self) -> dict[str, Any]:
         """The record's params saying what the case stands for (only those set)."""
@@ -221,13 +237,62 @@ def check_memory(topo: Topology, memory: MemorySpec | dict[str, Any] | None) -> 
     return spec
 
 
-def variants(kernel: str, isa: str, nt: str) -> list[tuple[str, bool]]:
+def variants(kernel: str, isa: str, nt: str, fits: bool | None = None
+             ) -> list[tuple[str, bool]]:
     """(isa, streaming stores) pairs to time, interleaved; the fastest is reported. The
-    ISA and the store kind are checked by their options' rules."""
+    ISA and the store kind are checked by their options' rules. nt="auto" takes ordinary
+    stores where the working set `fits` in the caches the threads share, streaming ones
+    where it does not, and both where that is unknown (None); "both" always times both."""
     isas = auto_isas() if TABLE["isa"].convert(isa) == "auto" else [isa]
     TABLE["nt"].convert(nt)
-    kinds = [False] if not STORES[kernel] else [False, True] if nt == "auto" else [nt == "on"]
+    if not STORES[kernel]:
+        kinds = [False]
+    elif nt == "both" or (nt == "auto" and fits is None):
+        kinds = [False, True]
+    elif nt == "auto":
+        kinds = [not fits]
+    else:
+        kinds = [nt == "on"]
     return [(i, k) for i in isas for k in kinds]
+
+
+def shared_cache_bytes(topo: Topology, cpus: list[int]) -> tuple[int, str] | None:
+    """The cache the threads on `cpus` share at its largest level: per level (data or
+    unified), the sizes of the distinct caches holding any of them added up (L3: the
+    threads' L3 domains; L2: one per core used), and the largest of those levels, with its
+    name; None when the topology reports no cache."""
+    best: tuple[int, str] | None = None
+    want = set(cpus)
+    for level in sorted({c.level for c in topo.caches if c.kind != "Instruction"}):
+        seen = {(c.cpus, c.size_bytes) for c in topo.caches
+                if c.level == level and c.kind != "Instruction" and want & set(c.cpus)}
+        total = sum(size for _, size in seen)
+        if total and (best is None or total >= best[0]):
+            best = (total, f"L{level} x{len(seen)}" if len(seen) > 1 else f"L{level}")
+    if best is None and topo.llc_bytes(cpus):
+        best = (topo.llc_bytes(cpus), "LLC")
+    return best
+
+
+def store_choice(topo: Topology, p: BandwidthParams) -> tuple[bool | None, str]:
+    """Whether all arrays of `p` fit in the caches its threads share (None: unknown), and
+    the reason as the record states it."""
+    what = f"working set {format_bytes(p.total_bytes)} ({p.arrays} x " \
+        f"{format_bytes(p.array_bytes)})"
+    if not STORES[p.kernel]:
+        return None, "no stores"
+    if p.nt != "auto":
+        return None, f"--nt {p.nt}"
+    cache = shared_cache_bytes(topo, list(p.cpus))
+    if cache is None:
+        return None, f"{what}; cache sizes unknown: both store kinds timed"
+    size, name = cache
+    if p.total_bytes <= size:
+        return True, (f"{what} fits in the {name} of these CPUs ({format_bytes(size)}): "
+                      "ordinary stores (streaming ones would bypass the cache the data "
+                      "lives in)")
+    return False, (f"{what} exceeds the {name} of these CPUs ({format_bytes(size)}): "
+                   "streaming stores (no write-allocate of lines that go to memory)")
 
 
 def variant_name(isa: str, nt: bool) -> str:
@@ -275,36 +340,42 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
         notes.append(NUMA_BALANCING_NOTE)   # in every result; the command says it once
 
     cpu_nodes = [topo.cpu(c).node for c in cpus]
+    fits, nt_reason = store_choice(topo, p)
     if not isinstance(p.reps, Steady):
-        raw, ok = _batch(p, p.reps, cpu_nodes, notes, corrupt_index)
-        return _result(topo, p, raw, notes, ok, cpu_nodes, label)
+        raw, ok = _batch(p, p.reps, cpu_nodes, notes, corrupt_index, fits)
+        return _result(topo, p, raw, notes, ok, cpu_nodes, label, nt_reason)
     # --reps auto: units, each a real call over its own fresh arrays, until the reported
     # figure is steady over them
     raws: list[dict] = []
     oks: list[bool] = []
 
     def unit(n: int) -> list[list[float]]:
-        raw, ok = _batch(p, n, cpu_nodes, notes, corrupt_index)
+        raw, ok = _batch(p, n, cpu_nodes, notes, corrupt_index, fits,
+                         _passes(raws[0]) if raws else None)
         raws.append(raw)
         oks.append(ok)
         return _reported_units(p.kernel, raws, p.elements)
 
     verdict = steady.repeat(unit, p.reps)
-    res = _result(topo, p, _joined(raws), notes, all(oks), cpu_nodes, label)
+    res = _result(topo, p, _joined(raws), notes, all(oks), cpu_nodes, label, nt_reason)
     res.params["reps"] = verdict.reps
     res.params["steady"] = verdict.to_dict() | {"metric": "bandwidth"}
     return res
 
 
 def _batch(p: BandwidthParams, reps: int, cpu_nodes: list[int | None], notes: list[str],
-           corrupt_index: int = -1) -> tuple[dict, bool]:
+           corrupt_index: int = -1, fits: bool | None = None,
+           passes: list[int] | None = None) -> tuple[dict, bool]:
     """One call of the C core: `reps` timed repetitions of every variant, validated, and
-    whether its pages are where they were asked to be (its notes added once)."""
-    vs = variants(p.kernel, p.isa, p.nt)
+    whether its pages are where they were asked to be (its notes added once). Each
+    variant's passes per repetition are `passes` (a later batch of --reps auto takes the
+    first one's) or calibrated to last p.min_seconds."""
+    vs = variants(p.kernel, p.isa, p.nt, fits)
     try:
         raw = _core.bw_run(p.kernel, list(p.cpus), p.elements, reps, vs,
                            memory=p.memory.to_core(), warmup=p.warmup,
-                           corrupt_index=corrupt_index)
+                           corrupt_index=corrupt_index, passes=passes,
+                           min_seconds=p.min_seconds)
     except ValueError as e:
         raise UserError(str(e)) from None
     if not raw["validated"]:
@@ -312,14 +383,21 @@ def _batch(p: BandwidthParams, reps: int, cpu_nodes: list[int | None], notes: li
         what = "repetitions" if not STORES[p.kernel] else "elements"
         spot = f"; {raw['spot_bad']} spot-checked elements were wrong after their " \
             "repetition" if raw.get("spot_bad") else ""
+        skipped = f"; {raw['pass_bad']} pass marks were wrong after their pass (a pass " \
+            "skipped work)" if raw.get("pass_bad") else ""
         raise MeasurementError(
             f"{p.kernel} failed validation: {raw['bad_elements']} {what} differ from the "
-            f"expected {raw['expected']!r}{where}{spot}")
+            f"expected {raw['expected']!r}{where}{spot}{skipped}")
     check_times(p.kernel, raw)
     ok, pnotes = check_placement(p.memory.to_dict(), cpu_nodes, raw["pages"],
                                  raw["pages_by_thread"], raw["sampled_pages"])
     notes.extend(n for n in pnotes if n not in notes)
     return raw, ok
+
+
+def _passes(raw: dict) -> list[int]:
+    """Passes per repetition of each variant (1 in answers from before passes existed)."""
+    return list(raw.get("passes") or [1] * len(raw["times"]))
 
 
 def _joined(raws: list[dict]) -> dict:
@@ -343,8 +421,8 @@ def _reported_units(kernel: str, raws: list[dict], n: int) -> list[list[float]]:
     out, at = [], 0
     for raw in raws:
         times = raw["times"][vi]
-        out.append([STREAM_BYTES[kernel] * n / t / GB
-                     for i, t in enumerate(times, at) if i not in dropped])
+        per_rep = STREAM_BYTES[kernel] * n * _passes(raw)[vi]
+        out.append([per_rep / t / GB for i, t in enumerate(times, at) if i not in dropped])
         at += len(times)
     return out
 
@@ -369,8 +447,8 @@ def _screen_variants(kernel: str, raw: dict, n: int, notes: list[str],
     disturbed run) is added to `bimodal` with its modes, and noted."""
     per_variant = []
     excluded: list[dict[str, Any]] = []
-    for (visa, vnt), times in zip(raw["variants"], raw["times"]):
-        gbs = [STREAM_BYTES[kernel] * n / t / GB for t in times]
+    for (visa, vnt), times, passes in zip(raw["variants"], raw["times"], _passes(raw)):
+        gbs = [STREAM_BYTES[kernel] * n * passes / t / GB for t in times]
         s = screen(gbs)
         name = variant_name(visa, bool(vnt))
         if s.modes is not None:
@@ -409,15 +487,16 @@ def _start_spread(raw: dict, notes: list[str]) -> float:
 
 
 def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
-            placement_ok: bool, cpu_nodes: list[int | None], label: str | None
-            ) -> BenchResult:
+            placement_ok: bool, cpu_nodes: list[int | None], label: str | None,
+            nt_reason: str = "") -> BenchResult:
     kernel, cpus, n = p.kernel, list(p.cpus), p.elements
     bimodal: list[dict[str, Any]] = []
     per_variant, excluded = _screen_variants(kernel, raw, n, notes, bimodal)
     spread = _start_spread(raw, notes)
     # nt=auto: the faster store kind by median bandwidth, both kept
-    chosen = max(per_variant, key=lambda v: statistics.median(v[3]))
-    visa, vnt, times, gbs = chosen
+    vi = max(range(len(per_variant)), key=lambda i: statistics.median(per_variant[i][3]))
+    visa, vnt, times, gbs = per_variant[vi]
+    passes = _passes(raw)
     stores = "n/a" if not STORES[kernel] else ("streaming" if vnt else "ordinary")
     wa = write_allocate(cpu_uarch(topo), stores)
     dram_pe = traffic_bytes(STREAM_BYTES[kernel], STORES[kernel], wa)
@@ -425,12 +504,13 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
         "bandwidth": Metric("bandwidth", "GB/s", True, gbs,
                             f"STREAM bytes: {STREAM_BYTES[kernel]} B/element; {UNITS_NOTE}"),
         "seconds": Metric("seconds", "s", False, list(times),
-                          "per repetition, earliest thread start to latest thread end, "
+                          f"per repetition ({passes[vi]} pass{'es' if passes[vi] > 1 else ''} "
+                          "over the arrays), earliest thread start to latest thread end, "
                           "inside C"),
     }
     if dram_pe is not None:     # unknown write-allocate: no DRAM figure rather than a guess
         metrics["dram_bandwidth"] = Metric(
-            "dram_bandwidth", "GB/s", True, [dram_pe * n / t / GB for t in times],
+            "dram_bandwidth", "GB/s", True, [dram_pe * n * passes[vi] / t / GB for t in times],
             f"DRAM traffic: {dram_pe} B/element ({stores} stores, write-allocate "
             f"{wa.label}); {UNITS_NOTE}")
     if len(per_variant) > 1:
@@ -457,6 +537,11 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
         "llc_bytes": topo.llc_bytes(cpus), "init_seconds": raw["init_seconds"],
         "timing": "earliest thread start to latest thread end",
         "excluded_reps": excluded, "bimodal": bimodal, "start_spread_max_s": spread,
+        "passes": passes[vi],
+        "passes_by_variant": {variant_name(vi_, bool(vn_)): k
+                              for (vi_, vn_), k in zip(raw["variants"], passes)},
+        "min_rep_seconds": p.min_seconds, "nt_reason": nt_reason,
+        "working_set_bytes": p.total_bytes,
     }
     params.update(context)
     place = {
@@ -665,4 +750,5 @@ MEASURED_KEYS = frozenset({
     "kernel", "isa", "stores", "nt", "threads", "variants", "array_bytes", "arrays",
     "elements", "reps", "warmup", "stream_bytes_per_element", "dram_bytes_per_element",
     "write_allocate", "write_allocate_reason", "units", "llc_bytes", "init_seconds", "timing",
-    "excluded_reps", "bimodal", "start_spread_max_s", "steady"})
+    "excluded_reps", "bimodal", "start_spread_max_s", "steady", "passes", "passes_by_variant",
+    "min_rep_seconds", "nt_reason", "working_set_bytes"})

@@ -18,8 +18,10 @@
  *
  * One call of bw_run: create a team pinned to the given CPUs, map the arrays with the
  * requested NUMA policy, first-touch them with the same static split the kernel uses,
- * run warm-ups, then `reps` timed repetitions of every requested variant (interleaved, so
- * drift hits all variants alike), validate what the kernel computed, sample where the
+ * run warm-ups, calibrate each variant's passes per repetition (a repetition runs the
+ * kernel over the arrays as many times as it takes to last min_seconds; 1 pass where one
+ * lasts that long), then `reps` timed repetitions of every requested variant (interleaved,
+ * so drift hits all variants alike), validate what the kernel computed, sample where the
  * pages are. A repetition is timed from the earliest thread's start to the latest
  * thread's end (each thread stamps its own); the GIL is released; Ctrl-C stops the call
  * between repetitions.
@@ -28,7 +30,8 @@
  * thread that skipped its chunk) leaves stale values that the spot check after it finds:
  * kernels with a scalar (fill, scale, triad) take a new one each time; the others (read,
  * copy, add) get a new input value at the spot-checked elements of a before each
- * repetition (an untimed write of a few hundred elements, some in every thread's chunk). */
+ * repetition (an untimed write of a few hundred elements, some in every thread's chunk).
+ * Within a repetition of several passes, every pass checks two marks (see bw_args). */
 #include "ns.h"
 #include "memory.h"
 #include "team.h"
@@ -46,27 +49,92 @@
 #define SUM_STRIDE 8           /* one cache line per thread's partial sum */
 #define MAX_VARIANTS 8
 
-/* What every kernel function gets: the arrays (NULL where unused), this step's scalar and
- * the store kind. It works on elements [i0, i1) and returns its partial sum (0 for a
- * kernel that stores). */
+/* What every kernel function gets: the arrays (NULL where unused), the pass values, the
+ * store kind and how many passes to make over elements [i0, i1).
+ *
+ * Passes: a repetition may run the kernel over its chunk several times (bw_run calibrates
+ * the count so that a repetition lasts a minimum time, as likwid-bench does). The passes of
+ * one step take two alternating values, the last pass the step's own value s and the ones
+ * before it s + ALT_DELTA, s, s + ALT_DELTA ... backwards, so consecutive passes always
+ * differ and the step ends as a one-pass step with value s would (the spot checks and the
+ * full validation after it are unchanged). Kernels with a scalar use the pass's value as
+ * their scalar; copy and add write it into their chunk's two marks (first and last element
+ * of a, both spots). With more than one pass, a storing kernel checks after every pass
+ * that its chunk's first and last output element hold that pass's result, so a pass that
+ * skipped work leaves the previous pass's value and is counted; read returns the sum over
+ * all its passes, which is short by a pass's partial sum when one was skipped.
+ *
+ * A kernel returns its partial sum over all passes (read) or the number of marks it found
+ * wrong (storing kernels: 0 when every pass did its work). */
 typedef struct {
     double *a, *b, *c;
-    double s;
+    double s;                  /* the last pass's value (the step's) */
+    double s_alt;              /* the other passes' value */
+    double e, e_alt;           /* an output mark after a pass with s, with s_alt */
+    long passes;               /* >= 1 */
+    long skip_pass;            /* test hook: this pass (of every thread) does no work; -1 */
+    double *poison;            /* test hook (read): an element off by one after every pass */
     int nt;                    /* streaming (non-temporal) stores */
 } bw_args;
 typedef double (*bw_fn)(const bw_args *x, size_t i0, size_t i1);
+#define ALT_DELTA 16.0         /* s_alt = s + 16: never another step's value (1 .. 8.5) */
+
+/* A pass's first mark, a[i0] = v. The vector kernels write the whole first vector (lane 0
+ * replaced), so that their first load of the pass is forwarded from a store of its own size:
+ * a load that only partly overlaps a younger store waits until that store reaches the cache
+ * (store-to-load forwarding fails), a stall that costs several % of an L1-sized pass. */
+static inline void mark_scalar(double *p, double v, size_t len) { (void)len; *p = v; }
+
+/* The pass loop around a storing kernel's body (the rest: it uses `v`, this pass's value); MARKS:
+ * it writes v into the marks of a (kernels without a scalar) with MARK (the first one). */
+#define PASSES(OUT, MARKS, MARK, ...)                                                        \
+    if (i1 <= i0) return 0;                                                                  \
+    long bad_ = 0, np_ = x->passes;                                                          \
+    for (long p_ = 0; p_ < np_; p_++) {                                                      \
+        int alt_ = (int)((np_ - 1 - p_) & 1);                                                \
+        double v = alt_ ? x->s_alt : x->s;                                                   \
+        if (MARKS && np_ > 1) { MARK(x->a + i0, v, i1 - i0); x->a[i1 - 1] = v; }            \
+        __asm__ volatile("" ::: "memory");                                                   \
+        if (p_ != x->skip_pass) { __VA_ARGS__ }                                              \
+        if (np_ > 1) {                                                                       \
+            double e_ = alt_ ? x->e_alt : x->e;                                              \
+            bad_ += ((OUT)[i0] != e_) + ((OUT)[i1 - 1] != e_);                               \
+        }                                                                                    \
+    }                                                                                        \
+    return (double)bad_;
+
+/* The pass loop of read (ONE: one pass's sum): the sum over every pass, its marks taking
+ * each pass's value too, so that the total depends on every pass having read them. */
+#define READ_PASSES(ONE, MARK)                                                               \
+    if (i1 <= i0) return 0;                                                                  \
+    double tot_ = 0;                                                                         \
+    long np_ = x->passes;                                                                    \
+    for (long p_ = 0; p_ < np_; p_++) {                                                      \
+        if (np_ > 1) {                                                                       \
+            double v = ((np_ - 1 - p_) & 1) ? x->s_alt : x->s;                               \
+            MARK(x->a + i0, v, i1 - i0); x->a[i1 - 1] = v;                                  \
+            if (x->poison && x->poison >= x->a + i0 && x->poison < x->a + i1) *x->poison += 1; \
+        }                                                                                    \
+        __asm__ volatile("" ::: "memory");   /* no pass's loads merged with another's */     \
+        if (p_ != x->skip_pass) tot_ += ONE(x->a, i0, i1);                                   \
+    }                                                                                        \
+    return tot_;
 
 /* ---- scalar kernels: plain loops, vectorization and memcpy/memset idioms disabled ---- */
 #define SCALAR __attribute__((noinline, optimize("no-tree-vectorize", \
                                                   "no-tree-loop-distribute-patterns")))
 
-static SCALAR double read_scalar(const bw_args *x, size_t i0, size_t i1) {
-    const double *a = x->a;
+static inline __attribute__((always_inline, optimize("no-tree-vectorize",
+                                                    "no-tree-loop-distribute-patterns")))
+double read1_scalar(const double *a, size_t i0, size_t i1) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t i = i0;
     for (; i + 4 <= i1; i += 4) { s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3]; }
     for (; i < i1; i++) s0 += a[i];
     return (s0 + s1) + (s2 + s3);
+}
+static SCALAR double read_scalar(const bw_args *x, size_t i0, size_t i1) {
+    READ_PASSES(read1_scalar, mark_scalar)
 }
 
 static inline void st_nt64(double *p, double v) {
@@ -76,138 +144,167 @@ static inline void st_nt64(double *p, double v) {
 }
 
 static SCALAR double fill_scalar(const bw_args *x, size_t i0, size_t i1) {
-    double *a = x->a, s = x->s;
-    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], s); }
-    else { for (size_t i = i0; i < i1; i++) a[i] = s; }
-    return 0;
+    double *a = x->a;
+    PASSES(a, 0, mark_scalar,
+        if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], v); }
+        else { for (size_t i = i0; i < i1; i++) a[i] = v; })
 }
 static SCALAR double copy_scalar(const bw_args *x, size_t i0, size_t i1) {
     double *c = x->c;
     const double *a = x->a;
-    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i]); }
-    else { for (size_t i = i0; i < i1; i++) c[i] = a[i]; }
-    return 0;
+    PASSES(c, 1, mark_scalar,
+        if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i]); }
+        else { for (size_t i = i0; i < i1; i++) c[i] = a[i]; })
 }
 static SCALAR double scale_scalar(const bw_args *x, size_t i0, size_t i1) {
-    double *b = x->b, s = x->s;
+    double *b = x->b;
     const double *c = x->c;
-    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&b[i], s * c[i]); }
-    else { for (size_t i = i0; i < i1; i++) b[i] = s * c[i]; }
-    return 0;
+    PASSES(b, 0, mark_scalar,
+        if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&b[i], v * c[i]); }
+        else { for (size_t i = i0; i < i1; i++) b[i] = v * c[i]; })
 }
 static SCALAR double add_scalar(const bw_args *x, size_t i0, size_t i1) {
     double *c = x->c;
     const double *a = x->a, *b = x->b;
-    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i] + b[i]); }
-    else { for (size_t i = i0; i < i1; i++) c[i] = a[i] + b[i]; }
-    return 0;
+    PASSES(c, 1, mark_scalar,
+        if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&c[i], a[i] + b[i]); }
+        else { for (size_t i = i0; i < i1; i++) c[i] = a[i] + b[i]; })
 }
 static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
-    double *a = x->a, s = x->s;
+    double *a = x->a;
     const double *b = x->b, *c = x->c;
-    if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], b[i] + s * c[i]); }
-    else { for (size_t i = i0; i < i1; i++) a[i] = b[i] + s * c[i]; }
-    return 0;
+    PASSES(a, 0, mark_scalar,
+        if (x->nt) { for (size_t i = i0; i < i1; i++) st_nt64(&a[i], b[i] + v * c[i]); }
+        else { for (size_t i = i0; i < i1; i++) a[i] = b[i] + v * c[i]; })
 }
 
-/* ---- vector kernels. Chunks start 64-byte aligned (arrays are 2 MiB aligned and the
- * split is a multiple of 8 elements), so the storing kernels use aligned loads and stores;
- * the last chunk's tail (< one unrolled step) is finished with scalar code. `read` loads
- * unaligned (as fast on aligned data on these CPUs): it is also the compression family's
- * plain sum, over blocks that start anywhere. ---- */
+/* ---- vector kernels, unrolled 4 vectors deep (likwid-bench's stream_avx512 and kin are
+ * too): enough independent loads and stores in flight to keep an L1 port busy every
+ * cycle. The streaming-store loops stay 2 deep, as they were (memory-bound: a 4-deep
+ * version measured no faster at DRAM sizes). Chunks start 64-byte aligned (arrays are 2 MiB aligned and the split is a
+ * multiple of 8 elements), so the storing kernels use aligned loads and stores; the last
+ * chunk's tail (< one unrolled step) is finished with scalar code. `read` loads unaligned
+ * (as fast on aligned data on these CPUs) into 8 accumulators (an add's latency times the
+ * loads per cycle): it is also the compression family's plain sum, over blocks that start
+ * anywhere. ---- */
 #define AVX2 __attribute__((noinline, target("avx2,fma")))
 #define AVX512 __attribute__((noinline, target("avx512f")))
+#define AVX2_INL static inline __attribute__((always_inline, target("avx2,fma")))
+#define AVX512_INL static inline __attribute__((always_inline, target("avx512f")))
 
-#define VEC_KERNELS(SUF, ATTR, VT, W, LOAD, LOADU, STORE, STOREU, STREAM, SET1, ADD, MUL, FMA) \
-    static ATTR double read_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
-        const double *a = x->a;                                                              \
+#define VEC_KERNELS(SUF, ATTR, INL, VT, W, LOAD, LOADU, STORE, STOREU, STREAM, SET1, ADD, MUL, \
+                    FMA, LANE0)                                                              \
+    INL void mark_##SUF(double *p, double v, size_t len) {                                   \
+        if (len >= W) STOREU(p, LANE0(LOADU(p), SET1(v)));                                   \
+        else *p = v;                                                                         \
+    }                                                                                        \
+    INL double read1_##SUF(const double *a, size_t i0, size_t i1) {                  \
         VT s0 = SET1(0), s1 = SET1(0), s2 = SET1(0), s3 = SET1(0);                           \
+        VT s4 = SET1(0), s5 = SET1(0), s6 = SET1(0), s7 = SET1(0);                           \
         size_t i = i0;                                                                       \
-        for (; i + 4 * W <= i1; i += 4 * W) {                                                \
+        for (; i + 8 * W <= i1; i += 8 * W) {                                                \
             s0 = ADD(s0, LOADU(a + i)); s1 = ADD(s1, LOADU(a + i + W));                     \
             s2 = ADD(s2, LOADU(a + i + 2 * W)); s3 = ADD(s3, LOADU(a + i + 3 * W));         \
+            s4 = ADD(s4, LOADU(a + i + 4 * W)); s5 = ADD(s5, LOADU(a + i + 5 * W));         \
+            s6 = ADD(s6, LOADU(a + i + 6 * W)); s7 = ADD(s7, LOADU(a + i + 7 * W));         \
         }                                                                                    \
+        for (; i + W <= i1; i += W) s0 = ADD(s0, LOADU(a + i));                              \
         double lanes[W];                                                                     \
-        STOREU(lanes, ADD(ADD(s0, s1), ADD(s2, s3)));                                        \
+        STOREU(lanes, ADD(ADD(ADD(s0, s1), ADD(s2, s3)), ADD(ADD(s4, s5), ADD(s6, s7))));   \
         double r = 0;                                                                        \
         for (int k = 0; k < W; k++) r += lanes[k];                                           \
         for (; i < i1; i++) r += a[i];                                                       \
         return r;                                                                            \
     }                                                                                        \
+    static ATTR double read_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
+        READ_PASSES(read1_##SUF, mark_##SUF)                                                 \
+    }                                                                                        \
     static ATTR double fill_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
-        double *a = x->a, s = x->s;                                                          \
-        VT v = SET1(s);                                                                      \
-        size_t i = i0;                                                                       \
-        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) { STREAM(a + i, v); STREAM(a + i + W, v); } \
-        else for (; i + 2 * W <= i1; i += 2 * W) { STORE(a + i, v); STORE(a + i + W, v); }   \
-        for (; i < i1; i++) a[i] = s;                                                        \
-        return 0;                                                                            \
+        double *a = x->a;                                                                    \
+        PASSES(a, 0, mark_##SUF,                                                             \
+            VT vv = SET1(v);                                                                 \
+            size_t i = i0;                                                                   \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++) STREAM(a + i + k * W, vv); \
+            }                                                                                \
+            else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
+                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) STORE(a + i + k * W, vv); \
+            }                                                                                \
+            for (; i < i1; i++) a[i] = v;)                                                   \
     }                                                                                        \
     static ATTR double copy_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
         double *c = x->c;                                                                    \
         const double *a = x->a;                                                              \
-        size_t i = i0;                                                                       \
-        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                     \
-            VT u = LOAD(a + i), v = LOAD(a + i + W); STREAM(c + i, u); STREAM(c + i + W, v); \
-        }                                                                                    \
-        else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
-            VT u = LOAD(a + i), v = LOAD(a + i + W); STORE(c + i, u); STORE(c + i + W, v);   \
-        }                                                                                    \
-        for (; i < i1; i++) c[i] = a[i];                                                     \
-        return 0;                                                                            \
+        PASSES(c, 1, mark_##SUF,                                                             \
+            size_t i = i0;                                                                   \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                VT u0 = LOAD(a + i), u1 = LOAD(a + i + W);                                   \
+                STREAM(c + i, u0); STREAM(c + i + W, u1);                                    \
+            }                                                                                \
+            else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
+                VT u0 = LOAD(a + i), u1 = LOAD(a + i + W), u2 = LOAD(a + i + 2 * W),         \
+                   u3 = LOAD(a + i + 3 * W);                                                 \
+                STORE(c + i, u0); STORE(c + i + W, u1); STORE(c + i + 2 * W, u2);            \
+                STORE(c + i + 3 * W, u3);                                                    \
+            }                                                                                \
+            for (; i < i1; i++) c[i] = a[i];)                                                \
     }                                                                                        \
     static ATTR double scale_##SUF(const bw_args *x, size_t i0, size_t i1) {                 \
-        double *b = x->b, s = x->s;                                                          \
+        double *b = x->b;                                                                    \
         const double *c = x->c;                                                              \
-        VT vs = SET1(s);                                                                     \
-        size_t i = i0;                                                                       \
-        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                     \
-            STREAM(b + i, MUL(vs, LOAD(c + i))); STREAM(b + i + W, MUL(vs, LOAD(c + i + W))); \
-        }                                                                                    \
-        else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
-            STORE(b + i, MUL(vs, LOAD(c + i))); STORE(b + i + W, MUL(vs, LOAD(c + i + W)));  \
-        }                                                                                    \
-        for (; i < i1; i++) b[i] = s * c[i];                                                 \
-        return 0;                                                                            \
+        PASSES(b, 0, mark_##SUF,                                                             \
+            VT vs = SET1(v);                                                                 \
+            size_t i = i0;                                                                   \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++)                          \
+                    STREAM(b + i + k * W, MUL(vs, LOAD(c + i + k * W)));                     \
+            }                                                                                \
+            else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
+                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
+                    STORE(b + i + k * W, MUL(vs, LOAD(c + i + k * W)));                      \
+            }                                                                                \
+            for (; i < i1; i++) b[i] = v * c[i];)                                            \
     }                                                                                        \
     static ATTR double add_##SUF(const bw_args *x, size_t i0, size_t i1) {                   \
         double *c = x->c;                                                                    \
         const double *a = x->a, *b = x->b;                                                   \
-        size_t i = i0;                                                                       \
-        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                     \
-            STREAM(c + i, ADD(LOAD(a + i), LOAD(b + i)));                                    \
-            STREAM(c + i + W, ADD(LOAD(a + i + W), LOAD(b + i + W)));                        \
-        }                                                                                    \
-        else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
-            STORE(c + i, ADD(LOAD(a + i), LOAD(b + i)));                                     \
-            STORE(c + i + W, ADD(LOAD(a + i + W), LOAD(b + i + W)));                         \
-        }                                                                                    \
-        for (; i < i1; i++) c[i] = a[i] + b[i];                                              \
-        return 0;                                                                            \
+        PASSES(c, 1, mark_##SUF,                                                             \
+            size_t i = i0;                                                                   \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++)                          \
+                    STREAM(c + i + k * W, ADD(LOAD(a + i + k * W), LOAD(b + i + k * W)));    \
+            }                                                                                \
+            else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
+                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
+                    STORE(c + i + k * W, ADD(LOAD(a + i + k * W), LOAD(b + i + k * W)));     \
+            }                                                                                \
+            for (; i < i1; i++) c[i] = a[i] + b[i];)                                         \
     }                                                                                        \
     static ATTR double triad_##SUF(const bw_args *x, size_t i0, size_t i1) {                 \
-        double *a = x->a, s = x->s;                                                          \
+        double *a = x->a;                                                                    \
         const double *b = x->b, *c = x->c;                                                   \
-        VT vs = SET1(s);                                                                     \
-        size_t i = i0;                                                                       \
-        if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                     \
-            STREAM(a + i, FMA(vs, LOAD(c + i), LOAD(b + i)));                                \
-            STREAM(a + i + W, FMA(vs, LOAD(c + i + W), LOAD(b + i + W)));                    \
-        }                                                                                    \
-        else for (; i + 2 * W <= i1; i += 2 * W) {                                           \
-            STORE(a + i, FMA(vs, LOAD(c + i), LOAD(b + i)));                                 \
-            STORE(a + i + W, FMA(vs, LOAD(c + i + W), LOAD(b + i + W)));                     \
-        }                                                                                    \
-        for (; i < i1; i++) a[i] = b[i] + s * c[i];                                          \
-        return 0;                                                                            \
+        PASSES(a, 0, mark_##SUF,                                                             \
+            VT vs = SET1(v);                                                                 \
+            size_t i = i0;                                                                   \
+            if (x->nt) for (; i + 2 * W <= i1; i += 2 * W) {                                 \
+                _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++)                          \
+                    STREAM(a + i + k * W, FMA(vs, LOAD(c + i + k * W), LOAD(b + i + k * W))); \
+            }                                                                                \
+            else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
+                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
+                    STORE(a + i + k * W, FMA(vs, LOAD(c + i + k * W), LOAD(b + i + k * W))); \
+            }                                                                                \
+            for (; i < i1; i++) a[i] = b[i] + v * c[i];)                                     \
     }
 
-VEC_KERNELS(avx2, AVX2, __m256d, 4, _mm256_load_pd, _mm256_loadu_pd, _mm256_store_pd,
-            _mm256_storeu_pd, _mm256_stream_pd, _mm256_set1_pd, _mm256_add_pd, _mm256_mul_pd,
-            _mm256_fmadd_pd)
-VEC_KERNELS(avx512, AVX512, __m512d, 8, _mm512_load_pd, _mm512_loadu_pd, _mm512_store_pd,
-            _mm512_storeu_pd, _mm512_stream_pd, _mm512_set1_pd, _mm512_add_pd, _mm512_mul_pd,
-            _mm512_fmadd_pd)
+#define AVX2_LANE0(old, v) _mm256_blend_pd(old, v, 1)
+#define AVX512_LANE0(old, v) _mm512_mask_mov_pd(old, 1, v)
+VEC_KERNELS(avx2, AVX2, AVX2_INL, __m256d, 4, _mm256_load_pd, _mm256_loadu_pd,
+            _mm256_store_pd, _mm256_storeu_pd, _mm256_stream_pd, _mm256_set1_pd,
+            _mm256_add_pd, _mm256_mul_pd, _mm256_fmadd_pd, AVX2_LANE0)
+VEC_KERNELS(avx512, AVX512, AVX512_INL, __m512d, 8, _mm512_load_pd, _mm512_loadu_pd,
+            _mm512_store_pd, _mm512_storeu_pd, _mm512_stream_pd, _mm512_set1_pd,
+            _mm512_add_pd, _mm512_mul_pd, _mm512_fmadd_pd, AVX512_LANE0)
 
 /* ---- expected values: what an output element holds after a step with value x, at a
  * spot-checked element (spot = 1) or elsewhere. Inputs start at A0, B0, C0; every value
@@ -260,7 +357,7 @@ static const bw_kernel *find_kernel(const char *name) {
 }
 
 double ns_bw_read(int isa, const double *a, size_t n) {
-    bw_args x = {.a = (double *)a};
+    bw_args x = {.a = (double *)a, .passes = 1, .skip_pass = -1};   /* one pass: a unchanged */
     if (isa < 0 || isa >= NS_ISA_COUNT) isa = NS_ISA_SCALAR;
     return kernels[K_READ].fn[isa](&x, 0, n);
 }
@@ -348,7 +445,7 @@ static void kernel_work(int tid, int nt, void *arg) {
     ns_split(j->n, tid, nt, j->align, &i0, &i1);
     double r = j->k->fn[j->isa](&j->x, i0, i1);
     if (j->x.nt) _mm_sfence();  /* streaming stores are globally visible before the barrier */
-    j->sums[tid * SUM_STRIDE] = r;
+    j->sums[tid * SUM_STRIDE] = r;   /* read: the sum; storing kernels: marks found wrong */
 }
 
 /* First touch: each pinned thread writes the part of every array it will later use. */
@@ -407,9 +504,24 @@ static long spot_check(const double *out, const spots_t *sp, double expect) {
     return bad;
 }
 
-/* The sum read computes after a step with value x. */
-static double read_expect(size_t n, const spots_t *sp, double x) {
-    return A0 * (double)(n - (size_t)sp->n) + x * (double)sp->n;
+/* Mark elements (first and last of every thread's non-empty chunk) for n and the team. */
+static size_t count_marks(size_t n, int nthreads, size_t align) {
+    size_t m = 0;
+    for (int t = 0; t < nthreads; t++) {
+        size_t i0, i1;
+        ns_split(n, t, nthreads, align, &i0, &i1);
+        m += i1 > i0 + 1 ? 2 : i1 > i0 ? 1 : 0;
+    }
+    return m;
+}
+
+/* The sum read computes over a step with value x and `passes` passes: every spot holds x,
+ * but with several passes the marks take x and x + ALT_DELTA by turns (the last pass x). */
+static double read_expect(size_t n, const spots_t *sp, double x, long passes, size_t marks) {
+    double one = A0 * (double)(n - (size_t)sp->n) + x * (double)sp->n;
+    if (passes <= 1) return one;
+    double m = (double)marks, with_x = (double)((passes + 1) / 2), with_alt = (double)(passes / 2);
+    return (double)passes * (one - m * x) + m * (with_x * x + with_alt * (x + ALT_DELTA));
 }
 
 /* [variant][rep][thread] offsets (s) from the repetition's window start, as Python lists. */
@@ -465,10 +577,57 @@ static PyObject *where_to_py(bw_job *j, int nthreads, long samples, PyObject **b
     return ns_where_to_py(total);
 }
 
+/* Set up step `step` with `passes` passes: its values and expected marks, and the spot
+ * inputs of kernels without a scalar (prepare_step). */
+static void set_step(bw_job *j, const spots_t *sp, long step, long passes, long long corrupt) {
+    const bw_kernel *k = j->k;
+    double x = step_value(step);
+    j->x.s = x;
+    j->x.s_alt = x + ALT_DELTA;
+    j->x.passes = passes;
+    if (k->expect) {
+        j->x.e = k->expect(x, 1);
+        j->x.e_alt = k->expect(x + ALT_DELTA, 1);
+    }
+    j->x.poison = k->out == OUT_SUM && corrupt >= 0 && passes > 1 ? &j->x.a[corrupt] : NULL;
+    prepare_step(k, j->x.a, sp, x, corrupt);
+}
+
+/* Marks found wrong by the storing kernels' threads in the last run. */
+static long marks_bad(const bw_job *j, int nthreads) {
+    if (j->k->out == OUT_SUM) return 0;
+    double b = 0;
+    for (int t = 0; t < nthreads; t++) b += j->sums[t * SUM_STRIDE];
+    return (long)b;
+}
+
+/* Calibration: the passes a repetition needs to last min_s, from one timed trial (t, with
+ * one pass; t < 0: none yet) and as many more as it takes, each trial a step of its
+ * own: grown by the shortfall (x 1.2, at least x 2, at most x 1000 per trial, as a trial
+ * disturbed either way must not send it far off). */
+#define PASSES_MAX (1L << 40)
+static long calibrate(ns_team *team, bw_job *j, const spots_t *sp, long *step, double t,
+                      double min_s, long long corrupt, long *bad, int nthreads) {
+    long passes = 1;
+    for (;;) {
+        if (t < 0) {
+            set_step(j, sp, (*step)++, passes, corrupt);
+            t = ns_team_run_timed(team, kernel_work, j);
+            *bad += marks_bad(j, nthreads);
+        }
+        if (t >= min_s || passes >= PASSES_MAX || ns_interrupted) return passes;
+        double grow = t > 0 ? 1.2 * min_s / t : 1000;
+        grow = grow < 2 ? 2 : grow > 1000 ? 1000 : grow;
+        double next = ceil((double)passes * grow);
+        passes = next > (double)PASSES_MAX ? PASSES_MAX : (long)next;
+        t = -1;
+    }
+}
+
 static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"kernel", "cpus", "n", "reps", "variants", "memory", "warmup",
                              "corrupt_index", "where_samples", "skip_rep", "late_start",
-                             NULL};
+                             "passes", "min_seconds", "skip_pass", NULL};
     const char *kname;
     PyObject *cpus_obj, *variants_obj, *mem_obj = Py_None;
     Py_ssize_t n_el;
@@ -478,10 +637,13 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     long long corrupt = -1;
     long where_samples = 4096;
     int skip_rep = -1;
-    double late_start = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLlid", kwlist, &kname, &cpus_obj,
+    double late_start = 0, min_s = 0;
+    PyObject *passes_obj = Py_None;
+    long skip_pass = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLlidOdl", kwlist, &kname, &cpus_obj,
                                      &n_el, &reps, &variants_obj, &mem_obj, &warmup, &corrupt,
-                                     &where_samples, &skip_rep, &late_start))
+                                     &where_samples, &skip_rep, &late_start, &passes_obj,
+                                     &min_s, &skip_pass))
         return NULL;
     const bw_kernel *kern = find_kernel(kname);
     if (!kern) return ns_value_error("unknown kernel '%s'", kname);
@@ -489,6 +651,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     if (reps < 1) return ns_value_error("at least one repetition is needed");
     if (!(late_start >= 0 && late_start < 60)) return ns_value_error("late_start out of range");
     if (warmup < 0) return ns_value_error("warmup (untimed rounds, >= 0) must be given");
+    if (!(min_s >= 0 && min_s <= 60)) return ns_value_error("min_seconds out of range (0..60)");
     size_t n = (size_t)n_el;
     if (corrupt >= (long long)n)
         return ns_value_error("corrupt_index %lld outside the array", corrupt);
@@ -518,7 +681,25 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         v_nt[v] = kern->out == OUT_SUM ? 0 : ntf;
     }
     Py_DECREF(vfast);
-
+    /* passes per variant: given (>= 1), or 0: calibrated to last min_seconds */
+    long v_passes[MAX_VARIANTS] = {0};
+    if (passes_obj != Py_None) {
+        PyObject *pf = PySequence_Fast(passes_obj, "passes must be a sequence of counts");
+        if (!pf) return NULL;
+        if (PySequence_Fast_GET_SIZE(pf) != nvar) {
+            Py_DECREF(pf);
+            return ns_value_error("passes: one count per variant");
+        }
+        for (Py_ssize_t v = 0; v < nvar; v++) {
+            v_passes[v] = PyLong_AsLong(PySequence_Fast_GET_ITEM(pf, v));
+            if (v_passes[v] < 0 || v_passes[v] > PASSES_MAX) {
+                Py_DECREF(pf);
+                if (!PyErr_Occurred()) ns_value_error("passes out of range (0: calibrate)");
+                return NULL;
+            }
+        }
+        Py_DECREF(pf);
+    }
     ns_mem_spec spec;
     if (!ns_mem_spec_from_py(mem_obj, &spec)) return NULL;
     int *cpus, ncpu;
@@ -531,7 +712,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     int need_a = (kern->arrays & ARR_A) != 0, need_b = (kern->arrays & ARR_B) != 0,
         need_c = (kern->arrays & ARR_C) != 0;
     size_t bytes = n * sizeof(double);
-    size_t align = split_align(n, ncpu);
+    size_t align = split_align(n, ncpu), marks = count_marks(n, ncpu, align);
     spots_t spots;
     if (!spots_init(&spots, n, ncpu, align)) {
         free(cpus);
@@ -546,12 +727,13 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     double *starts = calloc(nstamp, sizeof(double)), *ends = calloc(nstamp, sizeof(double));
     double *sums = calloc((size_t)ncpu * SUM_STRIDE, sizeof(double));
     check_job *chk = calloc(1, sizeof *chk);
-    bw_job job = {.k = kern, .n = n, .align = align, .sums = sums};
+    bw_job job = {.k = kern, .n = n, .align = align, .sums = sums,
+                  .x = {.passes = 1, .skip_pass = -1}};
     ns_team *team = NULL;
     double init_s = 0, last_x = 0, huge = -1, huge_arr[3] = {-1, -1, -1};
     int interrupted = 0;
     long long bad = 0, first_bad = -1;
-    long spot_bad = 0;
+    long spot_bad = 0, pass_bad = 0;
     int ok_alloc = 1;
     PyObject *where = NULL, *by_thread = NULL;
     long sampled = 0;
@@ -572,23 +754,38 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
         ns_team_run(team, init_work, &job);
         init_s = ns_now() - t0;
         long step = 0;
+        /* warm-ups: one pass each (where passes are given, that many) */
         for (int w = 0; w < warmup && !interrupted; w++)
             for (int v = 0; v < nvar; v++) {
                 if (ns_interrupted) { interrupted = 1; break; }
                 job.isa = v_isa[v]; job.x.nt = v_nt[v];
-                job.x.s = last_x = step_value(step++);
-                prepare_step(kern, job.x.a, &spots, job.x.s, corrupt);
+                set_step(&job, &spots, step++, v_passes[v] ? v_passes[v] : 1, corrupt);
+                last_x = job.x.s;
                 ns_team_run(team, kernel_work, &job);
+                pass_bad += marks_bad(&job, ncpu);
             }
+        for (int v = 0; v < nvar && !interrupted; v++) {
+            if (v_passes[v]) continue;
+            job.isa = v_isa[v]; job.x.nt = v_nt[v];
+            /* not from the warm-up's time: the first pass after the first touch runs cold
+             * (measured: 1 pass chosen for a 16 MiB triad whose later passes took 0.3 ms) */
+            v_passes[v] = min_s > 0 ? calibrate(team, &job, &spots, &step, -1, min_s,
+                                                corrupt, &pass_bad, ncpu) : 1;
+            last_x = job.x.s;
+            if (ns_interrupted) interrupted = 1;
+        }
         for (int r = 0; r < reps && !interrupted; r++)
             for (int v = 0; v < nvar; v++) {
                 if (ns_interrupted) { interrupted = 1; break; }
                 job.isa = v_isa[v]; job.x.nt = v_nt[v];
-                job.x.s = last_x = step_value(step++);
-                prepare_step(kern, job.x.a, &spots, job.x.s, corrupt);
+                set_step(&job, &spots, step++, v_passes[v], corrupt);
+                last_x = job.x.s;
+                /* skip_pass: test hook, a pass that does no work must be caught */
+                job.x.skip_pass = r == 0 ? skip_pass : -1;
                 size_t at = (size_t)v * reps + r;
                 /* skip_rep: test hook, a repetition that does no work must be caught */
                 times[at] = r == skip_rep ? 0.0 : ns_team_run_timed(team, kernel_work, &job);
+                job.x.skip_pass = -1;
                 if (r != skip_rep) {
                     const double *st = ns_team_starts(team), *en = ns_team_ends(team);
                     double first = st[0];
@@ -602,8 +799,9 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                     double tot = 0;
                     for (int t = 0; t < ncpu; t++) tot += sums[t * SUM_STRIDE];
                     rep_sums[at] = tot;
-                    rep_expect[at] = read_expect(n, &spots, job.x.s);
+                    rep_expect[at] = read_expect(n, &spots, job.x.s, v_passes[v], marks);
                 } else {
+                    if (r != skip_rep) pass_bad += marks_bad(&job, ncpu);
                     spot_bad += spot_check(output_array(&job), &spots,
                                            kern->expect(job.x.s, 1));
                 }
@@ -673,8 +871,12 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     SET("times", tl);
     SET("variants", vl);
     SET("read_sums", sl);
-    SET("validated", PyBool_FromLong(bad == 0 && spot_bad == 0));
+    SET("validated", PyBool_FromLong(bad == 0 && spot_bad == 0 && pass_bad == 0));
     SET("spot_bad", PyLong_FromLong(spot_bad));
+    SET("pass_bad", PyLong_FromLong(pass_bad));
+    PyObject *pl = PyList_New(nvar);
+    for (int v = 0; pl && v < nvar; v++) PyList_SET_ITEM(pl, v, PyLong_FromLong(v_passes[v]));
+    SET("passes", pl);
     SET("bad_elements", PyLong_FromLongLong(bad));
     SET("first_bad", PyLong_FromLongLong(first_bad));
     SET("expected", PyFloat_FromDouble(chk->expect));
@@ -807,16 +1009,21 @@ PyMethodDef ns_bw_methods[] = {
      "in table order."},
     {"bw_run", (PyCFunction)(void (*)(void))py_bw_run, METH_VARARGS | METH_KEYWORDS,
      "bw_run(kernel, cpus, n, reps, variants, memory=None, warmup (required, >= 0), "
-     "corrupt_index=-1, where_samples=4096, skip_rep=-1, late_start=0.0) -> dict\n\n"
+     "corrupt_index=-1, where_samples=4096, skip_rep=-1, late_start=0.0, passes=None, "
+     "min_seconds=0.0, skip_pass=-1) -> dict\n\n"
      "Run a STREAM-class kernel (a name from kernels()) on threads "
      "pinned to `cpus` over arrays of n doubles placed by `memory` (see ns_mem_spec), "
      "first-touched by the pinned threads. `variants` lists (isa, nt) pairs timed "
-     "interleaved, `reps` times each, after `warmup` untimed rounds. Returns per-variant "
-     "seconds per repetition (earliest thread start to latest thread end, inside C), each "
+     "interleaved, `reps` times each, after `warmup` untimed rounds. A repetition makes "
+     "`passes` passes over the arrays (one count per variant; None or 0: calibrated after "
+     "the warm-ups so that a repetition lasts at least min_seconds, 1 pass when 0). "
+     "Returns the passes per variant, per-variant seconds per repetition (earliest thread "
+     "start to latest thread end, inside C), each "
      "thread's start and end offsets within that window, the validation outcome, the share "
      "of huge pages (all arrays and per array) and sampled page locations overall and per "
      "thread. Test hooks: corrupt_index >= 0 corrupts one element on purpose, skip_rep >= 0 "
-     "skips that repetition's work, late_start > 0 holds thread 0 back until the other "
+     "skips that repetition's work, skip_pass >= 0 skips that pass of the first repetition "
+     "(every thread), late_start > 0 holds thread 0 back until the other "
      "threads are done, plus that many seconds. Ctrl-C stops it between repetitions "
      "(KeyboardInterrupt)."},
     {NULL, NULL, 0, NULL},

@@ -163,7 +163,8 @@ def _print(results, console) -> None:
     console.print(Text(
         f"median and best of {count} timed repetition{'s' if auto or reps != 1 else ''} after "
         f"{p['warmup']} warm-up{'s' if p['warmup'] != 1 else ''}{dropped}; a repetition runs "
-        "from the first thread's start to the last thread's end; arrays of "
+        "from the first thread's start to the last thread's end" + _passes_text(results)
+        + "; arrays of "
         f"{format_bytes(p['array_bytes'])} each; spread = (max - min) / median; DRAM = median "
         "in bytes on the bus, write-allocate counted where stores do it (below); -nt = streaming stores; CPUs (threads); pages = where "
         "sampled pages are" + ("; (!) = not where asked (see the warnings)"
@@ -173,8 +174,23 @@ def _print(results, console) -> None:
         + "."))
     for line in write_allocate_lines(results):
         console.print(Text(line))
+    for line in dict.fromkeys(f"stores: {r.params['nt_reason']}" for r in results
+                              if r.params.get("nt") == "auto" and r.params.get("nt_reason")
+                              and r.params.get("stores") != "n/a"):
+        console.print(Text(line))
     from numascope.command.runner import steady_lines
     steady_lines(results, console)
+
+
+def _passes_text(results) -> str:
+    """How many passes over the arrays a repetition made ("" for records without it)."""
+    counts = sorted({r.params["passes"] for r in results if "passes" in r.params})
+    if not counts or counts == [1]:
+        return ""
+    least = results[0].params.get("min_rep_seconds", 0)
+    many = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    return (f", making {many} passes over the arrays (as many as last at least "
+            f"{1e3 * least:g} ms; the bytes counted per pass)")
 
 
 def write_allocate_lines(results) -> list[str]:

@@ -16,7 +16,7 @@ from numascope.options import Option, Table, placement, thread_counts
 from numascope.placement import POLICIES
 from numascope.steady import reps_option
 
-NT_CHOICES = ("auto", "on", "off")
+NT_CHOICES = ("auto", "both", "on", "off")
 MIN_ARRAY_BYTES = 64 * 8       # the C core needs 64 elements per array
 TIER_MIN_ARRAY_BYTES = 256 << 20   # tier sweep: >= 128 granules of 2 MiB, the ratio holds
 DEFAULT_RATIOS = ("1:0", "3:1", "1:1", "1:3", "0:1")
@@ -105,7 +105,9 @@ TABLE = Table("bandwidth", (
     Option("--isa", "kernel instruction set: scalar, avx2, avx512, or auto (time the vector "
            "ISAs this CPU has and report the fastest)", default="auto", metavar="ISA",
            rule=check_isa, rule_text="one this CPU runs"),
-    Option("--nt", "streaming stores: auto measures both and reports the faster",
+    Option("--nt", "streaming stores: auto takes ordinary stores where all arrays fit in the "
+           "caches of the CPUs used and streaming ones beyond (both timed where cache sizes "
+           "are unknown); both times both and reports the faster",
            kind="choice", choices=NT_CHOICES, default="auto"),
     Option("--scaling", "sweep 1..all threads under every placement policy", kind="switch"),
     Option("--per-domain", "each package, each node, each L3 alone", kind="switch"),
