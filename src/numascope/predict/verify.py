@@ -6,9 +6,9 @@ launches it: one process for one rank; for several ranks, one process each start
 `mpirun` with the recipe's own --map-by/rankfile line when Open MPI is installed (by `srun`
 inside a Slurm allocation), else by the recipe's per-rank numactl lines (taskset without
 numactl). The ranks wait at a file barrier and time their repetitions together; each
-rank's figure is the median of the repetitions every rank ran together: each rank's timed
-repetitions run back to back and end just before it reports (wall clock), which places
-them in time; a repetition outside the window common to all ranks (array set-up differs
+rank's figure is the median of the repetitions every rank ran together: each repetition
+is placed in time by the C core's own stamps (its first thread's start and last thread's
+end on CLOCK_MONOTONIC_RAW, one clock for every process; params["rep_spans"]); a repetition outside the window common to all ranks (array set-up differs
 between ranks, so one starts timing before another) measured fewer ranks and is left out
 of the metric, kept in params["alone"] with why. Several ranks repeat enough to time about
 OVERLAP_S together. With several ranks a rank's figure is what it moved inside that common
@@ -189,6 +189,12 @@ def overlap(lines: list[dict[str, Any]]) -> list[BenchResult]:
     spans = []
     for x in lines:
         secs = x["result"]["metrics"]["seconds"]["values"]
+        got = x["result"]["params"].get("rep_spans")
+        if isinstance(got, list) and len(got) == len(secs):
+            # the C core's own stamps, one clock for every process (CLOCK_MONOTONIC_RAW)
+            spans.append([(float(a), float(b)) for a, b in got])
+            continue
+        # without them: back to back, ending when the rank reported (an approximation)
         ends = [x["ended"] - sum(secs[i + 1:]) for i in range(len(secs))]
         spans.append([(e - s, e) for s, e in zip(secs, ends)])
     lo = max(sp[0][0] for sp in spans)

@@ -725,6 +725,9 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     double *rep_expect = calloc((size_t)reps * nvar, sizeof(double));
     size_t nstamp = (size_t)reps * nvar * ncpu;
     double *starts = calloc(nstamp, sizeof(double)), *ends = calloc(nstamp, sizeof(double));
+    /* each repetition's first start and last end on CLOCK_MONOTONIC_RAW (ns_now): the same
+     * clock in every process, so that several processes' repetitions can be set in time */
+    double *rep_span = calloc((size_t)reps * nvar * 2, sizeof(double));
     double *sums = calloc((size_t)ncpu * SUM_STRIDE, sizeof(double));
     check_job *chk = calloc(1, sizeof *chk);
     bw_job job = {.k = kern, .n = n, .align = align, .sums = sums,
@@ -788,8 +791,10 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
                 job.x.skip_pass = -1;
                 if (r != skip_rep) {
                     const double *st = ns_team_starts(team), *en = ns_team_ends(team);
-                    double first = st[0];
+                    double first = st[0], last = en[0];
                     for (int t = 1; t < ncpu; t++) if (st[t] < first) first = st[t];
+                    for (int t = 1; t < ncpu; t++) if (en[t] > last) last = en[t];
+                    if (rep_span) { rep_span[at * 2] = first; rep_span[at * 2 + 1] = last; }
                     for (int t = 0; t < ncpu; t++) {
                         starts[at * ncpu + t] = st[t] - first;
                         ends[at * ncpu + t] = en[t] - first;
@@ -893,6 +898,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     SET("huge_by_array", hl);
     SET("thread_starts", stamps_to_py(starts, nvar, reps, ncpu));
     SET("thread_ends", stamps_to_py(ends, nvar, reps, ncpu));
+    if (rep_span) SET("rep_spans", stamps_to_py(rep_span, nvar, reps, 2));
     SET("init_seconds", PyFloat_FromDouble(init_s));
     SET("n", PyLong_FromSize_t(n));
     SET("align", PyLong_FromSize_t(align));
@@ -910,6 +916,7 @@ done:
     free(rep_expect);
     free(starts);
     free(ends);
+    free(rep_span);
     free(spots.at);
     free(sums);
     free(chk);
