@@ -35,8 +35,6 @@ from shapes import (
     ERRORS_TWO_SOCKETS,
     LAT_BYTES,
     MATRIX_BW_BYTES,
-    PREDICT,
-    PREDICT_RANKS,
     ROUND_ROBIN,
     RUN_FILES,
     SMOKE_STORE,
@@ -48,7 +46,6 @@ from shapes import (
     io_setup,
     steps_cpuless,
     steps_cpuless_weighted,
-    steps_predict,
     steps_round_robin,
     steps_two_sockets,
     weights_setup,
@@ -90,11 +87,6 @@ def cpuless_weighted(tmp_path_factory) -> GuestRun:
         pytest.skip(f"kernel weighted interleave: {why}")
     return _boot(tmp_path_factory, CPULESS_WEIGHTED, steps_cpuless_weighted(),
                  kernel=newer_kernel(), setup=weights_setup())
-
-
-@pytest.fixture(scope="module")
-def predict_guest(tmp_path_factory) -> GuestRun:
-    return _boot(tmp_path_factory, PREDICT, steps_predict())
 
 
 @pytest.fixture(scope="module")
@@ -590,50 +582,3 @@ def test_guest_results_are_json(two_sockets):
     for s in two_sockets.steps.values():
         if s.rc == 0 and "--json" in s.argv:
             json.loads(s.stdout)
-
-
-# -- advise --predict / --verify ---------------------------------------------------------------
-
-# Under TCG every vCPU is a host thread emulating loads and stores: a remote node costs
-# nothing more than the local one, and the host (2 CPUs shared with other work) sets the
-# speed: in one boot the four identical nodes' 1-thread smoke figures differed up to 3.7x
-# (0.18 and 0.67 GB/s). So the guests prove the flow, and the ranking only where the model
-# sees a difference larger than the run's own spread between identical nodes (max/min of
-# its per-node 1-thread points): such layouts must be measured in the same order.
-
-
-def node_spread(run: StepResult) -> float:
-    one = [r["metrics"]["bandwidth"]["median"] for r in run.json()["results"]
-           if r["family"] == "bandwidth" and r["params"].get("threads") == 1
-           and any(str(d).startswith("N") for d in r["params"].get("domains") or [])]
-    assert len(one) == len(PREDICT.node_mib), one
-    return max(one) / min(one)
-
-
-@pytest.mark.parametrize("ranks", PREDICT_RANKS)
-def test_predict_then_verify_every_layout(predict_guest, ranks):
-    tol = node_spread(ok(predict_guest.step("predict-run")))
-    sec = ok(predict_guest.step(f"verify-{ranks}")).json()["results"][0]
-    assert sec["section"] == "predict" and sec["items"]
-    rows = []
-    for it in sec["items"]:
-        p, v = it["prediction"], it["verified"]
-        assert p["run_id"] == sec["run"] and p["total_gbs"] is not None, p["no_data"]
-        assert [r["threads"] for r in p["ranks"]] == [1] * ranks
-        assert v["launcher"] == "mpirun" and len(v["ranks"]) == ranks
-        assert v["total_gbs"] > 0 and v["error_percent"] is not None
-        # error = (predicted - measured) / measured (the JSON's prediction has 4 digits)
-        assert p["total_gbs"] == pytest.approx(v["total_gbs"] * (1 + v["error_percent"] / 100),
-                                               rel=1e-3)
-        assert all(r["n"] >= 3 for r in v["ranks"])
-        rows.append((it["unit"], p["total_gbs"], v["total_gbs"], v["error_percent"]))
-    print(f"\n{ranks} ranks (identical nodes' spread {tol:.2f}x): " + "; ".join(
-        f"{u}: predicted {a:.3g}, measured {b:.3g} GB/s ({e:+.0f} %)" for u, a, b, e in rows))
-    print(f"why: {sec['why']}")
-    # predicted best first; where the model sees more than the run's own spread, the
-    # machine agrees
-    assert [r[1] for r in rows] == sorted((r[1] for r in rows), reverse=True)
-    for i, a in enumerate(rows):
-        for b in rows[i + 1:]:
-            if a[1] > b[1] * tol:
-                assert a[2] > b[2], f"{a[0]} predicted above {b[0]} but measured below"
