@@ -90,9 +90,9 @@ def thp_mode() -> str:
         return "unknown"
 
 
-def likwid_kernels(family: str, every: bool = False) -> list[str]:
-    """likwid-bench's double-precision kernels of a family that this CPU can run: the AVX
-    and AVX-512 ones with ordinary and streaming stores, or every variant."""
+def likwid_runnable(family: str) -> list[str]:
+    """likwid-bench's double-precision tests of a family (plain, _mem, SSE/AVX/AVX-512,
+    FMA) that this CPU can run."""
     p = subprocess.run(["likwid-bench", "-a"], capture_output=True, text=True, check=False)
     names = [ln.split()[0] for ln in p.stdout.splitlines() if ln.strip()]
     flags = Path("/proc/cpuinfo").read_text()
@@ -104,9 +104,15 @@ def likwid_kernels(family: str, every: bool = False) -> list[str]:
             continue
         if "_avx" in n and "avx512" not in n and " avx " not in flags:
             continue
-        if every or re.fullmatch(rf"{family}(_mem)?_avx(512)?", n):
-            out.append(n)
+        out.append(n)
     return out
+
+
+def likwid_kernels(family: str, every: bool = False) -> list[str]:
+    """The AVX and AVX-512 kernels of a family with ordinary and streaming stores, or every
+    variant this CPU runs."""
+    return [n for n in likwid_runnable(family)
+            if every or re.fullmatch(rf"{family}(_mem)?_avx(512)?", n)]
 
 
 def likwid_cmd(test: str, total_bytes: int, threads: int,

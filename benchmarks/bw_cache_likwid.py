@@ -40,7 +40,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bandwidth_peers import LIKWID_FAMILIES, LIKWID_STREAMS, thp_mode
+from bandwidth_peers import LIKWID_FAMILIES, LIKWID_STREAMS, likwid_runnable, thp_mode
 
 from numascope.errors import MeasurementError, UserError
 from numascope.families.bandwidth import bench as bw
@@ -72,19 +72,8 @@ def likwid_tests(family: str, dram: bool, every: bool) -> list[str]:
     """likwid-bench's double-precision tests of a family this CPU runs: AVX and AVX-512 with
     ordinary stores, and their _mem (non-temporal) twins when `dram`; every one when
     `every`."""
-    p = subprocess.run(["likwid-bench", "-a"], capture_output=True, text=True, check=False)
-    names = [ln.split()[0] for ln in p.stdout.splitlines() if ln.strip()]
-    flags = Path("/proc/cpuinfo").read_text()
-    out = []
-    for n in names:
-        if not re.fullmatch(rf"{family}(_mem)?(_sse|_avx|_avx512)?(_fma)?", n):
-            continue
-        if ("avx512" in n and "avx512f" not in flags) or \
-                ("_avx" in n and "avx512" not in n and " avx " not in flags):
-            continue
-        if every or (re.search(r"_avx", n) and (dram or "_mem" not in n)):
-            out.append(n)
-    return out
+    return [n for n in likwid_runnable(family)
+            if every or ("_avx" in n and (dram or "_mem" not in n))]
 
 
 def likwid_cmd(test: str, total: int, iters: int | None = None) -> list[str]:

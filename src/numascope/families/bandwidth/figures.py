@@ -12,7 +12,14 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from numascope.report.figures.marks import Medians, captioned, errorbars, label, write_values
+from numascope.report.figures.marks import (
+    Medians,
+    captioned,
+    errorbars,
+    label,
+    median_bars,
+    write_values,
+)
 from numascope.results.record import BenchResult
 
 FAMILY = "bandwidth"
@@ -79,10 +86,7 @@ def _domains(results: list[BenchResult]) -> list[tuple[str, Figure]]:
                       f"\n{r.params['kernel']} {r.params['threads']}T")
         colors.append(cmap(kernels.index(r.params["kernel"]) % 10))
     x = list(range(len(pts)))
-    ys = [d[0] for d in drawn]
-    ax.bar(x, ys, color=colors)
-    errorbars(ax, x, ys, [d[1] for d in drawn], [d[2] for d in drawn])
-    write_values(ax, x, ys, [d[2] for d in drawn])
+    median_bars(ax, x, drawn, color=colors)
     ax.set_xticks(x, labels, fontsize=7)
     ax.set_ylabel(UNIT)
     ax.set_title("Bandwidth per domain (each package, node, L3 alone)")

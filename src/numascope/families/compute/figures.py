@@ -7,7 +7,12 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure
 
-from numascope.report.figures.marks import Medians, captioned, errorbars, label, write_values
+from numascope.report.figures.marks import (
+    Medians,
+    captioned,
+    label,
+    median_bars,
+)
 from numascope.results.record import BenchResult
 
 FAMILY = "compute"
@@ -61,10 +66,7 @@ def _gflops_figure(rs: list[BenchResult]) -> Figure | None:
     med = Medians()
     drawn = [med.of(r.metrics["gflops"], r.params) for r in rows]
     x = list(range(len(rows)))
-    ys = [d[0] for d in drawn]
-    ax.bar(x, ys, color="tab:green")
-    errorbars(ax, x, ys, [d[1] for d in drawn], [d[2] for d in drawn])
-    write_values(ax, x, ys, [d[2] for d in drawn], fontsize=8)
+    ys = median_bars(ax, x, drawn, fontsize=8, color="tab:green")
     for xi, r, y in zip(x, rows, ys):
         if r.params.get("peak_gflops"):
             ax.annotate(f"{label(100 * y / r.params['peak_gflops'])} % of peak", (xi, y / 2),

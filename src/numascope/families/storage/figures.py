@@ -17,7 +17,7 @@ def _placement(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from matplotlib.figure import Figure
 
     from numascope.families.storage import bench as io
-    from numascope.report.figures.marks import Medians, captioned, errorbars, write_values
+    from numascope.report.figures.marks import Medians, captioned, median_bars, write_values
     by_case = {r.case: r for r in io.of(results, "placement")}
     rows = io.placement_rows(results)
     out = []
@@ -31,10 +31,7 @@ def _placement(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         med = Medians()
         drawn = [med.of(by_case[r["case"]].metrics["iops"], by_case[r["case"]].params)
                  for r in rs]
-        ys = [d[0] for d in drawn]
-        ax.bar(x, ys, color="tab:blue")
-        errorbars(ax, x, ys, [d[1] for d in drawn], [d[2] for d in drawn])
-        write_values(ax, x, ys, [d[2] for d in drawn], fontsize=7)
+        median_bars(ax, x, drawn, color="tab:blue")
         ax.set_xticks(x, labels, fontsize=8)
         ax.set_ylabel("IOPS (I/O operations per s), median")
         ax.margins(y=0.15)
@@ -104,7 +101,7 @@ def _runs(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from matplotlib.figure import Figure
 
     from numascope.families.storage import bench as io
-    from numascope.report.figures.marks import Medians, captioned, errorbars, write_values
+    from numascope.report.figures.marks import Medians, captioned, median_bars, write_values
     rs = [r for r in io.of(results, "run") if "iops" in r.metrics]
     if not rs:
         return []
@@ -113,10 +110,7 @@ def _runs(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     med = Medians()
     drawn = [med.of(r.metrics["iops"], r.params) for r in rs]
     x = list(range(len(rs)))
-    ys = [d[0] for d in drawn]
-    ax.bar(x, ys, color="tab:blue")
-    errorbars(ax, x, ys, [d[1] for d in drawn], [d[2] for d in drawn])
-    write_values(ax, x, ys, [d[2] for d in drawn], fontsize=7)
+    median_bars(ax, x, drawn, color="tab:blue")
     ax.set_xticks(x, [r.case.replace(" job ", "\njob ", 1) for r in rs], fontsize=7)
     ax.set_ylabel("IOPS (I/O operations per s), median")
     ax.margins(y=0.15)

@@ -160,6 +160,18 @@ def errorbars(ax: Axes, xs: list[float], meds: list[float], below: list[float],
     return None
 
 
+def median_bars(ax: Axes, x: list[float], drawn: list[tuple[float, float, float]],
+                fontsize: float = 7, **bar_kw: Any) -> list[float]:
+    """Bars at the medians of `drawn` (Medians.of's triples) with their error bars and the
+    values written above them; returns the medians."""
+    ys = [d[0] for d in drawn]
+    ax.bar(x, ys, **bar_kw)
+    above = [d[2] for d in drawn]
+    errorbars(ax, x, ys, [d[1] for d in drawn], above)
+    write_values(ax, x, ys, above, fontsize=fontsize)
+    return ys
+
+
 def write_values(ax: Axes, xs: list[float], ys: list[float], above: list[float] | None = None,
                  fontsize: float = 7, **kw: Any) -> None:
     """Write each value above its point (above its error bar where there is one)."""
