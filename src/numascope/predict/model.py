@@ -376,6 +376,20 @@ def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
     return pred
 
 
+def _cap(gbs: dict[tuple[int, int], float], keys: list[tuple[int, int]], sats: list[Point],
+         use: Any) -> tuple[float, Point] | None:
+    """Scale the groups `keys` in proportion down to the best saturation point of `sats`
+    when together they ask more; (what they asked, that point), or None when they fit."""
+    sat = max(sats, key=lambda p: p.gbs)
+    total = sum(gbs[k] for k in keys)
+    if total <= sat.gbs:
+        return None
+    use([sat])
+    for k in keys:
+        gbs[k] *= sat.gbs / total
+    return total, sat
+
+
 def _cap_shared(gbs: dict[tuple[int, int], float], pts: list[Point], rec: RunRecord,
                 pred: Prediction, use: Any) -> None:
     """A memory node (then a package) whose groups exceed its measured saturation is
@@ -386,12 +400,9 @@ def _cap_shared(gbs: dict[tuple[int, int], float], pts: list[Point], rec: RunRec
             [p for p in pts if p.mem == m]
         if len(keys) < 2 or not home:
             continue
-        sat = max(home, key=lambda p: p.gbs)
-        total = sum(gbs[k] for k in keys)
-        if total > sat.gbs:
-            use([sat])
-            for k in keys:
-                gbs[k] *= sat.gbs / total
+        capped = _cap(gbs, keys, home, use)
+        if capped:
+            total, sat = capped
             pred.notes.append(f"node {m} serves {len(keys)} groups asking {total:.3g} GB/s: "
                               f"capped at its measured saturation {sat.gbs:.3g} GB/s "
                               f"({sat.case}), shared in proportion")
@@ -403,12 +414,9 @@ def _cap_shared(gbs: dict[tuple[int, int], float], pts: list[Point], rec: RunRec
         keys = [k for k in gbs if k[1] in nodes]
         if len(nodes) < 2 or not whole or not keys:
             continue
-        sat = max(whole, key=lambda p: p.gbs)
-        total = sum(gbs[k] for k in keys)
-        if total > sat.gbs:
-            use([sat])
-            for k in keys:
-                gbs[k] *= sat.gbs / total
+        capped = _cap(gbs, keys, whole, use)
+        if capped:
+            total, sat = capped
             pred.notes.append(f"package {pkg}: its nodes together {total:.3g} GB/s, capped "
                               f"at its measured {sat.gbs:.3g} GB/s ({sat.case})")
 
