@@ -108,10 +108,7 @@ def _comparison_figures(runs: list[RunRecord]) -> str:
         return (f'<p class="bad">the comparison figures failed: {_e(type(ex).__name__)}: '
                 f"{_e(ex)}</p>")
     for title, fig in pairs:
-        units = dict.fromkeys(ax.get_ylabel().rsplit("(", 1)[-1].rstrip(")")
-                              for ax in fig.axes if "(" in ax.get_ylabel())
-        parts.append(embed(title, fig, caption_of(fig) + (
-            f" · units: {', '.join(units)}" if units else "")))
+        parts.append(embed(title, fig, caption_of(fig)))     # its units in the caption
         plt.close(fig)
     return "".join(parts)
 

@@ -17,7 +17,7 @@ import statistics
 from typing import TYPE_CHECKING
 
 from numascope.analysis.compare import ALPHA, MIN_RUNS, MetricDiff, compare_runs, smoke_mixed
-from numascope.report.figures.marks import captioned, label
+from numascope.report.figures.marks import captioned, errorbars, label
 from numascope.results.run import RunRecord
 
 if TYPE_CHECKING:
@@ -107,9 +107,7 @@ def _figure(family: str, keys: list[tuple[str, str, str]], left: int,
         above = [max(max(s) - m, 0.0) if s else 0.0 for m, s in zip(meds, spans)]
         x = list(range(len(meds)))
         ax.bar(x, meds, color=["tab:grey"] + ["tab:blue"] * (len(meds) - 1))
-        if any(below) or any(above):
-            ax.errorbar(x, meds, yerr=[below, above], fmt="none", ecolor="black", capsize=3,
-                        elinewidth=1)
+        errorbars(ax, x, meds, below, above)
         marks = [""] + [mark(kd[key]) for kd in keyed]
         for xi, m, a, n, mk in zip(x, meds, above, [len(rs) for _, rs in confs], marks):
             ax.annotate(f"{mk}\n{label(m)} (n={n})" if mk else f"{label(m)} (n={n})",
@@ -122,6 +120,7 @@ def _figure(family: str, keys: list[tuple[str, str, str]], left: int,
     fig.suptitle(f"{family}: each configuration against {names[0]}", fontsize=10)
     fig.tight_layout()
     more = f" {left} more metrics of {family} are in the comparison table." if left else ""
+    units = ", ".join(dict.fromkeys(keyed[0][k].unit for k in keys if keyed[0][k].unit))
     return (f"Across runs: {family}", captioned(fig, (
         f"{family} primary metrics per configuration (runs with the same tags), each "
         "compared with the first as numascope compare does: a bar is the median over the "
@@ -130,4 +129,5 @@ def _figure(family: str, keys: list[tuple[str, str, str]], left: int,
         f"on the logs of the run medians, Holm-adjusted p below {ALPHA:g} and a change above "
         f"the noise floor; fewer than {MIN_RUNS} runs per side are never significant); "
         "otherwise the change in % and the adjusted p; \"untested\": every run of both "
-        f"sides gave one value, so no test applies.{more}")))
+        f"sides gave one value, so no test applies.{more}"
+        + (f" · units: {units}" if units else ""))))
