@@ -167,3 +167,45 @@ def test_verify_here_end_to_end(tmp_path, threads):
     from numascope.families.bandwidth.verify_figures import figures
     (title, _fig), = figures(got.results)
     assert "predicted" in title.lower()
+
+
+@pytest.mark.parametrize("launch", ["mpirun", "numactl"])
+def test_verify_two_ranks_here(tmp_path, launch, monkeypatch):
+    """Two ranks of one thread, under mpirun (Open MPI forwards both ranks' output through
+    one pipe, where long lines can be spliced: results come back in files) and under the
+    per-rank numactl lines; both ranks' results stored with their own CPU."""
+    import shutil
+    topo = read_topology("/")
+    cpus = sorted(topo.usable_cpus())
+    if len(cpus) < 2 or not shutil.which(launch):
+        pytest.skip(f"needs 2 CPUs and {launch}")
+    store = tmp_path / "runs.db"
+    rec = RunRecord.new(profile="quick")
+    rec.topology = to_plain(topo)
+    rec.host["hostname"] = "testhost"
+    node = topo.cpus[0].node or 0
+    rec.results = [bw("triad compact 1T", cpus[:1], node, 10.0),
+                   bw("triad compact 2T", cpus[:2], node, 15.0)]
+    rec.status = "complete"
+    with Store.open(store, write=True) as st:
+        st.save_run(rec)
+    env_path = os.environ["PATH"]
+    if launch == "numactl":     # a PATH without mpirun: the recipe's numactl lines launch
+        hidden = tmp_path / "bin"
+        hidden.mkdir()
+        for d in env_path.split(os.pathsep):
+            for f in Path(d).glob("*") if Path(d).is_dir() else ():
+                if not f.name.startswith(("mpirun", "mpiexec", "orterun", "srun")) \
+                        and not (hidden / f.name).exists():
+                    os.symlink(f, hidden / f.name)
+        env_path = str(hidden)
+    monkeypatch.setenv("PATH", env_path)
+    p = cli("--verify", "--ranks", "2", "--threads", "1", "--reps", "4", "--json", store=store)
+    assert p.returncode == 0, p.stderr
+    it = json.loads(p.stdout)["results"][0]["items"][0]
+    assert it["verified"]["launcher"] == launch and it["verified"]["total_gbs"] > 0
+    with Store.open(store) as st:
+        got = st.get_run(st.list_runs()[-1].run_id)
+    ranks = sorted((r for r in got.results if "rank" in r.case), key=lambda r: r.case)
+    assert [r.case for r in ranks] == ["triad verify rank 0", "triad verify rank 1"]
+    assert sorted(c for r in ranks for c in r.placement["cpus"]) == cpus[:2]

@@ -95,7 +95,8 @@ def _commands(cand: Candidate, how: str, spec: Path, workdir: Path) -> list[list
     return [[*a[:-1], *worker, str(i)] for i, a in enumerate(per)]
 
 
-def _run(cmds: list[list[str]], what: str) -> list[dict[str, Any]]:
+def _run(cmds: list[list[str]], what: str, out: Path) -> list[dict[str, Any]]:
+    """Run the ranks' commands; their results, read from out/result-<rank>.json."""
     env = worker_env()
     procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                               stdin=subprocess.DEVNULL, text=True, start_new_session=True)
@@ -103,19 +104,22 @@ def _run(cmds: list[list[str]], what: str) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = []
     try:
         for p in procs:
-            out, err = p.communicate(timeout=TIMEOUT_S)
+            _, err = p.communicate(timeout=TIMEOUT_S)
             if p.returncode != 0:
                 from numascope.families.interconnect.launch import launcher_message
                 said = launcher_message(err) or "no message"
                 raise MeasurementError(f"{what}: {p.args[0]} exit {p.returncode}: {said}")
-            lines += [json.loads(x) for x in out.splitlines()
-                      if x.startswith("{") and x.endswith("}")]
     except subprocess.TimeoutExpired:
         raise MeasurementError(f"{what}: no result after {TIMEOUT_S:g} s") from None
     finally:
         for p in procs:
             if p.poll() is None:
                 os.killpg(p.pid, 9)
+    for f in sorted(out.glob("result-*.json")):
+        try:
+            lines.append(json.loads(f.read_text()))
+        except (OSError, ValueError) as e:
+            raise MeasurementError(f"{what}: {f.name} unreadable: {e}") from None
     return [x for x in lines if x.get("type") == "rank"]
 
 
@@ -158,7 +162,7 @@ def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps:
         cwd = os.getcwd()
         os.chdir(d)        # a rankfile is written next to the job, as the recipe says
         try:
-            lines = _run(_commands(cand, how, spec, d), f"verify {cand.label}")
+            lines = _run(_commands(cand, how, spec, d), f"verify {cand.label}", d / "barrier")
         finally:
             os.chdir(cwd)
     got = {int(x["rank"]): x for x in lines}

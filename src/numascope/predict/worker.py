@@ -9,8 +9,10 @@ SPEC (JSON): {"ranks": [{"threads": [...], "mem_nodes": [...]}, ...], "size_byte
 "reps": R, "isa": I, "nt": on|off|auto, "barrier": DIR}. The rank is RANK, else the launcher's (OMPI_COMM_WORLD_RANK,
 PMIX_RANK, PMI_RANK, SLURM_PROCID). Every rank marks DIR/ready-<rank> once loaded and
 starts only when all have (a file barrier: the ranks' timed repetitions overlap), then
-measures the STREAM triad on its threads' CPUs over memory bound to its nodes and prints
-one JSON line {"type": "rank", "rank": r, "result": BenchResult, "affinity": [...]}."""
+measures the STREAM triad on its threads' CPUs over memory bound to its nodes and writes
+DIR/result-<rank>.json {"type": "rank", "rank": r, "result": BenchResult, "affinity": [...]}
+(written whole, then renamed: a launcher forwarding the ranks' stdout may splice two ranks'
+long lines together, as Open MPI's did)."""
 
 from __future__ import annotations
 
@@ -72,9 +74,11 @@ def main(argv: list[str]) -> int:
                   size_bytes=spec.get("size_bytes"), reps=int(spec["reps"]),
                   isa=spec.get("isa", "auto"), nt=spec.get("nt", "auto"), label=f"triad verify rank {rank}")
     # the timed repetitions ran back to back just before this: verify.overlap places them
-    print(json.dumps({"type": "rank", "rank": rank, "result": res.to_dict(),
-                      "ended": time.time(), "affinity": sorted(os.sched_getaffinity(0))}),
-          flush=True)
+    line = json.dumps({"type": "rank", "rank": rank, "result": res.to_dict(),
+                       "ended": time.time(), "affinity": sorted(os.sched_getaffinity(0))})
+    tmp = barrier / f".result-{rank}.json"
+    tmp.write_text(line)
+    tmp.rename(barrier / f"result-{rank}.json")
     return 0
 
 
