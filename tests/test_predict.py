@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from numascope.errors import MeasurementError
 from numascope.predict.model import RankShape, curve, points, predict
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
@@ -108,6 +109,27 @@ def test_a_node_never_measured_borrows_its_twin_and_says_so():
     assert any("node 1 never measured alone: node 0" in x for x in p.extrapolated)
 
 
+def test_fewer_threads_than_a_node_was_measured_with_take_its_twin_s_shape():
+    """The quick profile measures 1 thread on the first node only and every node at full
+    occupancy: 1 thread on node 1 is node 0's 1T/4T shape scaled to node 1's own 4T point,
+    not a quarter of its saturation."""
+    r = rec(*NODE0, bw("triad N1 4T", [4, 5, 6, 7], 33.0))
+    p = predict(r, [RankShape(0, (4,), ())])
+    assert p.total == pytest.approx(33.0 * 10.0 / 22.0, rel=1e-3)      # not 33 / 4
+    assert any("node 0's curve" in x and "scaled to this node's 4T point" in x
+               for x in p.extrapolated)
+    assert {u["case"] for u in p.used} >= {"triad N1 4T", "triad compact 1T",
+                                          "triad compact 4T"}
+
+
+def test_without_a_twin_measured_below_fewer_threads_stay_linear_and_said():
+    # node 0 measured only at 4T as well: no shape to borrow, n·P(m)/m (a lower bound)
+    r = rec(bw("triad N0 4T", [0, 1, 2, 3], 22.0), bw("triad N1 4T", [4, 5, 6, 7], 33.0))
+    p = predict(r, [RankShape(0, (4,), ())])
+    assert p.total == pytest.approx(33.0 / 4, rel=1e-3)
+    assert any("smallest 4T" in x and "per thread" in x for x in p.extrapolated)
+
+
 def test_a_memory_node_shared_by_local_and_remote_groups_is_capped():
     node1 = [bw("n1 1T", [4], 10.0), bw("n1 2T", [4, 5], 12.0)]
     remote = [bw("r 1T", [0], 9.0, mem=1)]
@@ -158,23 +180,54 @@ def test_points_ignore_other_kernels_and_verify_results():
     assert curve([], 1, 1).gbs is None
 
 
-def test_verify_keeps_the_repetitions_every_rank_ran_and_their_throughput():
-    """Rank 0 times 5 repetitions of 1 s ending at t=10, rank 1 four of 1 s ending at
-    t=9.5: both were timing in [5.5, 9.5]; only the repetitions inside it count, and each
-    rank's figure is what it moved in that window over its length."""
-    from numascope.predict.verify import measured, overlap
+def _rank_line(rank: int, spans: list[tuple[float, float]], gb: float,
+               excluded: tuple[int, ...] = (), stamps: bool = True) -> dict:
+    """A rank's report: repetitions over `spans`, each moving `gb` GB; `excluded` set aside
+    by the screen (absent from the metrics, present in rep_spans)."""
+    kept = [i for i in range(len(spans)) if i not in excluded]
+    params = {"kernel": "triad", "isa": "avx2", "stores": "ordinary",
+              "excluded_reps": [{"variant": "avx2", "rep": i} for i in excluded]}
+    if stamps:
+        params["rep_spans"] = [list(x) for x in spans]
+    secs = [spans[i][1] - spans[i][0] for i in kept]
+    r = BenchResult("bandwidth", f"triad verify rank {rank}", params,
+                    {"bandwidth": Metric("bandwidth", "GB/s", True, [gb / t for t in secs]),
+                     "seconds": Metric("seconds", "s", False, secs)},
+                    {"cpus": [rank]})
+    return {"type": "rank", "rank": rank, "result": r.to_dict()}
 
-    def line(rank: int, ended: float, gbs: list[float]) -> dict:
-        r = BenchResult("bandwidth", f"triad verify rank {rank}", {"kernel": "triad"},
-                        {"bandwidth": Metric("bandwidth", "GB/s", True, gbs),
-                         "seconds": Metric("seconds", "s", False, [1.0] * len(gbs))},
-                        {"cpus": [rank]})
-        return {"type": "rank", "rank": rank, "ended": ended, "result": r.to_dict()}
-    a, b = overlap([line(0, 10.0, [1, 2, 3, 4, 5]), line(1, 9.5, [6, 7, 8, 9])])
-    # rank 0's repetitions span [5,6] … [9,10]; rank 1's [5.5,6.5] … [8.5,9.5]
-    assert a.metrics["bandwidth"].values == [2, 3, 4]          # [6,7], [7,8], [8,9]
+
+def test_verify_keeps_the_repetitions_every_rank_ran_and_their_throughput():
+    """Rank 0 times 5 repetitions of 4 GB, [5,6] [6,7] [7,9] [9,9.5] [9.5,10]; rank 1 four
+    of 6 GB, [5.5,6.5] … [8.5,9.5]: both were timing in [5.5, 9.5]; only the repetitions
+    inside it count, and each rank's figure is what it moved in that window over its
+    length."""
+    from numascope.predict.verify import measured, overlap
+    r0 = [(5, 6), (6, 7), (7, 9), (9, 9.5), (9.5, 10)]
+    r1 = [(5.5, 6.5), (6.5, 7.5), (7.5, 8.5), (8.5, 9.5)]
+    a, b = overlap([_rank_line(0, r0, 4.0), _rank_line(1, r1, 6.0)])
+    assert a.metrics["bandwidth"].values == [4, 2, 8]           # [6,7], [7,9], [9,9.5]
     assert [x["rep"] for x in a.params["alone"]] == [0, 4]
-    assert b.metrics["bandwidth"].values == [6, 7, 8, 9] and b.params["alone"] == []
+    assert b.metrics["bandwidth"].values == [6] * 4 and b.params["alone"] == []
     assert a.params["window_s"] == pytest.approx(4.0)
-    assert measured(a) == pytest.approx((1 * 0.5 + 2 + 3 + 4 + 5 * 0.5) / 4)
-    assert measured(b) == pytest.approx((6 + 7 + 8 + 9) / 4)
+    # rank 0 moved half of rep 0, reps 1-3 whole: 3.5 × 4 GB in 4 s
+    assert measured(a) == pytest.approx(3.5 * 4 / 4)
+    assert measured(b) == pytest.approx(4 * 6 / 4)
+
+
+def test_verify_counts_an_excluded_repetition_s_work_in_the_window():
+    """A repetition the screen set aside (implausibly fast) is not among the rank's
+    repetitions, but its span still holds work in the window's throughput: leaving it out
+    would bias the rank low."""
+    from numascope.predict.verify import measured, overlap
+    spans = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    a, b = overlap([_rank_line(0, spans, 2.0, excluded=(2,)), _rank_line(1, spans, 2.0)])
+    assert len(a.metrics["bandwidth"].values) == 4 and len(b.metrics["bandwidth"].values) == 5
+    assert measured(a) == pytest.approx(measured(b)) == pytest.approx(2.0)
+
+
+def test_verify_without_time_stamps_is_an_error():
+    from numascope.predict.verify import overlap
+    spans = [(0, 1), (1, 2), (2, 3)]
+    with pytest.raises(MeasurementError, match="rank 1 .*no time stamps"):
+        overlap([_rank_line(0, spans, 1.0), _rank_line(1, spans, 1.0, stamps=False)])

@@ -276,6 +276,34 @@ def _twin(node: int, rec: RunRecord, pts: list[Point]) -> int | None:
     return next((n for n in have if n != node and sig(n) == want), None)
 
 
+def _twin_shape(node: int, mine: list[Point], n: int, k: int, rec: RunRecord,
+                pts: list[Point], fallback: _Read) -> _Read:
+    """n threads on a node measured only with more: a twin node (same CPUs and L3 domains)
+    measured at n and at this node's smallest count gives the curve's shape, scaled to this
+    node's own point (P(n) = P_node(m) × P_twin(n) / P_twin(m)). A saturating curve is far
+    above n·P(m)/m below its knee (16 threads saturating a node at 40 GB/s do not mean 2.5
+    GB/s a thread), so the linear rule is only the fallback."""
+    lo = min(mine, key=lambda p: (p.n, -p.reps))
+    cpus = cpu_map(rec)
+
+    def sig(x: int) -> tuple[int, int]:
+        own = [c for c, v in cpus.items() if v.node == x]
+        return len(own), len({cpus[c].l3 for c in own})
+    for twin in sorted({p.node for p in pts if p.node is not None and p.node == p.mem}):
+        if twin == node or sig(twin) != sig(node):
+            continue
+        theirs = [p for p in pts if p.node == twin and p.mem == twin]
+        at_n, at_m = curve(theirs, n, k), curve(theirs, lo.n, lo.l3s)
+        if at_n.gbs is None or at_n.extrapolated or not at_m.gbs or at_m.extrapolated:
+            continue
+        g = lo.gbs * at_n.gbs / at_m.gbs
+        return _Read(g, [lo, *at_n.used, *at_m.used],
+                     f"{n}T never measured (smallest {lo.n}T): node {twin}'s curve "
+                     f"(same CPUs and L3 domains) scaled to this node's {lo.n}T point: "
+                     f"{lo.gbs:.3g} × {at_n.gbs:.3g} / {at_m.gbs:.3g}", extrapolated=True)
+    return fallback
+
+
 def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
             demand: float | None = None) -> Prediction:
     """The bandwidth and latency of each rank of `shape` from run `rec` (module doc).
@@ -325,6 +353,8 @@ def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
                 pred.extrapolated.append(f"node {s} never measured alone: node {twin}'s "
                                          "curve used (same CPUs and L3 domains)")
         read = curve(mine, n, k)
+        if read.extrapolated and mine and n < min(p.n for p in mine) and s == m:
+            read = _twin_shape(s, mine, n, k, rec, pts, read)
         if read.gbs is None and s != m:
             local = [p for p in pts if p.node == s and p.mem == s]
             if not local:

@@ -187,46 +187,60 @@ def reps_for(pred: Prediction, size_bytes: int | None, reps: int | None) -> int:
     return max(reps, min(MAX_REPS, math.ceil(OVERLAP_S / one)))
 
 
+def _kept(params: dict[str, Any], reps: int) -> list[int]:
+    """Indices (among all `reps` repetitions) of the reported variant's kept ones: all but
+    its excluded_reps (implausibly fast, set aside by the bandwidth family's screen)."""
+    stores = params.get("stores")
+    name = f"{params.get('isa')}{'-nt' if stores == 'streaming' else ''}"
+    out = {int(e["rep"]) for e in params.get("excluded_reps") or []
+           if e.get("variant") == name}
+    return [i for i in range(reps) if i not in out]
+
+
 def overlap(lines: list[dict[str, Any]]) -> list[BenchResult]:
     """Each rank's result keeping only the repetitions inside the window every rank was
     timing (module doc); the others go to params["alone"]."""
-    spans = []
+    spans, kept = [], []
     for x in lines:
+        prm = x["result"]["params"]
+        got = prm.get("rep_spans")
         secs = x["result"]["metrics"]["seconds"]["values"]
-        got = x["result"]["params"].get("rep_spans")
-        if isinstance(got, list) and len(got) == len(secs):
-            # the C core's own stamps, one clock for every process (CLOCK_MONOTONIC_RAW)
-            spans.append([(float(a), float(b)) for a, b in got])
-            continue
-        # without them: back to back, ending when the rank reported (an approximation)
-        ends = [x["ended"] - sum(secs[i + 1:]) for i in range(len(secs))]
-        spans.append([(e - s, e) for s, e in zip(secs, ends)])
+        k = _kept(prm, len(got)) if isinstance(got, list) else []
+        if not got or len(k) != len(secs):
+            raise MeasurementError(f"rank {x.get('rank')} reported no time stamps for its "
+                                   f"repetitions (params.rep_spans): its C core is older "
+                                   "than this numascope")
+        # the C core's own stamps, one clock for every process (CLOCK_MONOTONIC_RAW)
+        spans.append([(float(a), float(b)) for a, b in got])
+        kept.append(k)
     lo = max(sp[0][0] for sp in spans)
     hi = min(sp[-1][1] for sp in spans)
     out = []
-    for x, sp in zip(lines, spans):
+    for x, sp, k in zip(lines, spans, kept):
         res = BenchResult.from_dict(x["result"])
-        keep = [i for i, (a, b) in enumerate(sp) if a >= lo and b <= hi]
         bw_, secs = res.metrics["bandwidth"], res.metrics["seconds"]
-        if len(keep) < 3 or len(bw_.values) != len(secs.values):
-            res.notes.append(f"only {len(keep)} of {len(sp)} repetitions ran while every "
+        inside = [j for j, i in enumerate(k) if sp[i][0] >= lo and sp[i][1] <= hi]
+        if len(inside) < 3:
+            res.notes.append(f"only {len(inside)} of {len(k)} repetitions ran while every "
                              "rank did: all kept, the figure mixes in fewer ranks")
             res.params["alone"] = []
         else:
-            res.params["alone"] = [{"rep": i, "gbs": bw_.values[i],
+            res.params["alone"] = [{"rep": k[j], "gbs": bw_.values[j],
                                     "why": "not every rank was timing"}
-                                   for i in range(len(sp)) if i not in keep]
+                                   for j in range(len(k)) if j not in inside]
             for name in list(res.metrics):
                 m = res.metrics[name]
-                if len(m.values) == len(sp):
+                if len(m.values) == len(k):
                     res.metrics[name] = Metric(m.name, m.unit, m.higher_is_better,
-                                               [m.values[i] for i in keep], m.note)
-        # what the rank moved while every rank ran, over that window: the job's view
-        # (a rank descheduled for a while moves less, as it would in the job)
-        gbs = x["result"]["metrics"]["bandwidth"]["values"]
-        if len(gbs) == len(sp) and hi > lo:
-            res.params["window_gbs"] = sum(g * max(0.0, min(b, hi) - max(a, lo))
-                                           for g, (a, b) in zip(gbs, sp)) / (hi - lo)
+                                               [m.values[j] for j in inside], m.note)
+        # what the rank moved while every rank ran, over that window: the job's view (a
+        # rank descheduled for a while moves less, as it would in the job). Every
+        # repetition moves the same bytes; an excluded one counts by its span too (it did
+        # its work; only its time was implausible)
+        if hi > lo and bw_.values:
+            rep_bytes = bw_.values[0] * secs.values[0]      # GB, the same for every one
+            frac = sum(max(0.0, min(b, hi) - max(a, lo)) / (b - a) for a, b in sp if b > a)
+            res.params["window_gbs"] = rep_bytes * frac / (hi - lo)
             res.params["window_s"] = hi - lo
         res.params["affinity"] = x.get("affinity")
         out.append(res)

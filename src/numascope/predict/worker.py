@@ -75,7 +75,7 @@ def main(argv: list[str]) -> int:
                   isa=spec.get("isa", "auto"), nt=spec.get("nt", "auto"), label=f"triad verify rank {rank}")
     # the timed repetitions ran back to back just before this: verify.overlap places them
     line = json.dumps({"type": "rank", "rank": rank, "result": res.to_dict(),
-                       "ended": time.time(), "affinity": sorted(os.sched_getaffinity(0))})
+                       "affinity": sorted(os.sched_getaffinity(0))})
     tmp = barrier / f".result-{rank}.json"
     tmp.write_text(line)
     tmp.rename(barrier / f"result-{rank}.json")

@@ -543,9 +543,10 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
         "min_rep_seconds": p.min_seconds, "nt_reason": nt_reason,
         "working_set_bytes": p.total_bytes,
     }
-    if raw.get("rep_spans") and len(raw["rep_spans"][vi]) == len(times):
+    if raw.get("rep_spans"):
         # each repetition's [first start, last end] in seconds of CLOCK_MONOTONIC_RAW: one
-        # clock for every process of a host (advise --verify sets ranks' repetitions in time)
+        # clock for every process of a host (advise --verify sets ranks' repetitions in
+        # time); every repetition of the reported variant, those in excluded_reps too
         params["rep_spans"] = raw["rep_spans"][vi]
     params.update(context)
     place = {
