@@ -265,27 +265,42 @@ def test_embed_inline_svg_numbers_ids_and_escaping(monkeypatch):
     assert p.startswith('<figure class="fig-png"><img alt=') and "data:image/png;base64," in p
 
 
-def test_figures_html_each_figure_once_with_caption_unique_ids_and_across_runs():
+def test_report_figures_each_once_per_run_with_caption_unique_ids_and_across_runs():
+    """The report's figures (report.sections.figures_html, as each study's section calls
+    it) and its across-runs figures (report.studies, the comparison section): each figure
+    drawn once per run, each with a caption naming its run, no id shared on the page."""
     from numascope.report import html as report_html
+    from numascope.report import sections as sec
+    from numascope.report.studies import _comparison_figures
     from tests.test_store_helpers import make_result, make_run
     quick = _quick_run()
     other = _quick_run()
     other.run_id, other.tags = other.run_id + "-b", {"nps": "4"}
     quick.tags = {"nps": "1"}
-    page = render.figures_html([quick, other], report_html.figure_modules())
+    figures = sec.figures_html(report_html.figure_modules(), [quick, other])
+    across = _comparison_figures([quick, other])
+    page = figures + across
     assert "failed" not in page and "<script" not in page.lower()
-    figs = re.findall(r"<figure .*?</figure>", page, flags=re.DOTALL)
-    titles = re.findall(r"<figcaption><strong>([^<]*)</strong>", page)
+    figs = re.findall(r"<figure .*?</figure>", figures, flags=re.DOTALL)
+    titles = re.findall(r"<figcaption><strong>([^<]*)</strong>", figures)
     assert len(figs) == len(titles) > 10
-    for section in page.split("<h3>")[1:]:                  # no figure drawn twice
-        here = re.findall(r"<figcaption><strong>([^<]*)</strong>", section)
-        assert here and len(set(here)) == len(here), here
     assert all(re.search(r"</strong> \S", f) for f in figs)   # each with a caption
+    for r in (quick, other):                              # no figure drawn twice per run
+        here = [t for f, t in zip(figs, titles, strict=True)
+                if f" · run {r.run_id} ({_tags_of(r)})" in f]
+        assert here and len(set(here)) == len(here), here
+    assert len(titles) == 2 * len(set(titles))           # every figure for both runs
     ids = re.findall(r'\bid="([^"]+)"', page)
     assert len(ids) == len(set(ids))
-    assert "Across runs</h3>" in page and "nps=4" in page
+    cross = re.findall(r"<figcaption><strong>([^<]*)</strong>", across)
+    assert cross and all(t.startswith("Across runs: ") for t in cross)
+    assert "nps=4" in figures
     one = make_run({}, [make_result()])
-    assert "Across runs" not in render.figures_html([one], report_html.figure_modules())
+    assert '<section id="comparison">' not in report_html.render([one])   # one run: none
+
+
+def _tags_of(run: RunRecord) -> str:
+    return " ".join(f"{k}={v}" for k, v in run.tags.items())
 
 
 def test_curves_draw_medians_with_intervals_in_their_colour():
@@ -341,7 +356,8 @@ def test_figures_in_headless_chromium_keep_their_numbers_as_text(tmp_path):
     from tests.test_report import Dom, _chromium
     exe = _chromium()
     run = _quick_run()
-    body = render.figures_html([run], report_html.figure_modules())
+    from numascope.report import sections as sec
+    body = sec.figures_html(report_html.figure_modules(), [run])
     page = tmp_path / "figures.html"
     page.write_text(f"<!doctype html><meta charset=utf-8><body>{body}</body>")
     p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",

@@ -466,3 +466,23 @@ def test_report_says_a_group_too_small_to_judge_is_inconclusive(tmp_path, capsys
     assert small["inconclusive"] and all(m["df"] == 0 for m in small["metrics"])
     rows = {r["host"]: r for r in doc["per_node"]}
     assert rows["x1"]["inconclusive"] and not rows["n0001"]["inconclusive"]
+
+
+def test_fleet_run_records_the_users_memory_and_links_as_run_does(tmp_path, capsys):
+    """`fleet run --memory SPEC --links SPEC` without the compute stage: each node's peaks
+    hold the user's DRAM and link figures (origin "user"), the same entries `numascope run`
+    records with the same options and stages."""
+    given = ["--stage", "topology", "--memory", "12x DDR5-4800", "--links", "xgmi:4x16@32"]
+    assert main(["run", *given, "--store", str(tmp_path / "run.db"), "--no-report",
+                 "--json"]) == 0
+    single = json.loads(capsys.readouterr().out)["host"]["peaks"]
+    (tmp_path / "f").mkdir()
+    assert main(["fleet", "run", "--no-mpi", *given, "--shared-dir", str(tmp_path / "f"),
+                 "--fleet-id", "mem-1"]) == 0
+    capsys.readouterr()
+    ((_, rec),) = files.read_records(tmp_path / "f")
+    got = rec.host["peaks"]
+    # 12 channels x 4.8 GT/s x 8 B; 4 links x 16 lanes x 32 Gb/s x 2 directions / 8
+    for key, value in (("dram", 12 * 4.8 * 8), ("links", 4 * 16 * 32 * 2 / 8)):
+        assert got[key]["origin"] == "user" and got[key]["value"] == pytest.approx(value)
+        assert got[key] == single[key], key

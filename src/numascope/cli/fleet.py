@@ -308,7 +308,7 @@ def _fmt(x: Any) -> str:
 def _run(args: argparse.Namespace) -> int:
 
     from numascope import suite
-    from numascope.cli.run import _stages, _with_options
+    from numascope.cli.run import _machine, _stages, _with_options
     from numascope.fleet import files, mpi, node
     from numascope.profile import profile as get_profile
     from numascope.results.run import parse_tags
@@ -319,6 +319,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"--node-timeout {args.node_timeout:g}: at most "
                         f"{NODE_TIMEOUT_MAX:.0f} s (a week)")
     stages = node.fleet_stages(_with_options(_stages(args.stage, suite.all_stages()), args))
+    machine = _machine(args)      # --memory / --links: every node's peaks, whichever stages
     if any(s.name == "storage" for s in stages) and args.stage and \
             getattr(args, "io_dir", None) is None:
         # asked for by name, it would be skipped on every node: a fleet "complete" without it
@@ -342,7 +343,7 @@ def _run(args: argparse.Namespace) -> int:
 
     def measure(ident: dict[str, Any]):
         from numascope.errors import escape_text
-        rec = node.run_node(ident, profile, stages, tags)
+        rec = node.run_node(ident, profile, stages, tags, machine=machine)
         # the folders were checked before measuring; a disk that fills meanwhile must not
         # keep the record from rank 0 or the store
         if shared is not None:
@@ -549,11 +550,12 @@ def _measure_again(args, ident: dict[str, Any], profile, tags, plan: dict[str, A
     """This node's second measurement (--confirm): the stages of the plan, tagged with the
     first run's id."""
     from numascope import suite
-    from numascope.cli.run import _stages, _with_options
+    from numascope.cli.run import _machine, _stages, _with_options
     from numascope.fleet import confirm, node
     stages = node.fleet_stages(_with_options(_stages(plan["stages"], suite.all_stages()),
                                              args))
-    return node.run_node(ident, profile, stages, {**tags, confirm.TAG: plan["confirm_of"]})
+    return node.run_node(ident, profile, stages, {**tags, confirm.TAG: plan["confirm_of"]},
+                         machine=_machine(args))
 
 
 def _confirm(args, comm, store, fid, rows, silent, profile, tags, on_record, me):

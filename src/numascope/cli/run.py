@@ -135,6 +135,7 @@ def _finish(args: argparse.Namespace, rec) -> int:
     from numascope import signals
     from numascope.cli.report import write_html
     from numascope.command.output import error_entry
+    from numascope.report.headline_terminal import print_headline
     from numascope.report.terminal import print_run
 
     report = None if args.no_report else write_html([rec], args.report)
@@ -152,6 +153,7 @@ def _finish(args: argparse.Namespace, rec) -> int:
              report=str(report) if report else None)
     else:
         print_run(rec, out)
+        print_headline(rec, out)      # the HTML report's summary, last: what the run found
         if report:
             out.print(f"report: {report}", markup=False)
     from numascope.console import warn

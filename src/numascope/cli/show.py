@@ -10,7 +10,8 @@ from numascope.command.output import emit
 from numascope.console import out
 
 NAME = "show"
-HELP = "show one stored run: host, stages, noise, results (--json: the whole record)"
+HELP = ("show one stored run: its summary (the report's headline figures), host, stages, "
+        "noise, results (--json: the whole record)")
 ORDER = 82
 
 
@@ -24,6 +25,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from numascope.report.headline_terminal import print_headline
     from numascope.report.terminal import print_run
     from numascope.results.store import Store
 
@@ -35,5 +37,6 @@ def main(args: argparse.Namespace) -> int:
     for i, rec in enumerate(recs):
         if i:
             out.print()
+        print_headline(rec, out)      # the HTML report's summary first
         print_run(rec, out, args.all_metrics)
     return 0

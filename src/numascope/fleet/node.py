@@ -170,10 +170,13 @@ def _slow_once(rec: RunRecord) -> None:
 
 
 def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
-             tags: dict[str, str], quiet: bool = True) -> RunRecord:
+             tags: dict[str, str], quiet: bool = True,
+             machine: dict[str, str] | None = None) -> RunRecord:
     """This node's suite: the same prepare + run_suite as `numascope run`, into an in-memory
-    store, then tagged. Any error becomes a failed record (never raised); a stop signal
-    (Slurm's time limit) ends the run as interrupted, keeping what finished."""
+    store, then tagged. `machine` is the user's --memory / --links (checked), recorded in
+    the node's peaks as `numascope run` records them, whichever stages run. Any error
+    becomes a failed record (never raised); a stop signal (Slurm's time limit) ends the run
+    as interrupted, keeping what finished."""
     from numascope import suite
     started = utc_now()
     for var in ignored_hooks():
@@ -185,7 +188,8 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
         bound = bound_to(topo, ident["host"])
         rec, mon = suite.prepare(topo, profile, tags)
         with Store.in_memory() as store:
-            rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile)
+            rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile,
+                                  machine=machine)
         rec = tag(rec, ident)
         rec.host["fleet"].update(bound)
         judge(rec)

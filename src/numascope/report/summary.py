@@ -134,6 +134,17 @@ def _lede(run: RunRecord) -> str:
     return f'<p class="lede">{" · ".join(e(b) for b in bits)}{t}</p>'
 
 
+def below_table(run: RunRecord, lines: list[Headline], errors: list[str]) -> list[str]:
+    """The sentences under the headline table (plain text): the run's problems, the
+    families that gave no line, the notes every published figure shares."""
+    probs = problems(run, lines) + [f"No headline line from {x} (the results lack what it "
+                                    "needs)." for x in errors]
+    notes = common_notes(lines)
+    if notes:
+        probs.append("Published figures: " + "; ".join(notes) + ".")
+    return probs
+
+
 def _one(run: RunRecord) -> str:
     errors: list[str] = []
     lines = headlines(run, errors)
@@ -141,11 +152,7 @@ def _one(run: RunRecord) -> str:
         body = '<p class="dim">no headline figure: this run measured none of them</p>'
     else:
         body = _headline_table(lines)
-    probs = problems(run, lines) + [f"No headline line from {x} (the results lack what it "
-                                    "needs)." for x in errors]
-    notes = common_notes(lines)
-    if notes:
-        probs.append("Published figures: " + "; ".join(notes) + ".")
+    probs = below_table(run, lines, errors)
     plist = "".join(f"<li>{e(p)}</li>" for p in probs)
     return (_lede(run) + body + (f'<ul class="problems warn">{plist}</ul>' if probs else
                                  '<p class="ok">no readiness warning, disturbance or '

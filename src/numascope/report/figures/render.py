@@ -14,7 +14,7 @@ import hashlib
 import html
 import io
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -92,44 +92,3 @@ def embed(title: str, fig: Figure, caption: str = "") -> str:
 def _handlers(svg: str) -> bool:
     """Whether any attribute is an event handler (onload=, onclick= …)."""
     return any(a.lower().startswith("on") for a in re.findall(r"\s([a-zA-Z:-]+)=", svg))
-
-
-def figures_html(runs: list[Any], modules: list[Any]) -> str:
-    """The report's figures: per run, every figure of `modules` (report.html's
-    figure_modules(): each family's, each drawn once) embedded with its caption; then,
-    for several runs, the across-runs figures (report.figures.comparison). A module that
-    fails is named in one line instead of its figures."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from numascope.report.figures import comparison
-    from numascope.report.figures.marks import caption_of
-
-    parts: list[str] = []
-
-    def draw(name: str, make: Any) -> list[str]:
-        try:
-            pairs = make()
-        except Exception as e:  # noqa: BLE001 — shown in the report instead
-            parts.append(f'<p class="bad">plots of {html.escape(name)} failed: '
-                         f"{html.escape(type(e).__name__)}: {html.escape(str(e))}</p>")
-            return []
-        out = []
-        for title, fig in pairs:
-            out.append(embed(title, fig, caption_of(fig)))
-            plt.close(fig)
-        return out
-
-    for r in runs:
-        figs = [f for mod in modules if hasattr(mod, "figures")
-                for f in draw(mod.__name__, lambda mod=mod, r=r: mod.figures(r.results))]
-        if figs:
-            tags = " ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))
-            parts.append(f"<h3>{html.escape(r.run_id)}"
-                         f"{' ' + html.escape(tags) if tags else ''}</h3>" + "".join(figs))
-    if len(runs) > 1:
-        figs = draw(comparison.__name__, lambda: comparison.figures(runs))
-        if figs:
-            parts.append("<h3>Across runs</h3>" + "".join(figs))
-    return "".join(parts) or '<p class="dim">no plots for these results</p>'
