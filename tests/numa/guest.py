@@ -23,6 +23,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,13 @@ class Shape:
     node_mib: tuple[int, ...]
     distances: dict[tuple[int, int], int] = field(default_factory=dict)
     default_distance: int = 20          # any pair of different nodes not in `distances`
+    # Pin each socket's vCPU threads to one host CPU (socket s: the host's s-th usable CPU,
+    # cyclically): under TCG a vCPU's loads and stores run at its host thread's speed, so
+    # vCPUs sharing a host CPU share its throughput, as a real socket's cores share its
+    # memory bandwidth. The vCPU threads also get nice VCPU_NICE (where allowed), so that
+    # other work on the host (the rest of the test suite) takes a quarter of a host CPU from
+    # them, not half. The guest's script waits until the pinning is done (pin_vcpus).
+    pin_sockets: bool = False
 
     @property
     def cpus(self) -> int:
@@ -237,6 +246,63 @@ def core_path() -> str:
     return str(Path(_core.__file__).resolve())
 
 
+VCPU_NICE = -5      # CFS weight 3121 against a nice-0 thread's 1024: about 75 % of the CPU
+
+
+def host_cpu_of_socket(shape: Shape) -> dict[int, int]:
+    """Socket -> the host CPU its vCPU threads are pinned to (Shape.pin_sockets)."""
+    hosts = sorted(os.sched_getaffinity(0))
+    return {s: hosts[s % len(hosts)] for s in range(shape.sockets)}
+
+
+def pin_vcpus(shape: Shape, sock: Path, done: Path, timeout: float = 120.0) -> None:
+    """Connect to QEMU's QMP socket as soon as it listens, find each vCPU's host thread
+    (query-cpus-fast) and pin it to its socket's host CPU; write `done` (JSON: vCPU ->
+    host CPU) for the guest's script, which waits for it. An error is written there too
+    (the guest then stops with it)."""
+    import socket as _socket
+    t0 = time.monotonic()
+    try:
+        while True:
+            try:
+                conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+                conn.connect(str(sock))
+                break
+            except OSError:
+                conn.close()
+                if time.monotonic() - t0 > timeout:
+                    raise RuntimeError(f"QEMU's QMP socket {sock} never answered") from None
+                time.sleep(0.05)
+        with conn, conn.makefile("rw") as f:
+            f.readline()                                   # the greeting
+            for cmd in ("qmp_capabilities", "query-cpus-fast"):
+                f.write(json.dumps({"execute": cmd}) + "\n")
+                f.flush()
+                while True:                                # skip asynchronous events
+                    reply = json.loads(f.readline())
+                    if "return" in reply or "error" in reply:
+                        break
+            if "error" in reply:
+                raise RuntimeError(f"QMP query-cpus-fast: {reply['error']}")
+        host = host_cpu_of_socket(shape)
+        pinned, nice = {}, VCPU_NICE
+        for cpu in reply["return"]:
+            target = host[shape.cpu_socket(cpu["cpu-index"])]
+            os.sched_setaffinity(cpu["thread-id"], {target})
+            pinned[cpu["cpu-index"]] = target
+            try:
+                os.setpriority(os.PRIO_PROCESS, cpu["thread-id"], VCPU_NICE)
+            except PermissionError:     # not root: the host's other work weighs as much
+                nice = 0
+        if len(pinned) != shape.cpus or len({c["thread-id"] for c in reply["return"]}) < shape.cpus:
+            raise RuntimeError(f"QEMU runs {len(pinned)} vCPUs on "
+                               f"{len({c['thread-id'] for c in reply['return']})} threads, "
+                               f"not {shape.cpus}: no per-vCPU thread to pin (single-threaded TCG)")
+        done.write_text(json.dumps({"pinned": pinned, "nice": nice}))
+    except Exception as e:   # noqa: BLE001  (said to the guest, which stops on it)
+        done.write_text(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+
+
 def _run_vng(cmd: list[str], env: dict, workdir: Path, timeout: float) -> int:
     """One boot; its console (kernel log and our script's stray output) in console.log."""
     with open(workdir / "console.log", "wb") as console:
@@ -273,6 +339,15 @@ def boot(shape: Shape, steps: list[Step], workdir: Path, timeout: float = 600,
     prebuild_net(workdir)
     script = workdir / "guest.sh"
     setup_lines = f"(\n{setup}\n) > {workdir}/setup.log 2>&1\n" if setup else ""
+    qemu_opts = shape.qemu_opts()
+    pinned = workdir / "pinned.json"
+    if shape.pin_sockets:
+        # a short path: a unix socket's name is limited to 107 bytes
+        qmp_dir = Path(tempfile.mkdtemp(prefix="ns-qmp-"))
+        qmp = qmp_dir / "qmp.sock"
+        qemu_opts += ["-qmp", f"unix:{qmp},server=on,wait=off"]
+        setup_lines = (f"for i in $(seq 1200); do [ -s {pinned} ] && break; sleep 0.1; done\n"
+                       + setup_lines)
     script.write_text(f"""#!/bin/bash
 cut -d' ' -f1 /proc/uptime > {workdir}/uptime
 echo 0 > /proc/sys/kernel/numa_balancing 2>/dev/null  # no page migration behind our back
@@ -288,7 +363,7 @@ echo $? > {workdir}/driver.rc
     cmd = [_vng(), "--run", str(kernel), "--disable-kvm", "--force-9p", "--verbose",
            "--cpus", str(shape.cpus), "--memory", f"{sum(shape.node_mib)}M",
            "--rwdir", str(workdir), "--append",
-           f"modprobe.blacklist={SLOW_MODULES} module_blacklist={SLOW_MODULES}", "--qemu-opts", " ".join(shape.qemu_opts()),
+           f"modprobe.blacklist={SLOW_MODULES} module_blacklist={SLOW_MODULES}", "--qemu-opts", " ".join(qemu_opts),
            "--exec", f"bash {script}"]
     env = {**os.environ, "PATH": f"{Path(cmd[0]).parent}{os.pathsep}{os.environ['PATH']}"}
     t0 = time.monotonic()
@@ -297,6 +372,12 @@ echo $? > {workdir}/driver.rc
     # kernel that never came up under TCG on a loaded host) is the emulator's failure,
     # not numascope's: boot it once more. Once the script ran, nothing is retried.
     for attempt in (1, 2):
+        pinner = None
+        if shape.pin_sockets:
+            pinned.unlink(missing_ok=True)
+            qmp.unlink(missing_ok=True)
+            pinner = threading.Thread(target=pin_vcpus, args=(shape, qmp, pinned), daemon=True)
+            pinner.start()
         rc = _run_vng(cmd, env, workdir, timeout - (time.monotonic() - t0))
         if result.exists() or (workdir / "uptime").exists() or attempt == 2:
             break
@@ -304,6 +385,12 @@ echo $? > {workdir}/driver.rc
         print(f"guest {shape.name}: the kernel never reached our script (vng exit {rc}); "
               f"booting once more (first console: {workdir / 'console-boot1.log'})")
     total = time.monotonic() - t0
+    if shape.pin_sockets:
+        shutil.rmtree(qmp_dir, ignore_errors=True)
+        got = json.loads(pinned.read_text()) if pinned.exists() and pinned.stat().st_size \
+            else {"error": "the vCPUs were never pinned"}
+        if "error" in got:
+            raise RuntimeError(f"guest {shape.name}: {got['error']}")
     if not result.exists():
         tail = (workdir / "console.log").read_text(errors="replace")[-3000:]
         driver = workdir / "driver.log"

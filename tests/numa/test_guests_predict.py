@@ -33,16 +33,20 @@ def ok(step: StepResult) -> StepResult:
 
 
 # Under TCG every vCPU is a host thread emulating loads and stores: a remote node costs
-# nothing more than the local one, and the host (2 CPUs shared with other work) sets the
-# speed: in one boot the four identical nodes' 1-thread smoke figures differed up to 3.7x
-# (0.18 and 0.67 GB/s). So the guests prove the flow, and the ranking only where the model
-# sees a difference larger than the run's own spread between identical nodes (max/min of
-# its per-node 1-thread points): such layouts must be measured in the same order.
+# nothing more than the local one. PREDICT pins each socket's vCPUs to one host CPU, so a
+# socket's throughput is one host CPU's, shared by the ranks on it, as a real socket's
+# memory bandwidth is: layouts with their ranks on both sockets get about twice what layouts
+# on one get, and the model must see it from the smoke run's points (package and node
+# curves). Layouts on the same number of host CPUs are alike, and what the model predicts
+# between them comes from noise in the smoke run (identical nodes' points differed 1.26x in
+# one boot), so the ranking is checked where the model predicts at least RANKED apart, and
+# such a pair must exist in every shape.
+RANKED = 1.5
 
 
 def node_spread(run: StepResult) -> float:
     one = [r["metrics"]["bandwidth"]["median"] for r in run.json()["results"]
-           if r["family"] == "bandwidth" and r["params"].get("threads") == 1
+           if r["family"] == "bandwidth"
            and any(str(d).startswith("N") for d in r["params"].get("domains") or [])]
     assert len(one) == len(PREDICT.node_mib), one
     return max(one) / min(one)
@@ -68,10 +72,10 @@ def test_predict_then_verify_every_layout(predict_guest, ranks):
     print(f"\n{ranks} ranks (identical nodes' spread {tol:.2f}x): " + "; ".join(
         f"{u}: predicted {a:.3g}, measured {b:.3g} GB/s ({e:+.0f} %)" for u, a, b, e in rows))
     print(f"why: {sec['why']}")
-    # predicted best first; where the model sees more than the run's own spread, the
-    # machine agrees
+    # predicted best first; where the model sees one socket against two, the machine agrees
     assert [r[1] for r in rows] == sorted((r[1] for r in rows), reverse=True)
-    for i, a in enumerate(rows):
-        for b in rows[i + 1:]:
-            if a[1] > b[1] * tol:
-                assert a[2] > b[2], f"{a[0]} predicted above {b[0]} but measured below"
+    apart = [(a, b) for i, a in enumerate(rows) for b in rows[i + 1:]
+             if a[1] >= b[1] * max(RANKED, tol)]
+    assert apart, f"the model sees no layout of {ranks} ranks on two sockets beat one on one"
+    for a, b in apart:
+        assert a[2] > b[2], f"{a[0]} predicted above {b[0]} but measured below"
