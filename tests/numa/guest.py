@@ -48,9 +48,8 @@ class Shape:
     # Pin each socket's vCPU threads to one host CPU (socket s: the host's s-th usable CPU,
     # cyclically): under TCG a vCPU's loads and stores run at its host thread's speed, so
     # vCPUs sharing a host CPU share its throughput, as a real socket's cores share its
-    # memory bandwidth. The vCPU threads also get nice VCPU_NICE (where allowed), so that
-    # other work on the host (the rest of the test suite) takes a tenth of a host CPU from
-    # them, not half (a smoke run's cases last a few scheduler slices). The guest's script waits until the pinning is done (pin_vcpus).
+    # memory bandwidth. Its nodes' RAM is faulted in at start, on huge pages where the host
+    # has them. The guest's script waits until the pinning is done (pin_vcpus).
     pin_sockets: bool = False
 
     @property
@@ -254,9 +253,6 @@ def core_path() -> str:
     return str(Path(_core.__file__).resolve())
 
 
-VCPU_NICE = -10     # CFS weight 9548 against a nice-0 thread's 1024: about 90 % of the CPU
-
-
 def host_cpu_of_socket(shape: Shape) -> dict[int, int]:
     """Socket -> the host CPU its vCPU threads are pinned to (Shape.pin_sockets)."""
     hosts = sorted(os.sched_getaffinity(0))
@@ -293,21 +289,17 @@ def pin_vcpus(shape: Shape, sock: Path, done: Path, timeout: float = 120.0) -> N
             if "error" in reply:
                 raise RuntimeError(f"QMP query-cpus-fast: {reply['error']}")
         host = host_cpu_of_socket(shape)
-        pinned, threads, nice = {}, {}, VCPU_NICE
+        pinned, threads = {}, {}
         for cpu in reply["return"]:
             target = host[shape.cpu_socket(cpu["cpu-index"])]
             os.sched_setaffinity(cpu["thread-id"], {target})
             pinned[cpu["cpu-index"]] = target
             threads[cpu["cpu-index"]] = cpu["thread-id"]
-            try:
-                os.setpriority(os.PRIO_PROCESS, cpu["thread-id"], VCPU_NICE)
-            except PermissionError:     # not root: the host's other work weighs as much
-                nice = 0
         if len(pinned) != shape.cpus or len({c["thread-id"] for c in reply["return"]}) < shape.cpus:
             raise RuntimeError(f"QEMU runs {len(pinned)} vCPUs on "
                                f"{len({c['thread-id'] for c in reply['return']})} threads, "
                                f"not {shape.cpus}: no per-vCPU thread to pin (single-threaded TCG)")
-        done.write_text(json.dumps({"pinned": pinned, "threads": threads, "nice": nice,
+        done.write_text(json.dumps({"pinned": pinned, "threads": threads,
                                     "qmp": reply["return"]}))
     except Exception as e:   # noqa: BLE001  (said to the guest, which stops on it)
         done.write_text(json.dumps({"error": f"{type(e).__name__}: {e}"}))

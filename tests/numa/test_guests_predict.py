@@ -35,12 +35,12 @@ def ok(step: StepResult) -> StepResult:
 # Under TCG every vCPU is a host thread emulating loads and stores: a remote node costs
 # nothing more than the local one. PREDICT pins each socket's vCPUs to one host CPU and
 # backs every node with huge pages (guest.Shape.pin_sockets), so a socket's vCPUs share one
-# host CPU as a real socket's cores share its memory bandwidth: on a quiet host the layouts
-# over both sockets measured 3.04 and 3.18/2.32 GB/s against 0.98-1.41 for those on one.
+# host CPU as a real socket's cores share its memory bandwidth: on a quiet host 2 ranks over
+# both sockets measured 2.99 GB/s against 1.23 on one.
 # That is checked here: verify put the ranks where the recipes say and timed them together.
 # The model's ranking is printed, not checked: its points come from one process's threads,
-# which under MTTCG stop each other (a 1-thread point 0.66 GB/s, the 2-thread one 0.99 on
-# the same host CPU; ranks in processes of their own 1.5 each), so the smoke run does not
+# which under MTTCG stop each other (with 2 vCPUs a node: a 1-thread point 0.66 GB/s, the
+# 2-thread one 0.99 on the same host CPU; ranks in processes of their own 1.5 each), so the smoke run does not
 # tell the guest's ranks what they get (docs/advise.md). With other work on the host the
 # sockets stop being independent (a 2-rank layout over both measured 1.22 GB/s against 1.91
 # on one), so beyond QUIET_CPUS of other work on average nothing is checked.
@@ -86,7 +86,8 @@ def test_predict_then_verify_every_layout(predict_guest, ranks):
         return
     two = [r for r in rows if r[4] == 2]
     one = [r for r in rows if r[4] == 1]
-    assert two and one, f"{ranks} ranks: no layout on one socket against one on two"
+    # 2 ranks fit one socket (2 vCPUs) or span both; 4 ranks take all 4 vCPUs
+    assert two and (one or ranks > 2), f"{ranks} ranks: no layout on one socket"
     for a in two:
         for b in one:
             assert a[2] > b[2], f"{a[0]} (two sockets) measured below {b[0]} (one socket)"
