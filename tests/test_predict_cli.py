@@ -124,15 +124,9 @@ def test_a_replayed_machine_predicts_from_its_run_and_refuses_verify(tmp_path):
     assert "--run ID" in line
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_verify_here_end_to_end(tmp_path, threads):
-    """Predict from a planted run of this machine, run the layout for real (small arrays,
-    3 repetitions), and find the verification stored, tagged, with its error."""
-    topo = read_topology("/")
-    cpus = sorted(topo.usable_cpus())
-    if len(cpus) < threads:
-        pytest.skip(f"needs {threads} CPUs")
-    store = tmp_path / "runs.db"
+def planted_run_here(store: Path, topo, cpus: list[int]) -> RunRecord:
+    """A stored run of this machine (host "testhost") with planted 1- and 2-thread triad
+    points on its first node: what --predict reads and --verify measures against."""
     rec = RunRecord.new(profile="quick")
     rec.topology = to_plain(topo)
     rec.host["hostname"] = "testhost"
@@ -142,6 +136,19 @@ def test_verify_here_end_to_end(tmp_path, threads):
     rec.status = "complete"
     with Store.open(store, write=True) as st:
         st.save_run(rec)
+    return rec
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_verify_here_end_to_end(tmp_path, threads):
+    """Predict from a planted run of this machine, run the layout for real (small arrays,
+    3 repetitions), and find the verification stored, tagged, with its error."""
+    topo = read_topology("/")
+    cpus = sorted(topo.usable_cpus())
+    if len(cpus) < threads:
+        pytest.skip(f"needs {threads} CPUs")
+    store = tmp_path / "runs.db"
+    rec = planted_run_here(store, topo, cpus)
     p = cli("--verify", "--threads", str(threads), "--reps", "3", "--json", store=store)
     assert p.returncode == 0, p.stderr
     sec = json.loads(p.stdout)["results"][0]
@@ -180,15 +187,7 @@ def test_verify_two_ranks_here(tmp_path, launch, monkeypatch):
     if len(cpus) < 2 or not shutil.which(launch):
         pytest.skip(f"needs 2 CPUs and {launch}")
     store = tmp_path / "runs.db"
-    rec = RunRecord.new(profile="quick")
-    rec.topology = to_plain(topo)
-    rec.host["hostname"] = "testhost"
-    node = topo.cpus[0].node or 0
-    rec.results = [bw("triad compact 1T", cpus[:1], node, 10.0),
-                   bw("triad compact 2T", cpus[:2], node, 15.0)]
-    rec.status = "complete"
-    with Store.open(store, write=True) as st:
-        st.save_run(rec)
+    planted_run_here(store, topo, cpus)
     env_path = os.environ["PATH"]
     if launch == "numactl":     # a PATH without mpirun: the recipe's numactl lines launch
         hidden = tmp_path / "bin"
