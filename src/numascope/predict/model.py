@@ -265,8 +265,8 @@ def _mem_node(node: int | None, bound: tuple[int, ...],
     return min(bound, key=lambda m: (d.get(m, 1 << 20), m))
 
 
-def _twin(node: int, rec: RunRecord, pts: list[Point]) -> int | None:
-    """A node measured alone with the same number of CPUs and L3 domains as `node`."""
+def _twins(node: int, rec: RunRecord, pts: list[Point]) -> list[int]:
+    """The nodes measured alone with the same number of CPUs and L3 domains as `node`."""
     cpus = cpu_map(rec)
 
     def sig(n: int) -> tuple[int, int]:
@@ -274,7 +274,12 @@ def _twin(node: int, rec: RunRecord, pts: list[Point]) -> int | None:
         return len(mine), len({cpus[c].l3 for c in mine})
     have = sorted({p.node for p in pts if p.node is not None and p.node == p.mem})
     want = sig(node)
-    return next((n for n in have if n != node and sig(n) == want), None)
+    return [n for n in have if n != node and sig(n) == want]
+
+
+def _twin(node: int, rec: RunRecord, pts: list[Point]) -> int | None:
+    """The first of _twins, or None."""
+    return next(iter(_twins(node, rec, pts)), None)
 
 
 def _twin_shape(node: int, mine: list[Point], n: int, k: int, rec: RunRecord,
@@ -285,14 +290,7 @@ def _twin_shape(node: int, mine: list[Point], n: int, k: int, rec: RunRecord,
     above n·P(m)/m below its knee (16 threads saturating a node at 40 GB/s do not mean 2.5
     GB/s a thread), so the linear rule is only the fallback."""
     lo = min(mine, key=lambda p: (p.n, -p.reps))
-    cpus = cpu_map(rec)
-
-    def sig(x: int) -> tuple[int, int]:
-        own = [c for c, v in cpus.items() if v.node == x]
-        return len(own), len({cpus[c].l3 for c in own})
-    for twin in sorted({p.node for p in pts if p.node is not None and p.node == p.mem}):
-        if twin == node or sig(twin) != sig(node):
-            continue
+    for twin in _twins(node, rec, pts):
         theirs = [p for p in pts if p.node == twin and p.mem == twin]
         at_n, at_m = curve(theirs, n, k), curve(theirs, lo.n, lo.l3s)
         if at_n.gbs is None or at_n.extrapolated or not at_m.gbs or at_m.extrapolated:

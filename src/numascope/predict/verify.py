@@ -8,9 +8,10 @@ inside a Slurm allocation), else by the recipe's per-rank numactl lines (taskset
 numactl). The ranks wait at a file barrier and time their repetitions together; each
 rank's figure is the median of the repetitions every rank ran together: each repetition
 is placed in time by the C core's own stamps (its first thread's start and last thread's
-end on CLOCK_MONOTONIC_RAW, one clock for every process; params["rep_spans"]); a repetition outside the window common to all ranks (array set-up differs
-between ranks, so one starts timing before another) measured fewer ranks and is left out
-of the metric, kept in params["alone"] with why. Several ranks repeat enough to time about
+end on CLOCK_MONOTONIC_RAW, one clock for every process; params["rep_spans"]); a
+repetition outside the window common to all ranks (array set-up differs between ranks,
+so one starts timing before another) measured fewer ranks and is left out of the metric,
+kept in params["alone"] with why. Several ranks repeat enough to time about
 OVERLAP_S together. With several ranks a rank's figure is what it moved inside that common
 window divided by the window (its throughput while the job ran: on a busy machine a rank
 descheduled for a while moves less, and the repetitions' median would hide it); one
@@ -190,8 +191,8 @@ def reps_for(pred: Prediction, size_bytes: int | None, reps: int | None) -> int:
 def _kept(params: dict[str, Any], reps: int) -> list[int]:
     """Indices (among all `reps` repetitions) of the reported variant's kept ones: all but
     its excluded_reps (implausibly fast, set aside by the bandwidth family's screen)."""
-    stores = params.get("stores")
-    name = f"{params.get('isa')}{'-nt' if stores == 'streaming' else ''}"
+    from numascope.families.bandwidth.bench import variant_name
+    name = variant_name(params.get("isa"), params.get("stores") == "streaming")
     out = {int(e["rep"]) for e in params.get("excluded_reps") or []
            if e.get("variant") == name}
     return [i for i in range(reps) if i not in out]

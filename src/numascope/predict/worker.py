@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
     res = measure(topo, "triad", cpus=list(me["threads"]), memory=mem,
                   size_bytes=spec.get("size_bytes"), reps=int(spec["reps"]),
                   isa=spec.get("isa", "auto"), nt=spec.get("nt", "auto"), label=f"triad verify rank {rank}")
-    # the timed repetitions ran back to back just before this: verify.overlap places them
+    # params.rep_spans holds each repetition's stamps: verify.overlap sets the ranks' in time
     line = json.dumps({"type": "rank", "rank": rank, "result": res.to_dict(),
                        "affinity": sorted(os.sched_getaffinity(0))})
     tmp = barrier / f".result-{rank}.json"
