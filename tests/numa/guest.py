@@ -288,19 +288,17 @@ def pin_vcpus(shape: Shape, sock: Path, done: Path, timeout: float = 120.0) -> N
                         break
             if "error" in reply:
                 raise RuntimeError(f"QMP query-cpus-fast: {reply['error']}")
+        threads = {cpu["cpu-index"]: cpu["thread-id"] for cpu in reply["return"]}
+        if len(threads) != shape.cpus or len(set(threads.values())) < shape.cpus:
+            raise RuntimeError(f"QEMU runs {len(threads)} vCPUs on "
+                               f"{len(set(threads.values()))} threads, not {shape.cpus}: "
+                               "no per-vCPU thread to pin (single-threaded TCG)")
         host = host_cpu_of_socket(shape)
-        pinned, threads = {}, {}
-        for cpu in reply["return"]:
-            target = host[shape.cpu_socket(cpu["cpu-index"])]
-            os.sched_setaffinity(cpu["thread-id"], {target})
-            pinned[cpu["cpu-index"]] = target
-            threads[cpu["cpu-index"]] = cpu["thread-id"]
-        if len(pinned) != shape.cpus or len({c["thread-id"] for c in reply["return"]}) < shape.cpus:
-            raise RuntimeError(f"QEMU runs {len(pinned)} vCPUs on "
-                               f"{len({c['thread-id'] for c in reply['return']})} threads, "
-                               f"not {shape.cpus}: no per-vCPU thread to pin (single-threaded TCG)")
-        done.write_text(json.dumps({"pinned": pinned, "threads": threads,
-                                    "qmp": reply["return"]}))
+        pinned = {}
+        for cpu, tid in threads.items():
+            pinned[cpu] = host[shape.cpu_socket(cpu)]
+            os.sched_setaffinity(tid, {pinned[cpu]})
+        done.write_text(json.dumps({"pinned": pinned, "threads": threads}))
     except Exception as e:   # noqa: BLE001  (said to the guest, which stops on it)
         done.write_text(json.dumps({"error": f"{type(e).__name__}: {e}"}))
 
@@ -321,27 +319,39 @@ def _jiffies() -> tuple[int, dict[int, int]]:
     return busy, by_session
 
 
+def _sample(proc: subprocess.Popen, cmd: list[str], timeout: float,
+            deadline: float) -> tuple[int, int]:
+    """Wait for `proc`, sampling every second; (jiffies of its session, of all CPUs)."""
+    prev, ours, total = _jiffies(), 0, 0
+    while proc.poll() is None:
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(cmd, timeout)
+        time.sleep(1.0)
+        now = _jiffies()
+        total += now[0] - prev[0]
+        ours += max(0, now[1].get(proc.pid, 0) - prev[1].get(proc.pid, 0))
+        prev = now
+    return ours, total
+
+
 def _run_vng(cmd: list[str], env: dict, workdir: Path, timeout: float,
              foreign: list[float] | None = None) -> int:
     """One boot; its console (kernel log and our script's stray output) in console.log.
     `foreign` (when given) gets the host CPUs' worth of time processes outside the boot's
     session used while it ran, sampled every second (a process's time is counted while it
-    lives: the first and last second are approximate)."""
+    lives: the first and last second are approximate); without it the boot is only waited
+    for."""
     with open(workdir / "console.log", "wb") as console:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
                                 stderr=subprocess.STDOUT, env=env, cwd=workdir,
                                 start_new_session=True)
         t0, deadline = time.monotonic(), time.monotonic() + max(timeout, 1)
-        prev, ours, total = _jiffies(), 0, 0
+        ours = total = 0
         try:
-            while proc.poll() is None:
-                if time.monotonic() > deadline:
-                    raise subprocess.TimeoutExpired(cmd, timeout)
-                time.sleep(1.0)
-                now = _jiffies()
-                total += now[0] - prev[0]
-                ours += max(0, now[1].get(proc.pid, 0) - prev[1].get(proc.pid, 0))
-                prev = now
+            if foreign is None:
+                proc.wait(timeout=max(timeout, 1))
+            else:
+                ours, total = _sample(proc, cmd, timeout, deadline)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -406,13 +416,12 @@ echo $? > {workdir}/driver.rc
     # kernel that never came up under TCG on a loaded host) is the emulator's failure,
     # not numascope's: boot it once more. Once the script ran, nothing is retried.
     for attempt in (1, 2):
-        pinner = None
-        if shape.pin_sockets:
+        foreign: list[float] | None = None
+        if shape.pin_sockets:       # pinned, and the host's other work accounted
             pinned.unlink(missing_ok=True)
             qmp.unlink(missing_ok=True)
-            pinner = threading.Thread(target=pin_vcpus, args=(shape, qmp, pinned), daemon=True)
-            pinner.start()
-        foreign: list[float] = []
+            threading.Thread(target=pin_vcpus, args=(shape, qmp, pinned), daemon=True).start()
+            foreign = []
         rc = _run_vng(cmd, env, workdir, timeout - (time.monotonic() - t0), foreign)
         if result.exists() or (workdir / "uptime").exists() or attempt == 2:
             break
@@ -438,4 +447,4 @@ echo $? > {workdir}/driver.rc
     boot_s = float(uptime.read_text()) if uptime.exists() else data["uptime_at_start"]
     return GuestRun(shape, release, boot_s, total,
                     {s["name"]: StepResult(**s) for s in data["steps"]}, workdir,
-                    foreign[0] if shape.pin_sockets and foreign else None)
+                    foreign[0] if foreign else None)
