@@ -64,7 +64,8 @@ def _signal_state_unchanged(request):
 # shuffled order put them there, one of them is the suite's tail. They go first, the
 # longest first, so that each starts at once on a worker of its own; the rest keeps
 # pytest-randomly's order (a stable sort).
-SLOW_MODULES = ("tests/numa/test_guests.py", "tests/numa/test_guests_predict.py")
+SLOW_MODULES = ("tests/numa/test_guests.py", "tests/numa/test_guests_predict.py",
+                "tests/numa/test_guests_predict_2n.py")
 
 
 def pytest_collection_modifyitems(config, items):

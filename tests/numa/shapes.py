@@ -57,11 +57,17 @@ ROUND_ROBIN = Shape("rr4n", sockets=1, cpu_nodes=(0, 1, 2, 3, 0, 1, 2, 3),
 # layouts, and took the boot from about 130 s to 290 s: most of the suite's time.)
 PREDICT = Shape("2s4n-predict", sockets=2, cpu_nodes=(0, 1, 2, 3), node_mib=(256,) * 4,
                 distances={(0, 1): 12, (2, 3): 12}, default_distance=32, pin_sockets=True)
-PREDICT_STORE = f"{GUEST_LOCAL}/predict.db"
 PREDICT_RANKS = (2, 4)
 
+# (d') the same on two nodes of two vCPUs, a node a socket: 2 ranks inside one node or one
+# on each. (Its 4 ranks would take all 4 vCPUs, one layout: nothing to rank, so not run.)
+PREDICT_2N = Shape("2s2n-predict", sockets=2, cpu_nodes=(0, 0, 1, 1), node_mib=(256,) * 2,
+                   default_distance=32, pin_sockets=True)
+PREDICT_2N_RANKS = (2,)
+PREDICT_STORE = f"{GUEST_LOCAL}/predict.db"
 
-def steps_predict() -> list[Step]:
+
+def steps_predict(ranks: tuple[int, ...]) -> list[Step]:
     return [
         Step("predict-run", ["run", "--smoke", "--stage", "bandwidth", "--stage", "matrix",
                              "--store", PREDICT_STORE, "--no-report", "--json"]),
@@ -69,7 +75,7 @@ def steps_predict() -> list[Step]:
         # (advise's own count, about 2 s of it on a real machine, costs minutes under TCG)
         *[Step(f"verify-{r}", ["advise", "--verify", "--ranks", str(r), "--threads", "1",
                                "--reps", "40", "--store", PREDICT_STORE, "--json"])
-          for r in PREDICT_RANKS],
+          for r in ranks],
     ]
 
 
