@@ -231,3 +231,27 @@ def test_verify_without_time_stamps_is_an_error():
     spans = [(0, 1), (1, 2), (2, 3)]
     with pytest.raises(MeasurementError, match="rank 1 .*no time stamps"):
         overlap([_rank_line(0, spans, 1.0), _rank_line(1, spans, 1.0, stamps=False)])
+
+
+def test_the_cli_says_verify_s_own_repetitions_and_units():
+    from numascope.cli import advise
+    from numascope.predict import verify
+    assert (advise.VERIFY_REPS, advise.VERIFY_UNITS) == (verify.REPS, verify.UNITS)
+
+
+def test_verify_measures_a_layout_over_fresh_allocations():
+    """unit_rule: exactly UNITS units of reps/UNITS repetitions (at least UNIT_REPS), the
+    steady rule stopping there whatever it judged."""
+    from numascope.predict.verify import UNIT_REPS, UNITS, unit_rule
+    from numascope.steady import repeat
+    for reps, per in ((12, 3), (40, 10), (1, UNIT_REPS), (41, 11)):
+        rule = unit_rule(reps)
+        assert rule.per_unit == per and rule.min_units == UNITS
+        calls: list[int] = []
+
+        def unit(n, calls=calls):
+            calls.append(n)
+            return [[1.0 + 0.3 * (i % 2)] * n for i in range(len(calls))]   # never steady
+        v = repeat(unit, rule)
+        assert calls == [per] * UNITS and v.reps == per * UNITS
+

@@ -27,7 +27,8 @@ HELP = ("readiness checks of this machine (governor, NUMA balancing, THP, SMT, â
         "job shape its launcher lines and (--predict, --verify) the bandwidth each layout "
         "gets")
 ORDER = 84
-VERIFY_REPS = 10        # numascope.predict.verify.REPS
+VERIFY_REPS = 12        # numascope.predict.verify.REPS (the CLI loads without it)
+VERIFY_UNITS = 4        # numascope.predict.verify.UNITS
 SECTIONS = ("readiness", "recipe", "predict", "advice")
 
 
@@ -64,7 +65,8 @@ def register(p: argparse.ArgumentParser) -> None:
                    help="the most one thread of the code asks (GB/s): ranks are held to it")
     g.add_argument("--reps", type=int, metavar="N",
                    help=f"--verify: timed repetitions per layout (default: {VERIFY_REPS}, "
-                        "several ranks enough to time about 2 s together)")
+                        f"one rank's over {VERIFY_UNITS} fresh allocations; several ranks: "
+                        "enough to time about 2 s together)")
 
 
 def main(args: argparse.Namespace) -> int:

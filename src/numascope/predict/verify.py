@@ -5,17 +5,22 @@ over memory bound to each rank's nodes (first touch on a one-node machine), as t
 launches it: one process for one rank; for several ranks, one process each started by
 `mpirun` with the recipe's own --map-by/rankfile line when Open MPI is installed (by `srun`
 inside a Slurm allocation), else by the recipe's per-rank numactl lines (taskset without
-numactl). The ranks wait at a file barrier and time their repetitions together; each
-rank's figure is the median of the repetitions every rank ran together: each repetition
+numactl). One rank is measured over UNITS fresh allocations (units), as the run's points
+were (numascope.steady: repetitions inside one allocation agree far more closely than
+allocations do); its figure is the median of its repetitions over the units, the
+convention of the run's points. Several ranks are measured over one allocation each:
+their arrays are set up at each rank's own speed, so only a long run of repetitions
+overlaps (units of a few repetitions each overlapped for a fraction of their time in the
+test guests, and measured up to 1.5x the one-allocation figure). The ranks wait at a
+file barrier and time their repetitions together: each repetition
 is placed in time by the C core's own stamps (its first thread's start and last thread's
 end on CLOCK_MONOTONIC_RAW, one clock for every process; params["rep_spans"]); a
 repetition outside the window common to all ranks (array set-up differs between ranks,
 so one starts timing before another) measured fewer ranks and is left out of the metric,
 kept in params["alone"] with why. Several ranks repeat enough to time about
-OVERLAP_S together. With several ranks a rank's figure is what it moved inside that common
+OVERLAP_S together. A rank's figure is then what it moved inside that common
 window divided by the window (its throughput while the job ran: on a busy machine a rank
-descheduled for a while moves less, and the repetitions' median would hide it); one
-rank's is the median of its repetitions, the convention of the run's points. The job's
+descheduled for a while moves less, and the repetitions' median would hide it). The job's
 figure is the sum over ranks.
 
 Stored as one run per layout, tagged verify=RxT and recipe=<label>, its results family
@@ -34,6 +39,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from numascope import steady
 from numascope.errors import MeasurementError
 from numascope.predict.model import Prediction
 from numascope.predict.plan import Candidate
@@ -45,7 +51,9 @@ from numascope.topology.model import Topology
 TIMEOUT_S = 600.0
 OVERLAP_S = 2.0          # seconds of timed repetitions per rank when several run together
 MAX_REPS = 400
-REPS = 10                # one rank's repetitions (advise --reps changes it)
+REPS = 12                # a layout's repetitions (advise --reps changes it)
+UNITS = steady.MIN_UNITS  # fresh allocations one rank is measured over, as the run's points
+UNIT_REPS = 3            # the fewest repetitions a unit holds
 WORKER = [sys.executable, str(Path(__file__).with_name("worker.py"))]
 
 
@@ -137,9 +145,19 @@ def code_of(rec: RunRecord) -> tuple[int | None, str, str]:
     return (size if isinstance(size, int) else None), top.params.get("isa") or "auto", nt
 
 
+def unit_rule(reps: int, units: int = UNITS) -> steady.Steady:
+    """`units` fresh allocations of reps/units repetitions each (at least UNIT_REPS), no
+    more and no fewer: one rank is measured as the run's points were (numascope.steady:
+    one allocation against a figure taken over several would compare a page placement
+    with the machine)."""
+    per = max(UNIT_REPS, -(-reps // units))
+    return steady.Steady(min_units=units, min_reps=units * per, max_reps=units * per)
+
+
 def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps: int,
                   isa: str = "auto", nt: str = "auto") -> tuple[str, list[BenchResult]]:
-    """(launcher, one result per rank, in rank order)."""
+    """(launcher, one result per rank, in rank order): one rank over UNITS fresh
+    allocations (unit_rule), several ranks over one allocation each (module doc)."""
     how = launcher(cand)
     lay = cand.recipe.layout
     if how == "process":
@@ -149,7 +167,7 @@ def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps:
         mem = MemorySpec("bind", s.mem_nodes) if s.mem_nodes and len(topo.nodes) > 1 \
             else MemorySpec()
         return how, [measure(topo, "triad", cpus=list(s.threads), memory=mem,
-                             size_bytes=size_bytes, reps=reps, isa=isa, nt=nt,
+                             size_bytes=size_bytes, reps=unit_rule(reps), isa=isa, nt=nt,
                              label="triad verify rank 0")]
     with tempfile.TemporaryDirectory(prefix="numascope-verify-") as tmp:
         d = Path(tmp)
@@ -174,8 +192,9 @@ def measure_ranks(topo: Topology, cand: Candidate, size_bytes: int | None, reps:
 
 
 def reps_for(pred: Prediction, size_bytes: int | None, reps: int | None) -> int:
-    """`reps` when given; else REPS, and for several ranks enough to time about OVERLAP_S
-    together (at the slowest rank's predicted speed)."""
+    """A layout's repetitions (one rank: over all its units): `reps` when given; else
+    REPS, and for several ranks enough to time about OVERLAP_S together (at the slowest
+    rank's predicted speed)."""
     if reps is not None:
         return reps
     reps = REPS

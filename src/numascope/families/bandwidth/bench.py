@@ -404,7 +404,7 @@ def _joined(raws: list[dict]) -> dict:
     """The C core's answers of several batches as one: each variant's repetitions (times,
     thread stamps) in the order measured; the first batch's pages and set-up time."""
     out = dict(raws[0])
-    for key in ("times", "thread_starts", "thread_ends"):
+    for key in ("times", "thread_starts", "thread_ends", "rep_spans"):
         if key in out:
             out[key] = [[x for r in raws for x in r[key][v]] for v in range(len(out[key]))]
     return out
