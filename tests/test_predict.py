@@ -64,6 +64,21 @@ def test_a_measured_shape_is_its_measurement():
     assert [x.split(":")[0] for x in p.no_data] == ["idle latency N0->N0", "loaded latency on node 0"]
 
 
+def test_a_bimodal_point_is_said_where_it_is_used():
+    """The outlier screen found two modes in a point's repetitions (a machine moving between
+    two states, as this development VM's memory did): its median is one mode, and the
+    prediction says so, and only of the points it used."""
+    two = bw("triad compact 2T", [0, 1], 12.0)
+    two.params["bimodal"] = {"modes": [12.0, 19.0]}
+    p = predict(rec(NODE0[0], two, *NODE0[2:]), [RankShape(0, (0, 1), (0,))])
+    assert p.used == [p.used[0]] and p.used[0]["bimodal"] is True
+    assert [n for n in p.notes if "bimodal" in n] == [
+        ("triad compact 2T: repetitions in two modes (bimodal); its median is one of them, "
+         "and a check may measure the other")]
+    one = predict(rec(NODE0[0], two, *NODE0[2:]), [RankShape(0, (0,), (0,))])
+    assert "bimodal" not in one.used[0] and not [n for n in one.notes if "bimodal" in n]
+
+
 def test_a_thread_count_never_measured_is_said_to_be_extrapolated():
     r = rec(bw("triad compact 1T", [0], 10.0), bw("triad compact 2T", [0, 1], 12.0))
     p = predict(r, [RankShape(0, (0, 1, 2), ())])      # 3 threads over 2 L3s: packed

@@ -84,6 +84,7 @@ def _verified(run: Any) -> dict[str, Any]:
             "error_percent": total.params["error_percent"],
             "ranks": [{"rank": r.params["rank"], "gbs": r.params["measured_gbs"],
                        "n": len(r.metrics["bandwidth"].values),
+                       "bimodal": bool(r.params.get("bimodal")),
                        "predicted_gbs": r.params["predicted_gbs"],
                        "error_percent": r.params["error_percent"]}
                       for r in run.results if r.case != "triad verify total"]}
@@ -120,12 +121,16 @@ def render(sec: dict[str, Any], say: Callable[..., None], command: Callable[...,
         if v:
             say(f"measured ({v['launcher']}, run {v['run_id']}): total {v['total_gbs']:.3g} "
                 f"GB/s (error {_pct(v['error_percent'])}); per rank "
-                + ", ".join(f"{r['gbs']:.3g} ({_pct(r['error_percent'])})"
+                + ", ".join(f"{r['gbs']:.3g} ({_pct(r['error_percent'])}"
+                            + (", bimodal)" if r.get("bimodal") else ")")
                             for r in v["ranks"]), 8, " " * 6)
         for x in p["extrapolated"]:
             say("extrapolated: " + x, 8, " " * 6)
         for x in p["no_data"]:
             say(x, 8, " " * 6)
-        say("from: " + "; ".join(f"{u['case']} {u['median']:.4g} {u['unit']} (n={u['n']})"
+        for x in p["notes"]:
+            say("note: " + x, 8, " " * 6)
+        say("from: " + "; ".join(f"{u['case']} {u['median']:.4g} {u['unit']} (n={u['n']}"
+                                 + (", bimodal)" if u.get("bimodal") else ")")
                                  for u in p["used"]), 8, " " * 6)
     say("why: " + sec["why"])

@@ -67,6 +67,7 @@ class Point:
     l3s: int                       # L3 domains its threads use
     gbs: float                     # median GB/s
     reps: int
+    bimodal: bool = False          # its repetitions fell in two modes (the outlier screen)
 
     @property
     def n(self) -> int:
@@ -74,7 +75,8 @@ class Point:
 
     def used(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "case": self.case, "metric": "bandwidth",
-                "median": round(self.gbs, 4), "unit": "GB/s", "n": self.reps}
+                "median": round(self.gbs, 4), "unit": "GB/s", "n": self.reps} | \
+            ({"bimodal": True} if self.bimodal else {})
 
 
 @dataclass
@@ -181,7 +183,8 @@ def points(rec: RunRecord, kernel: str = KERNEL) -> list[Point]:
         pkgs = {cpus[c].package for c in cs}
         out.append(Point(rec.run_id, r.case, cs, nodes.pop() if len(nodes) == 1 else None,
                          pkgs.pop() if len(pkgs) == 1 else None, _pages_node(r, cpus),
-                         len({cpus[c].l3 for c in cs}), m.median, len(m.values)))
+                         len({cpus[c].l3 for c in cs}), m.median, len(m.values),
+                         bool(r.params.get("bimodal"))))
     return out
 
 
@@ -402,6 +405,12 @@ def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
                               f"{len(mine)} threads")
     _latency(rec, pred, table, gbs, used)
     pred.used = list(used.values())
+    two = [u["case"] for u in pred.used if u.get("bimodal")]
+    if two:
+        # the median of a bimodal point is one of its modes: the machine moved between two
+        # states while it was measured, and a check may meet the other one
+        pred.notes.append(f"{', '.join(two)}: repetitions in two modes (bimodal); its median "
+                          "is one of them, and a check may measure the other")
     return pred
 
 
