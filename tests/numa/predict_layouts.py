@@ -18,9 +18,19 @@ nothing is compared, and the test says so."""
 from __future__ import annotations
 
 import pytest
-from guest import GuestRun, Shape, StepResult, host_cpu_of_socket
+from guest import GuestRun, Shape, StepResult, boot, host_cpu_of_socket
+from shapes import steps_predict
 
 QUIET_CPUS = 0.5
+
+
+def boot_predict(shape: Shape, ranks: tuple[int, ...], tmp_path_factory) -> GuestRun:
+    """One boot of `shape`: its smoke run, then every layout of each rank count verified."""
+    run = boot(shape, steps_predict(ranks), tmp_path_factory.mktemp(shape.name))
+    print(f"\nguest {shape.name} ({run.kernel}): boot {run.boot_seconds:.0f} s, total "
+          f"{run.total_seconds:.0f} s, other work on the host {run.foreign_cpus:.2f} CPUs; "
+          + ", ".join(f"{s.name} {s.seconds:.1f} s" for s in run.steps.values()))
+    return run
 
 
 def ok(step: StepResult) -> StepResult:

@@ -9,9 +9,9 @@ checked, and why rankings only on a quiet host."""
 from __future__ import annotations
 
 import pytest
-from guest import GuestRun, boot, missing
-from predict_layouts import check_every_layout
-from shapes import PREDICT, PREDICT_RANKS, steps_predict
+from guest import GuestRun, missing
+from predict_layouts import boot_predict, check_every_layout
+from shapes import PREDICT, PREDICT_RANKS
 
 _WHY = missing()
 pytestmark = [pytest.mark.numa,
@@ -20,11 +20,7 @@ pytestmark = [pytest.mark.numa,
 
 @pytest.fixture(scope="module")
 def predict_guest(tmp_path_factory) -> GuestRun:
-    run = boot(PREDICT, steps_predict(PREDICT_RANKS), tmp_path_factory.mktemp(PREDICT.name))
-    print(f"\nguest {PREDICT.name} ({run.kernel}): boot {run.boot_seconds:.0f} s, total "
-          f"{run.total_seconds:.0f} s, other work on the host {run.foreign_cpus:.2f} CPUs; "
-          + ", ".join(f"{s.name} {s.seconds:.1f} s" for s in run.steps.values()))
-    return run
+    return boot_predict(PREDICT, PREDICT_RANKS, tmp_path_factory)
 
 
 @pytest.mark.parametrize("ranks", PREDICT_RANKS)

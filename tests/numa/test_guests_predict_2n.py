@@ -6,9 +6,9 @@ every layout of a 2-rank shape predicted and verified under mpirun."""
 from __future__ import annotations
 
 import pytest
-from guest import GuestRun, boot, missing
-from predict_layouts import check_every_layout
-from shapes import PREDICT_2N, PREDICT_2N_RANKS, steps_predict
+from guest import GuestRun, missing
+from predict_layouts import boot_predict, check_every_layout
+from shapes import PREDICT_2N, PREDICT_2N_RANKS
 
 _WHY = missing()
 pytestmark = [pytest.mark.numa,
@@ -17,12 +17,7 @@ pytestmark = [pytest.mark.numa,
 
 @pytest.fixture(scope="module")
 def predict_guest_2n(tmp_path_factory) -> GuestRun:
-    run = boot(PREDICT_2N, steps_predict(PREDICT_2N_RANKS),
-               tmp_path_factory.mktemp(PREDICT_2N.name))
-    print(f"\nguest {PREDICT_2N.name} ({run.kernel}): boot {run.boot_seconds:.0f} s, total "
-          f"{run.total_seconds:.0f} s, other work on the host {run.foreign_cpus:.2f} CPUs; "
-          + ", ".join(f"{s.name} {s.seconds:.1f} s" for s in run.steps.values()))
-    return run
+    return boot_predict(PREDICT_2N, PREDICT_2N_RANKS, tmp_path_factory)
 
 
 @pytest.mark.parametrize("ranks", PREDICT_2N_RANKS)
