@@ -1,7 +1,7 @@
 """`advise --predict / --verify` in a QEMU guest with two nodes of two vCPUs, each node a
 package: the 2-node case of test_guests_predict.py, a module of its own for the same reason
 (pytest-xdist gives each module one worker). One boot: a smoke bandwidth + matrix run, then
-every layout of a 2-rank shape predicted and verified under mpirun."""
+every layout of a 2-rank and a 4-rank shape predicted and verified under mpirun."""
 
 from __future__ import annotations
 
