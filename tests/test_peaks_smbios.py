@@ -30,6 +30,7 @@ def test_ddr5_genoa_one_dimm_per_channel():
     assert empty.type is None and empty.speed_mts is None and empty.locator == "DIMM 1"
     p = dram.from_slots(s, "test")
     assert (p.channels, p.mts, p.gbs, p.type) == (12, 4800, 460.8, "DDR5")
+    assert p.dimms_per_channel == 1
     assert any("12 empty slots of 24" in n for n in p.notes)
 
 
@@ -41,13 +42,26 @@ def test_ddr4_two_sockets_mixed_speeds_and_two_dimms_per_channel():
     assert p.channels == 12 and p.mts == 2666
     assert p.gbs == pytest.approx(12 * 2666 * 8 / 1000)
     assert any("slowest, 2666 MT/s, governs" in n for n in p.notes)
-    assert any("16 DIMMs on 12 channels" in n for n in p.notes)
+    assert any("16 DIMMs on 12 channels (2 per channel on some)" in n for n in p.notes)
+    assert p.dimms_per_channel is None          # 4 channels hold 2, 8 hold 1
+
+
+def test_two_dimms_on_every_channel():
+    """DIMM_A1/A2 and DIMM_B1/B2: 2 DIMMs per channel, recorded (a reference matches it)."""
+    text = "".join(
+        f"Handle 0x00{i}0, DMI type 17, 40 bytes\nMemory Device\n\tSize: 16384 MB\n"
+        f"\tLocator: DIMM_{c}{k}\n\tBank Locator: NODE 1\n\tType: DDR4\n"
+        "\tSpeed: 3200 MT/s\n\tConfigured Memory Speed: 2933 MT/s\n\n"
+        for i, (c, k) in enumerate([("A", 1), ("A", 2), ("B", 1), ("B", 2)]))
+    p = dram.from_slots(smbios.parse_dmidecode(text), "t")
+    assert (p.channels, p.dimms_per_channel, p.mts) == (2, 2, 2933)
+    assert any("4 DIMMs on 2 channels (2 per channel)" in n for n in p.notes)
 
 
 def test_ddr4_unnamed_channels_assumes_one_per_channel_and_uses_configured_speed():
     s = slots("ddr4_unnamed_channels")
     p = dram.from_slots(s, "test")
-    assert (p.channels, p.mts) == (4, 2933)
+    assert (p.channels, p.mts, p.dimms_per_channel) == (4, 2933, None)
     assert p.gbs == pytest.approx(93.856)
     assert any("assumed one DIMM per channel" in n for n in p.notes)
     assert any("rated up to 3200" in n for n in p.notes)

@@ -132,6 +132,21 @@ def test_everything_matching_names_the_fields_that_matched(tmp_path):
     assert all(r.startswith("dell-naples-") for r in found)
 
 
+def test_dimms_per_channel_read_from_smbios_match_or_exclude(tmp_path):
+    """Where SMBIOS names each DIMM's channel (peaks.dram.from_slots), the DIMMs per channel
+    are recorded: a match then names them, and a host with 2 per channel does not take a
+    1-per-channel study (a second DIMM on a channel changes its timing)."""
+    host = _host(tmp_path)
+    host["peaks"]["dram"]["dimms_per_channel"] = 1
+    m = next(m for m in refs.matches(host) if m.ref.id == "dell-naples-triad-all-cores")
+    assert "DIMMs per channel" in m.matched
+    assert not any("DIMMs per channel not recorded" in n for n in m.notes)
+    host["peaks"]["dram"]["dimms_per_channel"] = 2
+    assert "dell-naples-triad-all-cores" not in _ids(host)
+    ref = next(r for r in refs.load() if r.id == "dell-naples-triad-all-cores")
+    assert "DIMMs per channel: the reference had 1, this host 2" in refs.mismatches(host, ref)
+
+
 def test_the_right_model_in_another_memory_mode_matches_nothing(tmp_path):
     host = _host(tmp_path, nodes_per_socket=1)
     assert host["memory_mode"] == "NPS1"

@@ -142,7 +142,8 @@ def dram_peak(topo: Topology | None, memory: str | None = None,
         origin = "smbios"
     return {"value": p.gbs, "unit": "GB/s", "status": "known", "reason": "",
             "formula": p.formula, "source": p.source, "origin": origin, "notes": p.notes,
-            "channels": p.channels, "mts": p.mts, "type": p.type}
+            "channels": p.channels, "mts": p.mts, "type": p.type,
+            "dimms_per_channel": p.dimms_per_channel}
 
 
 SMBIOS_DISAGREES = "SMBIOS"     # the start of the note _smbios_disagrees writes

@@ -28,6 +28,9 @@ class DramPeak:
     source: str                  # "--memory", "dmidecode -t 17", "/sys/firmware/dmi/…"
     formula: str
     notes: list[str] = field(default_factory=list)
+    # DIMMs on each populated channel, when the BIOS names the channels and every one holds
+    # as many (None: unnamed, mixed, or given with --memory)
+    dimms_per_channel: int | None = None
 
 
 _SPEC = re.compile(r"^\s*(\d+)\s*[x×*]\s*(?:((?:LP)?DDR\d*X?|HBM\d*E?)\s*-?\s*)?(\d+)\s*"
@@ -101,11 +104,15 @@ def from_slots(slots: list[DimmSlot], source: str) -> DramPeak:
         notes.append(f"DIMMs rated up to {max(rated)} MT/s run at {mts} MT/s (configured "
                      "speed used)")
     chans = [channel_of(s) for s in dimms]
+    dpc = None
     if all(c is not None for c in chans):
         channels = len(set(chans))
+        per = {chans.count(c) for c in set(chans)}
+        dpc = per.pop() if len(per) == 1 else None
         if channels < len(dimms):
-            notes.append(f"{len(dimms)} DIMMs on {channels} channels (2 per channel on some): "
-                         "channels count, not DIMMs")
+            how = f"{dpc} per channel" if dpc else "2 per channel on some"
+            notes.append(f"{len(dimms)} DIMMs on {channels} channels ({how}): channels "
+                         "count, not DIMMs")
     else:
         channels = len(dimms)
         notes.append("channel of each slot not named by the BIOS: assumed one DIMM per "
@@ -116,4 +123,5 @@ def from_slots(slots: list[DimmSlot], source: str) -> DramPeak:
         notes.append(f"{empty} empty slot{'s' if empty != 1 else ''} of {len(slots)}")
     gbs = dram_peak_gbs(channels, mts)
     return DramPeak(gbs, channels, mts, "/".join(types) or None, source,
-                    f"{channels} populated channels × {mts} MT/s × 8 B = {gbs:g} GB/s", notes)
+                    f"{channels} populated channels × {mts} MT/s × 8 B = {gbs:g} GB/s", notes,
+                    dpc)
