@@ -60,16 +60,25 @@ def _signal_state_unchanged(request):
 
 
 # The QEMU guests' modules take minutes each (a boot runs a guest's every command) and
-# pytest-xdist gives a module to one worker (--dist loadscope): started last, after the
-# shuffled order put them there, one of them is the suite's tail. They go first, the
-# longest first, so that each starts at once on a worker of its own; the rest keeps
-# pytest-randomly's order (a stable sort).
+# pytest-xdist gives a module to one worker (--dist loadscope): started last, one of them is
+# the suite's tail. They go first, the longest first, so that each starts at once; then the
+# other modules, those with more tests first (xdist's own order, which would put a guest
+# module of 2 tests near the end: the Makefile turns it off with --no-loadscope-reorder so
+# that this one holds), ties in pytest-randomly's order (a stable sort).
 SLOW_MODULES = ("tests/numa/test_guests.py", "tests/numa/test_guests_predict.py",
                 "tests/numa/test_guests_predict_2n.py")
 
 
 def pytest_collection_modifyitems(config, items):
-    def first(item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        return SLOW_MODULES.index(path) if path in SLOW_MODULES else len(SLOW_MODULES)
+    def module(item) -> str:
+        return item.nodeid.split("::", 1)[0]
+    count: dict[str, int] = {}
+    for it in items:
+        count[module(it)] = count.get(module(it), 0) + 1
+
+    def first(item) -> tuple[int, int]:
+        path = module(item)
+        if path in SLOW_MODULES:
+            return (SLOW_MODULES.index(path), 0)
+        return (len(SLOW_MODULES), -count[path])
     items.sort(key=first)
