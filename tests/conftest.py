@@ -65,8 +65,7 @@ def _signal_state_unchanged(request):
 # other modules, those with more tests first (xdist's own order, which would put a guest
 # module of 2 tests near the end: the Makefile turns it off with --no-loadscope-reorder so
 # that this one holds), ties in pytest-randomly's order (a stable sort).
-SLOW_MODULES = ("tests/numa/test_guests.py", "tests/numa/test_guests_predict.py",
-                "tests/numa/test_guests_predict_2n.py")
+SLOW_MODULES = ("tests/numa/test_guests.py", "tests/numa/test_guests_predict.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,8 +1,10 @@
-"""`advise --predict / --verify` in a QEMU guest with two packages of two nodes each: a
-module of its own, so that its boot runs beside the other guests' (pytest-xdist gives each
-module one worker) instead of after them.
+"""`advise --predict / --verify` in two QEMU guests: two packages of two nodes each (PREDICT)
+and two nodes of two vCPUs, each node a package (PREDICT_2N). A module of its own, so that
+its boots run beside the other guests' module (pytest-xdist gives each module one worker),
+one after the other: two guests booting beside a third share the host's CPUs and every one
+of them slows.
 
-One boot runs a smoke bandwidth + matrix run, then predicts and verifies every layout of a
+Each boot runs a smoke bandwidth + matrix run, then predicts and verifies every layout of a
 2-rank and a 4-rank shape under mpirun (shapes.steps_predict); predict_layouts says what is
 checked, and why rankings only on a quiet host."""
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import pytest
 from guest import GuestRun, missing
 from predict_layouts import boot_predict, check_every_layout
-from shapes import PREDICT, PREDICT_RANKS
+from shapes import PREDICT, PREDICT_2N, PREDICT_2N_RANKS, PREDICT_RANKS
 
 _WHY = missing()
 pytestmark = [pytest.mark.numa,
@@ -23,6 +25,16 @@ def predict_guest(tmp_path_factory) -> GuestRun:
     return boot_predict(PREDICT, PREDICT_RANKS, tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def predict_guest_2n(tmp_path_factory) -> GuestRun:
+    return boot_predict(PREDICT_2N, PREDICT_2N_RANKS, tmp_path_factory)
+
+
 @pytest.mark.parametrize("ranks", PREDICT_RANKS)
-def test_predict_then_verify_every_layout(predict_guest, ranks):
+def test_four_nodes_predict_then_verify_every_layout(predict_guest, ranks):
     check_every_layout(predict_guest, PREDICT, ranks)
+
+
+@pytest.mark.parametrize("ranks", PREDICT_2N_RANKS)
+def test_two_nodes_predict_then_verify_every_layout(predict_guest_2n, ranks):
+    check_every_layout(predict_guest_2n, PREDICT_2N, ranks)
