@@ -167,9 +167,11 @@ def test_verify_here_end_to_end(tmp_path, threads):
     assert cases == ["triad verify rank 0", "triad verify total"]
     r0 = next(r for r in got.results if r.case == "triad verify rank 0")
     assert r0.placement["cpus"] == list(it["prediction"]["ranks"][0]["cpus"])
-    # --reps 3: 4 fresh allocations (verify.UNITS) of at least 3 repetitions each
-    assert r0.params["array_bytes"] == 8 << 20 and len(r0.metrics["bandwidth"].values) == 12
-    assert r0.params["steady"]["batches"] == 4 and len(r0.params["rep_spans"]) == 12
+    # --reps 3: 4 fresh allocations (verify.UNITS) of at least 3 repetitions each (the
+    # screen may set an implausibly fast one aside: its span is kept)
+    assert r0.params["array_bytes"] == 8 << 20 and r0.params["steady"]["batches"] == 4
+    assert len(r0.params["rep_spans"]) == 12
+    assert len(r0.metrics["bandwidth"].values) + len(r0.params["excluded_reps"]) == 12
     # the next prediction by default is from the measured run, not the verification
     p = cli("--predict", "--threads", str(threads), "--json", store=store)
     assert json.loads(p.stdout)["results"][0]["run"] == rec.run_id
