@@ -17,11 +17,13 @@ run: $(STAMP)
 # module's expensive fixtures (a QEMU guest, a Slurm cluster, an MPI job) start once, and on
 # a 2-core machine the second core works while the first waits on a guest or a launcher.
 # The order is shuffled (pytest-randomly), a new seed each run, said first: no test may
-# depend on another's leftovers. `make test SEED=N` replays an order.
+# depend on another's leftovers. `make test SEED=N` replays an order. The modules' order is
+# tests/conftest.py's (the QEMU guests first), not xdist's (--no-loadscope-reorder).
 ifndef SEED
 SEED   := $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 endif
-PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadscope --durations 10 \
+PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadscope \
+          --no-loadscope-reorder --durations 10 \
           --randomly-seed=$(SEED)
 
 test: $(STAMP) test-deps

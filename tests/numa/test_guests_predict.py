@@ -1,8 +1,8 @@
 """`advise --predict / --verify` in two QEMU guests: two packages of two nodes each (PREDICT)
 and two nodes of two vCPUs, each node a package (PREDICT_2N). A module of its own, so that
-its boots run on a worker of their own (pytest-xdist gives each module one worker), one
-after the other: two guests booting beside a third share the host's CPUs and every one of
-them slows.
+its boots run on a worker of their own (pytest-xdist gives each module one worker) beside
+the main guests' module, one after the other: three guests at once on 2 CPUs slowed each
+other (the suite spent 27.7 CPU-minutes against 26).
 
 Each boot runs a smoke bandwidth + matrix run, then predicts and verifies every layout of a
 2-rank shape (and, with 4 nodes, of a 4-rank one) under mpirun (shapes.steps_predict);
