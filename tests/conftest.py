@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -71,9 +72,7 @@ SLOW_MODULES = ("tests/numa/test_guests.py", "tests/numa/test_guests_predict.py"
 def pytest_collection_modifyitems(config, items):
     def module(item) -> str:
         return item.nodeid.split("::", 1)[0]
-    count: dict[str, int] = {}
-    for it in items:
-        count[module(it)] = count.get(module(it), 0) + 1
+    count = Counter(module(it) for it in items)
 
     def first(item) -> tuple[int, int]:
         path = module(item)

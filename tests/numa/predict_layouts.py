@@ -1,4 +1,4 @@
-"""What the predict guests (test_guests_predict*.py) check of one boot: every layout of a
+"""What the predict guests (test_guests_predict.py) check of one boot: every layout of a
 shape predicted from the boot's smoke run and verified under mpirun, and, on a quiet host,
 the measured and the predicted ranking of layouts over one socket against two.
 
@@ -81,13 +81,12 @@ def check_every_layout(guest: GuestRun, shape: Shape, ranks: int) -> None:
         print(f"rankings not compared: other work used {busy:.2f} host CPUs on average "
               f"beside the guest (> {QUIET_CPUS})")
         return
-    pairs = [(a, b) for a in rows for b in rows if a[4] > b[4]]
     if ranks == shape.cpus:          # every vCPU taken: one layout, nothing to rank
         assert len(rows) == 1, rows
         return
+    pairs = [(a, b) for a in rows for b in rows if a[4] > b[4]]
     assert pairs, f"{ranks} ranks: no layout on fewer sockets than another"
     for a, b in pairs:
         assert a[2] > b[2], f"measured: {a[0]} ({a[4]} sockets) below {b[0]} ({b[4]})"
         assert a[1] > b[1], f"predicted: {a[0]} ({a[4]} sockets) below {b[0]} ({b[4]})"
     print(f"rankings compared: {len(pairs)} pair(s) of layouts, measured and predicted agree")
-

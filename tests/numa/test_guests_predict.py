@@ -1,8 +1,8 @@
 """`advise --predict / --verify` in two QEMU guests: two packages of two nodes each (PREDICT)
 and two nodes of two vCPUs, each node a package (PREDICT_2N). A module of its own, so that
 its boots run on a worker of their own (pytest-xdist gives each module one worker) beside
-the main guests' module, one after the other: three guests at once on 2 CPUs slowed each
-other (the suite spent 27.7 CPU-minutes against 26).
+the main guests' module, one after the other: as two modules, three guests booted at once
+on 2 CPUs and slowed each other (the suite spent 27.7 CPU-minutes against 26.3).
 
 Each boot runs a smoke bandwidth + matrix run, then predicts and verifies every layout of a
 2-rank shape (and, with 4 nodes, of a 4-rank one) under mpirun (shapes.steps_predict);
