@@ -6,6 +6,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.numascope-installed
+TEST_STAMP := $(VENV)/.numascope-test-installed
 ARGS   ?=
 
 .PHONY: run test test-numa lint bench deps vm-deps test-deps clean
@@ -26,18 +27,18 @@ PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadscope \
           --no-loadscope-reorder --durations 10 \
           --randomly-seed=$(SEED)
 
-test: $(STAMP) test-deps
+test: $(TEST_STAMP) test-deps
 	@echo "numascope tests: order seed $(SEED) (make test SEED=$(SEED) replays it)"
 	$(PYTEST) $(ARGS)
 
 # The multi-node tests alone: numascope inside QEMU guests with several NUMA nodes.
-test-numa: $(STAMP) vm-deps
+test-numa: $(TEST_STAMP) vm-deps
 	$(PYTEST) -m numa $(ARGS)
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bandwidth_peers.py $(ARGS)
 
 deps:
@@ -51,15 +52,26 @@ vm-deps:
 test-deps:
 	bash scripts/install-system-deps.sh --vm --slurm
 
-# meson-python rebuilds the C core on import after a source change, which needs the
-# build tools inside the venv: hence --no-build-isolation.
-$(STAMP): pyproject.toml meson.build scripts/install-system-deps.sh
+# The build requirements of numascope itself go into the venv first: meson-python rebuilds
+# the C core on import after a source change, which needs them inside the venv, hence
+# --no-build-isolation for numascope (and --no-deps: pip would apply that flag to every
+# sdist among the dependencies too, which then miss their own build requirements, e.g.
+# kerncraft's bdist_wheel on a cold pip cache). The dependencies are installed before it,
+# each sdist built in isolation with what it declares (scripts/dependencies.py lists them
+# from pyproject.toml). `make run` needs the runtime ones; `make test` adds the test extra.
+$(STAMP): pyproject.toml meson.build scripts/install-system-deps.sh scripts/dependencies.py
 	bash scripts/install-system-deps.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "meson-python>=0.15" "meson>=1.2" ninja "blosc2>=3" numpy
-	$(BIN)/python -m pip install -q --no-build-isolation -e ".[test]"
+	$(BIN)/python scripts/dependencies.py | xargs -d '\n' $(BIN)/python -m pip install -q
+	$(BIN)/python -m pip install -q --no-build-isolation --no-deps -e .
+	$(BIN)/python -m pip check >/dev/null || { $(BIN)/python -m pip check; exit 1; }
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python scripts/dependencies.py test | xargs -d '\n' $(BIN)/python -m pip install -q
+	touch $(TEST_STAMP)
 
 clean:
 	rm -rf $(VENV) build
