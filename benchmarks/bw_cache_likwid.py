@@ -20,7 +20,8 @@ only lose), every variant with --likwid-all; its best variant is compared.
 Bytes per cycle: the core clock is measured on the CPU before and after the rounds
 (numascope.clock: a dependent add chain), and every figure of the summary is also given in
 bytes per cycle at that clock, beside the L1 ceiling of the core's load/store ports where
-the vendor publishes it (L1_PORTS, with its source): at L1 a tool at the ceiling cannot be
+the vendor publishes it (numascope.topology.uarch: the core as numascope identifies it, its
+ports and their source; "unknown" for a core without them): at L1 a tool at the ceiling cannot be
 beaten, only matched.
 
 Figures: numascope's median repetition; likwid-bench's MByte/s (its mean over the run), and
@@ -48,22 +49,23 @@ from pathlib import Path
 
 from bandwidth_peers import LIKWID_FAMILIES, LIKWID_STREAMS, likwid_runnable, thp_mode
 
+from numascope import sources
 from numascope.errors import MeasurementError, UserError
 from numascope.families.bandwidth import bench as bw
 from numascope.families.bandwidth.sizes import format_bytes, parse_size
-from numascope.topology import read_topology
+from numascope.topology import read_topology, uarch
 
 DEFAULT_SIZES = "16K,1M,16M,1G"
 
-# Bytes per cycle the L1 data cache's ports move for each kernel, STREAM bytes (copy: a load
-# and a store per element, so the store port sets it), by (vendor, family): Zen 3 and Zen 4
-# (family 0x19) do two 256-bit loads and one 256-bit store per cycle (a 512-bit access is
-# two): AMD, "Software Optimization Guide for the AMD Zen4 Microarchitecture", publication
-# 57647 rev. 3.00 (2023), section 2.12 "Load-Store Unit"; Zen 5's guide (58455) doubles the
-# widths for 512-bit data and is not listed until measured on one.
-L1_PORTS = {("AuthenticAMD", 0x19): {"read": 64, "fill": 32, "copy": 64, "triad": 96}}
 MATCHED_S = 1e-3       # likwid-bench's short runs: about numascope's least repetition
 MATCHED_RUNS = 3
+
+
+def _ceiling(ports: dict[str, float] | None, kernel: str) -> str:
+    """The L1 column: the ports' bytes per cycle for the kernel, or "unknown"."""
+    if not ports or kernel not in ports:
+        return "unknown"
+    return f"{ports[kernel]:g}"
 
 
 def on_vm() -> bool:
@@ -176,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     vm = on_vm()
     from numascope import clock
     ghz0 = clock.measure_ghz(cpu, seconds=0.2)
-    ports = L1_PORTS.get((topo.cpu_vendor or "", topo.cpu_family or -1))
+    core = uarch.of_topology(topo)
+    ports = uarch.ceilings(core.uarch)
+    print(f"core: {core.name or 'not identified'} ({core.decided_by or 'no evidence decided'}: "
+          f"{core.evidence})")
     print(f"1 thread on CPU {cpu}; GB/s (10^9 B), STREAM bytes, no write-allocate; "
           f"numascope: median of 10 repetitions of >= {1e3 * bw.MIN_REP_SECONDS:g} ms; "
           f"likwid-bench: its mean over >= 1 s; best of {a.rounds} alternating round(s); "
@@ -257,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nbest of {a.rounds} round(s); ratio = numascope / likwid-bench "
           f"(load average at end {os.getloadavg()[0]:.2f}); B/cy: bytes per cycle at the "
           f"measured clock {ghz:.3f} GHz (CPU {cpu}: {ghz0:.3f} before, {ghz1:.3f} after)"
-          + (f"; L1 ceiling of the ports (AMD pub. 57647): {ports}" if ports else ""))
+          + (f"; L1 ceiling of the ports ({sources.cite(core.uarch.l1.source)}): "
+             + ", ".join(f"{k} {v:g}" for k, v in ports.items()) if ports else
+             "; L1 ceiling of the ports: unknown for this core"))
     print(f"  {'level':5s} {'working set':>11s} {'kernel':6s} {'numascope':>22s} "
           f"{'likwid-bench':>24s} {'ratio':>6s} {'B/cy ours':>9s} {'theirs':>6s} {'L1 ceiling':>10s}")
     for total, lvl, k, _, per_array in plan:
@@ -269,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         shared = " (L3 shared with other tenants)" if lvl == "L3" and vm else ""
         print(f"  {lvl:5s} {format_bytes(total):>11s} {k:6s} {o[0]:8.1f} {o[1]:>13s} "
               f"{t[0]:8.1f} {t[1]:>15s} {o[0] / t[0]:6.2f} {o[0] / ghz:9.1f} {t[0] / ghz:6.1f} "
-              f"{(ports or {}).get(k, '') if lvl == 'L1' else '':>10}{shared}")
+              f"{_ceiling(ports, k) if lvl == 'L1' else '':>10}{shared}".rstrip())
     return 0
 
 

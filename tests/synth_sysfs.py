@@ -8,7 +8,8 @@ per socket, each holding a contiguous share of the socket's cores (k == l3_per_s
 L3-as-NUMA, and k > l3_per_socket splits an L3: Sub-NUMA Clustering).
 numbering: "linear" (socket by socket), "rr-socket" (consecutive CPUs alternate sockets),
 "rr-node" (alternate nodes inside a socket). smt_layout: "offset" (0 and N) or "adjacent".
-vendor, family, model_number, model and hypervisor fill proc/cpuinfo (EPYC 9654 by default).
+vendor, family, model_number, model, flags and hypervisor fill proc/cpuinfo (EPYC 9654 by
+default); l1d_kb, l2_kb and l3_kb size the caches.
 Every cpu list is written with its hex-map twin too, so that hwloc (lstopo --input) reads
 the same tree; lstopo_counts() gives its object counts."""
 
@@ -48,7 +49,8 @@ def machine(root: Path, *, sockets: int = 2, l3_per_socket: int = 8, cores_per_l
             smt_layout: str = "offset", vendor: str = "AuthenticAMD",
             model: str = "AMD EPYC 9654 96-Core Processor", family: int = 25,
             model_number: int = 17, hypervisor: bool = False, node_mem_kb: int = 64 << 20,
-            l3_kb: int = 32768) -> Path:
+            l3_kb: int = 32768, l1d_kb: int = 32, l2_kb: int = 1024,
+            flags: str = "fpu sse2") -> Path:
     root = Path(root)
     cores_per_socket = l3_per_socket * cores_per_l3
     phys = []  # (socket, l3 global, node, local core index)
@@ -88,8 +90,8 @@ def machine(root: Path, *, sockets: int = 2, l3_per_socket: int = 8, cores_per_l
         if c:
             _w(root, f"{d}/online", "1")
         for idx, (lvl, kind, size, shared) in enumerate(
-                [(1, "Data", "32K", sib), (1, "Instruction", "32K", sib),
-                 (2, "Unified", "1024K", sib), (3, "Unified", f"{l3_kb}K", l3cpus)]):
+                [(1, "Data", f"{l1d_kb}K", sib), (1, "Instruction", "32K", sib),
+                 (2, "Unified", f"{l2_kb}K", sib), (3, "Unified", f"{l3_kb}K", l3cpus)]):
             cd = f"{d}/cache/index{idx}"
             _w(root, f"{cd}/level", str(lvl))
             _w(root, f"{cd}/type", kind)
@@ -111,7 +113,7 @@ def machine(root: Path, *, sockets: int = 2, l3_per_socket: int = 8, cores_per_l
         _w(root, f"{nd}/distance", " ".join(map(str, row)))
     _w(root, "sys/devices/system/node/online", format_list(nodes))
     _w(root, "sys/devices/system/node/possible", format_list(nodes))
-    flags = "fpu sse2" + (" hypervisor" if hypervisor else "")
+    flags += " hypervisor" if hypervisor else ""
     _w(root, "proc/cpuinfo", f"processor\t: 0\nvendor_id\t: {vendor}\n"
                              f"cpu family\t: {family}\nmodel\t\t: {model_number}\n"
                              f"model name\t: {model}\nflags\t\t: {flags}\n")

@@ -71,10 +71,11 @@ def test_dram_bytes_follow_the_verdict():
 
 
 def _measured_as(cpu, nt):
-    """A real measurement on this host, its record written as if the CPU were `cpu`."""
+    """A real measurement on this host, its record written as if the CPU were `cpu` (its
+    flags unknown: this host's own would overrule the model number, topology.uarch)."""
     live = read_topology("/")
     topo = dataclasses.replace(live, cpu_vendor=cpu[0], cpu_family=cpu[1],
-                               cpu_model_number=cpu[2])
+                               cpu_model_number=cpu[2], cpu_flags=None)
     return bw.measure(topo, kernel="copy", cpus=live.usable_cpus()[:1], size_bytes=1 << 20,
                       reps=2, nt=nt)
 

@@ -149,7 +149,6 @@ def test_table_keys_are_archspec_names():
         assert (key in TARGETS) != (key in flops.NOT_IN_ARCHSPEC), key
     assert all(name in flops.UARCHS for *_, name in flops.AMD_MODELS)
     assert set(flops.INTEL_MODELS.values()) <= set(flops.UARCHS)
-    assert set(flops._NEWER_THAN) <= set(flops.UARCHS)
 
 
 @pytest.mark.parametrize("impl,part,key", [

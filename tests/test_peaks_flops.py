@@ -73,14 +73,19 @@ def test_unknown_cpu_falls_back_to_flags_and_states_assumption():
     assert "two 512-bit FMA units" in f.assumption
 
 
-def test_synthetic_guest_cpuid_is_not_trusted():
-    # What this development VM shows: a Rocket Lake family/model with AMX flags.
+def test_synthetic_guest_cpuid_is_overruled_by_its_features():
+    # What an Intel development VM showed: a Rocket Lake family/model with AMX flags. The
+    # features name the core (Sapphire Rapids class); without its caches that is an
+    # assumption, with them it is known, and the FLOP rate is Golden Cove's either way.
     flags = AVX512 + " hypervisor amx_tile amx_bf16 avx512_fp16"
-    f = flops_per_cycle(info=x86("GenuineIntel", 6, 167, flags,
-                                 name="Intel(R) Xeon(R) Processor"))
-    assert f.status == "assumed" and f.uarch is None
-    assert any("synthetic" in n for n in f.notes)
-    assert any("AMX" in n for n in f.notes)
+    info = x86("GenuineIntel", 6, 167, flags, name="Intel(R) Xeon(R) Processor")
+    f = flops_per_cycle(info=info)
+    assert (f.uarch, f.status, f.decided_by, f.dp) == ("Sapphire Rapids", "assumed",
+                                                       "ISA features", 32)
+    assert any("synthetic" in n for n in f.notes) and "Rocket Lake" in f.evidence
+    f = flops_per_cycle(info=info, caches=(48 << 10, 2 << 20))
+    assert (f.uarch, f.status, f.decided_by) == ("Sapphire Rapids", "known",
+                                                 "ISA features and caches")
 
 
 def test_read_cpuinfo_under_root(tmp_path):

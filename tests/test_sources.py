@@ -50,3 +50,14 @@ def test_the_repository_cites_no_file_of_a_machine():
     for p in [*root.joinpath("src").rglob("*.py"), *root.joinpath("docs").glob("*.md"),
               root / "README.md"]:
         assert "/work/shared" not in p.read_text() and "BACKGROUND.md" not in p.read_text(), p
+
+
+def test_the_docs_hold_the_l1_ports_table_and_each_cites_a_vendor_manual():
+    from numascope.topology import uarch
+    text = DOC.read_text()
+    begin = "<!-- generated: numascope.topology.uarch.ports_markdown() -->\n"
+    part = text[text.index(begin) + len(begin):]
+    assert part[:part.index("<!-- end generated -->")].strip() == uarch.ports_markdown().strip()
+    for name, l1 in uarch.ports_table():
+        assert l1.source in sources.PUBLICATIONS, name
+        assert l1.load >= l1.store > 0 and l1.loads >= 1 and l1.add_latency >= 1, name

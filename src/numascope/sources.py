@@ -59,6 +59,26 @@ _PUBS = (
                 "Several Different Population Variances are Involved", "Biometrika 34, 1947"),
     Publication("fisher-1925", "R. A. Fisher", "Statistical Methods for Research Workers",
                 "Oliver and Boyd, 1925 (the 5 % level)"),
+    Publication("amd-55723", "AMD", "Software Optimization Guide for AMD Family 17h "
+                "Processors", "publication 55723 rev. 3.00, June 2017 (Zen: section 2.11, "
+                "Load-Store Unit)"),
+    Publication("amd-56305", "AMD", "Software Optimization Guide for AMD Family 17h Models "
+                "30h and Greater Processors", "publication 56305 rev. 3.02, March 2020 (Zen 2: "
+                "section 2.12, Load-Store Unit)"),
+    Publication("amd-56665", "AMD", "Software Optimization Guide for AMD EPYC 7003 "
+                "Processors", "publication 56665 rev. 3.00, October 2020 (Zen 3: section "
+                "2.12, Load-Store Unit)"),
+    Publication("amd-57647", "AMD", "Software Optimization Guide for the AMD Zen4 "
+                "Microarchitecture", "publication 57647 rev. 3.00, January 2023 (section "
+                "2.12, Load-Store Unit)"),
+    Publication("amd-58455", "AMD", "Software Optimization Guide for the AMD Zen5 "
+                "Microarchitecture", "publication 58455 rev. 1.00, August 2024 (section "
+                "2.12, Load-Store Unit)"),
+    Publication("intel-248966", "Intel", "Intel 64 and IA-32 Architectures Optimization "
+                "Reference Manual, Volume 1", "order number 248966-050, April 2024 (the cache "
+                "parameter tables of the Sandy Bridge, Haswell, Skylake Server, Ice Lake "
+                "(Sunny Cove) and Golden Cove microarchitectures: peak L1 bandwidth in bytes "
+                "per cycle)"),
     Publication("linux-mempolicy", "The Linux kernel documentation", "NUMA Memory Policy "
                 "(MPOL_INTERLEAVE, MPOL_WEIGHTED_INTERLEAVE)", "admin-guide/mm, Linux 6.9, "
                 "2024"),

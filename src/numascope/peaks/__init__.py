@@ -87,10 +87,12 @@ def flops_peak(topo: Topology, ghz: float | None, root: str | Path | Tree = "/",
                ghz_source: str = CLOCK_ALL_BUSY) -> dict[str, Any]:
     """cores × FLOP/cycle × clock for FP64 (and FP32); `ghz_source` says what the clock is
     (CLOCK_ALL_BUSY, CLOCK_SINGLE…, CLOCK_GIVEN) and is shown in the formula."""
-    fpc = flops_per_cycle(root)
+    first = min(topo.usable_cpus(), default=None)
+    fpc = flops_per_cycle(root, caches=(topo.cache_bytes(1, first), topo.cache_bytes(2, first)))
     cores = physical_cores(topo)
     extra = {"flop_per_cycle": {"fp64": fpc.dp, "fp32": fpc.sp, "uarch": fpc.uarch,
                                 "status": fpc.status, "evidence": fpc.evidence,
+                                "decided_by": fpc.decided_by,
                                 "assumption": fpc.assumption, "alt_fp64": fpc.alt_dp},
              "cores": cores, "ghz": ghz, "ghz_source": ghz_source}
     if fpc.status == "unknown":

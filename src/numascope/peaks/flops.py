@@ -1,18 +1,19 @@
 """FLOP per cycle per core, by microarchitecture, and the FLOP/s peak.
 
 peak = cores × FLOP/cycle × clock. FLOP/cycle = FMA units × vector lanes × 2 (an FMA is two
-FLOPs). The table (UARCHS) is keyed by archspec's microarchitecture names: zen4, icelake,
-skylake_avx512, neoverse_v1, … The microarchitecture comes from /proc/cpuinfo read under a
-root (a replayed machine's, never this host's), then is checked against the ISA flags the OS
-shows: a guest that hides AVX-512 can only reach the AVX2 rate.
+FLOPs). The table (UARCHS, numascope.topology.uarch) is keyed by archspec's
+microarchitecture names: zen4, icelake, skylake_avx512, neoverse_v1, … The microarchitecture
+comes from /proc/cpuinfo read under a root (a replayed machine's, never this host's), then
+is checked against the ISA flags the OS shows: a guest that hides AVX-512 can only reach
+the AVX2 rate.
 
 - Arm: implementer/part, looked up in archspec's own part numbers.
-- x86: family/model (and stepping for model 0x55) through AMD_MODELS / INTEL_MODELS, whose
-  values are archspec names. archspec itself names an x86 CPU from its flags alone, which a
-  hypervisor masks (a Genoa guest is "x86_64_v4") and which do not tell a part with one
-  512-bit FMA unit from one with two (archspec's icelake is Ice Lake-SP and the client
-  Ice/Tiger/Rocket Lake alike); the family/model does. Parts archspec does not name yet
-  (Cooper Lake, Emerald/Granite Rapids, Sierra Forest, Rocket Lake) get names in its style.
+- x86: family/model (and stepping for model 0x55), unless the ISA features show what that
+  core lacks (a hypervisor's synthetic model number): then the features and the per-core
+  caches decide (topology.uarch.identify, which says what decided). archspec itself names
+  an x86 CPU from its flags alone, which a hypervisor masks (a Genoa guest is "x86_64_v4")
+  and which do not tell a part with one 512-bit FMA unit from one with two (archspec's
+  icelake is Ice Lake-SP and the client Ice/Tiger/Rocket Lake alike).
 - any other CPU: archspec's name from the flags goes into the evidence, and the figure comes
   from the vector width the flags show, with the assumption spelled out."""
 
@@ -27,90 +28,23 @@ from archspec.cpu import detect as _archspec
 from archspec.cpu.schema import TARGETS_JSON
 
 from numascope.host import Host
+from numascope.topology import uarch
 from numascope.topology.files import Tree
 
-
-@dataclass(frozen=True)
-class Uarch:
-    name: str
-    dp: int            # FP64 FLOP/cycle/core at the widest vector ISA
-    sp: int            # FP32
-    isa: str           # widest vector ISA the figure needs: avx512, avx2, neon, sve
-    note: str = ""
-
-
-# FMA units × lanes × 2. Sources: vendor optimization manuals / public uarch descriptions.
-ZEN1 = Uarch("Zen 1 / Zen+", 8, 16, "avx2", "2 × 128-bit FMA (256-bit AVX2 split in two)")
-ZEN2 = Uarch("Zen 2", 16, 32, "avx2", "2 × 256-bit FMA")
-ZEN3 = Uarch("Zen 3", 16, 32, "avx2", "2 × 256-bit FMA")
-ZEN4 = Uarch("Zen 4", 16, 32, "avx512",
-             "AVX-512 on 2 × 256-bit FMA (512-bit ops double-pumped): same rate as AVX2")
-ZEN5 = Uarch("Zen 5", 32, 64, "avx512",
-             "2 × 512-bit FMA on EPYC 9005 / desktop; mobile Zen 5 has a 256-bit datapath "
-             "(half)")
-SANDY_BRIDGE = Uarch("Sandy/Ivy Bridge", 8, 16, "avx", "256-bit add + 256-bit multiply, no FMA")
-HASWELL = Uarch("Haswell/Broadwell", 16, 32, "avx2", "2 × 256-bit FMA")
-SKX2 = "2 × 512-bit FMA (Platinum, Gold 6xxx); Silver/Bronze/most Gold 5xxx have one (half)"
-SKYLAKE_SP = Uarch("Skylake-SP", 32, 64, "avx512", SKX2)
-CASCADE_LAKE = Uarch("Cascade Lake", 32, 64, "avx512", SKX2)
-COOPER_LAKE = Uarch("Cooper Lake", 32, 64, "avx512", "2 × 512-bit FMA")
-ICE_LAKE_SP = Uarch("Ice Lake-SP", 32, 64, "avx512", "2 × 512-bit FMA")
-SAPPHIRE_RAPIDS = Uarch("Sapphire Rapids", 32, 64, "avx512", "2 × 512-bit FMA (AMX not counted)")
-EMERALD_RAPIDS = Uarch("Emerald Rapids", 32, 64, "avx512", "2 × 512-bit FMA (AMX not counted)")
-GRANITE_RAPIDS = Uarch("Granite Rapids", 32, 64, "avx512", "2 × 512-bit FMA (AMX not counted)")
-SIERRA_FOREST = Uarch("Sierra Forest (E-core)", 8, 16, "avx2", "2 × 128-bit FMA")
-ROCKET_LAKE = Uarch("Rocket Lake (client)", 16, 32, "avx512",
-                    "1 × 512-bit FMA (ports 0+1 fused)")
-NEOVERSE_N1 = Uarch("Neoverse N1", 8, 16, "neon", "2 × 128-bit FMA")
-NEOVERSE_N2 = Uarch("Neoverse N2", 8, 16, "neon", "2 × 128-bit FMA (SVE2 at 128 bits)")
-NEOVERSE_V1 = Uarch("Neoverse V1", 16, 32, "neon", "4 × 128-bit FMA (= 2 × 256-bit SVE)")
-NEOVERSE_V2 = Uarch("Neoverse V2", 16, 32, "neon", "4 × 128-bit FMA (SVE2 at 128 bits)")
-A64FX = Uarch("A64FX", 32, 64, "sve", "2 × 512-bit SVE FMA")
-THUNDERX2 = Uarch("ThunderX2", 8, 16, "neon", "2 × 128-bit FMA")
-
-# archspec name → uarch. The names archspec (0.2.7) does not have are NOT_IN_ARCHSPEC.
-UARCHS: dict[str, Uarch] = {
-    "zen": ZEN1, "zen2": ZEN2, "zen3": ZEN3, "zen4": ZEN4, "zen5": ZEN5,
-    "sandybridge": SANDY_BRIDGE, "ivybridge": SANDY_BRIDGE,
-    "haswell": HASWELL, "broadwell": HASWELL,
-    "skylake_avx512": SKYLAKE_SP, "cascadelake": CASCADE_LAKE, "cooperlake": COOPER_LAKE,
-    "icelake": ICE_LAKE_SP, "sapphirerapids": SAPPHIRE_RAPIDS,
-    "emeraldrapids": EMERALD_RAPIDS, "graniterapids": GRANITE_RAPIDS,
-    "sierraforest": SIERRA_FOREST, "rocketlake": ROCKET_LAKE,
-    "neoverse_n1": NEOVERSE_N1, "neoverse_n2": NEOVERSE_N2,
-    "neoverse_v1": NEOVERSE_V1, "neoverse_v2": NEOVERSE_V2,
-    "a64fx": A64FX, "thunderx2": THUNDERX2,
-}
-NOT_IN_ARCHSPEC = {"cooperlake", "emeraldrapids", "graniterapids", "sierraforest",
-                   "rocketlake"}
-
-# AMD: (family, first model, last model) → archspec name
-AMD_MODELS: list[tuple[int, int, int, str]] = [
-    (0x17, 0x00, 0x2F, "zen"),
-    (0x17, 0x30, 0xFF, "zen2"),      # Rome 0x31, Renoir 0x60, Matisse 0x71 …
-    (0x18, 0x00, 0xFF, "zen"),       # Hygon Dhyana
-    (0x19, 0x00, 0x0F, "zen3"),      # Milan 0x01
-    (0x19, 0x10, 0x1F, "zen4"),      # Genoa 0x11
-    (0x19, 0x20, 0x5F, "zen3"),      # Vermeer, Rembrandt, Cezanne
-    (0x19, 0x60, 0xAF, "zen4"),      # Raphael, Phoenix, Bergamo/Siena 0xA0
-    (0x1A, 0x00, 0xFF, "zen5"),      # Turin 0x02 / 0x11, Granite Ridge 0x44 …
-]
-# Intel family 6: model → archspec name (Skylake-SP and Cascade/Cooper Lake share 0x55)
-INTEL_MODELS: dict[int, str] = {
-    0x55: "skylake_avx512", 0x6A: "icelake", 0x6C: "icelake", 0x8F: "sapphirerapids",
-    0xCF: "emeraldrapids", 0xAD: "graniterapids", 0xAE: "graniterapids",
-    0xAF: "sierraforest", 0xA7: "rocketlake",
-    0x2A: "sandybridge", 0x2D: "sandybridge", 0x3A: "ivybridge", 0x3E: "ivybridge",
-    0x3C: "haswell", 0x3F: "haswell", 0x45: "haswell", 0x46: "haswell",
-    0x3D: "broadwell", 0x47: "broadwell", 0x4F: "broadwell", 0x56: "broadwell",
-}
-# Flags no core of the inferred kind has: seeing them means the CPUID is synthetic.
-_NEWER_THAN: dict[str, set[str]] = {
-    "rocketlake": {"amx_tile", "avx512_fp16"},
-    "skylake_avx512": {"amx_tile", "avx512_fp16", "avx512_bf16", "avx512vbmi"},
-    "cascadelake": {"amx_tile", "avx512_fp16", "avx512_bf16", "avx512vbmi"},
-    "icelake": {"amx_tile", "avx512_fp16"},
-}
+# The microarchitectures and their identification live in the machine layer
+# (numascope.topology.uarch: the tables, the model numbers, the features and caches that
+# overrule a VM's synthetic model number); re-exported here for the peaks' callers.
+A64FX, CASCADE_LAKE, COOPER_LAKE = uarch.A64FX, uarch.CASCADE_LAKE, uarch.COOPER_LAKE
+EMERALD_RAPIDS, GRANITE_RAPIDS, HASWELL = uarch.EMERALD_RAPIDS, uarch.GRANITE_RAPIDS, \
+    uarch.HASWELL
+ICE_LAKE_SP, NEOVERSE_N1, NEOVERSE_N2 = uarch.ICE_LAKE_SP, uarch.NEOVERSE_N1, uarch.NEOVERSE_N2
+NEOVERSE_V1, NEOVERSE_V2, ROCKET_LAKE = uarch.NEOVERSE_V1, uarch.NEOVERSE_V2, uarch.ROCKET_LAKE
+SANDY_BRIDGE, SAPPHIRE_RAPIDS, SIERRA_FOREST = uarch.SANDY_BRIDGE, uarch.SAPPHIRE_RAPIDS, \
+    uarch.SIERRA_FOREST
+SKYLAKE_SP, THUNDERX2 = uarch.SKYLAKE_SP, uarch.THUNDERX2
+ZEN1, ZEN2, ZEN3, ZEN4, ZEN5 = uarch.ZEN1, uarch.ZEN2, uarch.ZEN3, uarch.ZEN4, uarch.ZEN5
+Uarch, UARCHS, NOT_IN_ARCHSPEC = uarch.Uarch, uarch.UARCHS, uarch.NOT_IN_ARCHSPEC
+AMD_MODELS, INTEL_MODELS = uarch.AMD_MODELS, uarch.INTEL_MODELS
 
 
 @functools.cache
@@ -139,6 +73,7 @@ class FlopsPerCycle:
     alt_dp: int | None = None   # the other plausible figure when assumed
     notes: list[str] = field(default_factory=list)
     archspec: str | None = None  # the uarch's archspec name; or archspec's from the flags
+    decided_by: str = ""        # what identified the core (topology.uarch.Core.decided_by)
 
 
 def _int(v: str | None) -> int | None:
@@ -155,21 +90,9 @@ def archspec_name(info: dict[str, str]) -> tuple[str | None, str]:
     implementer/part (Arm); None when the tables do not hold it. With the evidence."""
     vendor = info.get("vendor_id", "")
     fam, model = _int(info.get("cpu family")), _int(info.get("model"))
-    step = _int(info.get("stepping"))
-    if vendor in ("AuthenticAMD", "HygonGenuine") and fam is not None and model is not None:
-        for f, lo, hi, name in AMD_MODELS:
-            if f == fam and lo <= model <= hi:
-                return name, f"{vendor} family {fam:#x} model {model:#x}"
-        return None, f"{vendor} family {fam:#x} model {model:#x} is not in the table"
-    if vendor == "GenuineIntel" and fam is not None and model is not None:
-        ev = f"GenuineIntel family {fam} model {model:#x} stepping {step}"
-        if fam == 6 and model in INTEL_MODELS:
-            name = INTEL_MODELS[model]
-            if model == 0x55 and step is not None:  # same model, told apart by stepping
-                name = ("cascadelake" if 5 <= step <= 7 else "cooperlake" if step >= 10
-                        else name)
-            return name, ev
-        return None, ev + " is not in the table"
+    if vendor in ("AuthenticAMD", "HygonGenuine", "GenuineIntel") and fam is not None \
+            and model is not None:
+        return uarch.by_model(vendor, fam, model, _int(info.get("stepping")))
     impl, part = _int(info.get("CPU implementer")), _int(info.get("CPU part"))
     if impl is not None and part is not None:
         ev = f"Arm implementer {impl:#x} part {part:#x}"
@@ -181,10 +104,24 @@ def archspec_name(info: dict[str, str]) -> tuple[str | None, str]:
     return None, "no family/model or implementer/part in /proc/cpuinfo"
 
 
-def identify(info: dict[str, str]) -> tuple[Uarch | None, str]:
-    """The microarchitecture from family/model (x86) or implementer/part (Arm)."""
+def core_of(info: dict[str, str], caches: tuple[int | None, int | None] = (None, None)
+            ) -> uarch.Core:
+    """The core of this cpuinfo: x86 by topology.uarch (model number, overruled by the
+    ISA features and per-core caches where they disagree), Arm by implementer/part."""
+    vendor = info.get("vendor_id", "")
+    if vendor in ("AuthenticAMD", "HygonGenuine", "GenuineIntel"):
+        flags = _flags(info) if ("flags" in info or "Features" in info) else None
+        return uarch.identify(vendor, _int(info.get("cpu family")), _int(info.get("model")),
+                              flags, caches[0], caches[1], _int(info.get("stepping")))
     name, ev = archspec_name(info)
-    return (UARCHS[name] if name else None), ev
+    return uarch.Core(name, "implementer/part" if name else "", ev, model_key=name)
+
+
+def identify(info: dict[str, str]) -> tuple[Uarch | None, str]:
+    """The microarchitecture from family/model (x86, overruled by the ISA features where
+    they disagree) or implementer/part (Arm), with the evidence."""
+    core = core_of(info)
+    return core.uarch, core.evidence
 
 
 def archspec_detect(info: dict[str, str]) -> Microarchitecture | None:
@@ -245,10 +182,12 @@ def _flags(info: dict[str, str]) -> set[str]:
     return set((info.get("flags") or info.get("Features") or "").split())
 
 
-def flops_per_cycle(root: str | Path | Tree = "/", info: dict[str, str] | None = None
-                    ) -> FlopsPerCycle:
+def flops_per_cycle(root: str | Path | Tree = "/", info: dict[str, str] | None = None,
+                    caches: tuple[int | None, int | None] = (None, None)) -> FlopsPerCycle:
     """FLOP/cycle/core (FP64 and FP32) for the CPU described by /proc/cpuinfo under root
-    (a path or the topology's Tree of a replayed machine), read through numascope.host."""
+    (a path or the topology's Tree of a replayed machine), read through numascope.host;
+    `caches`: the per-core L1d and L2 bytes, which decide between cores with the same
+    features when the model number is overruled (topology.uarch)."""
     if info is None:
         h = Host(root)
         info = h.cpuinfo()
@@ -256,23 +195,14 @@ def flops_per_cycle(root: str | Path | Tree = "/", info: dict[str, str] | None =
             return FlopsPerCycle(0, 0, None, "unknown",
                                  f"{h.tree.where('proc/cpuinfo')} is unreadable")
     flags = _flags(info)
-    name, ev = archspec_name(info)
-    u = UARCHS[name] if name else None
+    core = core_of(info, caches)
+    u, name, ev = core.uarch, core.key, core.evidence
     notes: list[str] = []
     if "hypervisor" in flags:
         notes.append("running in a guest: family/model and flags are what the hypervisor "
                      "presents, not necessarily the host CPU")
+    notes += core.notes
     if u is not None:
-        newer = _NEWER_THAN.get(name, set()) & flags
-        if newer:
-            dp, sp, assumption, alt = _from_flags(flags)
-            notes.append(f"family/model says {u.name} but the flags show "
-                         f"{', '.join(sorted(newer))}, which {u.name} lacks: the CPUID is "
-                         "synthetic, so the microarchitecture is not determined")
-            _hint_from_flags(flags, notes)
-            found = archspec_detect(info)
-            return FlopsPerCycle(dp, sp, None, "assumed", ev + f" (would be {u.name})",
-                                 assumption, alt, notes, found.name if found else None)
         dp, sp = u.dp, u.sp
         if u.isa == "avx512" and "avx512f" not in flags:
             dp, sp = min(dp, 16), min(sp, 32)
@@ -283,8 +213,13 @@ def flops_per_cycle(root: str | Path | Tree = "/", info: dict[str, str] | None =
             notes.append("AVX2/FMA hidden from this OS: limited to the AVX rate")
         if u.note:
             notes.append(f"{u.name}: {u.note}")
+        if core.decided_by == "ISA features":     # no cache geometry confirmed the choice
+            _, _, _, alt = _from_flags(flags)
+            return FlopsPerCycle(dp, sp, u.name, "assumed", f"{ev} ({name})",
+                                 f"{u.name} from its ISA features alone", alt, notes, name,
+                                 core.decided_by)
         return FlopsPerCycle(dp, sp, u.name, "known", f"{ev} ({name})", "",
-                             None, notes, name)
+                             None, notes, name, core.decided_by)
     # archspec's name from the flags is a floor (a hypervisor hides flags, and one name
     # covers parts with one or two FMA units): recorded, and the figure is the flags'.
     found = archspec_detect(info)

@@ -36,6 +36,7 @@ from numascope.results.kerncraft_bw import (
 from numascope.results.kerncraft_uarch import MODELS, SUPPLIED, UarchModel
 from numascope.results.kerncraft_yaml import C, Unit, render, units
 from numascope.results.run import RunRecord
+from numascope.topology import uarch
 
 # the newest kerncraft format change this file follows (kerncraft's CHANGES_SINCE): it
 # loads in kerncraft 0.8.11.dev0 and later
@@ -44,10 +45,11 @@ FORMAT_VERSION = "0.8.11.dev0"
 
 # -- the machine ----------------------------------------------------------------------------
 def uarch_of(topo: dict[str, Any]) -> tuple[flops.Uarch | None, str]:
-    info = {k: str(v) for k, v in (("vendor_id", topo.get("cpu_vendor")),
-                                   ("cpu family", topo.get("cpu_family")),
-                                   ("model", topo.get("cpu_model_number"))) if v is not None}
-    return flops.identify(info)
+    """The run's core (topology.uarch: the model number, or the ISA features and caches
+    where they overrule it), with what decided it."""
+    core = uarch.of_topology(topo)
+    return core.uarch, (f"{core.decided_by}: {core.evidence}" if core.decided_by
+                        else core.evidence)
 
 
 def _hierarchy(topo: dict[str, Any]) -> list[dict[str, Any]]:

@@ -33,7 +33,8 @@ def topology_to_dict(topo: Topology) -> dict:
         "source": topo.source,
         "cpu": {"model": topo.cpu_model, "vendor": topo.cpu_vendor,
                 "family": topo.cpu_family, "model_number": topo.cpu_model_number,
-                "hypervisor": topo.hypervisor},
+                "stepping": topo.cpu_stepping, "hypervisor": topo.hypervisor,
+                "flags": list(topo.cpu_flags) if topo.cpu_flags is not None else None},
         "packages": [_d(p) for p in topo.packages],
         "nodes": [{**_d(n), "cpuless": n.cpuless, "memoryless": n.memoryless}
                   for n in topo.nodes],

@@ -7,6 +7,7 @@ import itertools
 from collections import Counter
 from typing import Any
 
+from numascope.topology import uarch
 from numascope.topology.lists import format_list
 from numascope.topology.model import Fact, Topology
 from numascope.topology.modes import hedged, memory_mode
@@ -49,11 +50,23 @@ def _cpu_identity(topo: Topology) -> dict[str, Fact]:
         f["cpu_family_model"] = known(fm, f"{src} 'cpu family' and 'model' ({hx} in hex)")
     else:
         f["cpu_model"] = unknown(f"{src} missing or empty")
+    f["microarchitecture"] = microarchitecture(topo)
     if topo.hypervisor is not None:
         f["virtual_machine"] = known(topo.hypervisor, f"{src} flags "
                                      + ("include" if topo.hypervisor else "lack")
                                      + " 'hypervisor'")
     return f
+
+
+def microarchitecture(topo: Topology) -> Fact:
+    """The core, with what decided it (topology.uarch): known from the model number, or from
+    ISA features and caches that overrule it; ambiguous from features alone."""
+    core = uarch.of_topology(topo)
+    if core.uarch is None:
+        return unknown(core.evidence)
+    ev = f"{core.decided_by}: {core.evidence}" + "".join(f"; {n}" for n in core.notes)
+    return Fact(core.uarch.name, "ambiguous" if core.decided_by == "ISA features" else "known",
+                ev)
 
 
 def cpu_nodes(topo: Topology) -> list[int]:

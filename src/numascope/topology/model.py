@@ -143,6 +143,10 @@ class Topology:
     cpu_vendor: str | None = None         # proc/cpuinfo vendor_id (GenuineIntel, AuthenticAMD)
     cpu_family: int | None = None
     cpu_model_number: int | None = None
+    cpu_stepping: int | None = None
+    # proc/cpuinfo flags of the first CPU (None: no cpuinfo): the ISA features that tell a
+    # VM's real core when its family/model are the hypervisor's choice (topology.uarch)
+    cpu_flags: tuple[str, ...] | None = None
     hypervisor: bool | None = None        # the "hypervisor" cpuinfo flag: a virtual machine
     allowed_evidence: str = ""            # where the allowed CPUs / memory nodes came from
     notes: list[str] = field(default_factory=list)  # how the reader filled gaps

@@ -271,4 +271,8 @@ def _cpuinfo(tree: Tree, topo: Topology) -> None:
     fam, mod = first.get("cpu family"), first.get("model")
     topo.cpu_family = int(fam) if fam and fam.isdigit() else None
     topo.cpu_model_number = int(mod) if mod and mod.isdigit() else None
+    step = first.get("stepping")
+    topo.cpu_stepping = int(step) if step and step.isdigit() else None
+    flags = first.get("flags", first.get("Features"))
+    topo.cpu_flags = tuple(flags.split()) if flags is not None else None
     topo.hypervisor = "hypervisor" in first.get("flags", "").split() if first else None

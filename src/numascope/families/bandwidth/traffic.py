@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numascope.peaks import flops
+from numascope.topology import uarch
 from numascope.topology.model import Topology
 
 YES, NO, UNKNOWN, NONE = "yes", "no", "unknown", "n/a"
@@ -71,11 +72,11 @@ class WriteAllocate:
 
 
 def cpu_uarch(topo: Topology) -> tuple[flops.Uarch | None, str]:
-    """The topology's CPU microarchitecture (its cpuinfo family/model) and the evidence."""
-    info = {k: str(v) for k, v in (("vendor_id", topo.cpu_vendor),
-                                   ("cpu family", topo.cpu_family),
-                                   ("model", topo.cpu_model_number)) if v is not None}
-    return flops.identify(info)
+    """The topology's CPU microarchitecture (topology.uarch: its model number, or the ISA
+    features and caches where they overrule it) and the evidence."""
+    core = uarch.of_topology(topo)
+    return core.uarch, (f"{core.decided_by}: {core.evidence}" if core.decided_by
+                        else core.evidence)
 
 
 def write_allocate(cpu: tuple[flops.Uarch | None, str], stores: str) -> WriteAllocate:
