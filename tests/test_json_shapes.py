@@ -4,6 +4,7 @@ into folders (tests/data/json_shapes.json, from numascope 7860ae5; tests/json_sh
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from pathlib import Path
@@ -20,7 +21,25 @@ def test_the_json_document_has_the_shape_it_had(name):
     if not (SHARED / "fixtures").is_dir():
         pytest.skip("../shared/fixtures not found")
     now = run(name, [sys.executable], SHARED)
-    assert same(now, BEFORE[name]), (now, BEFORE[name])
+    before = expected(name)
+    assert same(now, before), (now, before)
+
+
+def expected(name: str):
+    """The recorded shape, less what this host cannot have: `bw`'s DRAM traffic figure
+    exists only where this CPU's write-allocate is known (families/bandwidth/traffic.py:
+    unknown on Intel Ice Lake-SP and later, or an unidentified core), and the recorded
+    shape came from a host where it was."""
+    before = copy.deepcopy(BEFORE[name])
+    if name == "bw":
+        from numascope.families.bandwidth import traffic
+        from numascope.topology import read_topology
+        wa = traffic.write_allocate(traffic.cpu_uarch(read_topology("/")), "ordinary")
+        if wa.allocates is None:
+            for r in before["results"]:
+                del r["metrics"]["dram_bandwidth"]
+                r["params"]["dram_bytes_per_element"] = "null"
+    return before
 
 
 def same(a, b) -> bool:
