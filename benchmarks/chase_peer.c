@@ -16,11 +16,19 @@
  *  - the thread is pinned; time is cut into samples of fixed duration (multichase: 0.5 s),
  *    the first sample is dropped (parts of the chain may still be in cache), and the BEST
  *    sample is the result (multichase's default; -a there gives the average).
+ *  - -p N: multichase's "parallelN" chases, N non-dependent chases alternated in the one
+ *    thread over ONE shared arena: every chase visits every element, each in a visiting
+ *    order of its own (built as above), and each at its own word of every element (chase k
+ *    at word (w_x + k) mod words of element x, w_x random per element: no two chases share
+ *    a word, so the stride must hold N pointers). A step advances every chase once; the
+ *    figure is ns per step (each chase's latency) and N / ns the loads per ns.
  *
  *   chase_peer -m BYTES [-s STRIDE] [-T LOCALITY] [-H] [-n SAMPLES] [-d SAMPLE_MS] [-c CPU]
+ *              [-p N]
  *
- * Prints one "sample NS" line per kept sample (ns per dependent load), then one line
- *   "best NS median NS average NS bytes B stride S locality L huge_fraction F"
+ * Prints one "sample NS" line per kept sample (ns per dependent load, per step with -p),
+ * then one line
+ *   "best NS median NS average NS bytes B stride S locality L huge_fraction F chains N"
  * where huge_fraction is the share of the buffer the kernel backs with huge pages
  * (AnonHugePages of its mapping in /proc/self/smaps). */
 #define _GNU_SOURCE
@@ -106,16 +114,36 @@ static double huge_fraction(const void *buf, size_t bytes) {
 
 static void usage(const char *me) {
     fprintf(stderr, "usage: %s -m BYTES [-s STRIDE] [-T LOCALITY] [-H] [-n SAMPLES] "
-                    "[-d SAMPLE_MS] [-c CPU]\n", me);
+                    "[-d SAMPLE_MS] [-c CPU] [-p N]\n", me);
     exit(2);
+}
+
+/* `steps` lockstep steps of N chases, each chase's pointer in a register */
+#define PAR(N)                                                                    \
+    static void walk##N(char ***q, uint64_t steps) {                             \
+        char **r[N];                                                              \
+        _Pragma("GCC unroll 32") for (int c = 0; c < N; c++) r[c] = q[c];         \
+        for (uint64_t s = 0; s < steps; s++) {                                    \
+            _Pragma("GCC unroll 32") for (int c = 0; c < N; c++) r[c] = (char **)*r[c]; \
+        }                                                                         \
+        _Pragma("GCC unroll 32") for (int c = 0; c < N; c++) q[c] = r[c];         \
+    }
+PAR(1) PAR(2) PAR(4) PAR(8) PAR(12) PAR(16) PAR(24) PAR(32)
+typedef void (*walk_fn)(char ***, uint64_t);
+static walk_fn walk_for(int n) {
+    switch (n) {
+    case 1: return walk1; case 2: return walk2; case 4: return walk4; case 8: return walk8;
+    case 12: return walk12; case 16: return walk16; case 24: return walk24;
+    case 32: return walk32; default: return NULL;
+    }
 }
 
 int main(int argc, char **argv) {
     size_t bytes = 256u << 20, stride = 256, locality = 64 * (size_t)sysconf(_SC_PAGESIZE);
-    int thp = 0, samples = 5, cpu = -1;
+    int thp = 0, samples = 5, cpu = -1, chains = 1;
     double sample_ms = 500;
     int c;
-    while ((c = getopt(argc, argv, "m:s:T:Hn:d:c:")) != -1) {
+    while ((c = getopt(argc, argv, "m:s:T:Hn:d:c:p:")) != -1) {
         switch (c) {
         case 'm': if (parse_bytes(optarg, &bytes)) usage(argv[0]); break;
         case 's': if (parse_bytes(optarg, &stride)) usage(argv[0]); break;
@@ -124,10 +152,21 @@ int main(int argc, char **argv) {
         case 'n': samples = atoi(optarg); break;
         case 'd': sample_ms = atof(optarg); break;
         case 'c': cpu = atoi(optarg); break;
+        case 'p': chains = atoi(optarg); break;
         default: usage(argv[0]);
         }
     }
     if (optind != argc || samples < 1 || sample_ms <= 0) usage(argv[0]);
+    walk_fn walk = walk_for(chains);
+    if (!walk) {
+        fprintf(stderr, "-p takes 1, 2, 4, 8, 12, 16, 24 or 32 chases\n");
+        return 2;
+    }
+    if ((size_t)chains > stride / sizeof(void *)) {
+        fprintf(stderr, "-p %d: a stride of %zu B holds only %zu pointers\n", chains, stride,
+                stride / sizeof(void *));
+        return 2;
+    }
     if (stride < sizeof(void *) || stride % sizeof(void *)) {
         fprintf(stderr, "stride must be a multiple of %zu\n", sizeof(void *));
         return 2;
@@ -155,53 +194,50 @@ int main(int argc, char **argv) {
     if (buf == MAP_FAILED) { perror("mmap"); return 1; }
     if (madvise(buf, bytes, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE)) perror("madvise");
 
-    /* visiting order: groups shuffled, elements shuffled inside each group */
+    /* per chase: its visiting order (groups shuffled, elements shuffled inside each group),
+     * checked to be a permutation, then threaded through the chase's word of each element */
     size_t *order = malloc(n * sizeof *order), *gorder = malloc(groups * sizeof *gorder);
-    if (!order || !gorder) { perror("malloc"); return 1; }
-    random_order(gorder, groups, 0);
-    for (size_t g = 0; g < groups; g++)
-        random_order(order + g * per_group, per_group, gorder[g] * per_group);
-    free(gorder);
-    /* the visiting order must name every element once: then the links below form one cycle
-     * through all of them */
-    unsigned char *seen = calloc(n, 1);
-    if (!seen) { perror("calloc"); return 1; }
-    for (size_t k = 0; k < n; k++) {
-        if (order[k] >= n || seen[order[k]]++) {
-            fprintf(stderr, "internal error: the visiting order is not a permutation\n");
-            return 1;
-        }
-    }
-    free(seen);
-    /* each element at a random word of its slot; thread the cycle in visiting order */
     size_t words = stride / sizeof(void *);
-    char **at = malloc(n * sizeof *at);
-    if (!at) { perror("malloc"); return 1; }
-    for (size_t i = 0; i < n; i++)
-        at[i] = buf + i * stride + (rng_next() % words) * sizeof(void *);
-    for (size_t k = 0; k < n; k++)
-        *(char **)at[order[k]] = at[order[(k + 1) % n]];
-    char **p = (char **)at[order[0]];
+    uint16_t *w0 = malloc(n * sizeof *w0);      /* element x: chase k at word w0[x] + k */
+    unsigned char *seen = malloc(n);
+    if (!order || !gorder || !w0 || !seen) { perror("malloc"); return 1; }
+    for (size_t i = 0; i < n; i++) w0[i] = (uint16_t)(rng_next() % words);
+    char **p[32];
+    for (int k = 0; k < chains; k++) {
+        random_order(gorder, groups, 0);
+        for (size_t g = 0; g < groups; g++)
+            random_order(order + g * per_group, per_group, gorder[g] * per_group);
+        memset(seen, 0, n);
+        for (size_t j = 0; j < n; j++) {
+            if (order[j] >= n || seen[order[j]]++) {
+                fprintf(stderr, "internal error: the visiting order is not a permutation\n");
+                return 1;
+            }
+        }
+#define AT(x) (buf + (x) * stride + ((w0[x] + (size_t)k) % words) * sizeof(void *))
+        for (size_t j = 0; j < n; j++)
+            *(char **)AT(order[j]) = AT(order[(j + 1) % n]);
+        p[k] = (char **)AT(order[0]);
+#undef AT
+    }
+    free(gorder);
     free(order);
-    free(at);
+    free(w0);
+    free(seen);
 
-    /* samples of fixed duration; the clock is read once per 1024 dependent loads */
+    /* samples of fixed duration; the clock is read once per 1024 dependent loads of a
+     * chase (steps) */
     double *ns = malloc((size_t)(samples + 1) * sizeof *ns);
     if (!ns) { perror("malloc"); return 1; }
     uint64_t span = (uint64_t)(sample_ms * 1e6);
     for (int s = 0; s <= samples; s++) {
-        uint64_t loads = 0, t0 = now_ns(), t;
+        uint64_t steps = 0, t0 = now_ns(), t;
         do {
-            for (int i = 0; i < 1024; i += 16) {
-                p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
-                p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
-                p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
-                p = (char **)*p; p = (char **)*p; p = (char **)*p; p = (char **)*p;
-            }
-            loads += 1024;
+            walk(p, 1024);
+            steps += 1024;
             t = now_ns();
         } while (t - t0 < span);
-        ns[s] = (double)(t - t0) / (double)loads;
+        ns[s] = (double)(t - t0) / (double)steps;
     }
     double *kept = ns + 1, sum = 0;  /* the first sample is dropped */
     for (int s = 0; s < samples; s++) {
@@ -211,8 +247,10 @@ int main(int argc, char **argv) {
     qsort(kept, (size_t)samples, sizeof *kept, by_value);
     double median = samples % 2 ? kept[samples / 2]
                                 : (kept[samples / 2 - 1] + kept[samples / 2]) / 2;
+    uintptr_t end = 0;
+    for (int k = 0; k < chains; k++) end ^= (uintptr_t)p[k];    /* the walks are used */
     printf("best %.3f median %.3f average %.3f bytes %zu stride %zu locality %zu "
-           "huge_fraction %.3f end %p\n", kept[0], median, sum / samples, bytes, stride,
-           locality, huge_fraction(buf, bytes), (void *)p);
+           "huge_fraction %.3f chains %d end %#lx\n", kept[0], median, sum / samples, bytes,
+           stride, locality, huge_fraction(buf, bytes), chains, (unsigned long)end);
     return 0;
 }

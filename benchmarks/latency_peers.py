@@ -16,6 +16,13 @@ are random chases, and multichase's are the random chases they are meant to equa
 Statistics: numascope reports the median of its samples and the best beside it; multichase
 reports its best 0.5 s sample. Both are printed, medians over --runs, and the ratios
 numascope / peer of each (target: within 0.95-1.05 on an idle machine).
+
+Parallel chases (--chains 1,8,16): `numascope lat --chains N` (its default layout, the arena,
+and with --layouts arena,regions its labelled variant too) against `chase_peer -p N`,
+multichase's parallelN method: N non-dependent chases in one thread over one shared arena,
+each at its own word of every element, each in its own order. Loads per ns (N / ns per
+step), best sample of each (multichase reports its best; numascope's knee uses its best
+too); target: within 10 % of the peer.
 """
 
 from __future__ import annotations
@@ -74,6 +81,51 @@ def run_ours(cmd: list[str]) -> dict:
             "huge": r["placement"].get("huge_fraction"), "bytes": r["params"]["bytes"]}
 
 
+def chains_cmd(size: int, pages: str, cpu: int, stride: int, samples: int, n: int,
+               layout: str) -> list[str]:
+    return ["numascope", "lat", "--chains", str(n), "--chain-layout", layout, "--size",
+            str(size), "--pages", pages, "--cpus", str(cpu), "--stride", str(stride),
+            "--samples", str(samples), "--json"]
+
+
+def run_chains(cmd: list[str]) -> dict:
+    r = first_result(cmd, "latency_peers")
+    m = r["metrics"]
+    return {"median": m["loads_per_ns"]["median"], "best": m["loads_per_ns"]["best"],
+            "ns": m["latency"]["median"], "huge": r["placement"].get("huge_fraction"),
+            "bytes": r["params"]["bytes"]}
+
+
+def compare_chains(exe: str, a: argparse.Namespace, size: int, cpu: int) -> None:
+    """Loads per ns of N parallel chases: numascope's layouts against chase_peer -p N."""
+    counts = [int(c) for c in a.chains.split(",") if c.strip()]
+    layouts = [x.strip() for x in a.layouts.split(",") if x.strip()]
+    print(f"\n[chains] {size / 2**20:g} MiB, stride {a.stride} B, pages {a.pages}, CPU {cpu}, "
+          "tlb mode; loads per ns (N / ns per step), best sample, median over runs")
+    for n in counts:
+        ours = {lay: chains_cmd(size, a.pages, cpu, a.stride, a.samples, n, lay)
+                for lay in layouts}
+        peer = peer_cmd(exe, size, "tlb", a.pages, cpu, a.stride, a.samples, a.sample_ms) + \
+            ["-p", str(n)]
+        if n == counts[0]:
+            for lay, cmd in ours.items():
+                print(f"  numascope ({lay}): {shlex.join(cmd)}")
+            print(f"  peer:      {shlex.join(['chase_peer', *peer[1:]])}")
+        got: dict[str, list[float]] = {lay: [] for lay in layouts}
+        theirs: list[float] = []
+        for _ in range(a.runs):
+            for lay, cmd in ours.items():
+                got[lay].append(run_chains(cmd)["best"])
+            pr = run_peer(peer)
+            theirs.append(n / pr["best"])
+        pb = statistics.median(theirs)
+        line = f"  {n:2d} chains: peer {pb:.4f} loads/ns"
+        for lay in layouts:
+            ob = statistics.median(got[lay])
+            line += f"; numascope {lay} {ob:.4f} (ratio {ob / pb:.3f})"
+        print(line, flush=True)
+
+
 def run_peer(cmd: list[str]) -> dict:
     p = subprocess.run(cmd, capture_output=True, text=True, check=False)
     last = p.stdout.strip().splitlines()[-1:] or [""]
@@ -127,11 +179,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="peer's sample duration (multichase: 500 ms)")
     ap.add_argument("--cpu", type=int, default=None,
                     help="both tools' CPU (default: the first this process may use)")
+    ap.add_argument("--chains", default="",
+                    help="parallel chases to compare, e.g. 1,8,16 (default: none)")
+    ap.add_argument("--layouts", default="arena",
+                    help="numascope's chain layouts for --chains: arena (its default), "
+                         "regions (the labelled variant), or both: arena,regions")
     ap.add_argument("--quick", action="store_true",
                     help="64 MiB, 1 run of 3 samples of 100 ms: checks that it runs")
     a = ap.parse_args(argv)
     if a.quick:
         a.size, a.runs, a.samples, a.sample_ms = "64M", 1, 3, 100
+        a.chains = a.chains or "4"
     modes = [m.strip() for m in a.modes.split(",") if m.strip()]
     if any(m not in ("tlb", "random") for m in modes) or a.runs < 1 or a.samples < 1:
         print("latency_peers: --modes takes tlb,random; --runs and --samples >= 1",
@@ -151,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         exe = build_peer(d)
         for mode in modes:
             compare(exe, a, mode, size, cpu)
+        if a.chains:
+            compare_chains(exe, a, size, cpu)
     return 0
 
 

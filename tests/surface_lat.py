@@ -73,7 +73,11 @@ BAD += [   # lat --chains
     Bad(["lat", "--loaded", "--delays", "100,100"], 2, "the delay 100 is given twice",
         "a delay twice"),
     Bad(["lat", "--chains", "1,2", "--sweep"], 2, "does not go with --sweep", "two modes"),
-    Bad(["lat", "--chains", "64", "--size", "16K"], 2, "fewer than two", "chains too short"),
+    Bad(["lat", "--chains", "64", "--size", "16K"], 2, "the arena layout holds at most 32 chains "
+        "at --stride 256", "more chains than an element has slots"),
+    Bad(["lat", "--chains", "64", "--size", "16K", "--chain-layout", "regions"], 2,
+        "fewer than two", "chains too short"),
+    Bad(["lat", "--chain-layout", "regions"], 2, "only with --chains", "layout without chains"),
 ]
 if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool, as here
     BAD.append(Bad(["lat", "--pages", "hugetlb", "--size", "64M"], 4, "hugetlb pages",

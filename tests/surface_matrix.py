@@ -38,7 +38,8 @@ BAD = [
     Bad(["matrix", "--chains", "65"], 2, "--chains must be at most 64", "too many chains"),
     Bad(["matrix", "--what", "bandwidth", "--chains", "4"], 2,
         "--chains applies only with --what both or latency", "chains without latency"),
-    Bad(["matrix", "--chains", "64", "--size", "16K"], 2, "fewer than two", "chains too short"),
+    Bad(["matrix", "--chains", "64", "--size", "16K"], 2, "the arena layout holds at most 32 "
+        "chains", "more chains than an element has slots"),
 ]
 if _pool is None or _pool[0] < 64 << 20:      # an empty (or small) hugetlb pool, as here
     BAD.append(Bad(["matrix", "--pages", "hugetlb", "--size", "64M"], 4, "hugetlb pages",

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from test_latency_distribution import assert_group_follows_the_timer
 
 from numascope import _core
 from numascope.families.latency import bench as lat
@@ -78,25 +79,50 @@ def _args(cpu: int, **kw) -> dict:
     d = {"bytes": 1 << 20, "cpu": cpu, "chains": 4, "memory": None,
          "mode": TABLE["mode"].default, "window": WINDOW, "samples": TABLE["samples"].default,
          "loads": 1 << 14, "stride": TABLE["stride"].default, "seed": lat.LatencyParams.seed,
-         "hist_groups": 0}
+         "hist_groups": 0, "hist_group": lat.LatencyParams.dist_group,
+         "layout": TABLE["chain_layout"].default}
     return d | kw
 
 
 def test_chains_walk_validates_every_chain(topo):
     cpu = topo.usable_cpus()[0]
+    # arena (the default): every chain through every element of the buffer
     r = _core.lat_chains(**_args(cpu, mode="random", samples=3))
-    assert r["validated"] and r["chains"] == 4 and r["lines"] == (1 << 20) // 256 // 4
+    assert r["validated"] and r["chains"] == 4 and r["lines"] == (1 << 20) // 256
+    assert r["params"]["layout"] == "arena" and r["bytes"] == 1 << 20
     assert r["cycle_walked"] == r["lines"] and r["steps"] == (1 << 14) // 4
     assert len(r["ns"]) == 3 and all(v > 0 for v in r["ns"] + r["tsc"])
-    r = _core.lat_chains(**_args(cpu, chains=64, samples=2, loads=100, stride=128))
+    r = _core.lat_chains(**_args(cpu, chains=64, samples=2, loads=100, stride=512))
+    assert r["validated"] and r["lines"] == 2048 and r["steps"] == 1
+    # regions: each chain over its own 1/N of the buffer
+    r = _core.lat_chains(**_args(cpu, mode="random", samples=3, layout="regions"))
+    assert r["validated"] and r["lines"] == (1 << 20) // 256 // 4
+    assert r["cycle_walked"] == r["lines"] and r["params"]["layout"] == "regions"
+    r = _core.lat_chains(**_args(cpu, chains=64, samples=2, loads=100, stride=128,
+                                 layout="regions"))
     assert r["validated"] and r["lines"] == 128 and r["steps"] == 1
     assert r["params"]["window_lines"] == WINDOW // 128
+
+
+def test_the_arena_gives_each_chain_its_own_slot_of_every_element(topo):
+    """32 chains at a 256 B stride fill every 8 B slot of every element exactly once: the
+    buffer's words, read as pointers, are each some chain's link to a slot of an element,
+    and every chain walked its whole cycle (validated) over all elements."""
+    r = _core.lat_chains(**_args(topo.usable_cpus()[0], chains=32, bytes=1 << 18, samples=2,
+                                 loads=1 << 12))
+    assert r["validated"] and r["lines"] == (1 << 18) // 256 and r["cycle_walked"] == r["lines"]
+
+
+def test_a_forced_group_is_the_group_timed(topo):
+    r = _core.lat_chains(**_args(topo.usable_cpus()[0], samples=2, hist_groups=1024,
+                                 hist_group=2))
+    assert r["hist"]["group"] == 2 and r["params"]["hist_group"] == 2
 
 
 @pytest.mark.parametrize("kw,words", [
     ({"chains": 0}, "chains must be in"),
     ({"chains": 65}, "chains must be in"),
-    ({"chains": 4, "bytes": 1024}, "at least two lines"),
+    ({"chains": 4, "bytes": 256}, "at least two lines"),
     ({"chains": 2, "mode": "zigzag"}, "unknown chase mode"),
     ({"stride": 96}, "power of two"),
     ({"samples": 0}, "samples must be in"),
@@ -104,6 +130,10 @@ def test_chains_walk_validates_every_chain(topo):
     ({"window": 256}, "fewer than two 256 B lines"),
     ({"window": -1}, "window must be"),
     ({"hist_groups": -1}, "groups per distribution chunk"),
+    ({"hist_group": 999}, "loads per timed group"),
+    ({"layout": "spiral"}, "unknown chain layout"),
+    ({"chains": 33}, "at most stride/8 chains: 33 chains need a stride of at least 264"),
+    ({"chains": 2, "bytes": 256, "layout": "regions"}, "at least two lines"),
 ])
 def test_chains_bad_input(topo, kw, words):
     with pytest.raises(ValueError, match=words):
@@ -111,7 +141,7 @@ def test_chains_bad_input(topo, kw, words):
 
 
 @pytest.mark.parametrize("missing", ["memory", "mode", "window", "samples", "loads",
-                                     "stride", "seed", "hist_groups"])
+                                     "stride", "seed", "hist_groups", "hist_group", "layout"])
 def test_chains_kernel_has_no_defaults_of_its_own(topo, missing):
     """A parameter left out is refused, not filled in by C: the option table is the one
     source (a C default could drift from it unseen)."""
@@ -202,7 +232,8 @@ def test_every_chains_record_carries_the_tail_of_its_steps(topo):
         q = [statistics.median(r.metrics[f"latency_p{p}"].values) for p in (50, 90, 99, 999)]
         assert 0 < q[0] <= q[1] <= q[2] <= q[3], q
         d = r.distributions["latency"]
-        assert d["loads_per_group"] == 1 and "lockstep" in d["method"]
+        assert "lockstep" in d["method"]
+        assert_group_follows_the_timer(d, r.metrics["latency"].median)
         # 3 chunks of 16384 would hold fewer than the pass's least (TAIL_GROUPS): 33334 each
         assert sum(d["counts"]) == d["groups"] == 3 * 33334 >= TAIL_GROUPS
         assert d["beyond"]["latency_p999"] == 100 and d["thin"] == []
@@ -332,7 +363,7 @@ from numascope import _core
 cpu = sorted(os.sched_getaffinity(0))[0]
 def call(samples):
     return _core.lat_chains(32 << 20, cpu, 8, None, "tlb", 256 << 10, samples, 1 << 18, 256,
-                            1, 0)
+                            1, 0, 0, "arena")
 
 t0 = time.perf_counter()
 call(3)

@@ -1,7 +1,18 @@
 /* Memory-level parallelism: N independent pointer chases walked in lockstep by one thread.
  *
- * The buffer is cut into N equal regions; each holds its own Sattolo cycle (lat.c's
- * build_order: the same "tlb" or "random" order as `lat`, one pointer per `stride` bytes).
+ * Two layouts of the N chases over the buffer:
+ *  - arena (the default, multichase's "parallel" chases): the buffer is one arena of
+ *    elements of `stride` bytes, each element holding stride/8 pointer slots. Every chase
+ *    visits every element, in its own Sattolo cycle (lat.c's build_order with its own
+ *    seed: the same "tlb" or "random" order as `lat`), and chase k keeps its pointer in
+ *    element x at slot mix[x mod M][k], M the power of two at or above N, each mix[i] a
+ *    random permutation of the slots (multichase's mixer): no two chases share a slot,
+ *    and the lines of an element are used by the chases alike. N <= stride/8.
+ *  - regions: the buffer is cut into N equal regions, each holding one chase's cycle, its
+ *    pointer at the start of each element (numascope's first layout; at a stride of two
+ *    lines or more it touches only the first line of every 128 B pair, which an adjacent-
+ *    line prefetcher doubles and which caps the misses a core keeps in flight below what
+ *    the core can: a labelled variant, not the default).
  * One pinned thread advances all N pointers each step. Within one chain every load depends
  * on the one before; across chains nothing does, so an out-of-order core keeps up to N
  * misses in flight, as many as its miss buffers (line fill buffers, MSHRs) allow. With
@@ -65,7 +76,10 @@ static const walk_fn walks[CHAINS_MAX + 1] = {
 
 typedef struct {
     /* inputs */
-    size_t stride, window_lines, nchains, lines;   /* lines: per chain */
+    size_t stride, window_lines, nchains, lines;   /* lines: per chain (its cycle's length) */
+    int arena;                     /* 1: arena layout, 0: regions (see the top) */
+    size_t slots, mixers;          /* arena: pointer slots per element, mixer rows */
+    uint16_t *mix;                 /* arena: mixers x slots, each row a permutation */
     uint64_t seed;
     ns_mem_spec spec;
     int nsamples;
@@ -73,7 +87,9 @@ typedef struct {
     /* state */
     char *buf;
     size_t bytes;                  /* mapped */
-    uint32_t *order;               /* chain c's k-th line: order[c * lines + k] (global) */
+    uint32_t *order;               /* regions: chain c's k-th line at order[c * lines + k]
+                                      (global line numbers); arena: one chain's order, the
+                                      chains' built again from their seeds to check them */
     void *p[CHAINS_MAX];
     char err[256];
     /* outputs */
@@ -83,33 +99,65 @@ typedef struct {
     int ok;
 } chains_t;
 
-static int chains_build(chains_t *c) {
-    size_t n = c->nchains * c->lines;
-    c->order = malloc(sizeof(uint32_t) * n);
-    if (!c->order) { snprintf(c->err, sizeof c->err, "out of memory for the permutations"); return 0; }
-    for (size_t k = 0; k < c->nchains; k++) {
-        if (ns_interrupted) return 0;
-        uint32_t *o = c->order + k * c->lines;
-        if (!build_order(o, c->lines, c->window_lines, c->seed + k)) {
-            snprintf(c->err, sizeof c->err, "out of memory for the permutations");
-            return 0;
-        }
+/* Where chain k's pointer sits in line (element) x. */
+static inline char *slot_of(const chains_t *c, size_t k, size_t x) {
+    char *e = c->buf + x * c->stride;
+    return c->arena ? e + (size_t)c->mix[(x & (c->mixers - 1)) * c->slots + k] * sizeof(void *)
+                    : e;
+}
+
+/* Chain k's visiting order (arena: of every element; regions: of its region's). */
+static int chain_order(chains_t *c, size_t k, uint32_t *o) {
+    if (!build_order(o, c->lines, c->window_lines, c->seed + k)) return 0;
+    if (!c->arena)
         for (size_t i = 0; i < c->lines; i++) o[i] += (uint32_t)(k * c->lines);
+    return 1;
+}
+
+/* splitmix64: the mixers' permutations */
+static uint64_t mix_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int chains_build(chains_t *c) {
+    size_t total = c->arena ? c->lines : c->nchains * c->lines;   /* elements in the buffer */
+    c->order = malloc(sizeof(uint32_t) * (c->arena ? c->lines : total));
+    if (!c->order) { snprintf(c->err, sizeof c->err, "out of memory for the permutations"); return 0; }
+    if (c->arena) {
+        c->mix = malloc(sizeof(uint16_t) * c->mixers * c->slots);
+        if (!c->mix) { snprintf(c->err, sizeof c->err, "out of memory for the mixers"); return 0; }
+        uint64_t s = c->seed ^ 0x6d69786572ULL;
+        for (size_t m = 0; m < c->mixers; m++) {             /* Fisher-Yates, inside out */
+            uint16_t *row = c->mix + m * c->slots;
+            for (size_t i = 0; i < c->slots; i++) {
+                size_t j = (size_t)(mix_next(&s) % (i + 1));
+                row[i] = row[j];
+                row[j] = (uint16_t)i;
+            }
+        }
     }
     /* fault every page in, in address order, on this (pinned) thread: first touch */
-    size_t len = n * c->stride;
+    size_t len = total * c->stride;
     for (size_t off = 0; off < len; off += 4096) {
         if (off % (CHECK_EVERY * 64) == 0 && ns_interrupted) return 0;
         c->buf[off] = 0;
     }
     for (size_t k = 0; k < c->nchains; k++) {
-        const uint32_t *o = c->order + k * c->lines;
+        if (ns_interrupted) return 0;
+        uint32_t *o = c->arena ? c->order : c->order + k * c->lines;
+        if (!chain_order(c, k, o)) {
+            snprintf(c->err, sizeof c->err, "out of memory for the permutations");
+            return 0;
+        }
         for (size_t i = 0; i < c->lines; i++) {
             if (i % CHECK_EVERY == 0 && ns_interrupted) return 0;
             size_t a = o[i], b = o[i + 1 == c->lines ? 0 : i + 1];
-            *(void **)(c->buf + a * c->stride) = c->buf + b * c->stride;
+            *(void **)slot_of(c, k, a) = slot_of(c, k, b);
         }
-        c->p[k] = c->buf + (size_t)o[0] * c->stride;
+        c->p[k] = slot_of(c, k, o[0]);
     }
     return 1;
 }
@@ -170,7 +218,7 @@ static int chains_hist(chains_t *c, size_t *done) {
     }
     hist_overhead(h);
     uint64_t o = (uint64_t)(h->overhead + 0.5);
-    int g = hist_group(h, hist_median(c->tsc, c->nsamples));
+    int g = hist_group(h, hist_median(c->tsc, c->nsamples));   /* h->asked when given */
     h->group = g;
     double t0 = ns_now();
     uint64_t r0 = ns_rdtsc();
@@ -218,7 +266,12 @@ static void chains_fn(int tid, int nt, void *arg) {
     }
     if (!chains_hist(c, &done)) return;          /* Ctrl-C */
     for (size_t k = 0; k < c->nchains; k++) {
-        void *want = c->buf + (size_t)c->order[k * c->lines + done] * c->stride;
+        if (c->arena && !chain_order(c, k, c->order)) {      /* its order, built again */
+            snprintf(c->err, sizeof c->err, "out of memory for the permutations");
+            return;
+        }
+        const uint32_t *o = c->arena ? c->order : c->order + k * c->lines;
+        void *want = slot_of(c, k, o[done]);
         if (c->p[k] != want) {
             snprintf(c->err, sizeof c->err, "chain %zu ended on the wrong line: it did not "
                      "make its %zu steps per sample", k, c->steps);
@@ -237,38 +290,50 @@ static PyObject *floats(const double *v, int n) {
 static void chains_free(chains_t *c) {
     if (c->buf) ns_mem_free(c->buf, c->bytes, &c->spec);
     free(c->order);
+    free(c->mix);
     free(c->ns);
     free(c->tsc);
     hist_free(&c->hist);
 }
 
 /* Python: lat_chains(bytes, cpu, chains, memory, mode, window, samples, loads, stride, seed,
- *   hist_groups) -> dict: per sample "ns" and "tsc" per step (each step: one load on every
- *   chain), "steps" per sample, "lines" per chain, "cycle_walked", "where",
- *   "huge_fraction", "seconds", "hist" (the steps' distribution, hist.h; None without the
- *   pass; hist_groups 0: no pass), and "params": every parameter as the walk used it.
+ *   hist_groups, hist_group, layout) -> dict: per sample "ns" and "tsc" per step (each
+ *   step: one load on every chain), "steps" per sample, "lines" per chain, "cycle_walked",
+ *   "where", "huge_fraction", "seconds", "hist" (the steps' distribution, hist.h; None
+ *   without the pass; hist_groups 0: no pass; hist_group: steps per timed group, 0 for
+ *   the pass's choice), and "params": every parameter as the walk used it.
  *   Every argument is required and none has a default here: the values come from the
  *   latency family's option table and LatencyParams (families/latency/options.py,
  *   bench.py, via chains.py), the one place they are declared; missing ones are a
  *   TypeError, invalid ones a ValueError. `memory` None is first touch; `loads` is per
  *   sample over all chains (steps = loads / chains, at least 1); `window` (bytes) is the
- *   tlb mode's window and must hold two lines (in random mode it is not used). */
+ *   tlb mode's window and must hold two lines (in random mode it is not used); `layout`
+ *   "arena" (at most stride/8 chains) or "regions" (see the top). */
 static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kws[] = {"bytes", "cpu", "chains", "memory", "mode", "window", "samples",
-                          "loads", "stride", "seed", "hist_groups", NULL};
+                          "loads", "stride", "seed", "hist_groups", "hist_group", "layout",
+                          NULL};
     Py_ssize_t bytes, nch, window, loads, stride, hist_groups;
-    int cpu, samples;
+    int cpu, samples, hist_group;
     PyObject *memory;
-    const char *mode;
+    const char *mode, *layout;
     unsigned long long seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ninOsninnKn", kws, &bytes, &cpu, &nch, &memory,
-                                     &mode, &window, &samples, &loads, &stride, &seed,
-                                     &hist_groups))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ninOsninnKnis", kws, &bytes, &cpu, &nch,
+                                     &memory, &mode, &window, &samples, &loads, &stride, &seed,
+                                     &hist_groups, &hist_group, &layout))
         return NULL;
     if (nch < 1 || nch > CHAINS_MAX) return ns_value_error("chains must be in [1, %d]", CHAINS_MAX);
     if (stride < (Py_ssize_t)sizeof(void *) || (stride & (stride - 1)))
         return ns_value_error("stride must be a power of two of at least %zu bytes", sizeof(void *));
-    if (bytes < 0 || (size_t)bytes / (size_t)stride / (size_t)nch < 2)
+    int arena;
+    if (!strcmp(layout, "arena")) arena = 1;
+    else if (!strcmp(layout, "regions")) arena = 0;
+    else return ns_value_error("unknown chain layout '%s' (arena or regions)", layout);
+    size_t slots = (size_t)stride / sizeof(void *);
+    if (arena && ((size_t)nch > slots || slots > 65535))
+        return ns_value_error("the arena layout holds at most stride/8 chains: %zd chains "
+                              "need a stride of at least %zd B", nch, nch * (Py_ssize_t)sizeof(void *));
+    if (bytes < 0 || (size_t)bytes / (size_t)stride / (arena ? 1 : (size_t)nch) < 2)
         return ns_value_error("each of the %zd chains needs at least two lines of %zd B",
                               nch, stride);
     if ((size_t)bytes / (size_t)stride >= UINT32_MAX) return ns_value_error("buffer too large");
@@ -290,18 +355,21 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     c.stride = stride;
     c.window_lines = window_lines;
     c.nchains = nch;
-    c.lines = (size_t)bytes / (size_t)stride / (size_t)nch;
+    c.arena = arena;
+    c.slots = slots;
+    for (c.mixers = 1; c.mixers < (size_t)nch; c.mixers *= 2) {}
+    c.lines = (size_t)bytes / (size_t)stride / (arena ? 1 : (size_t)nch);
     c.seed = seed;
     c.nsamples = samples;
     c.steps = (size_t)loads / (size_t)nch ? (size_t)loads / (size_t)nch : 1;
     if (!ns_mem_spec_from_py(memory, &c.spec)) return NULL;
     c.ns = calloc(samples, sizeof(double));
     c.tsc = calloc(samples, sizeof(double));
-    if (!hist_alloc(&c.hist, samples, hist_groups, 0, HIST_TAIL_GROUPS)) {
+    if (!hist_alloc(&c.hist, samples, hist_groups, hist_group, HIST_TAIL_GROUPS)) {
         chains_free(&c);
         return NULL;
     }
-    c.bytes = c.nchains * c.lines * c.stride;
+    c.bytes = (arena ? c.lines : c.nchains * c.lines) * c.stride;
     c.buf = ns_mem_alloc(c.bytes, &c.spec, c.err, sizeof c.err);
     if (!c.buf || !c.ns || !c.tsc) {
         PyErr_SetString(PyExc_OSError, c.buf ? "out of memory" : c.err);
@@ -326,10 +394,10 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
     PyObject *where = sampled >= 0 ? ns_where_to_py(counts) : (Py_INCREF(Py_None), Py_None);
     /* the parameters as the walk used them: the record's come from here */
     PyObject *used = Py_BuildValue(
-        "{s:n,s:i,s:n,s:s,s:n,s:n,s:i,s:n,s:n,s:K,s:n}", "bytes", bytes, "cpu", cpu,
+        "{s:n,s:i,s:n,s:s,s:n,s:n,s:i,s:n,s:n,s:K,s:n,s:i,s:s}", "bytes", bytes, "cpu", cpu,
         "chains", nch, "mode", mode, "window", window, "window_lines",
         (Py_ssize_t)window_lines, "samples", samples, "loads", loads, "stride", stride,
-        "seed", seed, "hist_groups", hist_groups);
+        "seed", seed, "hist_groups", hist_groups, "hist_group", hist_group, "layout", layout);
     PyObject *res = Py_BuildValue(
         "{s:N,s:N,s:N,s:n,s:n,s:n,s:n,s:N,s:d,s:d,s:O,s:N,s:N}", "ns", floats(c.ns, samples),
         "tsc", floats(c.tsc, samples), "where", where, "chains", (Py_ssize_t)c.nchains,
@@ -344,7 +412,7 @@ static PyObject *py_lat_chains(PyObject *self, PyObject *args, PyObject *kw) {
 PyMethodDef ns_chains_methods[] = {
     {"lat_chains", (PyCFunction)(void (*)(void))py_lat_chains, METH_VARARGS | METH_KEYWORDS,
      "lat_chains(bytes, cpu, chains, memory, mode, window, samples, loads, stride, seed, "
-     "hist_groups) -> dict with per-sample ns and TSC ticks per lockstep step of `chains` "
+     "hist_groups, hist_group, layout) -> dict with per-sample ns and TSC ticks per lockstep step of `chains` "
      "independent chases, and the parameters as used; every argument required (the latency "
      "option table gives them)."},
     {NULL, NULL, 0, NULL},

@@ -1,6 +1,9 @@
 """`lat --chains`: N independent pointer chases walked in lockstep by one pinned thread
-(`_core.lat_chains`, families/latency/chains.c), one case per count, each chain over its own
-1/N of the buffer, placed as `lat` places its buffer. The knee and Little's law: mlp.py."""
+(`_core.lat_chains`, families/latency/chains.c), one case per count, placed as `lat` places
+its buffer. Laid out as multichase lays out its parallel chases by default (one arena,
+every chain through every element at a slot of its own: the misses in flight are the
+core's); `layout="regions"` (each chain over its own 1/N of the buffer) is the labelled
+variant. The knee and Little's law: mlp.py."""
 
 from __future__ import annotations
 
@@ -18,11 +21,13 @@ from numascope.families.latency.bench import (
     _huge_text,
     format_bytes,
 )
+from numascope.families.latency.options import CHAIN_LAYOUTS, TABLE
 from numascope.results.record import BenchResult, Metric
 from numascope.steady import Steady
 from numascope.topology.model import Topology
 
 MAX_CHAINS = 64       # chains.c's CHAINS_MAX: one unrolled walk per count
+CHAIN_LAYOUT = TABLE["chain_layout"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,7 @@ class ChainsParams:
     base: LatencyParams
     chains: int
     role: str = ""          # run's cases: which core, by role ("L3 kind 2"), not by number
+    layout: str = CHAIN_LAYOUT.default     # "arena" (multichase's) or "regions"
 
     kind = "chains"
 
@@ -46,16 +52,43 @@ class ChainsParams:
 
     @property
     def bytes(self) -> int | None:
-        """The buffer every chain shares (each its own part)."""
+        """The buffer every chain shares (arena: all of it; regions: each its own part)."""
         return self.base.bytes
 
     def label(self) -> str:
-        return f"chains={self.chains} {self.base.label()}" + \
+        # the regions layout keeps the name its records had before the arena layout came;
+        # the arena's figures are another method, so another name (never compared as one)
+        return f"chains={self.chains}{layout_tag(self.layout)} {self.base.label()}" + \
             (f" {self.role}" if self.role else "")
 
 
+def layout_tag(layout: str) -> str:
+    """What a case name carries of its layout: " arena", or nothing for regions (the
+    layout every record had before the arena came)."""
+    return "" if layout == "regions" else f" {layout}"
+
+
+def check_layout(n: int, stride: int, nbytes: int, layout: str) -> None:
+    """UserError where `n` chains do not fit the layout: the arena holds stride/8 chains
+    (a slot each per element); every chain needs two lines."""
+    if layout not in CHAIN_LAYOUTS:
+        raise UserError(f"--chain-layout {layout}: one of {', '.join(CHAIN_LAYOUTS)}")
+    if layout == "arena" and n > stride // 8:
+        raise UserError(f"--chains {n}: the arena layout holds at most {stride // 8} chains "
+                        f"at --stride {stride} (one 8 B slot each per element); give "
+                        f"--stride {_pow2_at_least(8 * n)} or more, or --chain-layout regions")
+    lines = nbytes // stride // (1 if layout == "arena" else n)
+    if lines < 2:
+        raise UserError(f"--chains {n}: a buffer of {format_bytes(nbytes)} gives each chain "
+                        f"fewer than two {stride} B lines")
+
+
+def _pow2_at_least(v: int) -> int:
+    return 1 << (v - 1).bit_length()
+
+
 def cases(topo: Topology, base: LatencyParams, counts: list[int],
-          modes: list[str] | None = None) -> list[Case]:
+          modes: list[str] | None = None, layout: str = CHAIN_LAYOUT.default) -> list[Case]:
     """One checked case per mode and chain count, over base's buffer."""
     out = []
     for m in modes or [base.mode]:
@@ -63,11 +96,9 @@ def cases(topo: Topology, base: LatencyParams, counts: list[int],
         for n in counts:
             if not 1 <= n <= MAX_CHAINS:
                 raise UserError(f"--chains {n}: from 1 to {MAX_CHAINS} chains")
-            if (p.bytes or 0) // p.stride // n < 2:
-                raise UserError(f"--chains {n}: a buffer of {format_bytes(p.bytes or 0)} "
-                                f"gives each chain fewer than two {p.stride} B lines")
-            out.append(Case(f"{m} {format_bytes(p.bytes or 0)} chains={n}",
-                            ChainsParams(p, n)))
+            check_layout(n, p.stride, p.bytes or 0, layout)
+            out.append(Case(f"{m} {format_bytes(p.bytes or 0)} chains={n}{layout_tag(layout)}",
+                            ChainsParams(p, n, layout=layout)))
     return out
 
 
@@ -129,7 +160,8 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
         r = _core().lat_chains(bytes=p.bytes, cpu=cpu, chains=n, memory=p.memory.to_core(),
                                mode=p.mode, window=p.window, samples=p.samples,
                                loads=p.loads, stride=p.stride, seed=p.seed,
-                               hist_groups=distribution.DIST_GROUPS)
+                               hist_groups=distribution.DIST_GROUPS, hist_group=p.dist_group,
+                               layout=cp.layout)
     used = r["params"]
     ns, steps = r["ns"], r["steps"]
     lpn = [n / v for v in ns]
@@ -137,8 +169,14 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
     # one chain, single loads as lat's)
     tail, dist = distribution.from_core(r.get("hist"), unit="lockstep step",
                                         method=STEP_METHOD)
-    notes = [(f"{n} chain{'s' if n != 1 else ''} of {r['lines']} lines, each in its own "
-              f"{format_bytes(r['lines'] * p.stride)} of the buffer, walked in lockstep; "
+    if cp.layout == "arena":
+        where = (f"each through all {r['lines']} elements of the buffer in its own order, at "
+                 f"its own 8 B slot of each {p.stride} B element (multichase's layout)")
+    else:
+        where = (f"of {r['lines']} lines, each in its own "
+                 f"{format_bytes(r['lines'] * p.stride)} of the buffer, its pointer at the "
+                 "start of each element (the regions layout)")
+    notes = [(f"{n} chain{'s' if n != 1 else ''} {where}, walked in lockstep; "
               f"{steps} steps per sample")]
     if r["cycle_walked"]:
         notes.append(f"every chain walked in full: {r['lines']} lines each, every line once")
@@ -163,7 +201,7 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
                 "mode": used["mode"], "pages": pages, "cpu": used["cpu"],
                 "cpu_default": p.default_cpu, "node": p.node, "samples": used["samples"],
                 "steps_per_sample": steps, "loads_per_sample": steps * n,
-                "lines_per_chain": r["lines"],
+                "lines_per_chain": r["lines"], "layout": used["layout"],
                 "window": used["window"] if used["mode"] == "tlb" else None,
                 "stride": used["stride"], "seed": used["seed"]},
         metrics=metrics,
@@ -178,7 +216,8 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
 def group_key(r: BenchResult) -> tuple:
     """The results of one chain-count series share these parameters (all but the count)."""
     q = r.params
-    return tuple(str(q.get(k)) for k in ("cpu", "node", "bytes", "mode", "pages", "stride"))
+    return tuple(str(q.get(k, "regions" if k == "layout" else None))
+                 for k in ("cpu", "node", "bytes", "mode", "pages", "stride", "layout"))
 
 
 def series(results: list[BenchResult]) -> list[list[BenchResult]]:
@@ -202,7 +241,7 @@ def describe(rs: list[BenchResult]) -> str:
     q = rs[0].params
     where = "first-touch memory" if q.get("node") is None else f"node {q['node']} memory"
     return f"cpu {q['cpu']}, {where}, {format_bytes(q['bytes'])} {q['mode']}, " \
-           f"stride {q['stride']} B"
+           f"stride {q['stride']} B, {q.get('layout', 'regions')} layout"
 
 
 def summaries(results: list[BenchResult]) -> list[dict[str, Any]]:

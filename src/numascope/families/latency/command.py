@@ -89,7 +89,8 @@ def _chain_cases(args: argparse.Namespace, topo):
         if on:
             raise UserError(f"--chains does not go with {flag}: give one of them")
     modes = list(lat.MODES) if args.mode == "both" else [args.mode]
-    return chains.cases(topo, params(args, topo), list(args.chains), modes)
+    return chains.cases(topo, params(args, topo), list(args.chains), modes,
+                        layout=args.chain_layout)
 
 
 def levels(results, topo) -> dict[str, list[dict]]:

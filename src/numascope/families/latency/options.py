@@ -12,6 +12,7 @@ from numascope.steady import reps_option
 LINE = 64                     # a cache line: the smallest stride
 MAX_STRIDE = 4096             # beyond a page every load is a page walk as well
 MODES = ("tlb", "random")
+CHAIN_LAYOUTS = ("arena", "regions")   # lat --chains: families/latency/chains.c
 # the tlb mode's window, TLB-friendly (multichase's default: 64 x 4 KiB pages); no flag
 WINDOW = 256 << 10
 LOADED_DELAYS = (0, 50, 100, 200, 400, 800, 1600, 3200, 10000)
@@ -89,6 +90,13 @@ TABLE = Table("latency", (
            "e.g. 1,2,4,8,16,32; per count ns per load, loads per ns, GB/s, and the knee "
            "(misses in flight per core)", kind="ints", low=1, high=64, metavar="LIST",
            rule=_chains, rule_text="counts, each 1 to 64"),
+    Option("--chain-layout", "chains: arena (multichase's parallel chases: one buffer, "
+           "every chain through every element, each at a slot of its own; at most stride/8 "
+           "chains) or regions (each chain in its own part of the buffer, its pointer at "
+           "the start of each element: numascope's first layout, whose untouched "
+           "neighbour lines an adjacent-line prefetcher fetches, capping the misses in "
+           "flight below the core's)", kind="choice", choices=CHAIN_LAYOUTS,
+           default="arena", only_with="chains"),
     *placement("cpus", "membind", "pages",
                cpus={"help": "the chaser's CPU: one, e.g. 2, or the first usable CPU of S0 "
                              "(package), N1 (node), L3:5", "hidden": ("--cpu",),
