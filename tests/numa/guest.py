@@ -319,56 +319,143 @@ def _jiffies() -> tuple[int, dict[int, int]]:
     return busy, by_session
 
 
-def _sample(proc: subprocess.Popen, cmd: list[str], timeout: float,
-            deadline: float) -> tuple[int, int]:
-    """Wait for `proc`, sampling every second; (jiffies of its session, of all CPUs)."""
-    prev, ours, total = _jiffies(), 0, 0
-    while proc.poll() is None:
-        if time.monotonic() > deadline:
-            raise subprocess.TimeoutExpired(cmd, timeout)
-        time.sleep(1.0)
-        now = _jiffies()
-        total += now[0] - prev[0]
-        ours += max(0, now[1].get(proc.pid, 0) - prev[1].get(proc.pid, 0))
-        prev = now
-    return ours, total
+# A guest's time limits follow its own progress, not one wall time tuned on a fast host
+# (TCG on a slower core, or beside other guests, takes twice as long and is not stuck):
+BOOT_S = 300.0     # from vng's start (the boot lock held) to our script's first line
+STALL_S = 300.0    # then: no step begun, no byte of output, no placement event for this long
+CAP_S = 3600.0     # never longer in all (a guest that "progresses" forever is stuck too)
+# Guests boot one at a time across the suite's workers (the kernel's boot under TCG takes
+# a host CPU for 30-60 s; two at once on 2 CPUs starve the tests beside them and each
+# other): an flock on this file, held from vng's start until our script runs in the guest.
+BOOT_LOCK = Path(tempfile.gettempdir()) / "numascope-guest-boot.lock"
 
 
-def _run_vng(cmd: list[str], env: dict, workdir: Path, timeout: float,
-             foreign: list[float] | None = None) -> int:
+def progress(workdir: Path) -> tuple[bool, int, int]:
+    """What the guest has shown so far: our script started (its uptime file), the steps
+    begun (the driver's "--- step" lines in stacks.log; its stack samples every 60 s are
+    not progress: a hung step prints the same stack), and the bytes the steps, the driver
+    and the placement witness have written."""
+    started = (workdir / "uptime").exists()
+    steps = 0
+    try:
+        steps = sum(line.startswith("--- step ")
+                    for line in (workdir / "stacks.log").read_text(errors="replace")
+                    .splitlines())
+    except OSError:
+        pass
+    size = 0
+    for f in workdir.iterdir():
+        if f.suffix in (".out", ".err") or f.name in ("witness.log", "driver.log",
+                                                      "setup.log", "result.json"):
+            try:
+                size += f.stat().st_size
+            except OSError:
+                pass
+    return started, steps, size
+
+
+class Watchdog:
+    """Decides, once a second, whether a boot has gone too long without progress; says
+    why when it has (None while it may go on)."""
+
+    def __init__(self, workdir: Path, boot_s: float = BOOT_S, stall_s: float = STALL_S,
+                 cap_s: float = CAP_S):
+        self.workdir, self.boot_s, self.stall_s, self.cap_s = workdir, boot_s, stall_s, cap_s
+        self.t0 = self.changed = time.monotonic()
+        self.last = progress(workdir)
+        self.started_at: float | None = None
+
+    def verdict(self, now: float | None = None) -> str | None:
+        now = time.monotonic() if now is None else now
+        seen = progress(self.workdir)
+        if seen != self.last:
+            self.last, self.changed = seen, now
+        if seen[0] and self.started_at is None:
+            self.started_at = now
+        if now - self.t0 > self.cap_s:
+            return f"still running after {self.cap_s:.0f} s in all (the cap)"
+        if self.started_at is None:
+            if now - self.t0 > self.boot_s:
+                return (f"its kernel did not reach our script within {self.boot_s:.0f} s "
+                        "(the boot limit)")
+            return None
+        if now - self.changed > self.stall_s:
+            return (f"no progress for {self.stall_s:.0f} s after {seen[1]} step(s) begun "
+                    f"(the stall limit: no new step, output or placement event)")
+        return None
+
+
+class _BootLock:
+    """The suite-wide boot lock (BOOT_LOCK), released once our script runs in the guest."""
+
+    def __init__(self):
+        import fcntl
+        self._fcntl = fcntl
+        self.f = open(BOOT_LOCK, "a+")          # noqa: SIM115 - held across the boot
+        self.waited = time.monotonic()
+        fcntl.flock(self.f, fcntl.LOCK_EX)
+        self.waited = time.monotonic() - self.waited
+
+    def release(self) -> None:
+        if not self.f.closed:
+            self._fcntl.flock(self.f, self._fcntl.LOCK_UN)
+            self.f.close()
+
+
+def _run_vng(cmd: list[str], env: dict, workdir: Path, foreign: list[float] | None = None,
+             limits: dict[str, float] | None = None, before=None) -> tuple[int, str | None]:
     """One boot; its console (kernel log and our script's stray output) in console.log.
-    `foreign` (when given) gets the host CPUs' worth of time processes outside the boot's
-    session used while it ran, sampled every second (a process's time is counted while it
-    lives: the first and last second are approximate); without it the boot is only waited
-    for."""
+    Killed when the Watchdog says so (its reason returned with the exit status). `foreign`
+    (when given) gets the host CPUs' worth of time processes outside the boot's session
+    used while it ran, sampled every second (a process's time is counted while it lives:
+    the first and last second are approximate). `before` is called once the boot lock is
+    held, just before vng starts (the vCPU pinning's thread: its wait for QEMU's socket
+    must not run while another guest boots)."""
+    lock = _BootLock()
+    if before is not None:
+        before()
     with open(workdir / "console.log", "wb") as console:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
                                 stderr=subprocess.STDOUT, env=env, cwd=workdir,
                                 start_new_session=True)
-        t0, deadline = time.monotonic(), time.monotonic() + max(timeout, 1)
-        ours = total = 0
+        dog = Watchdog(workdir, **(limits or {}))
+        t0 = time.monotonic()
+        prev, ours, total, why = _jiffies() if foreign is not None else None, 0, 0, None
         try:
-            if foreign is None:
-                proc.wait(timeout=max(timeout, 1))
-            else:
-                ours, total = _sample(proc, cmd, timeout, deadline)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            while proc.poll() is None:
+                try:
+                    proc.wait(timeout=1.0)
+                except subprocess.TimeoutExpired:
+                    pass
+                if dog.started_at is not None:
+                    lock.release()
+                if prev is not None:
+                    now = _jiffies()
+                    total += now[0] - prev[0]
+                    ours += max(0, now[1].get(proc.pid, 0) - prev[1].get(proc.pid, 0))
+                    prev = now
+                why = dog.verdict() if proc.poll() is None else None
+                if why:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    break
+        finally:
+            lock.release()
         if foreign is not None:
             hz = os.sysconf("SC_CLK_TCK")
             foreign.append(max(0, total - ours) / hz / max(time.monotonic() - t0, 1e-9))
-    return proc.returncode
+    return proc.returncode, why
 
 
-def boot(shape: Shape, steps: list[Step], workdir: Path, timeout: float = 600,
+def boot(shape: Shape, steps: list[Step], workdir: Path,
          collect: tuple[str, ...] = (), kernel: tuple[Path, str] | None = None,
-         setup: str = "") -> GuestRun:
+         setup: str = "", limits: dict[str, float] | None = None) -> GuestRun:
     """Boot `shape`, run `steps` in one numascope process inside, return what they did.
     Files named in `collect` (paths inside the guest) are copied into `workdir` at the end.
     `kernel` is a (vmlinuz, release) pair (default_kernel() when None); `setup` is shell
     run as root in the guest, in `workdir`, before numascope (its output: setup.log).
-    Raises RuntimeError (with the console's tail) when the guest produced no result."""
+    `limits` overrides the Watchdog's (boot_s, stall_s, cap_s). Raises RuntimeError (with
+    the console's tail and why the guest was stopped) when it produced no result."""
     reason = missing()
     if reason:
         raise RuntimeError(reason)
@@ -417,12 +504,16 @@ echo $? > {workdir}/driver.rc
     # not numascope's: boot it once more. Once the script ran, nothing is retried.
     for attempt in (1, 2):
         foreign: list[float] | None = None
+        before = None
         if shape.pin_sockets:       # pinned, and the host's other work accounted
             pinned.unlink(missing_ok=True)
             qmp.unlink(missing_ok=True)
-            threading.Thread(target=pin_vcpus, args=(shape, qmp, pinned), daemon=True).start()
+
+            def before() -> None:
+                threading.Thread(target=pin_vcpus, args=(shape, qmp, pinned),
+                                 daemon=True).start()
             foreign = []
-        rc = _run_vng(cmd, env, workdir, timeout - (time.monotonic() - t0), foreign)
+        rc, why = _run_vng(cmd, env, workdir, foreign, limits, before)
         if result.exists() or (workdir / "uptime").exists() or attempt == 2:
             break
         (workdir / "console.log").rename(workdir / "console-boot1.log")
@@ -440,8 +531,9 @@ echo $? > {workdir}/driver.rc
         driver = workdir / "driver.log"
         if driver.exists():
             tail += "\n--- driver.log ---\n" + driver.read_text(errors="replace")[-3000:]
+        stopped = f"; stopped: {why}" if why else ""
         raise RuntimeError(f"guest {shape.name} gave no result after {total:.0f} s "
-                           f"(vng exit {rc}):\n{tail}")
+                           f"(vng exit {rc}{stopped}):\n{tail}")
     data = json.loads(result.read_text())
     uptime = workdir / "uptime"
     boot_s = float(uptime.read_text()) if uptime.exists() else data["uptime_at_start"]
