@@ -29,12 +29,13 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class L1Ports:
     """What the L1 data cache moves per cycle at the widest vector width the core runs at
-    full rate: bytes loaded and bytes stored (both at once), and the loads per cycle behind
-    the first (the read kernel needs that many independent sums times the add latency)."""
+    full rate: bytes loaded and bytes stored (both at once); the loads per cycle at any
+    width (its load ports) and the vector add's latency (the read kernel keeps vector loads
+    per cycle x that latency independent sums: families/bandwidth/ports.py)."""
 
     load: int           # bytes per cycle
     store: int          # bytes per cycle
-    loads: int          # loads per cycle at that width
+    loads: int          # loads per cycle at any width (the load ports)
     add_latency: int    # FP64 vector add latency in cycles (the read kernel's sums)
     source: str         # a numascope.sources publication key
     basis: str          # the figure in the source's words
@@ -77,11 +78,11 @@ _L1_ZEN1 = L1Ports(32, 16, 2, 3, _AMD_ZEN, "two 128-bit loads and one 128-bit st
                    "cycle")
 _L1_ZEN2 = L1Ports(64, 32, 2, 3, _AMD_ZEN2, "two 256-bit loads and one 256-bit store per "
                    "cycle")
-_L1_ZEN3 = L1Ports(64, 32, 2, 3, _AMD_ZEN3, "three memory operations per cycle, up to two "
+_L1_ZEN3 = L1Ports(64, 32, 3, 3, _AMD_ZEN3, "three memory operations per cycle, up to two "
                    "of them 256-bit loads; one 256-bit store per cycle")
-_L1_ZEN4 = L1Ports(64, 32, 2, 3, _AMD_ZEN4, "two 256-bit loads and one 256-bit store per "
+_L1_ZEN4 = L1Ports(64, 32, 3, 3, _AMD_ZEN4, "two 256-bit loads and one 256-bit store per "
                    "cycle (a 512-bit access takes two)")
-_L1_ZEN5 = L1Ports(128, 64, 2, 2, _AMD_ZEN5, "four memory operations per cycle, up to two "
+_L1_ZEN5 = L1Ports(128, 64, 4, 2, _AMD_ZEN5, "four memory operations per cycle, up to two "
                    "of them 512-bit loads; one 512-bit store per cycle (EPYC and desktop "
                    "parts: full 512-bit datapath)")
 _L1_HSW = L1Ports(64, 32, 2, 3, _INTEL, "Haswell/Broadwell: 2 x 32 B loads + 1 x 32 B store "
@@ -92,7 +93,7 @@ _L1_SKX = L1Ports(128, 64, 2, 4, _INTEL, "Skylake Server: 2 x 64 B loads + 1 x 6
                   "cycle")
 _L1_ICX = L1Ports(128, 64, 2, 4, _INTEL, "Ice Lake (Sunny Cove): 2 x 64 B loads + 1 x 64 B "
                   "store per cycle (two stores a cycle of up to 32 B each)")
-_L1_GLC = L1Ports(128, 64, 2, 4, _INTEL, "Golden Cove: 3 x 32 B or 2 x 64 B loads + 2 x 32 B "
+_L1_GLC = L1Ports(128, 64, 3, 4, _INTEL, "Golden Cove: 3 x 32 B or 2 x 64 B loads + 2 x 32 B "
                   "or 1 x 64 B store per cycle")
 
 # FMA units x lanes x 2. Sources: the vendors' optimization guides.
@@ -122,7 +123,7 @@ SAPPHIRE_RAPIDS = Uarch("Sapphire Rapids", 32, 64, "avx512", "2 × 512-bit FMA (
 EMERALD_RAPIDS = Uarch("Emerald Rapids", 32, 64, "avx512", "2 × 512-bit FMA (AMX not counted)",
                        _L1_GLC, (48 * KIB, 2 * MIB))
 GRANITE_RAPIDS = Uarch("Granite Rapids", 32, 64, "avx512", "2 × 512-bit FMA (AMX not counted)",
-                       L1Ports(128, 64, 2, 4, _INTEL, "Redwood Cove: as Golden Cove, 2 x 64 B "
+                       L1Ports(128, 64, 3, 4, _INTEL, "Redwood Cove: as Golden Cove, 2 x 64 B "
                                "loads + 1 x 64 B store per cycle"), (48 * KIB, 2 * MIB))
 SIERRA_FOREST = Uarch("Sierra Forest (E-core)", 8, 16, "avx2", "2 × 128-bit FMA")
 ROCKET_LAKE = Uarch("Rocket Lake (client)", 16, 32, "avx512",

@@ -48,6 +48,7 @@ from typing import Any
 from numascope import _core, placement, steady, sysstate
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
+from numascope.families.bandwidth import ports
 from numascope.families.bandwidth.options import TABLE
 from numascope.families.bandwidth.outliers import MIN_REPS, RULE, SHARE_RULE, bimodal_text, screen
 from numascope.families.bandwidth.placements import check_placement
@@ -341,9 +342,10 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
 
     cpu_nodes = [topo.cpu(c).node for c in cpus]
     fits, nt_reason = store_choice(topo, p)
+    acc = ports.read_accumulators(topo, [v[0] for v in variants(p.kernel, p.isa, p.nt, fits)])
     if not isinstance(p.reps, Steady):
-        raw, ok = _batch(p, p.reps, cpu_nodes, notes, corrupt_index, fits)
-        return _result(topo, p, raw, notes, ok, cpu_nodes, label, nt_reason)
+        raw, ok = _batch(p, p.reps, cpu_nodes, notes, corrupt_index, fits, acc=acc[0])
+        return _result(topo, p, raw, notes, ok, cpu_nodes, label, nt_reason, acc)
     # --reps auto: units, each a real call over its own fresh arrays, until the reported
     # figure is steady over them
     raws: list[dict] = []
@@ -351,13 +353,13 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
 
     def unit(n: int) -> list[list[float]]:
         raw, ok = _batch(p, n, cpu_nodes, notes, corrupt_index, fits,
-                         _passes(raws[0]) if raws else None)
+                         _passes(raws[0]) if raws else None, acc=acc[0])
         raws.append(raw)
         oks.append(ok)
         return _reported_units(p.kernel, raws, p.elements)
 
     verdict = steady.repeat(unit, p.reps)
-    res = _result(topo, p, _joined(raws), notes, all(oks), cpu_nodes, label, nt_reason)
+    res = _result(topo, p, _joined(raws), notes, all(oks), cpu_nodes, label, nt_reason, acc)
     res.params["reps"] = verdict.reps
     res.params["steady"] = verdict.to_dict() | {"metric": "bandwidth"}
     return res
@@ -365,17 +367,18 @@ def run(topo: Topology, p: BandwidthParams, label: str | None = None,
 
 def _batch(p: BandwidthParams, reps: int, cpu_nodes: list[int | None], notes: list[str],
            corrupt_index: int = -1, fits: bool | None = None,
-           passes: list[int] | None = None) -> tuple[dict, bool]:
+           passes: list[int] | None = None, acc: int = ports.CHOICES[0]) -> tuple[dict, bool]:
     """One call of the C core: `reps` timed repetitions of every variant, validated, and
     whether its pages are where they were asked to be (its notes added once). Each
     variant's passes per repetition are `passes` (a later batch of --reps auto takes the
-    first one's) or calibrated to last p.min_seconds."""
+    first one's) or calibrated to last p.min_seconds; `acc`: the read kernel's sums
+    (ports.read_accumulators)."""
     vs = variants(p.kernel, p.isa, p.nt, fits)
     try:
         raw = _core.bw_run(p.kernel, list(p.cpus), p.elements, reps, vs,
                            memory=p.memory.to_core(), warmup=p.warmup,
                            corrupt_index=corrupt_index, passes=passes,
-                           min_seconds=p.min_seconds)
+                           min_seconds=p.min_seconds, accumulators=acc)
     except ValueError as e:
         raise UserError(str(e)) from None
     if not raw["validated"]:
@@ -488,7 +491,7 @@ def _start_spread(raw: dict, notes: list[str]) -> float:
 
 def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
             placement_ok: bool, cpu_nodes: list[int | None], label: str | None,
-            nt_reason: str = "") -> BenchResult:
+            nt_reason: str = "", acc: tuple[int, str] | None = None) -> BenchResult:
     kernel, cpus, n = p.kernel, list(p.cpus), p.elements
     bimodal: list[dict[str, Any]] = []
     per_variant, excluded = _screen_variants(kernel, raw, n, notes, bimodal)
@@ -538,6 +541,8 @@ def _result(topo: Topology, p: BandwidthParams, raw: dict, notes: list[str],
         "timing": "earliest thread start to latest thread end",
         "excluded_reps": excluded, "bimodal": bimodal, "start_spread_max_s": spread,
         "passes": passes[vi],
+        **({"accumulators": acc[0], "accumulators_reason": acc[1]}
+           if acc is not None and kernel == "read" else {}),
         "passes_by_variant": {variant_name(vi_, bool(vn_)): k
                               for (vi_, vn_), k in zip(raw["variants"], passes)},
         "min_rep_seconds": p.min_seconds, "nt_reason": nt_reason,

@@ -75,6 +75,8 @@ typedef struct {
     long skip_pass;            /* test hook: this pass (of every thread) does no work; -1 */
     double *poison;            /* test hook (read): an element off by one after every pass */
     int nt;                    /* streaming (non-temporal) stores */
+    int acc;                   /* read: independent vector sums, 8 or 16 (numascope's choice
+                                  per core: its vector loads per cycle x the add latency) */
 } bw_args;
 typedef double (*bw_fn)(const bw_args *x, size_t i0, size_t i1);
 #define ALT_DELTA 16.0         /* s_alt = s + 16: never another step's value (1 .. 8.5) */
@@ -184,9 +186,10 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
  * version measured no faster at DRAM sizes). Chunks start 64-byte aligned (arrays are 2 MiB aligned and the split is a
  * multiple of 8 elements), so the storing kernels use aligned loads and stores; the last
  * chunk's tail (< one unrolled step) is finished with scalar code. `read` loads unaligned
- * (as fast on aligned data on these CPUs) into 8 accumulators (an add's latency times the
- * loads per cycle): it is also the compression family's plain sum, over blocks that start
- * anywhere. ---- */
+ * (as fast on aligned data on these CPUs) into 8 or 16 accumulators (x->acc: at least an
+ * add's latency times the vector loads per cycle, chosen per core by the Python side) that
+ * run on over every pass of a call: it is also the compression family's plain sum, over
+ * blocks that start anywhere. ---- */
 #define AVX2 __attribute__((noinline, target("avx2,fma")))
 #define AVX512 __attribute__((noinline, target("avx512f")))
 #define AVX2_INL static inline __attribute__((always_inline, target("avx2,fma")))
@@ -198,26 +201,43 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
         if (len >= W) STOREU(p, LANE0(LOADU(p), SET1(v)));                                   \
         else *p = v;                                                                         \
     }                                                                                        \
-    INL double read1_##SUF(const double *a, size_t i0, size_t i1) {                  \
-        VT s0 = SET1(0), s1 = SET1(0), s2 = SET1(0), s3 = SET1(0);                           \
-        VT s4 = SET1(0), s5 = SET1(0), s6 = SET1(0), s7 = SET1(0);                           \
-        size_t i = i0;                                                                       \
-        for (; i + 8 * W <= i1; i += 8 * W) {                                                \
-            s0 = ADD(s0, LOADU(a + i)); s1 = ADD(s1, LOADU(a + i + W));                     \
-            s2 = ADD(s2, LOADU(a + i + 2 * W)); s3 = ADD(s3, LOADU(a + i + 3 * W));         \
-            s4 = ADD(s4, LOADU(a + i + 4 * W)); s5 = ADD(s5, LOADU(a + i + 5 * W));         \
-            s6 = ADD(s6, LOADU(a + i + 6 * W)); s7 = ADD(s7, LOADU(a + i + 7 * W));         \
+    /* read: N independent vector sums that run on over every pass (one reduction per call,  \
+     * not per pass: at L1 sizes a pass is a few dozen cycles and a reduction of its own     \
+     * would cost a third of them); the total is the sum over all passes, as READ_PASSES'. */\
+    INL double readn_##SUF(const bw_args *x, size_t i0, size_t i1, const int N_) {           \
+        VT s[16];                                                                            \
+        _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) s[k] = SET1(0);               \
+        const double *a = x->a;                                                              \
+        double tail = 0;                                                                     \
+        long np_ = x->passes;                                                                \
+        for (long p_ = 0; p_ < np_; p_++) {                                                  \
+            if (np_ > 1) {                                                                   \
+                double v = ((np_ - 1 - p_) & 1) ? x->s_alt : x->s;                           \
+                mark_##SUF(x->a + i0, v, i1 - i0); x->a[i1 - 1] = v;                        \
+                if (x->poison && x->poison >= x->a + i0 && x->poison < x->a + i1)            \
+                    *x->poison += 1;                                                         \
+            }                                                                                \
+            __asm__ volatile("" ::: "memory");   /* no pass's loads merged with another's */ \
+            if (p_ == x->skip_pass) continue;                                                \
+            size_t i = i0;                                                                   \
+            for (; i + (size_t)N_ * W <= i1; i += (size_t)N_ * W) {                          \
+                _Pragma("GCC unroll 16") for (int k = 0; k < N_; k++)                        \
+                    s[k] = ADD(s[k], LOADU(a + i + (size_t)k * W));                          \
+            }                                                                                \
+            for (; i + W <= i1; i += W) s[0] = ADD(s[0], LOADU(a + i));                      \
+            for (; i < i1; i++) tail += a[i];                                                \
         }                                                                                    \
-        for (; i + W <= i1; i += W) s0 = ADD(s0, LOADU(a + i));                              \
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) s[k] = ADD(s[k], s[k + 8]);     \
+        VT t = ADD(ADD(ADD(s[0], s[1]), ADD(s[2], s[3])), ADD(ADD(s[4], s[5]), ADD(s[6], s[7]))); \
         double lanes[W];                                                                     \
-        STOREU(lanes, ADD(ADD(ADD(s0, s1), ADD(s2, s3)), ADD(ADD(s4, s5), ADD(s6, s7))));   \
+        STOREU(lanes, t);                                                                    \
         double r = 0;                                                                        \
-        for (int k = 0; k < W; k++) r += lanes[k];                                           \
-        for (; i < i1; i++) r += a[i];                                                       \
-        return r;                                                                            \
+        for (int q = 0; q < W; q++) r += lanes[q];                                           \
+        return r + tail;                                                                     \
     }                                                                                        \
     static ATTR double read_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
-        READ_PASSES(read1_##SUF, mark_##SUF)                                                 \
+        if (i1 <= i0) return 0;                                                              \
+        return x->acc == 16 ? readn_##SUF(x, i0, i1, 16) : readn_##SUF(x, i0, i1, 8);        \
     }                                                                                        \
     static ATTR double fill_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
         double *a = x->a;                                                                    \
@@ -357,7 +377,7 @@ static const bw_kernel *find_kernel(const char *name) {
 }
 
 double ns_bw_read(int isa, const double *a, size_t n) {
-    bw_args x = {.a = (double *)a, .passes = 1, .skip_pass = -1};   /* one pass: a unchanged */
+    bw_args x = {.a = (double *)a, .passes = 1, .skip_pass = -1, .acc = 8};  /* a unchanged */
     if (isa < 0 || isa >= NS_ISA_COUNT) isa = NS_ISA_SCALAR;
     return kernels[K_READ].fn[isa](&x, 0, n);
 }
@@ -627,7 +647,7 @@ static long calibrate(ns_team *team, bw_job *j, const spots_t *sp, long *step, d
 static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"kernel", "cpus", "n", "reps", "variants", "memory", "warmup",
                              "corrupt_index", "where_samples", "skip_rep", "late_start",
-                             "passes", "min_seconds", "skip_pass", NULL};
+                             "passes", "min_seconds", "skip_pass", "accumulators", NULL};
     const char *kname;
     PyObject *cpus_obj, *variants_obj, *mem_obj = Py_None;
     Py_ssize_t n_el;
@@ -640,11 +660,13 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     double late_start = 0, min_s = 0;
     PyObject *passes_obj = Py_None;
     long skip_pass = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLlidOdl", kwlist, &kname, &cpus_obj,
+    int acc = 8;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOniO|OiLlidOdli", kwlist, &kname, &cpus_obj,
                                      &n_el, &reps, &variants_obj, &mem_obj, &warmup, &corrupt,
                                      &where_samples, &skip_rep, &late_start, &passes_obj,
-                                     &min_s, &skip_pass))
+                                     &min_s, &skip_pass, &acc))
         return NULL;
+    if (acc != 8 && acc != 16) return ns_value_error("accumulators must be 8 or 16 (got %d)", acc);
     const bw_kernel *kern = find_kernel(kname);
     if (!kern) return ns_value_error("unknown kernel '%s'", kname);
     if (n_el < 64) return ns_value_error("arrays need at least 64 elements (got %zd)", n_el);
@@ -731,7 +753,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     double *sums = calloc((size_t)ncpu * SUM_STRIDE, sizeof(double));
     check_job *chk = calloc(1, sizeof *chk);
     bw_job job = {.k = kern, .n = n, .align = align, .sums = sums,
-                  .x = {.passes = 1, .skip_pass = -1}};
+                  .x = {.passes = 1, .skip_pass = -1, .acc = acc}};
     ns_team *team = NULL;
     double init_s = 0, last_x = 0, huge = -1, huge_arr[3] = {-1, -1, -1};
     int interrupted = 0;
@@ -879,6 +901,7 @@ static PyObject *py_bw_run(PyObject *self, PyObject *args, PyObject *kw) {
     SET("validated", PyBool_FromLong(bad == 0 && spot_bad == 0 && pass_bad == 0));
     SET("spot_bad", PyLong_FromLong(spot_bad));
     SET("pass_bad", PyLong_FromLong(pass_bad));
+    SET("accumulators", PyLong_FromLong(kern->out == OUT_SUM ? acc : 0));
     PyObject *pl = PyList_New(nvar);
     for (int v = 0; pl && v < nvar; v++) PyList_SET_ITEM(pl, v, PyLong_FromLong(v_passes[v]));
     SET("passes", pl);
