@@ -207,6 +207,25 @@ def test_zen2_takes_kerncrafts_zen2_file(tmp_path):
     assert m["memory hierarchy"][1]["cache per group"]["ways"] == 8
 
 
+def test_a_sapphire_rapids_guest_shown_as_rocket_lake_takes_the_spr_file(tmp_path):
+    """The core known by what it does (topology.uarch): a KVM guest presenting family 6
+    model 0xa7 (Rocket Lake, which kerncraft has no file for) with AMX and AVX512-FP16 and
+    Golden Cove's caches is Sapphire Rapids, and kerncraft's SPR file supplies the rest;
+    ECM runs on the file."""
+    from test_uarch import SPR_GUEST
+    root = machine(tmp_path / "sys", sockets=1, l3_per_socket=2, cores_per_l3=4, smt=1,
+                   nodes_per_socket=2, l3_kb=LLC >> 10, vendor="GenuineIntel", family=6,
+                   model_number=0xA7, model="Intel(R) Xeon(R) Processor", hypervisor=True,
+                   flags=SPR_GUEST, l1d_kb=48, l2_kb=2048)
+    topo = to_plain(read_topology(str(root)))
+    f = write(tmp_path, full_run(topo))
+    m = load(f)
+    assert m["in-core model"]["OSACA"] == "SPR" and m["FLOPs per cycle"]["DP"]["total"] == 32
+    assert "SapphireRapids_Platinum-8470.yml" in f.read_text()
+    ecm = kerncraft(f, "-p", "ECMData", "-D", "N", "10000000")
+    assert "L2 = 4.00 cy/CL" in ecm and "L3 = 12.00 cy/CL" in ecm   # 64 and 16 B/cy
+
+
 def test_only_levels_with_the_read_kernel_and_absent_ones_are_said(tmp_path, capsys):
     topo = topology(tmp_path)
     rec = full_run(topo)
