@@ -42,6 +42,7 @@
 #define CHAINS_MAX_SAMPLES 100000
 #define CHECK_EVERY ((size_t)1 << 20)   /* loads between Ctrl-C checks */
 #define WALK_LINES ((size_t)1 << 22)    /* up to this many lines in all: every cycle walked */
+#define ENDS 10                         /* no pass, and groups of 1, 2, 4 ... 256 steps */
 
 #define NOVEC __attribute__((optimize("no-tree-vectorize", "no-tree-slp-vectorize")))
 #define DEFINE_WALK(N)                                                        \
@@ -87,9 +88,12 @@ typedef struct {
     /* state */
     char *buf;
     size_t bytes;                  /* mapped */
-    uint32_t *order;               /* regions: chain c's k-th line at order[c * lines + k]
-                                      (global line numbers); arena: one chain's order, the
-                                      chains' built again from their seeds to check them */
+    uint32_t *order;               /* one chain's visiting order at a time (the build's) */
+    size_t ends[ENDS];             /* the steps every chain will have made, mod lines: [0]
+                                      with no distribution pass, [j] with a pass timing
+                                      groups of end_group[j] steps (hist.h) */
+    int end_group[ENDS];
+    void **want;                   /* nchains x ENDS: where each chain must then sit */
     void *p[CHAINS_MAX];
     char err[256];
     /* outputs */
@@ -122,10 +126,34 @@ static uint64_t mix_next(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
+/* The steps each chain will have made when the walk ends, mod its lines, for every group
+ * size the distribution pass may choose: warm-up (a full cycle walked, or a fixed part),
+ * the samples, then the pass's chunks x groups x g. Known before the build, so that each
+ * chain's order is needed only while it is threaded (it is not kept: 4 B per line per
+ * chain, which an arena of 32 chains over 1 GiB would make 512 MiB). */
+static void chains_ends(chains_t *c) {
+    size_t warm = c->nchains * c->lines <= WALK_LINES ? 0 : (WALK_LINES / c->nchains) % c->lines;
+    size_t base = (warm + ((size_t)c->nsamples * (c->steps % c->lines)) % c->lines) % c->lines;
+    c->ends[0] = base;
+    c->end_group[0] = 0;
+    for (int j = 1; j < ENDS; j++) {     /* the group asked, or each the pass may choose */
+        size_t g = c->hist.asked > 0 ? (size_t)c->hist.asked : (size_t)1 << (j - 1);
+        size_t per = (c->hist.groups * g) % c->lines, d = base;
+        for (int k = 0; k < c->hist.chunks; k++) d = (d + per) % c->lines;
+        c->ends[j] = d;
+        c->end_group[j] = (int)g;
+    }
+}
+
 static int chains_build(chains_t *c) {
     size_t total = c->arena ? c->lines : c->nchains * c->lines;   /* elements in the buffer */
-    c->order = malloc(sizeof(uint32_t) * (c->arena ? c->lines : total));
-    if (!c->order) { snprintf(c->err, sizeof c->err, "out of memory for the permutations"); return 0; }
+    c->order = malloc(sizeof(uint32_t) * c->lines);
+    c->want = malloc(sizeof(void *) * c->nchains * ENDS);
+    if (!c->order || !c->want) {
+        snprintf(c->err, sizeof c->err, "out of memory for the permutations");
+        return 0;
+    }
+    chains_ends(c);
     if (c->arena) {
         c->mix = malloc(sizeof(uint16_t) * c->mixers * c->slots);
         if (!c->mix) { snprintf(c->err, sizeof c->err, "out of memory for the mixers"); return 0; }
@@ -147,7 +175,7 @@ static int chains_build(chains_t *c) {
     }
     for (size_t k = 0; k < c->nchains; k++) {
         if (ns_interrupted) return 0;
-        uint32_t *o = c->arena ? c->order : c->order + k * c->lines;
+        uint32_t *o = c->order;
         if (!chain_order(c, k, o)) {
             snprintf(c->err, sizeof c->err, "out of memory for the permutations");
             return 0;
@@ -158,6 +186,7 @@ static int chains_build(chains_t *c) {
             *(void **)slot_of(c, k, a) = slot_of(c, k, b);
         }
         c->p[k] = slot_of(c, k, o[0]);
+        for (int j = 0; j < ENDS; j++) c->want[k * ENDS + j] = slot_of(c, k, o[c->ends[j]]);
     }
     return 1;
 }
@@ -265,14 +294,16 @@ static void chains_fn(int tid, int nt, void *arg) {
         done = (done + c->steps % c->lines) % c->lines;
     }
     if (!chains_hist(c, &done)) return;          /* Ctrl-C */
+    int end = 0;                                 /* which of the foreseen ends was made */
+    if (c->hist.done)
+        for (end = 1; end < ENDS && c->end_group[end] != c->hist.group; end++) {}
+    if (end >= ENDS || c->ends[end] != done) {
+        snprintf(c->err, sizeof c->err, "the walk made %zu steps mod %zu, not the %zu "
+                 "foreseen", done, c->lines, end < ENDS ? c->ends[end] : (size_t)0);
+        return;
+    }
     for (size_t k = 0; k < c->nchains; k++) {
-        if (c->arena && !chain_order(c, k, c->order)) {      /* its order, built again */
-            snprintf(c->err, sizeof c->err, "out of memory for the permutations");
-            return;
-        }
-        const uint32_t *o = c->arena ? c->order : c->order + k * c->lines;
-        void *want = slot_of(c, k, o[done]);
-        if (c->p[k] != want) {
+        if (c->p[k] != c->want[k * ENDS + end]) {
             snprintf(c->err, sizeof c->err, "chain %zu ended on the wrong line: it did not "
                      "make its %zu steps per sample", k, c->steps);
             return;
@@ -290,6 +321,7 @@ static PyObject *floats(const double *v, int n) {
 static void chains_free(chains_t *c) {
     if (c->buf) ns_mem_free(c->buf, c->bytes, &c->spec);
     free(c->order);
+    free(c->want);
     free(c->mix);
     free(c->ns);
     free(c->tsc);
