@@ -21,10 +21,11 @@ from numascope.report.headline import Headline, headlines
 from numascope.report.summary import below_table
 from numascope.results.store import Store
 
-# a row's first line: ... median unit, low…high or –, n, % of peak or –, verdict [note]
-ROW = re.compile(r"(?P<med>-?[\d,]+(?:\.\d+)?(?:e[-+]?\d+)?) (?P<unit>\S+) {2,}"
+# a row's first line: figure [note], median unit, low…high or –, n, % of peak or –, verdict
+ROW = re.compile(r"^ (?P<what>.*?) +(?P<med>-?[\d,]+(?:\.\d+)?(?:e[-+]?\d+)?) (?P<unit>\S+) {2,}"
                  r"(?P<spread>\S+) {2,}(?P<n>\d+) {2,}(?P<pct>[\d.]+ %|–) {2,}"
-                 r"(?P<verdict>\S.*?)(?: \[(?P<note>\d+)\])?\s*$")
+                 r"(?P<verdict>\S.*?)\s*$")
+MARK = re.compile(r"\[(\d+)\]")
 
 
 def _width(monkeypatch, n: int) -> None:
@@ -32,16 +33,22 @@ def _width(monkeypatch, n: int) -> None:
     monkeypatch.setattr(console.out, "_width", n, raising=False)
 
 
-def _rows(text: str) -> list[re.Match]:
-    """The table's rows: from its rule to the first empty line after it."""
+def _rows(text: str) -> list[tuple[re.Match, list[str]]]:
+    """The table's rows, from its rule to the first empty line after it: each row's first
+    line (matched) and the figure column's lines (its name, its note's mark)."""
     lines = text.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.strip().startswith("────"))
-    body = []
+    rows: list[tuple[re.Match, list[str]]] = []
     for ln in lines[start + 1:]:
         if not ln.strip():
             break
-        body.append(ln)
-    return [m for m in map(ROW.search, body) if m]
+        m = ROW.search(ln)
+        if m:
+            rows.append((m, [m["what"]]))
+        elif rows:
+            head = rows[-1][0]
+            rows[-1][1].append(ln[:head.start("med")].strip())
+    return rows
 
 
 def _flat(text: str) -> str:
@@ -56,19 +63,31 @@ def _check(text: str, lines: list[Headline], run, errors: list[str]) -> None:
     assert len(rows) == len(lines) > 0
     notes = dict(re.findall(r"^\[(\d+)\] (.*?)(?=^\[\d+\] |^\S)", text,
                             flags=re.MULTILINE | re.DOTALL))
-    for h, m in zip(lines, rows, strict=True):
+    for h, (m, names) in zip(lines, rows, strict=True):
+        marks = MARK.findall(" ".join(names))
+        note_of = marks[-1] if marks else None
         assert (m["med"], m["unit"]) == (show(h.value), h.unit), h.what
         assert float(m["med"].replace(",", "")) == pytest.approx(h.value, rel=6e-4, abs=0.5)
         assert m["spread"] == (f"{show(h.low)}…{show(h.high)}" if h.low == h.low else "–")
         assert int(m["n"]) == h.n
         assert m["pct"] == ("–" if h.peak_pct is None else f"{h.peak_pct:.1f} %")
         assert m["verdict"] == h.verdict
+        assert len(names) <= 2 and names[0], names            # a name on at most two lines
+        # no word broken: every word shown is one of the name's (or the marks)
+        words = set(h.what.split()) | set(h.detail.split()) | {"⚠", "…"}
+        assert all(w in words or MARK.fullmatch(w) for ln in names for w in ln.split()), \
+            (names, h.what)
         if h.verdict == "–":
-            assert m["note"] is None and "–: no published rule for this figure." in text
+            assert "–: no published rule for this figure." in text
         else:
-            note = _flat(notes[m["note"]])
-            assert note.startswith(f"{h.verdict}: {_flat(h.rule)}"), note
+            note = _flat(notes[note_of])
+            assert f"{h.verdict}: {_flat(h.rule)}" in note, note
             assert not h.reference or _flat(h.reference) in note
+        # a name cut short ("…", or its closing "(…)" left out): its note gives it whole
+        named = names[:-1] if len(names) > 1 and names[-1] == h.detail else names
+        shown = " ".join(w for ln in named for w in ln.split() if not MARK.fullmatch(w))
+        if "…" in shown or shown.removesuffix(" ⚠") != h.what:
+            assert _flat(notes[note_of]).startswith(_flat(h.what)), (names, h.what)
     flat = _flat(text)
     sentences = below_table(run, lines, errors)
     assert sentences and all(_flat(s) in flat for s in sentences)
@@ -81,7 +100,7 @@ def test_show_prints_the_summary_first_with_headlines_numbers(name, tmp_path, ca
     db = tmp_path / "runs.db"
     with Store.open(db, write=True) as st:
         st.save_run(run)
-    for width in (100, 80):
+    for width in (120, 80):
         _width(monkeypatch, width)
         assert main(["show", run.run_id, "--store", str(db)]) == 0
         text = capsys.readouterr().out
@@ -105,7 +124,7 @@ def test_verdicts_rules_and_published_figures_are_numbered_notes():
     errors: list[str] = []
     lines = headlines(run, errors)
     assert {"ok", "saturates", "slower", "as published"} <= {h.verdict for h in lines}
-    for width in (100, 80):
+    for width in (120, 80):
         buf = io.StringIO()
         from numascope.report.headline_terminal import print_headline
         print_headline(run, Console(file=buf, width=width, highlight=False))
@@ -113,6 +132,25 @@ def test_verdicts_rules_and_published_figures_are_numbered_notes():
         assert all(len(ln) <= width for ln in text.splitlines())
         _check(text, lines, run, errors)
         assert "Published figures: " in _flat(text)     # the notes every match shares
+
+
+@pytest.mark.parametrize("name", ["quick", "full"])
+def test_at_120_columns_the_names_take_the_room(name):
+    """The figure column takes what the numbers leave: at 120 columns no name of the
+    recorded runs is cut or needs a second line for itself, and the lines use the width."""
+    from numascope.report.headline_terminal import fit_label, layout
+    run = stored(name)
+    lines = headlines(run, [])
+    w80, _ = layout(lines, 80)
+    w120, _ = layout(lines, 120)
+    assert w120 == w80 + 40
+    for h in lines:
+        names, rest = fit_label(h, w120)
+        assert not rest and len(names) <= 2, (h.what, names)
+    buf = io.StringIO()
+    from numascope.report.headline_terminal import print_headline
+    print_headline(run, Console(file=buf, width=120, highlight=False))
+    assert max(len(ln) for ln in buf.getvalue().splitlines()) == 120
 
 
 def test_run_prints_the_summary_after_its_results_and_json_stays_json(tmp_path, capsys,
