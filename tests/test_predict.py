@@ -305,6 +305,61 @@ def test_latency_kinds():
     assert [x.idle_kind for x in two.ranks] == ["lookup", "lookup"]
 
 
+def _verified(kinds: dict[str, tuple[str | None, float | None]], ranks: int) -> list[BenchResult]:
+    """Planted verify results: case -> (predicted_kind, error %)."""
+    out = []
+    for case, (kind, err) in kinds.items():
+        prm = {"sweep": "verify", "ranks": ranks, "error_percent": err}
+        if kind != "old":
+            prm["predicted_kind"] = kind
+        out.append(BenchResult("bandwidth", case, prm,
+                               {"bandwidth": Metric("bandwidth", "GB/s", True, [1.0])}))
+    return out
+
+
+def test_verify_s_accuracy_keeps_the_kinds_apart():
+    """A lookup checked within 2 % and a 2-rank model off by 40 %: never one pooled figure
+    (the old docs' "6 of 6" mixed them); a one-rank layout's rank is its total, counted
+    once; a check stored before kinds were said is unlabelled, not guessed; no prediction
+    (no data) has no error and is not counted."""
+    from numascope.predict.verify import accuracy
+    one = _verified({"triad verify rank 0": ("lookup", 2.0),
+                     "triad verify total": ("lookup", 2.0)}, 1)
+    interp = _verified({"triad verify rank 0": ("interpolated", -5.0),
+                        "triad verify total": ("interpolated", -5.0)}, 1)
+    two = _verified({"triad verify rank 0": ("model", -40.0),
+                     "triad verify rank 1": ("model", -36.0),
+                     "triad verify total": ("model", -38.0)}, 2)
+    old = _verified({"triad verify total": ("old", 3.0)}, 1)
+    none = _verified({"triad verify total": (None, None)}, 1)
+    acc = accuracy(one + interp + two + old + none + [bw("triad compact 1T", [0], 9.0)])
+    assert list(acc) == ["lookup", "interpolated", "model", "unlabelled"]
+    assert acc["lookup"]["errors_percent"] == [2.0] and acc["lookup"]["figures"] == 1
+    assert "reproducibility" in acc["lookup"]["meaning"]
+    assert acc["interpolated"]["errors_percent"] == [-5.0]
+    assert acc["model"]["errors_percent"] == [-40.0, -36.0, -38.0]
+    assert acc["model"]["median_abs_error_percent"] == 38.0
+    assert acc["unlabelled"]["errors_percent"] == [3.0]
+
+
+def test_verify_s_results_carry_the_prediction_s_kind():
+    """results(): each rank's result and the total say what the figure they were set
+    against is."""
+    from types import SimpleNamespace
+
+    from numascope.predict.verify import results
+    p = predict(rec(*NODE0), [RankShape(0, (0,), (0,)), RankShape(1, (1,), (0,))])
+    ranks = [BenchResult("bandwidth", f"triad verify rank {i}", {"kernel": "triad"},
+                         {"bandwidth": Metric("bandwidth", "GB/s", True, [7.0, 7.0, 7.0])},
+                         {"cpus": [i]}) for i in (0, 1)]
+    cand = SimpleNamespace(label="2 ranks", unit="core",
+                           recipe=SimpleNamespace(layout=SimpleNamespace(threads=1)))
+    out = results(cand, p, "mpirun", ranks)                 # type: ignore[arg-type]
+    assert [r.params["predicted_kind"] for r in out] == ["model", "model", "model"]
+    assert out[-1].case == "triad verify total"
+    assert out[-1].params["error_percent"] == pytest.approx(100 * (12 - 14) / 14, rel=1e-3)
+
+
 def _rank_line(rank: int, spans: list[tuple[float, float]], gb: float,
                excluded: tuple[int, ...] = (), stamps: bool = True) -> dict:
     """A rank's report: repetitions over `spans`, each moving `gb` GB; `excluded` set aside
