@@ -45,7 +45,7 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     ax.set_ylabel("GB/s (triad, STREAM bytes, GB = 10^9 B)")
     recipe = rs[0].params.get("recipe", "")
     ax.set_title(f"Predicted vs measured: {recipe}", fontsize=9)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.12)       # room for the error and kind above a bar
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
