@@ -195,6 +195,171 @@ def test_points_ignore_other_kernels_and_verify_results():
     assert curve([], 1, 1).gbs is None
 
 
+# -- what each figure is: a lookup, an interpolation or the model's -------------------------
+
+def test_a_shape_equal_to_a_stored_point_is_a_lookup():
+    """1 rank of 2 threads in one L3: the stored 2-thread point read back. Checking it
+    measures how the machine reproduces its own run, so it must not pass for the model."""
+    p = predict(rec(*NODE0), [RankShape(0, (0, 1), (0,))])
+    (r,) = p.ranks
+    assert (r.gbs_kind, p.total_kind) == ("lookup", "lookup")
+    assert r.gbs_basis == "node 0: the stored point triad compact 2T"
+    d = p.to_dict()
+    assert d["total_kind"] == "lookup" and d["ranks"][0]["gbs_kind"] == "lookup"
+    # other CPUs of the same node, thread count and L3 count: the same point, a lookup
+    assert predict(rec(*NODE0), [RankShape(0, (2, 3), (0,))]).total_kind == "lookup"
+
+
+def test_a_thread_count_between_two_stored_points_is_interpolated():
+    r = rec(bw("a 1T", [0], 10.0), bw("a 4T", [0, 1, 2, 3], 22.0))
+    p = predict(r, [RankShape(0, (0, 1, 2), ())])
+    assert p.ranks[0].gbs_kind == p.total_kind == "interpolated"
+    assert p.ranks[0].gbs_basis == "node 0: between the stored points a 1T and a 4T"
+
+
+def test_beyond_the_stored_points_is_the_model():
+    r = rec(bw("triad compact 1T", [0], 10.0), bw("triad compact 2T", [0, 1], 12.0))
+    above = predict(r, [RankShape(0, (0, 1, 2), ())])       # 3T, largest 2T
+    assert above.total_kind == "model"
+    assert above.ranks[0].gbs_basis == "node 0: 3T never measured (largest 2T)"
+    below = predict(rec(bw("n0 4T", [0, 1, 2, 3], 22.0)), [RankShape(0, (0,), ())])
+    assert below.total_kind == "model"
+    # the right thread count, another L3 count (one-per-L3 asked, packed measured)
+    other = predict(r, [RankShape(0, (0, 2), ())])
+    assert other.total_kind == "model"
+
+
+def test_interpolation_over_the_other_l3_spread_is_the_model():
+    """2 threads one per L3, but only the packed series measured past 1 thread: the
+    interpolation between 1T and the packed 4T assumes the spread does not matter, which is
+    the model's claim."""
+    r = rec(bw("a 1T", [0], 10.0), bw("compact 4T", [0, 1, 2, 3], 22.0))
+    p = predict(r, [RankShape(0, (0, 2), ())])
+    assert any("interpolated between 1T and 4T; no one-per-L3 series measured" in x
+               for x in p.notes)
+    assert p.total_kind == "model"
+
+
+def test_a_multi_rank_split_of_a_stored_point_is_the_model():
+    """The 1-node host's hard case: 2 ranks × 1 thread in one L3 are the 2-thread point
+    halved, so their total equals a stored point exactly, and it is still the model's
+    claim that two processes get what one process's two threads got."""
+    p = predict(rec(*NODE0), [RankShape(0, (0,), (0,)), RankShape(1, (1,), (0,))])
+    assert p.total == pytest.approx(12.0, rel=1e-3)
+    assert [r.gbs_kind for r in p.ranks] == ["model", "model"] and p.total_kind == "model"
+    assert p.ranks[0].gbs_basis.startswith("node 0: the stored point triad compact 2T, split "
+                                           "among ranks 0, 1 by threads")
+    # ranks on their own nodes, each exactly a stored point: measured alone, run together
+    r = rec(*NODE0, bw("n1 1T", [4], 11.0))
+    apart = predict(r, [RankShape(0, (0,), ()), RankShape(1, (4,), ())])
+    assert [x.gbs for x in apart.ranks] == pytest.approx([10.0, 11.0], rel=1e-3)
+    assert [x.gbs_kind for x in apart.ranks] == ["model", "model"]
+    assert "beside 1 other rank" in apart.ranks[1].gbs_basis
+
+
+@pytest.mark.parametrize("case", ["borrowed", "remote", "capped", "demand", "two nodes"])
+def test_what_the_model_adds_to_a_lookup_makes_it_the_model(case):
+    """Each read starts at a stored point of the right thread and L3 count, and each adds
+    a claim of the model's: another node's curve, the matrix's ratio, a shared cap, the
+    user's demand, two groups summed."""
+    node1 = [bw("n1 1T", [4], 10.0), bw("n1 2T", [4, 5], 12.0)]
+    shapes = {
+        "borrowed": (rec(*NODE0), [RankShape(0, (4, 5), (1,))]),
+        "remote": (rec(*NODE0, mx(0, 0, 20.0, 90.0), mx(0, 1, 12.0, 140.0)),
+                   [RankShape(0, (0,), (1,))]),
+        "capped": (rec(*NODE0, *node1, bw("r 1T", [0], 9.0, mem=1)),
+                   [RankShape(0, (4, 5, 0), (1,))]),
+        "demand": (rec(*NODE0), [RankShape(0, (0, 1), ())]),
+        "two nodes": (rec(*NODE0, *node1), [RankShape(0, (0, 4), ())]),
+    }
+    r, shape = shapes[case]
+    p = predict(r, shape, demand=1.0 if case == "demand" else None)
+    assert p.total is not None and p.total_kind == "model", p.ranks[0].gbs_basis
+    want = {"borrowed": "node 0's points stand for it", "remote": "matrix's remote/local",
+            "capped": "capped at a saturation it shares", "demand": "held to the demand",
+            "two nodes": "the sum of 2 groups"}[case]
+    assert want in p.ranks[0].gbs_basis
+
+
+def test_no_figure_has_no_kind():
+    p = predict(rec(*NODE0), [RankShape(0, (0,), (1,))])        # remote, no matrix
+    assert p.ranks[0].gbs is None and p.ranks[0].gbs_kind is None and p.total_kind is None
+
+
+def test_latency_kinds():
+    """Idle latency of one node pair is its matrix point (lookup); loaded latency is read at
+    a predicted bandwidth, so between two points of the curve it is interpolated at best,
+    and past the curve (its last point's latency, a lower bound) the model's."""
+    def loaded(gbs: float, ns: float, delay: int) -> BenchResult:
+        return BenchResult("latency", f"loaded d{delay}", {"kind": "loaded", "delay": delay},
+                           {"latency": Metric("latency", "ns", False, vals(ns)),
+                            "bandwidth": Metric("bandwidth", "GB/s", True, vals(gbs))},
+                           {"cpus": [0, 1], "pages_per_node": {"0": 100}})
+    r = rec(*NODE0, mx(0, 0, 20.0, 90.0), loaded(4.0, 100.0, 1000), loaded(16.0, 200.0, 0))
+    p = predict(r, [RankShape(0, (0, 1), (0,))])
+    assert (p.ranks[0].idle_kind, p.ranks[0].loaded_kind) == ("lookup", "interpolated")
+    hi = predict(r, [RankShape(0, (0, 1, 2, 3), (0,))])          # 22 GB/s: past the curve
+    assert hi.ranks[0].loaded_kind == "model"
+    two = predict(r, [RankShape(0, (0,), (0,)), RankShape(1, (1,), (0,))])
+    assert [x.loaded_kind for x in two.ranks] == ["model", "model"]
+    assert [x.idle_kind for x in two.ranks] == ["lookup", "lookup"]
+
+
+def _verified(kinds: dict[str, tuple[str | None, float | None]], ranks: int) -> list[BenchResult]:
+    """Planted verify results: case -> (predicted_kind, error %)."""
+    out = []
+    for case, (kind, err) in kinds.items():
+        prm = {"sweep": "verify", "ranks": ranks, "error_percent": err}
+        if kind != "old":
+            prm["predicted_kind"] = kind
+        out.append(BenchResult("bandwidth", case, prm,
+                               {"bandwidth": Metric("bandwidth", "GB/s", True, [1.0])}))
+    return out
+
+
+def test_verify_s_accuracy_keeps_the_kinds_apart():
+    """A lookup checked within 2 % and a 2-rank model off by 40 %: never one pooled figure
+    (the old docs' "6 of 6" mixed them); a one-rank layout's rank is its total, counted
+    once; a check stored before kinds were said is unlabelled, not guessed; no prediction
+    (no data) has no error and is not counted."""
+    from numascope.predict.verify import accuracy
+    one = _verified({"triad verify rank 0": ("lookup", 2.0),
+                     "triad verify total": ("lookup", 2.0)}, 1)
+    interp = _verified({"triad verify rank 0": ("interpolated", -5.0),
+                        "triad verify total": ("interpolated", -5.0)}, 1)
+    two = _verified({"triad verify rank 0": ("model", -40.0),
+                     "triad verify rank 1": ("model", -36.0),
+                     "triad verify total": ("model", -38.0)}, 2)
+    old = _verified({"triad verify total": ("old", 3.0)}, 1)
+    none = _verified({"triad verify total": (None, None)}, 1)
+    acc = accuracy(one + interp + two + old + none + [bw("triad compact 1T", [0], 9.0)])
+    assert list(acc) == ["lookup", "interpolated", "model", "unlabelled"]
+    assert acc["lookup"]["errors_percent"] == [2.0] and acc["lookup"]["figures"] == 1
+    assert "reproducibility" in acc["lookup"]["meaning"]
+    assert acc["interpolated"]["errors_percent"] == [-5.0]
+    assert acc["model"]["errors_percent"] == [-40.0, -36.0, -38.0]
+    assert acc["model"]["median_abs_error_percent"] == 38.0
+    assert acc["unlabelled"]["errors_percent"] == [3.0]
+
+
+def test_verify_s_results_carry_the_prediction_s_kind():
+    """results(): each rank's result and the total say what the figure they were set
+    against is."""
+    from types import SimpleNamespace
+
+    from numascope.predict.verify import results
+    p = predict(rec(*NODE0), [RankShape(0, (0,), (0,)), RankShape(1, (1,), (0,))])
+    ranks = [BenchResult("bandwidth", f"triad verify rank {i}", {"kernel": "triad"},
+                         {"bandwidth": Metric("bandwidth", "GB/s", True, [7.0, 7.0, 7.0])},
+                         {"cpus": [i]}) for i in (0, 1)]
+    cand = SimpleNamespace(label="2 ranks", unit="core",
+                           recipe=SimpleNamespace(layout=SimpleNamespace(threads=1)))
+    out = results(cand, p, "mpirun", ranks)                 # type: ignore[arg-type]
+    assert [r.params["predicted_kind"] for r in out] == ["model", "model", "model"]
+    assert out[-1].case == "triad verify total"
+    assert out[-1].params["error_percent"] == pytest.approx(100 * (12 - 14) / 14, rel=1e-3)
+
+
 def _rank_line(rank: int, spans: list[tuple[float, float]], gb: float,
                excluded: tuple[int, ...] = (), stamps: bool = True) -> dict:
     """A rank's report: repetitions over `spans`, each moving `gb` GB; `excluded` set aside

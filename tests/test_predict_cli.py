@@ -117,11 +117,40 @@ def test_a_replayed_machine_predicts_from_its_run_and_refuses_verify(tmp_path):
     assert sec["why"].startswith(sec["items"][0]["label"] + " wins with 10 GB/s")
     assert "on 2 memory nodes against 1:" not in sec["why"]
     assert "draw on 2 memory nodes against 1" in sec["why"]
+    # both are the model's: two ranks on a node borrowed from its twin, two sharing a point
+    assert (spread["total_kind"], packed["total_kind"]) == ("model", "model")
     line = one_line(cli("--sysfs-root", root, "--verify", "--run", rid, "--ranks", "2",
                         store=store))
     assert "--verify" in line and "replayed" in line
     line = one_line(cli("--sysfs-root", root, "--predict", "--ranks", "2", store=store))
     assert "--run ID" in line
+
+
+def test_predict_says_what_each_figure_is(tmp_path):
+    """In the text and the JSON: one rank on node 0's two cores is its stored 2-thread
+    point (a lookup); two ranks there are that point split (the model), though their total
+    is the same number."""
+    store = tmp_path / "runs.db"
+    rid = replayed_run(store)
+    root = str(hwloc_fixture(FIXTURE))
+    args = ("--sysfs-root", root, "--predict", "--run", rid, "--unit", "node")
+    one = cli(*args, "--threads", "2", "--json", store=store)
+    assert one.returncode == 0, one.stderr
+    p = json.loads(one.stdout)["results"][0]["items"][0]["prediction"]
+    assert p["total_gbs"] == pytest.approx(8.0, rel=1e-3) and p["total_kind"] == "lookup"
+    assert p["ranks"][0]["gbs_basis"] == "node 0: the stored point triad compact 2T"
+    text = cli(*args, "--threads", "2", store=store).stdout
+    assert "total 8 GB/s (lookup), per rank 8 (lookup)" in " ".join(text.split())
+    assert "lookup: node 0: the stored point triad compact 2T" in " ".join(text.split())
+    two = cli(*args, "--ranks", "2", "--threads", "1", "--json", store=store)
+    assert two.returncode == 0, two.stderr
+    items = json.loads(two.stdout)["results"][0]["items"]
+    p = next(it["prediction"] for it in items if it["unit"] == "node inside N0")
+    assert p["total_gbs"] == pytest.approx(8.0, rel=1e-3) and p["total_kind"] == "model"
+    text = " ".join(cli(*args, "--ranks", "2", "--threads", "1", store=store).stdout.split())
+    assert "total 8 GB/s (model), per rank 4, 4 (model)" in text
+    assert "model (ranks 0, 1): node 0: the stored point triad compact 2T, split among " \
+           "ranks 0, 1 by threads" in text
 
 
 def planted_run_here(store: Path, topo, cpus: list[int]) -> RunRecord:
@@ -158,6 +187,9 @@ def test_verify_here_end_to_end(tmp_path, threads):
     pred = it["prediction"]["total_gbs"]
     # error = (predicted - measured) / measured (the JSON's prediction has 4 digits)
     assert pred == pytest.approx(v["total_gbs"] * (1 + v["error_percent"] / 100), rel=1e-3)
+    # the planted point of this shape read back: a lookup, and its error tallied as one
+    assert it["prediction"]["total_kind"] == v["predicted_kind"] == "lookup"
+    assert list(sec["accuracy"]) == ["lookup"] and sec["accuracy"]["lookup"]["figures"] == 1
     with Store.open(store) as st:
         runs = st.list_runs()
         assert [r.tags.get("verify") for r in runs] == [None, f"1x{threads}"]
@@ -205,8 +237,14 @@ def test_verify_two_ranks_here(tmp_path, launch, monkeypatch):
     monkeypatch.setenv("PATH", env_path)
     p = cli("--verify", "--ranks", "2", "--threads", "1", "--reps", "4", "--json", store=store)
     assert p.returncode == 0, p.stderr
-    it = json.loads(p.stdout)["results"][0]["items"][0]
+    sec = json.loads(p.stdout)["results"][0]
+    it = sec["items"][0]
     assert it["verified"]["launcher"] == launch and it["verified"]["total_gbs"] > 0
+    # the 2-thread point split between two ranks: the model's, its ranks and total tallied
+    # apart from any lookup
+    assert it["verified"]["predicted_kind"] == "model"
+    assert [r["predicted_kind"] for r in it["verified"]["ranks"]] == ["model", "model"]
+    assert list(sec["accuracy"]) == ["model"] and sec["accuracy"]["model"]["figures"] == 3
     with Store.open(store) as st:
         got = st.get_run(st.list_runs()[-1].run_id)
     ranks = sorted((r for r in got.results if "rank" in r.case), key=lambda r: r.case)

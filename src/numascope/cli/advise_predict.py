@@ -4,7 +4,11 @@ Which run: --run ID, else this host's latest run (the host name as `fleet check 
 takes it), leaving out verification runs (tag verify). A run without triad bandwidth
 results, no run at all, an unknown id: one line naming the command that measures what is
 missing. A replayed machine (--sysfs-root) predicts only from a run named with --run, and
-refuses --verify (its CPUs are not here to run on)."""
+refuses --verify (its CPUs are not here to run on).
+
+Every predicted figure carries its kind (lookup, interpolated, model:
+numascope.predict.model.KINDS); --verify's errors are tallied by kind (`accuracy`), never
+across kinds."""
 
 from __future__ import annotations
 
@@ -64,17 +68,23 @@ def predict_section(args: argparse.Namespace) -> dict[str, Any]:
                            unit=args.unit)
         ranked = rank([(c, predict(rec, c.shape, demand=args.demand)) for c in cands])
         items = [item(c, p) for c, p in ranked]
+        checked: list[Any] = []
         if args.verify:
             from numascope.predict.verify import store_run
             for it, (c, p) in zip(items, ranked):
                 run = store_run(topo, c, p, rec, args.reps, args.store)
                 it["verified"] = _verified(run)
+                checked += run.results
     from numascope.profile import readable
     note = "" if readable(rec.profile) else (
         f"run {rec.run_id} is a smoke run: its figures measure small working sets (caches "
         "on a real machine), and so do these predictions")
-    return {"section": "predict", "run": rec.run_id, "kernel": "triad", "note": note,
-            "why": why(ranked), "items": items}
+    out = {"section": "predict", "run": rec.run_id, "kernel": "triad", "note": note,
+           "why": why(ranked), "items": items}
+    if args.verify:
+        from numascope.predict.verify import accuracy
+        out["accuracy"] = accuracy(checked)
+    return out
 
 
 def _verified(run: Any) -> dict[str, Any]:
@@ -82,10 +92,12 @@ def _verified(run: Any) -> dict[str, Any]:
     return {"run_id": run.run_id, "launcher": total.params["launcher"],
             "total_gbs": total.params["measured_gbs"],
             "error_percent": total.params["error_percent"],
+            "predicted_kind": total.params.get("predicted_kind"),
             "ranks": [{"rank": r.params["rank"], "gbs": r.params["measured_gbs"],
                        "n": len(r.metrics["bandwidth"].values),
                        "bimodal": bool(r.params.get("bimodal")),
                        "predicted_gbs": r.params["predicted_gbs"],
+                       "predicted_kind": r.params.get("predicted_kind"),
                        "error_percent": r.params["error_percent"]}
                       for r in run.results if r.case != "triad verify total"]}
 
@@ -98,29 +110,51 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:+.1f} %"
 
 
+def _k(kind: str | None) -> str:
+    """A figure's kind after it: " (lookup)"; nothing for no figure."""
+    return f" ({kind})" if kind else ""
+
+
 def render(sec: dict[str, Any], say: Callable[..., None], command: Callable[..., None]) -> None:
+    from numascope.predict.model import weakest
     say(f"predicted from run {sec['run']} ({sec['kernel']}, GB/s in STREAM bytes), "
         "best first:")
     if sec.get("note"):
         say(sec["note"], 2, "  ")
     for i, it in enumerate(sec["items"], 1):
         p = it["prediction"]
-        per = ", ".join(_g(r["gbs"]) for r in p["ranks"])
-        idle = [r["idle_ns"] for r in p["ranks"] if r["idle_ns"] is not None]
-        loaded = [r["loaded_ns"] for r in p["ranks"] if r["loaded_ns"] is not None]
-        lat = (f"; latency idle {sum(idle) / len(idle):.0f} ns" if idle else "") + \
-            (f", loaded {sum(loaded) / len(loaded):.0f} ns" if loaded else "")
+        rks = p["ranks"]
+        kinds = {r.get("gbs_kind") for r in rks if r["gbs"] is not None}
+        per = ", ".join(_g(r["gbs"]) + ("" if len(kinds) == 1 else _k(r.get("gbs_kind")))
+                        for r in rks) + (_k(kinds.pop()) if len(kinds) == 1 else "")
+        idle = [r["idle_ns"] for r in rks if r["idle_ns"] is not None]
+        loaded = [r["loaded_ns"] for r in rks if r["loaded_ns"] is not None]
+        lat = (f"; latency idle {sum(idle) / len(idle):.0f} ns"
+               + _k(weakest(*(r.get("idle_kind") for r in rks))) if idle else "") + \
+            (f", loaded {sum(loaded) / len(loaded):.0f} ns"
+             + _k(weakest(*(r.get("loaded_kind") for r in rks))) if loaded else "")
         same = it["same_as"]      # other layouts giving the same CPUs: counted, listed by --json
         same = (f" (also {same[0]})" if len(same) == 1 else
                 f" (the same CPUs as {len(same)} other layouts: --json lists them)"
                 if same else "")
-        say(f"{it['label']}{same}: total {_g(p['total_gbs'])} GB/s, per rank {per}{lat}",
-            6, f"  {i:>2}. ")
+        say(f"{it['label']}{same}: total {_g(p['total_gbs'])} GB/s"
+            f"{_k(p.get('total_kind'))}, per rank {per}{lat}", 6, f"  {i:>2}. ")
         command("", it["openmpi"], 6)
+        bases: dict[tuple[str, str], list[int]] = {}
+        for r in rks:
+            if r.get("gbs_kind"):
+                bases.setdefault((r["gbs_kind"], r.get("gbs_basis", "")), []).append(r["rank"])
+        for (kind, basis), who in bases.items():
+            ranks = "" if len(rks) == 1 else \
+                f" (rank{'s' if len(who) > 1 else ''} {', '.join(map(str, who))})"
+            say(f"{kind}{ranks}: {basis}", 8, " " * 6)
         v = it.get("verified")
         if v:
             say(f"measured ({v['launcher']}, run {v['run_id']}): total {v['total_gbs']:.3g} "
-                f"GB/s (error {_pct(v['error_percent'])}); per rank "
+                f"GB/s (error {_pct(v['error_percent'])}"
+                + (f", against a {v['predicted_kind']} figure" if v.get("predicted_kind")
+                   else "")
+                + "); per rank "
                 + ", ".join(f"{r['gbs']:.3g} ({_pct(r['error_percent'])}"
                             + (", bimodal)" if r.get("bimodal") else ")")
                             for r in v["ranks"]), 8, " " * 6)
@@ -134,3 +168,13 @@ def render(sec: dict[str, Any], say: Callable[..., None], command: Callable[...,
                                  + (", bimodal)" if u.get("bimodal") else ")")
                                  for u in p["used"]), 8, " " * 6)
     say("why: " + sec["why"])
+    if "accuracy" in sec:
+        # one line per kind, never pooled: a lookup's error is the machine's
+        # reproducibility, a model's is the model's
+        acc = sec["accuracy"]
+        if not acc:
+            say("errors by the prediction's kind: no figure had a prediction")
+        for k, a in acc.items():
+            say(f"errors of {k} figures ({a['meaning']}): "
+                + ", ".join(f"{e:+.1f}" for e in a["errors_percent"])
+                + f" % (median |error| {a['median_abs_error_percent']:.1f} %)")

@@ -29,8 +29,14 @@ Wellein et al.; bandwidth saturates per memory domain):
   pair); loaded from the loaded-latency curve of the memory node, read at the node's
   predicted bandwidth (past its last point: that point's latency, a lower bound, said).
 
-Every figure names the results it used (run id, case, median, repetitions); where nothing
-measured answers it says "no data" and gives no number."""
+Every figure says what kind it is (KINDS): "lookup" (a stored point's median, read back:
+one rank, one group, the point's thread and L3 count; checking it measures how the machine
+reproduces its own run, not the model), "interpolated" (linear between two stored points of
+the same series) or "model" (anything the model adds: past the points, another L3 spread, a
+twin node, the matrix's remote ratio, a group or a point shared by several ranks, several
+groups summed, a cap, a demand). A figure made of several takes the weakest (LOOKUP <
+INTERPOLATED < MODEL). Every figure names the results it used (run id, case, median,
+repetitions); where nothing measured answers it says "no data" and gives no number."""
 
 from __future__ import annotations
 
@@ -44,6 +50,16 @@ from numascope.results.run import RunRecord
 
 KERNEL = "triad"
 ON_NODE = 0.9              # a point's pages count as on a node when this share of them is
+
+# what a predicted figure is (module doc), weakest last
+LOOKUP, INTERPOLATED, MODEL = "lookup", "interpolated", "model"
+KINDS = (LOOKUP, INTERPOLATED, MODEL)
+
+
+def weakest(*kinds: str | None) -> str | None:
+    """The kind of a figure made of these (None: no figure among them)."""
+    have = [k for k in kinds if k is not None]
+    return max(have, key=KINDS.index) if have else None
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,10 @@ class RankPrediction:
     gbs: float | None = None           # None: no data
     idle_ns: float | None = None
     loaded_ns: float | None = None
+    gbs_kind: str | None = None        # KINDS (None: no figure)
+    gbs_basis: str = ""                # why it is that kind, in words
+    idle_kind: str | None = None
+    loaded_kind: str | None = None
 
     @property
     def threads(self) -> int:
@@ -96,8 +116,9 @@ class RankPrediction:
     def to_dict(self) -> dict[str, Any]:
         return {"rank": self.rank, "cpus": list(self.cpus), "threads": self.threads,
                 "nodes": list(self.nodes), "mem_nodes": list(self.mem_nodes),
-                "gbs": _r(self.gbs), "idle_ns": _r(self.idle_ns),
-                "loaded_ns": _r(self.loaded_ns)}
+                "gbs": _r(self.gbs), "gbs_kind": self.gbs_kind, "gbs_basis": self.gbs_basis,
+                "idle_ns": _r(self.idle_ns), "idle_kind": self.idle_kind,
+                "loaded_ns": _r(self.loaded_ns), "loaded_kind": self.loaded_kind}
 
 
 @dataclass
@@ -117,8 +138,14 @@ class Prediction:
             return None
         return sum(r.gbs for r in self.ranks)  # type: ignore[misc]
 
+    @property
+    def total_kind(self) -> str | None:
+        """The total's kind: its ranks' weakest (several ranks are always "model")."""
+        return None if self.total is None else weakest(*(r.gbs_kind for r in self.ranks))
+
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "kernel": self.kernel, "total_gbs": _r(self.total),
+                "total_kind": self.total_kind,
                 "ranks": [r.to_dict() for r in self.ranks], "used": list(self.used),
                 "extrapolated": list(self.extrapolated), "no_data": list(self.no_data),
                 "notes": list(self.notes)}
@@ -202,6 +229,7 @@ class _Read:
     used: list[Point]
     said: str = ""                   # how it was read, when not measured directly
     extrapolated: bool = False
+    kind: str = MODEL                # KINDS: what the figure is
 
 
 def _series(pts: list[Point], n: int, k: int) -> tuple[list[Point], str]:
@@ -230,7 +258,7 @@ def curve(pts: list[Point], n: int, k: int) -> _Read:
     exact = [p for p in pts if p.n == n and p.l3s == k]
     if exact:
         p = max(exact, key=lambda p: p.reps)
-        return _Read(p.gbs, [p])
+        return _Read(p.gbs, [p], kind=LOOKUP)
     ser, why = _series(pts, n, k)
     xs = [p.n for p in ser]
     if n in xs:
@@ -243,7 +271,10 @@ def curve(pts: list[Point], n: int, k: int) -> _Read:
     if below and above:
         a, b = below[-1], above[0]
         g = a.gbs + (b.gbs - a.gbs) * (n - a.n) / (b.n - a.n)
-        return _Read(g, [a, b], f"{n}T interpolated between {a.n}T and {b.n}T{why}")
+        # between two points of the same spread; over the other spread's points the
+        # spread itself is assumed away (model)
+        return _Read(g, [a, b], f"{n}T interpolated between {a.n}T and {b.n}T{why}",
+                     kind=MODEL if why else INTERPOLATED)
     if below:
         one = ser[0]
         sat = max(p.gbs for p in ser)
@@ -343,15 +374,18 @@ def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
         if t[2] is not None and t[5] is not None:
             groups[(t[2], t[5])].append(t)
     gbs: dict[tuple[int, int], float] = {}
+    kinds: dict[tuple[int, int], tuple[str, str]] = {}     # group: (kind, basis)
     bw = _matrix(rec, "bandwidth")
     for (s, m), ths in sorted(groups.items()) if pts else ():
         n, k = len(ths), len({t[3] for t in ths})
         mine = [p for p in pts if p.node == s and p.mem == m]
         where = f"N{s}->N{m}" if s != m else f"node {s}"
+        borrowed = None
         if not mine and s == m:
             twin = _twin(s, rec, pts)
             if twin is not None:
                 mine = [p for p in pts if p.node == twin and p.mem == twin]
+                borrowed = f"node {twin}'s points stand for it"
                 pred.extrapolated.append(f"node {s} never measured alone: node {twin}'s "
                                          "curve used (same CPUs and L3 domains)")
         read = curve(mine, n, k)
@@ -373,6 +407,8 @@ def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
                 else:
                     ratio = pair.metrics["bandwidth"].median / home.metrics["bandwidth"].median
                     read.gbs = read.gbs * ratio
+                    read.kind = MODEL
+                    borrowed = f"node {s}'s local curve × the matrix's remote/local ratio"
                     for r in (home, pair):
                         used.setdefault((rec.run_id, r.case), {
                             "run_id": rec.run_id, "case": r.case, "family": "matrix",
@@ -390,7 +426,9 @@ def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
             (pred.extrapolated if read.extrapolated else pred.notes).append(f"{where}: "
                                                                            + read.said)
         gbs[(s, m)] = read.gbs
-    _cap_shared(gbs, pts, rec, pred, use)
+        kinds[(s, m)] = _group_kind(where, read, borrowed)
+    for key in _cap_shared(gbs, pts, rec, pred, use):
+        kinds[key] = (MODEL, kinds[key][1] + ", capped at a saturation it shares (notes)")
     # per rank: its share of each group, by threads
     for rp in pred.ranks:
         mine = [t for t in table if t[0] == rp.rank]
@@ -399,11 +437,14 @@ def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
             continue
         rp.gbs = sum(gbs[k] * sum(1 for t in mine if (t[2], t[5]) == k) / len(groups[k])
                      for k in keys)
+        rp.gbs_kind, rp.gbs_basis = _rank_kind(rp.rank, sorted(keys), kinds, groups,
+                                               len(pred.ranks))
         if demand is not None and rp.gbs > demand * len(mine):
             rp.gbs = demand * len(mine)
+            rp.gbs_kind, rp.gbs_basis = MODEL, rp.gbs_basis + "; held to the demand given"
             pred.notes.append(f"rank {rp.rank}: held to its demand {demand:g} GB/s × "
                               f"{len(mine)} threads")
-    _latency(rec, pred, table, gbs, used)
+    _latency(rec, pred, table, gbs, used, {key: kd for key, (kd, _) in kinds.items()})
     pred.used = list(used.values())
     two = [u["case"] for u in pred.used if u.get("bimodal")]
     if two:
@@ -412,6 +453,38 @@ def predict(rec: RunRecord, shape: list[RankShape], kernel: str = KERNEL,
         pred.notes.append(f"{', '.join(two)}: repetitions in two modes (bimodal); its median "
                           "is one of them, and a check may measure the other")
     return pred
+
+
+def _group_kind(where: str, read: _Read, borrowed: str | None) -> tuple[str, str]:
+    """(kind, basis) of one (CPU node, memory node) group's figure: the curve's reading,
+    a model wherever another node's points or the matrix's ratio stand in."""
+    if borrowed:
+        return MODEL, f"{where}: {borrowed}"
+    if read.kind == LOOKUP:
+        return LOOKUP, f"{where}: the stored point {read.used[0].case}"
+    if read.kind == INTERPOLATED:
+        return INTERPOLATED, (f"{where}: between the stored points {read.used[0].case} and "
+                              f"{read.used[1].case}")
+    return MODEL, f"{where}: {read.said.split(': ')[0]}"
+
+
+def _rank_kind(rank: int, keys: list[tuple[int, int]], kinds: dict[tuple[int, int],
+               tuple[str, str]], groups: dict[tuple[int, int], list[tuple]],
+               ranks: int) -> tuple[str, str]:
+    """(kind, basis) of a rank's figure from its groups'. The points were measured by one
+    process alone: a rank beside others, sharing a group with them (its point split by
+    threads) or not, is the model's; so is a sum over several groups measured apart."""
+    basis = "; ".join(kinds[k][1] for k in keys)
+    sharing = sorted({t[0] for k in keys for t in groups[k]})
+    if len(sharing) > 1:
+        return MODEL, (f"{basis}, split among ranks {', '.join(map(str, sharing))} by "
+                       "threads (one process's threads measured, separate ranks predicted)")
+    if ranks > 1:
+        return MODEL, (f"{basis}, measured by one process alone (here beside {ranks - 1} "
+                       f"other rank{'s' if ranks > 2 else ''})")
+    if len(keys) > 1:
+        return MODEL, f"the sum of {len(keys)} groups measured apart: {basis}"
+    return kinds[keys[0]][0], basis
 
 
 def _cap(gbs: dict[tuple[int, int], float], keys: list[tuple[int, int]], sats: list[Point],
@@ -429,9 +502,10 @@ def _cap(gbs: dict[tuple[int, int], float], keys: list[tuple[int, int]], sats: l
 
 
 def _cap_shared(gbs: dict[tuple[int, int], float], pts: list[Point], rec: RunRecord,
-                pred: Prediction, use: Any) -> None:
+                pred: Prediction, use: Any) -> set[tuple[int, int]]:
     """A memory node (then a package) whose groups exceed its measured saturation is
-    capped there, its groups scaled in proportion."""
+    capped there, its groups scaled in proportion; the groups capped."""
+    out: set[tuple[int, int]] = set()
     for m in sorted({k[1] for k in gbs}):
         keys = [k for k in gbs if k[1] == m]
         home = [p for p in pts if p.node == m and p.mem == m] or \
@@ -440,6 +514,7 @@ def _cap_shared(gbs: dict[tuple[int, int], float], pts: list[Point], rec: RunRec
             continue
         capped = _cap(gbs, keys, home, use)
         if capped:
+            out.update(keys)
             total, sat = capped
             pred.notes.append(f"node {m} serves {len(keys)} groups asking {total:.3g} GB/s: "
                               f"capped at its measured saturation {sat.gbs:.3g} GB/s "
@@ -454,9 +529,11 @@ def _cap_shared(gbs: dict[tuple[int, int], float], pts: list[Point], rec: RunRec
             continue
         capped = _cap(gbs, keys, whole, use)
         if capped:
+            out.update(keys)
             total, sat = capped
             pred.notes.append(f"package {pkg}: its nodes together {total:.3g} GB/s, capped "
                               f"at its measured {sat.gbs:.3g} GB/s ({sat.case})")
+    return out
 
 
 def _loaded_curve(rec: RunRecord, node: int, cpus: dict[int, _Cpu]
@@ -471,9 +548,13 @@ def _loaded_curve(rec: RunRecord, node: int, cpus: dict[int, _Cpu]
 
 
 def _latency(rec: RunRecord, pred: Prediction, table: list[tuple],
-             gbs: dict[tuple[int, int], float], used: dict) -> None:
+             gbs: dict[tuple[int, int], float], used: dict,
+             kinds: dict[tuple[int, int], str]) -> None:
     """Idle latency per rank from the matrix (or an idle chase of the pair), loaded from
-    the memory node's loaded-latency curve at its predicted bandwidth."""
+    the memory node's loaded-latency curve at its predicted bandwidth. Kinds: idle is a
+    lookup of its pair, a model as a mean over several; loaded is interpolated at best (it
+    is read at a predicted bandwidth), a model past the curve, over several nodes, at a
+    bandwidth the model made (`kinds`: the groups') or that several ranks make together."""
     cpus = cpu_map(rec)
     lat = _matrix(rec, "latency")
     idle_chase = {}
@@ -498,6 +579,7 @@ def _latency(rec: RunRecord, pred: Prediction, table: list[tuple],
     for rp in pred.ranks:
         mine = [(t[2], t[5]) for t in table if t[0] == rp.rank]
         idle, loaded = [], []
+        loaded_kinds = [MODEL] if len(set(mine)) > 1 or len(pred.ranks) > 1 else []
         for s, m in mine:
             r = lat.get((s, m)) or idle_chase.get((s, m))
             if r is None:
@@ -519,11 +601,13 @@ def _latency(rec: RunRecord, pred: Prediction, table: list[tuple],
             at = node_gbs[m]
             below = [x for x in curve_ if x[0] <= at]
             above = [x for x in curve_ if x[0] > at]
+            loaded_kinds += [kd for (_s, m_), kd in kinds.items() if m_ == m]
             if below and above:
                 a, b = below[-1], above[0]
                 v = a[1] + (b[1] - a[1]) * (at - a[0]) / (b[0] - a[0]) if b[0] > a[0] else a[1]
                 note(a[2])
                 note(b[2])
+                loaded_kinds.append(INTERPOLATED)
             elif below:
                 v = below[-1][1]
                 note(below[-1][2])
@@ -535,6 +619,12 @@ def _latency(rec: RunRecord, pred: Prediction, table: list[tuple],
             else:
                 v = above[0][1]
                 note(above[0][2])
+            if not (below and above):
+                loaded_kinds.append(MODEL)        # outside the curve: its end point
             loaded.append(v)
         rp.idle_ns = sum(idle) / len(idle) if idle and len(idle) == len(mine) else None
         rp.loaded_ns = sum(loaded) / len(loaded) if loaded and len(loaded) == len(mine) else None
+        if rp.idle_ns is not None:
+            rp.idle_kind = LOOKUP if len(set(mine)) == 1 else MODEL
+        if rp.loaded_ns is not None:
+            rp.loaded_kind = weakest(*loaded_kinds)

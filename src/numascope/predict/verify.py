@@ -25,7 +25,10 @@ figure is the sum over ranks.
 
 Stored as one run per layout, tagged verify=RxT and recipe=<label>, its results family
 "bandwidth", sweep "verify": one per rank ("triad verify rank R") and the total ("triad
-verify total"), each with the predicted figure, the error in % and the prediction's run."""
+verify total"), each with the predicted figure, its kind (predicted_kind: lookup,
+interpolated or model, numascope.predict.model.KINDS), the error in % and the prediction's
+run. accuracy() tallies the errors by kind, never across kinds: checking a lookup measures
+how the machine reproduces the run's own point, not the model."""
 
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,7 +45,7 @@ from typing import Any
 
 from numascope import steady
 from numascope.errors import MeasurementError
-from numascope.predict.model import Prediction
+from numascope.predict.model import INTERPOLATED, KINDS, LOOKUP, MODEL, Prediction
 from numascope.predict.plan import Candidate
 from numascope.recipes import openmpi_argv
 from numascope.results.record import BenchResult, Metric
@@ -54,6 +58,13 @@ MAX_REPS = 400
 REPS = 12                # a layout's repetitions (advise --reps changes it)
 UNITS = steady.MIN_UNITS  # fresh allocations one rank is measured over, as the run's points
 UNIT_REPS = 3            # the fewest repetitions a unit holds
+UNLABELLED = "unlabelled"  # a check stored before predictions said their kind
+MEANING = {
+    LOOKUP: "a stored point measured again: the machine's reproducibility, not the model",
+    INTERPOLATED: "between two stored points of one series",
+    MODEL: "what the model adds: past the points, ranks together, caps, borrowed curves",
+    UNLABELLED: "checked before predictions said their kind",
+}
 WORKER = [sys.executable, str(Path(__file__).with_name("worker.py"))]
 
 
@@ -285,7 +296,8 @@ def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult
     out = []
     for res, rp in zip(ranks, pred.ranks):
         m = measured(res)
-        res.params.update(base, rank=rp.rank, predicted_gbs=rp.gbs, measured_gbs=m,
+        res.params.update(base, rank=rp.rank, predicted_gbs=rp.gbs,
+                          predicted_kind=rp.gbs_kind, measured_gbs=m,
                           error_percent=error_percent(m, rp.gbs))
         out.append(res)
     n = min(len(r.metrics["bandwidth"].values) for r in ranks)
@@ -293,7 +305,7 @@ def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult
     total = BenchResult("bandwidth", "triad verify total",
                         {**base, "kernel": "triad", "threads": sum(len(r.placement["cpus"])
                                                                    for r in ranks),
-                         "predicted_gbs": pred.total},
+                         "predicted_gbs": pred.total, "predicted_kind": pred.total_kind},
                         {"bandwidth": Metric("bandwidth", "GB/s", True, sums,
                                              "per repetition, the sum over the ranks' "
                                              "repetitions of the same index")},
@@ -303,6 +315,32 @@ def results(cand: Candidate, pred: Prediction, how: str, ranks: list[BenchResult
     total.params["measured_gbs"] = got
     total.params["error_percent"] = error_percent(got, pred.total)
     return out + [total]
+
+
+def accuracy(results: list[BenchResult]) -> dict[str, dict[str, Any]]:
+    """Verify's errors by the predicted figure's kind (module doc), in KINDS order: each
+    kind's figures (a layout's total; with several ranks its ranks too: one rank's figure
+    is its total), their errors in % and the median |error|. A figure without a prediction
+    (no data) has no error and is not counted; a check stored before kinds were said is
+    UNLABELLED, never guessed."""
+    errs: dict[str, list[float]] = {}
+    for r in results:
+        if r.family != "bandwidth" or r.params.get("sweep") != "verify":
+            continue
+        e = r.params.get("error_percent")
+        if not isinstance(e, (int, float)) or not math.isfinite(e):
+            continue
+        if not r.case.endswith("total") and int(r.params.get("ranks") or 1) < 2:
+            continue
+        kind = r.params.get("predicted_kind") or UNLABELLED
+        errs.setdefault(kind, []).append(float(e))
+    order = [*KINDS, UNLABELLED]
+    return {k: {"figures": len(v), "errors_percent": [round(x, 1) for x in v],
+                "median_abs_error_percent": round(statistics.median(abs(x) for x in v), 1),
+                "meaning": MEANING.get(k, "")}
+            for k, v in sorted(errs.items(), key=lambda kv: (order.index(kv[0])
+                                                              if kv[0] in order else 99,
+                                                              kv[0]))}
 
 
 def store_run(topo: Topology, cand: Candidate, pred: Prediction, source: RunRecord,

@@ -1,6 +1,7 @@
 """The figure of an `advise --verify` run: predicted against measured bandwidth, per rank
-and in total (numascope.predict.verify's results: family bandwidth, sweep "verify"). The
-report finds it by its name (families.figure_names: modules ending in "figures")."""
+and in total, each error marked with the prediction's kind (lookup, interpolated, model;
+numascope.predict.verify's results: family bandwidth, sweep "verify"). The report finds it
+by its name (families.figure_names: modules ending in "figures")."""
 
 from __future__ import annotations
 
@@ -33,7 +34,10 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         ax.plot([i + 0.2, i + 0.2], [m.min, m.max], color="black", lw=1)
         e = r.params.get("error_percent")
         if e is not None:
-            ax.annotate(f"{e:+.0f} %", (i, max(measured[i], predicted[i] or 0)),
+            # the prediction's kind beside its error: a lookup's error is reproducibility
+            kind = r.params.get("predicted_kind")
+            ax.annotate(f"{e:+.0f} %" + (f"\n{kind}" if kind else ""),
+                        (i, max(measured[i], predicted[i] or 0)),
                         ha="center", va="bottom", fontsize=8)
         elif predicted[i] is None:
             ax.annotate("no data", (i - 0.2, 0), ha="center", va="bottom", fontsize=7)
@@ -41,7 +45,7 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     ax.set_ylabel("GB/s (triad, STREAM bytes, GB = 10^9 B)")
     recipe = rs[0].params.get("recipe", "")
     ax.set_title(f"Predicted vs measured: {recipe}", fontsize=9)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.12)       # room for the error and kind above a bar
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
