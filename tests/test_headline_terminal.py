@@ -157,7 +157,8 @@ def test_run_prints_the_summary_after_its_results_and_json_stays_json(tmp_path, 
                                                                      monkeypatch):
     _width(monkeypatch, 100)
     db = tmp_path / "runs.db"
-    argv = ["run", "--smoke", "--stage", "bandwidth", "--no-report", "--store", str(db)]
+    argv = ["run", "--smoke", "--stage", "bandwidth", "--no-report", "--store", str(db),
+            "--all-results"]
     assert main(argv) == 0
     text = capsys.readouterr().out
     with Store.open(db) as st:

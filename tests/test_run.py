@@ -120,7 +120,8 @@ def test_ctrl_c_mid_run_keeps_finished_results(fake_suite, tmp_path, monkeypatch
     assert [e["kind"] for e in out["errors"]] == ["interrupted"]
     assert out["errors"][0]["exit_code"] == 130
     stages = {s["name"]: s["status"] for s in out["stages"]}
-    assert stages == {"topology": "done", "one": "interrupted", "blocked": "not run",
+    # (every stage's cases are listed before the first is measured: blocked was skipped)
+    assert stages == {"topology": "done", "one": "interrupted", "blocked": "skipped",
                       "two": "not run"}
     with Store.open(db) as st:
         (summary,) = st.list_runs()
@@ -185,23 +186,34 @@ def test_command_help(cmd, capsys):
     assert cli([cmd, "--help"]) == 0 and "--store" in capsys.readouterr().out
 
 
-def test_ctrl_c_while_listing_cases_and_bug_in_a_family(fake_suite, tmp_path, monkeypatch,
-                                                        capsys):
-    def interrupted(self, topo, profile):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(FAKES["fake_two"], "suite_cases", interrupted)
-
+def test_a_bug_in_a_family_fails_its_stage_only(fake_suite, tmp_path, monkeypatch, capsys):
     def broken(self, topo, case):
         raise ZeroDivisionError("bug")
 
     monkeypatch.setattr(FAKES["fake_one"], "measure", broken)
     db = tmp_path / "runs.db"
-    assert cli(["run", "--store", str(db), "--no-report", "--json"]) == 130
+    assert cli(["run", "--store", str(db), "--no-report", "--json"]) == 3
     out = json.loads(capsys.readouterr().out)
     st = {s["name"]: s for s in out["stages"]}
     assert st["one"]["status"] == "failed" and "ZeroDivisionError" in st["one"]["reason"]
-    assert st["blocked"]["status"] == "skipped" and st["two"]["status"] == "interrupted"
+    assert st["blocked"]["status"] == "skipped" and st["two"]["status"] == "done"
+
+
+def test_ctrl_c_while_listing_cases_measures_nothing_and_says_so(fake_suite, tmp_path,
+                                                                 monkeypatch, capsys):
+    """Every stage's cases are listed (and planned) before the first is measured: a stop
+    while a family lists its cases marks that stage interrupted, the run interrupted and
+    stored, and the stages before it not run (nothing of theirs was measured)."""
+    def interrupted(self, topo, profile):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(FAKES["fake_two"], "suite_cases", interrupted)
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--store", str(db), "--no-report", "--json"]) == 130
+    out = json.loads(capsys.readouterr().out)
+    st = {s["name"]: s for s in out["stages"]}
+    assert st["two"]["status"] == "interrupted" and st["blocked"]["status"] == "skipped"
+    assert st["one"]["status"] == "not run" and out["results"] == []
     with Store.open(db) as store:
         assert store.list_runs()[0].status == "interrupted"
 
@@ -225,6 +237,10 @@ def test_run_summary_fits_80_columns(fake_suite, tmp_path, monkeypatch, capsys):
     db = tmp_path / "runs.db"
     assert cli(["run", "--tag", "note=[red]a long label that will need to wrap somewhere[/]",
                 "--store", str(db), "--report", str(tmp_path / "r.html")]) == 0
+    assert "fake_two case 1" not in capsys.readouterr().out   # the results: --all-results
+    assert cli(["run", "--tag", "note=[red]a long label that will need to wrap somewhere[/]",
+                "--store", str(db), "--report", str(tmp_path / "r.html"),
+                "--all-results"]) == 0
     cap = capsys.readouterr()
     lines = cap.out.splitlines()
     assert max(len(line.rstrip()) for line in lines) <= 80

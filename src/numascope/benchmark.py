@@ -54,10 +54,17 @@ def run_cases(
     on_result: Callable[[BenchResult], None] | None = None,
     progress: Any | None = None,
     description: str | None = None,
+    admit: Callable[[Case], bool] | None = None,
+    on_case: Callable[[Case, float], None] | None = None,
+    derive: bool = True,
 ) -> list[BenchResult]:
     """Measure each case in turn. `progress` is a rich Progress (or None for silence).
+    `admit(case)` False leaves a case out (a budget: the caller records why); `on_case(case,
+    seconds)` hears how long each measured case took; `derive` False leaves the family's
+    derived records to a later call (a budgeted run measures a stage in two passes).
     A KeyboardInterrupt (Ctrl-C, or the CLI's SIGTERM) becomes Interrupted carrying the
     finished results and the signal."""
+    import time
     cases = list(cases)
     done: list[BenchResult] = []
     task = None
@@ -65,16 +72,23 @@ def run_cases(
         task = progress.add_task(description or bench.family, total=len(cases))
     try:
         for case in cases:
+            if admit is not None and not admit(case):
+                if progress is not None:
+                    progress.advance(task)
+                continue
             if progress is not None:
                 progress.update(task, description=f"{description or bench.family}: {case.label}")
+            t0 = time.monotonic()
             res = bench.measure(topo, case)
             done.append(res)
+            if on_case:
+                on_case(case, time.monotonic() - t0)
             if on_result:
                 on_result(res)
             if progress is not None:
                 progress.advance(task)
         # records a family makes from the ones measured (bw --sweep's plateaus), if any
-        for res in getattr(bench, "derived", lambda done: [])(list(done)):
+        for res in getattr(bench, "derived", lambda done: [])(list(done)) if derive else []:
             done.append(res)
             if on_result:
                 on_result(res)

@@ -31,6 +31,10 @@ class Profile:
     # fixed counts above
     steady_s: float | None = None
     steady_max: int = 30
+    # the run's time budget (numascope.plan; `run --budget` overrides): on a machine whose
+    # plan exceeds it, the headline cases first and the rest while they fit, so the
+    # profile's duration does not grow with the machine; None: every case, however long
+    budget_s: float | None = None
 
     def repetitions(self, fixed: int) -> int | Steady:
         """What a family's cases repeat by under this profile: a stopping rule with a fresh
@@ -51,7 +55,7 @@ class Profile:
 
 
 QUICK = Profile("quick", reps=3, samples=9, dense=False, min_bytes=64 * MIB,
-                max_bytes=256 * MIB, steady_s=6.0, steady_max=30)
+                max_bytes=256 * MIB, steady_s=6.0, steady_max=30, budget_s=120.0)
 FULL = Profile("full", reps=10, samples=15, dense=True, min_bytes=256 * MIB,
                max_bytes=4096 * MIB, steady_s=60.0, steady_max=100)
 # SPEC's "test" size: every stage on working sets that fit the caches of most servers, in

@@ -87,16 +87,21 @@ UNIT = "one call of the C kernel: its own allocation, placement and first touch"
 @dataclass
 class Pool:
     """A stage's seconds for units past each case's first MIN_UNITS, shared by its
-    `cases` (set once the stage's cases are known)."""
+    `cases` (set once the stage's cases are known); never past `deadline` (a budgeted
+    run's end, time.monotonic(); None: none)."""
 
     seconds: float
     cases: int = 1
     spent: float = 0.0
     done: int = 0
+    deadline: float | None = None
 
     def share(self) -> float:
         """What the next case may spend past its first units."""
-        return max(self.seconds - self.spent, 0.0) / max(self.cases - self.done, 1)
+        share = max(self.seconds - self.spent, 0.0) / max(self.cases - self.done, 1)
+        if self.deadline is not None:
+            share = min(share, max(self.deadline - time.monotonic(), 0.0))
+        return share
 
     def spend(self, seconds: float) -> None:
         self.spent += max(seconds, 0.0)
@@ -184,6 +189,27 @@ def reps_option(flag: str = "--reps", help: str = "timed repetitions", default: 
     return Option(flag, f"{help}: a count, or auto (until steady over separate calls, "
                   "see docs/run.md)", default=default, metavar="N", rule=rule,
                   rule_text=reps_text(high), noun=noun)
+
+
+def bound_pools(params: list[Any], deadline: float) -> None:
+    """Every stopping rule among cases' params (their `reps` or `samples`) spends its
+    stage's pool only until `deadline` (a budgeted run's end)."""
+    for p in params:
+        for name in ("reps", "samples"):
+            rule = getattr(getattr(p, "base", p), name, None)
+            if isinstance(rule, Steady) and rule.pool is not None:
+                rule.pool.deadline = deadline
+
+
+def pool_spent(params: list[Any]) -> float:
+    """Seconds the stage pools of cases' stopping rules spent (each pool once)."""
+    pools = {}
+    for p in params:
+        for name in ("reps", "samples"):
+            rule = getattr(getattr(p, "base", p), name, None)
+            if isinstance(rule, Steady) and rule.pool is not None:
+                pools[id(rule.pool)] = rule.pool
+    return sum(pl.spent for pl in pools.values())
 
 
 def pool_cases(reps: int | Steady, cases: int) -> None:

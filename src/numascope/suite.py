@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from numascope import signals
+from numascope import signals, steady
 from numascope.benchmark import Benchmark, Case, run_cases
 from numascope.errors import LaunchError, MeasurementError, Unavailable, UserError
 from numascope.profile import DEFAULT, Profile
@@ -78,11 +78,24 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
               stages: list[Stage] | None = None, progress: Any | None = None,
               on_stage: Callable[[str, str], None] | None = None,
               profile: Profile | None = None,
-              machine: dict[str, str] | None = None) -> RunRecord:
+              machine: dict[str, str] | None = None,
+              factors: dict[str, tuple[float, int]] | None = None,
+              budget: float | None = None,
+              on_start: Callable[[str, int, float], None] | None = None,
+              on_plan: Callable[[Any], None] | None = None) -> RunRecord:
     """Run every stage, storing each result as it finishes; returns the final record
-    (status complete or interrupted). `on_stage(name, status)` is told about each stage.
-    `machine` is what the user said of the machine ({"memory": "12x DDR5-4800", "links":
-    "xgmi:4x16@32"}, checked): the run's peaks use it, whichever stages ran.
+    (status complete or interrupted). `on_stage(name, status)` is told about each stage,
+    `on_start(name, cases, planned seconds)` when it starts. `machine` is what the user
+    said of the machine ({"memory": "12x DDR5-4800", "links": "xgmi:4x16@32"}, checked):
+    the run's peaks use it, whichever stages ran. Every stage's cases are built first and
+    planned (numascope.plan, calibrated by `factors`: {stage: (measured / modelled, runs)}),
+    `on_plan(plan)` hears the plan, and each stage's record keeps its plan beside what it
+    took, per case too.
+
+    With a `budget` (seconds) that the plan exceeds, the headline cases of every stage go
+    first, stage by stage, then the others; under any budget a case whose planned seconds
+    no longer fit what is left of it is not measured (the stage's plan and reason say so:
+    "not measured: budget"), and a later, shorter one may still be.
 
     A stop signal (Ctrl-C, SIGTERM: a KeyboardInterrupt) ends the run between two units of
     work: the stage running is marked interrupted (its reason names the signal), the ones
@@ -93,6 +106,7 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     prof = profile or _profile(rec.profile)
     for st in stages:
         rec.stage(st.name)
+    clock = _Budget(budget)
 
     def keep(info):
         def on_result(res: BenchResult) -> None:
@@ -105,17 +119,36 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     try:
         with signals.deferred():   # stored as running, so that the end below finds it
             store.begin_run(rec)
-        for st in stages:
-            _run_stage(st, topo, rec, prof, keep, progress, on_stage)
+        runs = [_StageRun(st) for st in stages]
+        plan = _load(runs, topo, rec, prof, factors or {}, budget)
+        if on_plan:
+            on_plan(plan)
+        # headline cases first only where the plan does not fit the budget: a run that
+        # fits keeps the stages' order (each case is still admitted against the budget)
+        over = budget is not None and plan.seconds > budget - BUDGET_RESERVE_S
+        passes = ("headline", "rest") if over else ("all",)
+        if budget is not None:      # steady cases add units only until the budget's end
+            steady.bound_pools([c.params for r in runs for c in r.cases or []],
+                               clock.t0 + budget - BUDGET_RESERVE_S)
+            clock.reserved = sum(c.fixed for r in runs if r.plan is not None
+                                 for c in r.plan.cases if c.headline)
+        for which in passes:
+            for r in runs:
+                _run_stage(r, topo, rec, prof, keep, progress, on_stage, on_start, clock,
+                           which, last=which == passes[-1])
     except KeyboardInterrupt:   # _run_stage marked the stage it stopped, if one ran
         rec.status = "interrupted"
     with signals.deferred():
         if rec.status != "interrupted":
             rec.status = "complete"
         for s in rec.stages:
-            if s.status == "pending":
+            if s.status == "pending" and s.results:     # a budget's first pass measured it
+                s.status, s.reason = "interrupted", "run interrupted before its other cases"
+            elif s.status == "pending":
                 s.status, s.reason = "not run", "run interrupted"
         rec.host["peaks"] = theoretical_peaks(topo, rec, machine)
+        if budget is not None:
+            rec.host["budget"] = {"seconds": budget, "used": round(clock.used(), 3)}
         # no closing clock reading after a stop: whoever stopped the run wants it over
         rec.noise = mon.stop(clock=rec.status != "interrupted")
         rec.finished = utc_now()
@@ -123,43 +156,160 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     return rec
 
 
-def _run_stage(st: Stage, topo: Topology, rec: RunRecord, profile: Profile,
-               keep: Callable[[Any], Any],
-               progress: Any | None, on_stage: Callable[[str, str], None] | None) -> None:
-    """One stage: its status and reason set on the record. A stop signal marks it
+# What a budget keeps back for the run's end (its peaks, the record, the report): a case
+# is measured only if its plan fits what is left less this.
+BUDGET_RESERVE_S = 1.0
+BUDGET_REASON = "not measured: budget"
+
+
+class _Budget:
+    """The seconds a budgeted run has left (none: unlimited), the headline cases still to
+    come held back for them: `reserved` is their planned seconds."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds, self.t0 = seconds, time.monotonic()
+        self.reserved = 0.0
+
+    def used(self) -> float:
+        return time.monotonic() - self.t0
+
+    def room(self, held: float) -> float:
+        """Seconds left for a case, `held` kept back for the headline cases after it."""
+        return (self.seconds or 0.0) - BUDGET_RESERVE_S - held - self.used()
+
+    def admit(self, planned: float, headline: bool, params: Any) -> bool:
+        """Whether a case of `planned` seconds fits; a steady one's extra units are bound to
+        end where the held-back time begins (steady.Pool.deadline)."""
+        if self.seconds is None:
+            return True
+        held = max(self.reserved - (planned if headline else 0.0), 0.0)
+        if headline:
+            self.reserved = held
+        if planned > self.room(held):
+            return False
+        steady.bound_pools([params], time.monotonic() + self.room(held))
+        return True
+
+
+@dataclass
+class _StageRun:
+    """One stage across the passes of a run: its family, its cases and their plan."""
+
+    st: Stage
+    plan: Any | None = None              # plan.StagePlan
+    bench: Any | None = None
+    cases: list[Case] | None = None
+    over: bool = False                   # skipped, failed or done: no more passes
+    left_out: list[str] | None = None
+    announced: bool = False              # on_stage was told how it ended
+
+    def planned(self, case: Case) -> float:
+        """Its planned seconds a budget cannot take back (plan.CasePlan.fixed)."""
+        if self.plan is None:
+            return 0.0
+        return next((c.fixed for c in self.plan.cases if c.label == case.label), 0.0)
+
+    def headline(self, case: Case) -> bool:
+        return self.plan is not None and any(c.label == case.label and c.headline
+                                             for c in self.plan.cases)
+
+
+def _load(runs: list[_StageRun], topo: Topology, rec: RunRecord, profile: Profile,
+          factors: dict[str, tuple[float, int]], budget: float | None) -> Any:
+    """Every stage's cases built (a stage that cannot run here is skipped with its reason)
+    and planned; the plan, each stage's part of it in its record."""
+    from numascope import plan as P
+    for r in runs:
+        st, info = r.st, rec.stage(r.st.name)
+        if st.bench is None:
+            r.plan = P.stage_plan(st, topo, None, factors)
+            continue
+        t0 = time.monotonic()
+        try:
+            r.bench, r.cases = st.load(topo, profile)
+        except (Unavailable, UserError, OSError) as e:
+            info.status, info.reason, r.over = "skipped", _reason(e), True
+        except KeyboardInterrupt as e:
+            info.status = "interrupted"
+            info.reason = f"stopped by {signals.name(signals.signum_of(e))}"
+            raise
+        finally:
+            info.seconds += time.monotonic() - t0
+        r.plan = P.stage_plan(st, topo, r.cases, factors, info.reason if r.over else "")
+        if r.cases is not None:
+            r.left_out = []
+            info.plan = {"cases": len(r.cases), "seconds": round(r.plan.seconds, 3),
+                         "modelled_seconds": round(r.plan.modelled, 3),
+                         "modelled_fixed": round(r.plan.modelled_fixed, 3),
+                         "factor": round(r.plan.factor, 4),
+                         "calibrated_by": r.plan.calibrated_by}
+    return P.Plan([r.plan for r in runs], profile.name, budget)
+
+
+def _run_stage(r: _StageRun, topo: Topology, rec: RunRecord, profile: Profile,
+               keep: Callable[[Any], Any], progress: Any | None,
+               on_stage: Callable[[str, str], None] | None,
+               on_start: Callable[[str, int, float], None] | None,
+               clock: _Budget, which: str = "all", last: bool = True) -> None:
+    """One pass over a stage (`which`: all its cases, or its headline ones, or the rest):
+    its status and reason set on the record once it is over. A stop signal marks it
     interrupted and propagates (a KeyboardInterrupt) to end the run."""
+    st = r.st
     info = rec.stage(st.name)
+    if r.over:                           # skipped when its cases were listed
+        if on_stage and not r.announced:
+            r.announced = True
+            on_stage(st.name, info.status)
+        return
     t0 = time.monotonic()
     try:
         if st.bench is None:
-            info.status = "done"
+            info.status, r.over = "done", True
             return
+        assert r.cases is not None and r.left_out is not None
+        if on_start and which != "rest":
+            on_start(st.name, len(r.cases), r.plan.seconds if r.plan else 0.0)
+        cases = [c for c in r.cases if which == "all"
+                 or (which == "headline") == r.headline(c)]
+
+        def admit(case: Case) -> bool:
+            if clock.admit(r.planned(case), r.headline(case), case.params):
+                return True
+            r.left_out.append(case.label)       # type: ignore[union-attr]
+            return False
+
+        def on_case(case: Case, seconds: float) -> None:
+            info.case_seconds.append([case.label, seconds])
         try:
-            bench, cases = st.load(topo, profile)
-        except (Unavailable, UserError, OSError) as e:
-            info.status, info.reason = "skipped", _reason(e)
-            return
-        try:
-            run_cases(bench, topo, cases, keep(info), progress, description=st.name)
-            info.status = "done"
+            run_cases(r.bench, topo, cases, keep(info), progress, description=st.name,
+                      admit=admit, on_case=on_case, derive=last)
+            if last:
+                info.status, r.over = "done", True
+                info.plan["pool_spent"] = round(steady.pool_spent(
+                    [c.params for c in r.cases]), 3)
+                if r.left_out:
+                    info.reason = (f"{BUDGET_REASON}: {len(r.left_out)} of {len(r.cases)} "
+                                   "cases")
+                    info.plan["left_out"] = list(r.left_out)
         except (Unavailable, PermissionError, FileNotFoundError) as e:
-            info.status, info.reason = "skipped", _reason(e)
+            info.status, info.reason, r.over = "skipped", _reason(e), True
         except LaunchError as e:     # the launcher started no rank: nothing was validated
-            info.status, info.reason = "failed", f"launch failed: {e}"
+            info.status, info.reason, r.over = "failed", f"launch failed: {e}", True
         except MeasurementError as e:
-            info.status, info.reason = "failed", f"validation failed: {e}"
+            info.status, info.reason, r.over = "failed", f"validation failed: {e}", True
         except (UserError, OSError) as e:
-            info.status, info.reason = "failed", _reason(e)
+            info.status, info.reason, r.over = "failed", _reason(e), True
         except Exception as e:  # noqa: BLE001 — a bug in one family must not lose the others
-            info.status = "failed"
+            info.status, r.over = "failed", True
             info.reason = f"internal error: {type(e).__name__}: {e}"
     except KeyboardInterrupt as e:   # Interrupted from the sweep, or while loading
         info.status = "interrupted"
         info.reason = f"stopped by {signals.name(signals.signum_of(e))}"
         raise
     finally:
-        info.seconds = time.monotonic() - t0
-        if on_stage:
+        info.seconds += time.monotonic() - t0
+        if on_stage and r.over and not r.announced:
+            r.announced = True
             on_stage(st.name, info.status)
 
 

@@ -26,6 +26,19 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stage", action="append", metavar="NAME",
                    help="run only these stages (repeatable; see --list-stages)")
     p.add_argument("--list-stages", action="store_true", help="list the stages and exit")
+    p.add_argument("--plan", action="store_true",
+                   help="print the stages, their cases and the time each will take, then "
+                        "exit (measures nothing; with --sysfs-root, of a replayed machine)")
+    p.add_argument("--budget", metavar="DURATION",
+                   help="end within this time, e.g. 90s, 2m: the headline cases first, the "
+                        "rest while they fit; what is left out is recorded as 'not "
+                        "measured: budget' (default: the profile's, quick "
+                        f"{_profile_budget('quick')})")
+    p.add_argument("--all-results", action="store_true",
+                   help="print every case's results before the summary (the store and the "
+                        "report always have them)")
+    from numascope.command.flags import add_sysfs_root
+    add_sysfs_root(p)
     from numascope.command.flags import add_options
     from numascope.families import run_options
     add_options(p, run_options())          # what a family's stage takes (--io-dir …)
@@ -37,8 +50,15 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(p)
 
 
+def _profile_budget(name: str) -> str:
+    from numascope.profile import profile as get_profile
+    b = get_profile(name).budget_s
+    return f"{b:g} s" if b else "none"
+
+
 def main(args: argparse.Namespace) -> int:
     from numascope import suite
+    from numascope.errors import UserError
     from numascope.profile import profile as get_profile
     from numascope.results.run import parse_tags
     from numascope.results.store import Store
@@ -48,15 +68,62 @@ def main(args: argparse.Namespace) -> int:
     machine = _machine(args)
     tags = parse_tags(args.tag, "--tag")
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
+    budget = _budget(args, profile)
+    replayed = args.sysfs_root not in (None, "/")
+    if replayed and not args.plan:
+        raise UserError("--sysfs-root replays another machine: it goes with --plan only "
+                        "(numascope measures the machine it runs on)")
+    if args.plan:
+        return _plan(args, suite, stages, profile, budget)
     if not args.no_report:   # a bad report path never costs a measurement
         from numascope.cli.report import check_report_path
         check_report_path(args.report, "--report")
     store = Store.open(args.store, write=True)   # refuse a bad store before measuring
     try:
-        rec = _measure(suite, store, stages, profile, tags, machine)
+        rec = _measure(suite, store, stages, profile, tags, machine, budget)
     finally:
         store.close()
     return _finish(args, rec)
+
+
+def _budget(args: argparse.Namespace, profile) -> float | None:
+    """--budget in seconds, else the profile's own (None: unlimited)."""
+    from numascope.plan import parse_duration
+    if args.budget is not None:
+        return parse_duration(args.budget, "--budget")
+    return profile.budget_s
+
+
+def factors(topo, profile, store) -> dict[str, tuple[float, int]]:
+    """The calibration of this host's plans by its earlier runs of the profile in `store`
+    (an open Store, or a path to open read-only; none there: the nominal model alone)."""
+    from numascope import plan as P
+    from numascope.results.run import host_facts
+    from numascope.results.store import Store
+    host = host_facts(topo).get("hostname")
+    try:
+        if isinstance(store, Store):
+            return P.calibration(P.earlier_runs(store, host, profile.name))
+        with Store.open(store) as st:
+            return P.calibration(P.earlier_runs(st, host, profile.name))
+    except Exception:   # noqa: BLE001 - no store yet, or an unreadable one: nominal
+        return {}
+
+
+def _plan(args: argparse.Namespace, suite, stages: list, profile, budget) -> int:
+    from numascope.plan import make_plan, render
+    from numascope.topology import read_topology
+    if args.sysfs_root not in (None, "/"):     # another machine: never this host's runs
+        topo, f = read_topology(args.sysfs_root), {}
+    else:
+        topo = suite.load_topology()
+        f = factors(topo, profile, args.store)
+    p = make_plan(topo, profile, stages, f, budget)
+    if args.json:
+        emit(NAME, [], plan=p.to_dict())
+    else:
+        render(p, out)
+    return 0
 
 
 def _list_stages(args: argparse.Namespace, stages: list) -> int:
@@ -108,16 +175,30 @@ def _machine(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _measure(suite, store, stages: list, profile, tags: dict[str, str],
-             machine: dict[str, str] | None = None):
+             machine: dict[str, str] | None = None, budget: float | None = None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from numascope.console import plural
+    from numascope.plan import PlanProgress
     topo = suite.load_topology()
     rec, mon = suite.prepare(topo, profile, tags)
     err.print(f"run {rec.run_id} ({profile.name}) → store {store.path}", markup=False)
     if not profile.readable:
         from numascope.profile import SMOKE_NOTE
         err.print(f"  {SMOKE_NOTE}", markup=False)
+    live = err.is_terminal
+    shown = PlanProgress(None, None)
+
+    def on_plan(plan) -> None:
+        limit = f"; budget {budget:g} s" + (": the headline cases first" if
+                                             plan.seconds > budget else "") if budget else ""
+        err.print(f"  plan: {plural(sum(len(s.cases) for s in plan.stages), 'case')}, about "
+                  f"{plan.seconds:.0f} s{limit}", markup=False)
+        shown.set_plan(plan)
+
+    def on_start(name: str, cases: int, seconds: float) -> None:
+        if not live:        # a log, or under mpirun: a line as each stage starts
+            err.print(f"  {name}: {plural(cases, 'case')}, about {seconds:.0f} s", markup=False)
 
     def on_stage(name: str, status: str) -> None:
         info = rec.stage(name)
@@ -126,9 +207,13 @@ def _measure(suite, store, stages: list, profile, tags: dict[str, str],
                   f"{info.seconds:.1f}s){why}", markup=False)
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err, transient=True) as progress:
-        return suite.run_suite(topo, rec, mon, store, stages, progress, on_stage,
-                               profile=profile, machine=machine)
+                  TimeElapsedColumn(), TextColumn("{task.fields[left]}"), console=err,
+                  transient=True, disable=not live) as progress:
+        shown.p = progress
+        return suite.run_suite(topo, rec, mon, store, stages, shown, on_stage,
+                               profile=profile, machine=machine,
+                               factors=factors(topo, profile, store), budget=budget,
+                               on_start=on_start, on_plan=on_plan)
 
 
 def _finish(args: argparse.Namespace, rec) -> int:
@@ -152,7 +237,7 @@ def _finish(args: argparse.Namespace, rec) -> int:
         emit(NAME, [r.to_dict() for r in rec.results], errors, **extra,
              report=str(report) if report else None)
     else:
-        print_run(rec, out)
+        print_run(rec, out, results=args.all_results)
         print_headline(rec, out)      # the HTML report's summary, last: what the run found
         if report:
             out.print(f"report: {report}", markup=False)

@@ -116,6 +116,14 @@ def problems(run: RunRecord, lines: list[Headline]) -> list[str]:
     for s in run.stages:
         if s.status in ("failed", "interrupted"):
             out.append(f"Stage {s.name} {s.status}: {s.reason}.")
+    left = [(s.name, len(s.plan.get("left_out", [])), s.plan.get("cases"))
+            for s in run.stages if s.plan.get("left_out")]
+    if left:       # a budget's choice: recorded, never a failure, never silent
+        budget = (run.host.get("budget") or {}).get("seconds")
+        within = f" (a budget of {budget:g} s)" if budget else ""
+        out.append(f"Not measured{within}: " + ", ".join(
+            f"{name} {k} of {n} cases" for name, k, n in left) + "; the headline cases "
+            "went first (docs/plan.md).")
     dram = (run.host.get("peaks") or {}).get("dram") or {}
     if isinstance(dram, dict) and dram.get("value") is None and \
             any(h.key == "triad_all_cores" for h in lines):

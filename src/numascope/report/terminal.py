@@ -116,7 +116,10 @@ def _wrap_tags(tags: dict[str, str], room: int) -> str:
     return "\n".join(lines)
 
 
-def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> None:
+def print_run(rec: RunRecord, console: Console, all_metrics: bool = False,
+              results: bool = True) -> None:
+    """A run's host and settings, its stages and noise, and (`results`) every case's
+    results table."""
     h = rec.host
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold", no_wrap=True)
@@ -148,6 +151,8 @@ def print_run(rec: RunRecord, console: Console, all_metrics: bool = False) -> No
     from numascope.families.bandwidth.outliers import bimodal_cases, bimodal_warning
     for b in bimodal_cases(rec.results):     # two modes: a disturbed run (bw_outliers)
         console.print(f"[yellow]disturbed:[/yellow] {escape(bimodal_warning(b))}")
+    if not results:
+        return
     console.print(results_table(rec, all_metrics))
     for line in steady_lines(rec.results):
         console.print(escape(line))

@@ -47,15 +47,26 @@ class StageInfo:
     reason: str = ""          # why skipped / failed
     results: int = 0
     seconds: float = 0.0
+    # what the run planned for the stage (numascope.plan): cases, modelled and planned
+    # seconds, the calibration factor, the cases a budget left out; and per case measured,
+    # its seconds ([label, seconds]); empty in records made without a plan
+    plan: dict[str, Any] = field(default_factory=dict)
+    case_seconds: list[list[Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "reason": self.reason,
-                "results": self.results, "seconds": round(self.seconds, 3)}
+        d = {"name": self.name, "status": self.status, "reason": self.reason,
+             "results": self.results, "seconds": round(self.seconds, 3)}
+        if self.plan:
+            d["plan"] = self.plan
+        if self.case_seconds:
+            d["case_seconds"] = [[c, round(t, 3)] for c, t in self.case_seconds]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StageInfo:
         return cls(d["name"], d.get("status", "pending"), d.get("reason", ""),
-                   int(d.get("results", 0)), float(d.get("seconds", 0.0)))
+                   int(d.get("results", 0)), float(d.get("seconds", 0.0)),
+                   dict(d.get("plan") or {}), [list(x) for x in d.get("case_seconds") or []])
 
 
 @dataclass
