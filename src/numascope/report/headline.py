@@ -2,8 +2,9 @@
 when the run measured it, found in the results by family, case parameters and metric.
 
 Every line holds the figure as the tables show it (the median of the repetitions kept),
-its spread (the 95 % interval over separate allocations when the figure was repeated until
-steady, else the range of its repetitions: repetitions inside one allocation are not
+its spread (the 95 % interval over the units when the figure was repeated until steady:
+separate allocations, or for compression separate calls over one store, as its verdict
+says; else the range of its repetitions: repetitions inside one allocation are not
 independent samples, so no interval is claimed from them), n, the % of the theoretical
 peak the efficiency table gives (numascope.peaks.efficiency_table's peak, so both agree),
 and a verdict (numascope.report.verdicts). Rendering is elsewhere (report.summary for the
@@ -19,7 +20,7 @@ from typing import Any
 
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
-from numascope.steady import verdict_of
+from numascope.steady import units_words, verdict_of
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Headline:
     n: int = 0            # repetitions behind the median
     low: float = math.nan
     high: float = math.nan
-    spread: str = ""      # what low..high is: an interval over allocations, or a range
+    spread: str = ""      # what low..high is: an interval over the units, or a range
     source: str = ""      # the case(s) it comes from
     metric: str = ""      # the metric of that case the value is the median of ("" derived)
     scope: str = ""       # where a published figure must have been measured to match
@@ -61,7 +62,7 @@ def _stat(res: BenchResult, metric: str, key: str, what: str, section: str) -> H
     if s and s.get("metric", metric) == metric and len(iv) == 2 and \
             all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv):
         h.low, h.high = float(iv[0]), float(iv[1])
-        h.spread = f"95 % CI, {s.get('units', '?')} alloc."
+        h.spread = f"95 % CI, {s.get('units', '?')} {units_words([s], short=True)}"
     elif len(m.values) > 1:
         h.low, h.high = m.min, m.max
         h.spread = "range, 1 alloc."
