@@ -12,7 +12,10 @@ invocations all said converged, yet another invocation's median fell inside a ru
 in 17 of 56 pairs. pyperf spreads its values over processes for that reason (V. Stinner,
 pyperf documentation, "Runs, values, warmups, outer and inner loops"), and Kalibera & Jones
 show that the variation between executions is the one an interval must take in when it
-dominates ("Rigorous Benchmarking in Reasonable Time", ISMM 2013).
+dominates ("Rigorous Benchmarking in Reasonable Time", ISMM 2013). One family's units are
+not fresh allocations: compression builds its store once per setting and its units are
+calls over it (`repeat(..., fresh=False)`, recorded as the verdict's "fresh"); every text
+of such a verdict says CALLS, not ALLOCATIONS (units_words).
 
 After the first MIN_UNITS units, and after each further group of units, the rule takes the
 95 % Student t interval of the mean of the units' medians, mean ± t(0.975, k-1)·s/√k over k
