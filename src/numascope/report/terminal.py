@@ -327,6 +327,9 @@ def print_comparison(cmp: Comparison, console: Console) -> None:
     for line in lines[1:]:
         console.print(escape(line))
     console.print(f"[dim]{escape(cmp.method)}[/dim]")
+    other = cmp.other_method_line()
+    if other:
+        console.print(f"[bold]{escape(other)}[/bold]")
     if cmp.only_a or cmp.only_b:
         console.print(f"[dim]{plural(len(cmp.only_a), 'metric')} only in A, "
                       f"{len(cmp.only_b)} only in B[/dim]")
