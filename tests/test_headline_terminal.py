@@ -64,7 +64,11 @@ def _check(text: str, lines: list[Headline], run, errors: list[str]) -> None:
         assert m["pct"] == ("–" if h.peak_pct is None else f"{h.peak_pct:.1f} %")
         assert m["verdict"] == h.verdict
         if h.verdict == "–":
-            assert m["note"] is None and "–: no published rule for this figure." in text
+            assert "–: no published rule for this figure." in text
+            # a published figure measured otherwise is said in the line's note
+            assert (m["note"] is None) == (not h.reference_other)
+            assert not h.reference_other or _flat(h.reference_other) in _flat(
+                notes[m["note"]])
         else:
             note = _flat(notes[m["note"]])
             assert note.startswith(f"{h.verdict}: {_flat(h.rule)}"), note

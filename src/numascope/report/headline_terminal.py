@@ -50,6 +50,8 @@ def notes_of(lines: list[Headline]) -> tuple[list[str], list[str]]:
         if h.reference:
             own = [n for n in h.reference_notes if n not in common]
             parts.append(f"Published figure: {'; '.join([h.reference, *own])}.")
+        elif h.reference_other:
+            parts.append(f"Published figure: {h.reference_other}.")
         text = " ".join(parts)
         if text and text not in notes:
             notes.append(text)
@@ -108,7 +110,7 @@ def print_headline(run: RunRecord, console: Console) -> None:
         console.print(Text(_wrapped(n, width, f"[{k}] ")), width=width)
     dim = [f"{NO_VERDICT}: {r}." for r in sorted({h.rule for h in lines
                                                    if h.verdict == NO_VERDICT})]
-    if lines and not any(h.reference for h in lines):
+    if lines and not any(h.reference or h.reference_other for h in lines):
         dim.append("Published figures: none matches this host.")
     for n in dim:
         console.print(Text(_wrapped(n, width), style="dim"), width=width)

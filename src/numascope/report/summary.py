@@ -55,7 +55,7 @@ def _row(h: Headline, common: list[str]) -> list[str]:
     pct = "–" if h.peak_pct is None else f"{h.peak_pct:.1f} %"
     own = [n for n in h.reference_notes if n not in common]
     ref = f'<span class="why">{e("; ".join([h.reference, *own]))}</span>' if h.reference else \
-        '<span class="dim">none matches this host</span>'
+        f'<span class="dim">{e(h.reference_other or "none matches this host")}</span>'
     return [what, val, _spread(h), pct, _verdict(h), ref]
 
 

@@ -333,6 +333,18 @@ def method_of(params: dict[str, Any]) -> str:
     return f"pages {pages_of(r)}, {buffers_of(r)} buffers"
 
 
+
+STOCK = "pages system, same buffers"     # stock OSU's method: no madvise, a buffer per rank
+
+
+def kernel_of(params: dict[str, Any], test: str) -> str:
+    """The OSU test a result's `test` figure is measured as (osu_latency, osu_bw …; by
+    numascope's program or OSU's own), with its method after it where that is not stock
+    OSU's (THP madvised, distinct buffers): what a published OSU figure must match."""
+    m = method_of(params)
+    return L.OSU[test] + ("" if m in (STOCK, "") else f" ({m})")
+
+
 class Interconnect:
     """MPI point-to-point by NUMA placement (numascope's mpicc-built program or OSU)."""
 
