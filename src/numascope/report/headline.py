@@ -241,10 +241,11 @@ def _ratio(key: str, what: str, far: BenchResult, loc: BenchResult, metric: str,
 
 
 def _matrix_how(metric: str, r: BenchResult) -> dict[str, Any]:
-    """The matrix's kernels: one chaser's random chase (lat's default, tlb) for latency,
-    the read kernel on every CPU of the source node for bandwidth (matrix.bench)."""
+    """The matrix's kernels: one chaser for latency (its mode is not in the pair's record:
+    the chase alone, which no published mode equals), the read kernel on every CPU of the
+    source node for bandwidth (matrix.bench)."""
     if metric == "latency":
-        return {"kernel": _CHASE["tlb"], "threads": 1}
+        return {"kernel": "pointer chase", "threads": 1}
     return _known({"kernel": "read", "threads": len(r.placement.get("cpus") or []) or None})
 
 
