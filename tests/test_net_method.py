@@ -62,6 +62,21 @@ def _store(path, runs) -> None:
             st.save_run(r)
 
 
+def test_a_fleets_light_records_keep_the_method(tmp_path):
+    """fleet.load reads only what the analysis needs; for net's results that includes what
+    their method is read from, so a light record has the whole record's method."""
+    from numascope.fleet.load import analysis_runs
+    runs = [net_node("h1", "f", True, 15000.0, 1), net_node("h2", "f", False, 10000.0, 2)]
+    db = tmp_path / "runs.db"
+    _store(db, runs)
+    with Store.open(db) as st:
+        light = analysis_runs(st, [r.run_id for r in runs])
+    got = [method("interconnect", r.results[-1].params) for r in light]
+    assert got == ["pages thp, distinct buffers", "pages system, same buffers"]
+    assert "sizes" in light[1].results[-1].params["net"]
+    assert light[0].results[0].params in ({}, {"kernel": "triad"})   # the rest stays light
+
+
 def test_compare_does_not_set_an_old_thp_record_against_a_new_one(tmp_path, capsys):
     """3 runs a side: the THP-madvised runs are 1.5x faster on 1 MiB windows. Under one
     name compare would call that a change; it leaves the case out, says so in one line,

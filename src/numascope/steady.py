@@ -82,8 +82,9 @@ PRECISION = 0.01              # ±1 % of the estimate, unless --reps auto:P% say
 MAX_REPS = 100                # a command's cap per case (a profile sets its own)
 BUDGET_S = 10.0               # a command's seconds per case (a profile sets its own)
 AUTO = "auto"
-METHOD = ("95 % Student t interval where another run's mean of as many units' medians "
-          "falls (mean ± t·s·√(2/k); a unit: one call with its own allocation and placement)")
+_METHOD = ("95 % Student t interval where another run's mean of as many units' medians "
+           "falls (mean ± t·s·√(2/k); a unit: {})")
+METHOD = _METHOD.format("one call with its own allocation and placement")
 UNIT = "one call of the C kernel: its own allocation, placement and first touch"
 # what the units were, in words: each its own allocation (every family's unit but one), or
 # calls over an allocation made once (compress: the store is built once per setting)
@@ -270,8 +271,7 @@ class Verdict:
         self.converged = self.half_width <= self.rule.precision   # False for NaN
 
     def to_dict(self) -> dict[str, Any]:
-        method = METHOD if self.fresh else METHOD.replace(
-            "a unit: one call with its own allocation and placement", f"a unit: {self.unit}")
+        method = METHOD if self.fresh else _METHOD.format(self.unit)
         return {"rule": str(self.rule), "precision": self.rule.precision,
                 "confidence": CONFIDENCE, "method": method, "min_reps": self.rule.min_reps,
                 "max_reps": self.rule.max_reps, "budget_s": self.budget_s,

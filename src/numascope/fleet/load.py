@@ -122,16 +122,17 @@ def _method_params(store: Any, fams: list[str], by_result: dict[int, BenchResult
     from numascope.analysis.method import params_read
     for family in dict.fromkeys(fams):
         keys = params_read(family)
-        if not keys:
-            continue
-        # two paths or more: json_extract gives one JSON array of their values
+        ids = [rid for rid, res in by_result.items() if res.family == family] if keys else []
+        # the results by their primary key, a few thousand at a time; two paths or more:
+        # json_extract gives one JSON array of their values
         paths = ", ".join(_sql_str(f"$.params.{k}") for k in keys)
-        for rid, got in store._q(f"SELECT id, json_extract(result, '$.family', {paths}) "
-                                 f"FROM results WHERE family = {_sql_str(family)}"):
-            res = by_result.get(rid)
-            if res is not None and got:
-                kept = {k: v for k, v in zip(keys, json.loads(got)[1:]) if v is not None}
-                res.params = {**res.params, **kept}
+        for at in range(0, len(ids), 4096):
+            chunk = ", ".join(map(str, ids[at:at + 4096]))
+            for rid, got in store._q(f"SELECT id, json_extract(result, '$.family', {paths}) "
+                                     f"FROM results WHERE id IN ({chunk})"):
+                if got:
+                    kept = {k: v for k, v in zip(keys, json.loads(got)[1:]) if v is not None}
+                    by_result[rid].params = {**by_result[rid].params, **kept}
 
 
 def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
