@@ -456,3 +456,44 @@ def test_default_label_and_params_unchanged(topo):
                                  ["shuffle"], threads=[1], reps=2)
     assert case.label == "smooth lz4-1-shuffle 1T"        # older records compare with it
     assert case.params.memory == MemorySpec("first-touch", (), "none")
+
+
+def test_reps_auto_units_are_called_what_they_are_everywhere(topo):
+    """--reps auto times calls over the one store built for the setting (no fresh
+    allocation per unit): the verdict's unit and method, steady's summary line and mark
+    note, the headline's spread, the tables' spread and the figures' caption all say calls
+    over one allocation, never separate allocations."""
+    from test_store_helpers import make_run
+
+    from numascope import steady
+    from numascope.report.figures.marks import Medians
+    from numascope.report.headline import headlines
+    from numascope.report.sections import _spread
+    bench = cz.Compress()
+    spec = cz.DataSpec("smooth", size=1 << 20)
+    rule = Steady(precision=0.2, max_reps=8, budget_s=30)
+    (case,) = bench.cases(topo, spec, ["lz4"], [5], ["shuffle"], [1], chunk_bytes=CHUNK,
+                          reps=rule)
+    res = bench.measure(topo, case)
+    s = res.params["steady"]
+    assert s["unit"] == cz.SAME_STORE and s["units"] >= 4
+    assert "own allocation" not in s["method"] and cz.SAME_STORE in s["method"]
+    assert s["fresh"] is False
+    line = steady.summary([res.params])
+    assert steady.CALLS in line and steady.ALLOCATIONS not in line
+    shaky = {**res.params, "steady": {**s, "converged": False}}
+    note = steady.mark_note([shaky])
+    assert steady.CALLS in note and "separate allocations" not in note
+    # beside a latency figure of fresh allocations, both are named
+    lat = {"steady": {"converged": False, "unit": steady.UNIT, "fresh": True}}
+    assert steady.ALLOCATIONS in steady.mark_note([shaky, lat])
+    (h,) = [h for h in headlines(make_run({}, [res])) if h.key == "compress_sum_peak"]
+    assert h.spread == f"95 % CI, {s['units']} calls" and "alloc" not in h.spread
+    m = res.metrics["decompress_sum"]
+    assert _spread(m, res.params).endswith(f"(95 %, {s['units']} calls over one allocation)")
+    med = Medians()
+    med.of(m, res.params)
+    assert "separate calls on one allocation" in med.text()
+    assert "separate allocations" not in med.text()
+    # an older record without "fresh" reads its unit
+    assert steady.fresh({"unit": cz.SAME_STORE}) is False and steady.fresh({}) is True

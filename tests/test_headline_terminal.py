@@ -79,6 +79,9 @@ def _check(text: str, lines: list[Headline], run, errors: list[str]) -> None:
             (names, h.what)
         if h.verdict == "–":
             assert "–: no published rule for this figure." in text
+            # a published figure measured otherwise is said in the line's note
+            assert not h.reference_other or _flat(h.reference_other) in _flat(
+                notes[note_of])
         else:
             note = _flat(notes[note_of])
             assert f"{h.verdict}: {_flat(h.rule)}" in note, note

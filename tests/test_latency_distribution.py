@@ -9,6 +9,7 @@ import itertools
 import json
 import math
 import random
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
@@ -280,6 +281,92 @@ def test_samples_auto_reads_the_tail_from_every_batch(topo):
     assert d["beyond"]["latency_p999"] == dist.beyond(d["groups"], 99.9) and d["thin"] == []
 
 
+def _planted_units(topo, kind: str, monkeypatch):
+    """--samples auto over planted units (lat_chase / lat_chains answering with 10000 groups
+    each of ~390 ticks): unit 0 with 30 groups at ~10^5 ticks, unit 1 with 30 at ~5 x 10^4,
+    the rest none. Each unit's p99.9 (10 groups beyond it) is in its own tail or body; the
+    merged one (40 beyond of 40000) falls among unit 1's groups, far from the median of the
+    units' p99.9s. The samples agree exactly, so the rule stops at its least units."""
+    from numascope import _core
+    from numascope.families.latency import chains
+    from numascope.steady import MIN_UNITS, Steady
+    tails = [[100_000] * 30, [50_000] * 30] + [[] for _ in range(MIN_UNITS)]
+    hists: list[dict] = []
+
+    def answer(samples: int, **extra) -> dict:
+        k = len(hists)
+        body = [390 + (i % 7) for i in range(10_000 - len(tails[k]))]
+        hists.append(_hist([body + tails[k]]))
+        return {"ns": [150.0] * samples, "tsc": [390.0] * samples, "huge_fraction": 0.0,
+                "cycle_walked": 0, "where": {}, "hist": hists[-1], **extra}
+
+    rule = Steady(precision=0.01, budget_s=60)
+    cpu = topo.usable_cpus()[0]
+    if kind == "idle":
+        monkeypatch.setattr(_core, "lat_chase", lambda *a: answer(a[5]))
+        p = lat.LatencyParams(bytes=1 << 20, cpu=cpu, clock=False).checked(topo)
+        res = lat.run(topo, replace(p, samples=rule))
+    else:
+        def lat_chains(**kw) -> dict:
+            return answer(kw["samples"], steps=kw["loads"] // kw["chains"], lines=4096,
+                          params={**kw, "layout": kw["layout"]})
+        monkeypatch.setattr(_core, "lat_chains", lat_chains)
+        base = lat.LatencyParams(bytes=1 << 20, cpu=cpu, clock=False)
+        (case,) = chains.cases(topo, base, [2])
+        res = chains.run(topo, replace(case.params, base=replace(case.params.base,
+                                                                 samples=rule)))
+    return res, [dist.from_core(h)[1] for h in hists]
+
+
+@pytest.mark.parametrize("kind", ["idle", "chains"])
+def test_samples_auto_tails_are_the_merged_histograms_not_a_median_of_units(
+        topo, kind, monkeypatch):
+    """The idle chase and lat --chains under --samples auto: one value per tail metric, the
+    merged histogram's quantile, with its note and † from the merged count; never the
+    median of the units' own quantiles (which here differs by half)."""
+    import statistics
+    res, units = _planted_units(topo, kind, monkeypatch)
+    assert res.params["steady"]["units"] == len(units) == 4
+    d = res.distributions["latency"]
+    assert d["groups"] == 40_000 and d["chunks"] == 4
+    merged = d["quantiles"]["latency_p999"]
+    per_unit = statistics.median(u["quantiles"]["latency_p999"] for u in units)
+    assert merged > 1.5 * per_unit           # the hard case: the two readings disagree
+    for name, _ in dist.QUANTILES:
+        assert res.metrics[name].values == [d["quantiles"][name]], name
+    m = res.metrics["latency_p999"]
+    assert m.median == merged and "one histogram of the case's 40000 timed groups (4 chunks " \
+        "merged), 40 beyond it (†: fewer than 100)" in m.note
+    assert ("lockstep step" in m.note) == (kind == "chains")
+    assert dist.thin(res) == d["thin"] == ["latency_p999"]     # 400 beyond p99, 40 p99.9
+
+
+def test_units_whose_histograms_do_not_merge_give_no_tail_figure():
+    """Where the units' grids differ (another group size), no histogram and no tail metric:
+    the per-unit values steady.gather joined are not the case's quantiles."""
+    a = dist.from_core(_hist([_loads(5000, 7)]))
+    b = dist.from_core(_hist([_loads(5000, 8)], group=2))
+    units = [BenchResult("latency", "x", {}, {**m, "latency": Metric("latency", "ns", False,
+                                                                      [150.0])},
+                         distributions={"latency": d}) for m, d in (a, b)]
+    res = BenchResult("latency", "x", {}, {
+        "latency": Metric("latency", "ns", False, [150.0, 150.0]),
+        **{n: Metric(n, "ns", False, [u.metrics[n].values[0] for u in units])
+           for n, _ in dist.QUANTILES}})
+    dist.merge_units(res, units)
+    assert list(res.metrics) == ["latency"] and res.distributions == {}
+    assert any("do not merge" in n for n in res.notes)
+
+
+def test_the_thin_note_counts_what_the_mark_counts():
+    """The † counts timed groups beyond the figure (dist.beyond of the groups); with groups
+    of 4 loads that is a quarter of the loads, and the note says groups, never loads."""
+    metrics, d = dist.from_core(_planted_hist(group=4))
+    assert d["beyond"]["latency_p999"] == dist.beyond(d["groups"], 99.9)
+    assert "timed groups beyond it" in dist.THIN_NOTE and "loads beyond" not in dist.THIN_NOTE
+    assert f"{d['beyond']['latency_p999']} beyond it" in metrics["latency_p999"].note
+
+
 def test_records_without_a_distribution_keep_their_shape():
     r = BenchResult("bandwidth", "x", {}, {"bandwidth": Metric("bandwidth", "GB/s", True, [1.0])})
     assert "distributions" not in r.to_dict()
@@ -333,7 +420,7 @@ def test_a_thin_tail_is_marked_in_the_report():
     con = Console(width=120, record=True, file=io.StringIO(), color_system=None)
     print_run(run, con, all_metrics=True)
     text = con.export_text()
-    assert "†" in text and "fewer than 100 timed loads beyond" in " ".join(text.split())
+    assert "†" in text and "fewer than 100 timed groups beyond" in " ".join(text.split())
     con = Console(width=120, record=True, file=io.StringIO(), color_system=None)
     print_run(make_run({}, [_record(_hist([_loads(dist.TAIL_GROUPS, 6)]))]), con,
               all_metrics=True)

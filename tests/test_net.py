@@ -27,6 +27,8 @@ MPI = shutil.which("mpirun") and shutil.which("mpicc")
 needs_mpi = pytest.mark.skipif(not MPI, reason="Open MPI (mpirun, mpicc) not installed")
 PY = [sys.executable, "-m", "numascope"]
 SIZES = "1,8,4096"
+# the program's fault hooks act only under the test switch (as fleet's do)
+HOOKS = {L.HOOKS_SWITCH: L.HOOKS_ON}
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 90):
@@ -177,7 +179,7 @@ def test_check_rejects_short_bytes_and_a_wrong_cpu():
 
 @needs_mpi
 def test_a_rank_that_dies_fails_the_run_without_hanging():
-    env = {**os.environ, "NUMASCOPE_NET_DIE_RANK": "1"}
+    env = {**os.environ, **HOOKS, "NUMASCOPE_NET_DIE_RANK": "1"}
     t0 = time.monotonic()
     r = cli("--json", "--cpus", "0,1", "--sizes", "8", "--iters", "5", "--tests", "lat",
             "--timeout", "60", env=env)
@@ -191,13 +193,33 @@ def test_a_rank_that_dies_fails_the_run_without_hanging():
 
 @needs_mpi
 def test_a_rank_that_hangs_is_killed_at_the_timeout():
-    env = {**os.environ, "NUMASCOPE_NET_HANG_RANK": "1"}
+    env = {**os.environ, **HOOKS, "NUMASCOPE_NET_HANG_RANK": "1"}
     r = cli("--cpus", "0,1", "--sizes", "8", "--iters", "5", "--tests", "lat",
             "--timeout", "3", env=env)
     assert r.returncode == 3
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "timed out after 3 s" in lines[0] and "Traceback" not in r.stderr
     assert leftovers("NUMASCOPE_NET_HANG_RANK") == []
+
+
+@needs_mpi
+def test_the_fault_hooks_do_nothing_without_the_test_switch():
+    """A hook variable left in a normal environment (or the switch merely truthy) neither
+    kills, hangs nor corrupts a rank: the run measures, and says the hooks were ignored."""
+    env = {k: v for k, v in os.environ.items() if k != L.HOOKS_SWITCH}
+    env.update({"NUMASCOPE_NET_DIE_RANK": "1", "NUMASCOPE_NET_HANG_RANK": "0",
+                "NUMASCOPE_NET_CORRUPT": "8"})
+    for switch in (None, "1"):
+        e = env if switch is None else {**env, L.HOOKS_SWITCH: switch}
+        r = cli("--json", "--cpus", "0,1", "--sizes", "8", "--iters", "5", "--tests", "lat",
+                "--timeout", "20", env=e)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["results"][0]["metrics"]["latency"]["values"]
+        assert "NUMASCOPE_NET_CORRUPT is a test hook and is ignored (NUMASCOPE_TEST_HOOKS " \
+            "is not set)" in r.stderr
+    assert L.ignored_hooks(env) == ["NUMASCOPE_NET_CORRUPT", "NUMASCOPE_NET_DIE_RANK",
+                                    "NUMASCOPE_NET_HANG_RANK"]
+    assert L.ignored_hooks({**env, **HOOKS}) == []
 
 
 def test_mpi_missing_is_exit_4_with_one_line(tmp_path):
@@ -541,7 +563,7 @@ def test_the_validation_pass_is_required_and_names_size_and_offset():
 @needs_mpi
 def test_a_corrupted_byte_fails_the_run_with_the_size_and_offset():
     # the program's test-only knob flips byte SIZE/2 of one message of that size
-    env = {**os.environ, "NUMASCOPE_NET_CORRUPT": "4096"}
+    env = {**os.environ, **HOOKS, "NUMASCOPE_NET_CORRUPT": "4096"}
     r = cli("--json", "--cpus", "0,1", "--sizes", "8,4096", "--iters", "5", "--tests", "bw",
             env=env)
     assert r.returncode == 3, r.stderr
@@ -549,7 +571,7 @@ def test_a_corrupted_byte_fails_the_run_with_the_size_and_offset():
     assert "bw 4096 B: validation pass: 1 of 128 messages and 1 of 2 windows into the one " \
         "receive buffer" in msg and "offset 2048" in msg, msg
     r = cli("--cpus", "0,1", "--sizes", "8,4096", "--iters", "5", "--tests", "lat",
-            env={**os.environ, "NUMASCOPE_NET_CORRUPT": "8"})
+            env={**os.environ, **HOOKS, "NUMASCOPE_NET_CORRUPT": "8"})
     assert r.returncode == 3 and "lat 8 B: validation pass" in r.stderr, r.stderr
     assert "offset 4" in r.stderr and "Traceback" not in r.stderr
 

@@ -21,6 +21,7 @@ from numascope.errors import UserError
 from numascope.peaks import dram_peak
 from numascope.peaks.dram import dram_peak_gbs
 from numascope.peaks.links import from_spec as links_from_spec
+from numascope.results.record import BenchResult, Metric
 from numascope.results.run import host_facts
 from numascope.topology import read_topology
 
@@ -292,7 +293,7 @@ def test_a_repeated_id_a_short_row_and_a_foreign_header_are_errors(tmp_path):
     short = tmp_path / "short.csv"
     lines = refs.TABLE.read_text().splitlines()
     short.write_text("\n".join([lines[0], lines[1], "x,AMD EPYC 7001,EPYC 7601"]) + "\n")
-    with pytest.raises(UserError, match=r"line 3: 23 columns expected, the row has 3"):
+    with pytest.raises(UserError, match=r"line 3: 27 columns expected, the row has 3"):
         refs.load(short)
     other = tmp_path / "other.csv"
     other.write_text("study,cpu,value\nnaples,EPYC 7601,244\n")
@@ -383,3 +384,149 @@ def test_run_shows_the_matches_of_a_stored_run_and_why_others_do_not(capsys, tmp
     reasons = {x["id"]: x["reasons"] for x in doc["not_matched"]}
     assert reasons["dell-naples-triad-all-cores"][0].startswith("DIMM population: not known")
     assert not [i for i in reasons if not i.startswith("dell-naples-")]   # its CPU's rows only
+
+
+# -- the same quantity measured the same way -----------------------------------------------
+
+def test_the_table_says_how_each_figure_was_measured():
+    """reach, path, kernel and threads are columns: every MPI row says its reach (Dell's
+    OSU figures are of two hosts over InfiniBand), the triad rows their kernel and threads."""
+    by_id = {r.id: r for r in refs.load()}
+    for r in by_id.values():
+        if r.quantity.startswith("mpi_"):
+            assert r.reach == "between hosts" and r.kernel.startswith("osu_"), r.id
+    lat = by_id["dell-naples-mpi-latency-hpcx"]
+    assert lat.how == {"reach": "between hosts", "path": "HCA's node",
+                       "kernel": "osu_latency", "threads": 2}
+    assert by_id["dell-naples-triad-all-cores"].how == {"kernel": "triad", "threads": 64}
+    assert by_id["dell-naples-remote-other-socket"].how == {"kernel": "triad"}
+    assert refs.load()[0].to_dict()["kernel"] == "triad"
+
+
+def test_a_row_with_a_bad_reach_or_an_mpi_row_without_one_is_refused(tmp_path):
+    p = _write(tmp_path, lambda rows: rows[0].update(reach="over the air"))
+    with pytest.raises(UserError, match="reach 'over the air' is not one of between hosts"):
+        refs.load(p)
+
+    def no_reach(rows):
+        next(r for r in rows if r["quantity"] == "mpi_latency")["reach"] = ""
+    with pytest.raises(UserError, match=r"an MPI figure \(mpi_latency\) must say its reach"):
+        refs.load(_write(tmp_path, no_reach))
+
+
+def test_a_match_is_only_for_a_figure_measured_the_same_way(tmp_path):
+    host = _host(tmp_path)
+    found = {m.ref.id: m for m in refs.matches(host)}
+    lat = found["dell-naples-mpi-latency-hpcx"]
+    assert lat.how["reach"] == "between hosts"
+    same_l3 = {"reach": "within a host", "path": "same L3", "kernel": "osu_latency",
+               "threads": 2}
+    assert refs.measured_otherwise(lat, same_l3)[0] == (
+        "reach: the publication's is 'between hosts', this figure's 'within a host'")
+    assert refs.measured_otherwise(lat, {**same_l3, "reach": "between hosts",
+                                         "path": "HCA's node"}) == []
+    assert refs.measured_otherwise(lat, {"kernel": "osu_latency"})[0].endswith("not known")
+    # unstated fields are no condition: the MXM row does not say where the ranks sat
+    assert refs.measured_otherwise(found["dell-naples-mpi-latency-mxm"],
+                                   {**same_l3, "reach": "between hosts"}) == []
+    ratio = found["dell-naples-remote-other-socket"]
+    assert refs.measured_otherwise(ratio, {"kernel": "read", "threads": 8}) == [
+        "kernel: the publication's is 'triad', this figure's 'read'"]
+    assert refs.how_text(lat.how) == "between hosts, HCA's node, osu_latency, 2 ranks"
+
+
+def test_a_one_socket_host_gets_the_whole_host_threads_halved_and_said(tmp_path):
+    host = _host(tmp_path, sockets=1)
+    m = next(m for m in refs.matches(host) if m.ref.id == "dell-naples-triad-all-cores")
+    assert m.how == {"kernel": "triad", "threads": 32}
+    assert any("the published 64 threads are of 2 sockets; for this host's 1 socket: 32"
+               in n for n in m.notes)
+
+
+def _report_of_7601(tmp_path, results):
+    """The HTML report of a run on the 2-socket EPYC 7601 in NPS4 (its DIMMs given), with
+    `results`."""
+    from test_store_helpers import make_run
+
+    from numascope.report.html import render
+    from numascope.results.plain import to_plain
+    run = make_run({}, results)
+    run.host = _host(tmp_path)
+    run.topology = to_plain(read_topology(str(tmp_path / "root")))
+    return run, render([run])
+
+
+def _net(case: str, us: float, mbs: float, **params) -> BenchResult:
+    net = {"sizes": [8, 1 << 22], "pages": "system", "buffers": "same", "window": 64,
+           "engine": "numascope", "reps": 3}
+    return BenchResult("interconnect", case, {"net": net, "buffers": "same",
+                                              "engine": "numascope", **params},
+                       {"latency": Metric("latency", "us", False, [us] * 3),
+                        "bandwidth": Metric("bandwidth", "MB/s", True, [mbs] * 3)})
+
+
+def _between(text: str, start: str, end: str = "</tr>") -> str:
+    i = text.index(start)
+    return text[i:text.index(end, i)]
+
+
+def test_a_same_l3_pair_is_not_set_beside_dells_inter_host_osu_figure(tmp_path):
+    """The issue's case: a 2-socket EPYC 7601 in NPS4 whose only MPI figures are a same-L3
+    pair through shared memory (0.3 µs, 28 % of Dell's 1.07 µs between two hosts over EDR
+    InfiniBand, 9 GB/s): the report shows the pair's figures, labelled within a host, and
+    sets no published figure beside them, saying why."""
+    pair = _net("same L3 (CPU 0 - CPU 1)", 0.3, 9000.0, mode="path", path="same L3",
+                cpu_a=0, cpu_b=1, node_a=0, node_b=0)
+    run, html = _report_of_7601(tmp_path, [pair])
+    from numascope.report.headline import headlines
+    lines = {h.key: h for h in headlines(run)}
+    assert lines["mpi_latency"].what == "MPI latency within a host, same L3 (CPU 0 - CPU 1)"
+    assert lines["mpi_latency"].reference == "" and lines["mpi_bandwidth"].reference == ""
+    assert "of the published 1.07" not in html and "of the published 1.17" not in html
+    assert "of the published 12.4" not in html
+    row = _between(html, 'data-key="mpi_latency/within a host"')
+    assert "not set beside the published 1.07 µs (Dell HPC and AI Innovation Lab, 2018) " \
+        "(and 2 more of its quantity): measured otherwise, reach: the publication&#x27;s " \
+        "is &#x27;between hosts&#x27;, this figure&#x27;s &#x27;within a host&#x27;" in row
+
+
+def test_a_pair_between_hosts_on_the_hcas_node_is_set_beside_it(tmp_path):
+    """The figure Dell measured: two hosts, the ranks on the HCA's node, stock OSU's
+    method: set beside the published one, with how it was measured alike."""
+    peer = _net("r7425a N6 - r7425b N6", 1.1, 12000.0, mode="peer", path="between hosts",
+                cpu_a=48, cpu_b=48, node_a=6, node_b=6, hca={"hca_node": 6, "distance": 10})
+    old = _net("same L3 (CPU 0 - CPU 1)", 0.3, 9000.0, mode="path", path="same L3",
+               cpu_a=0, cpu_b=1, node_a=0, node_b=0)
+    old.params["net"] = {k: v for k, v in old.params["net"].items() if k != "pages"}
+    _, html = _report_of_7601(tmp_path, [peer, old])
+    row = _between(html, 'data-key="mpi_latency/between hosts"')
+    assert "103 % of the published 1.07 µs (Dell HPC and AI Innovation Lab, 2018; matched " \
+        "CPU model, memory mode, DIMM population, sockets; measured alike: between hosts, " \
+        "HCA&#x27;s node, osu_latency, 2 ranks)" in row
+    # THP madvised (a record from before --pages system) is not OSU's method
+    row = _between(html, 'data-key="mpi_latency/within a host"')
+    assert "of the published" not in row
+
+
+def test_the_matrix_read_ratio_is_not_set_beside_dells_triad_ratio(tmp_path):
+    """The remote/local bandwidth headline divides the matrix's read kernel (every CPU of
+    the source node) by its local figure; Dell's 0.7 and 0.35 are triad ratios: not set
+    beside it. The all-core triad (64 threads, Dell's) still is."""
+    def mat(src: int, dst: int, dist: int, gbs: float) -> BenchResult:
+        return BenchResult("matrix", f"N{src}->N{dst}", {"src": src, "dst": dst,
+                                                         "distance": dist},
+                           {"latency": Metric("latency", "ns", False, [90.0 + dist] * 3),
+                            "bandwidth": Metric("bandwidth", "GB/s", True, [gbs] * 3)},
+                           {"cpus": list(range(8))})
+    triad = BenchResult("bandwidth", "triad compact 64T",
+                        {"kernel": "triad", "threads": 64, "policy": "compact"},
+                        {"bandwidth": Metric("bandwidth", "GB/s", True, [232.0] * 5)})
+    _, html = _report_of_7601(tmp_path, [triad, mat(0, 0, 10, 30.0), mat(0, 1, 16, 21.0),
+                                         mat(0, 4, 32, 10.5)])
+    assert "of the published 0.7 x" not in html and "of the published 0.35 x" not in html
+    row = _between(html, 'data-key="remote_local_ratio/remote node, other socket"')
+    assert "measured otherwise, kernel: the publication&#x27;s is &#x27;triad&#x27;, this " \
+        "figure&#x27;s &#x27;read&#x27;" in row
+    row = _between(html, 'data-key="triad_all_cores"')
+    assert "95 % of the published 244 GB/s" in row and "measured alike: triad, 64 " \
+        "threads" in row

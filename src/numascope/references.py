@@ -4,6 +4,8 @@ and the one rule that says when a figure may be set beside this host's.
     load(path=None) -> [Reference]        the table, every row checked (UserError naming it)
     matches(host) -> [Match]              the rows this host may be compared with
     mismatches(host, ref) -> [str]        why a row is not one of them (empty: it matches)
+    measured_otherwise(match, how) -> [str]  why a figure measured `how` is not the match's
+                                          quantity measured the same way (empty: it is)
     percent_of(match, measured) -> float  measured as % of the (normalised) published figure
 
 A row matches only when the CPU model, the memory mode and the DIMM population (channels
@@ -23,6 +25,15 @@ an HPL efficiency published against a base-clock peak is re-expressed against a 
 host's measured clock (numascope's FLOP/s peak uses the clock it measures). Units were
 normalised in the table itself (its note column says where: "the text writes Gbit/s").
 
+A row that matches the host is set beside a figure only when that figure is the same
+quantity measured the same way: each of the row's `reach` (between hosts or within a
+host), `path` (where the ranks or threads sat), `kernel` (triad, read, osu_latency …) and
+`threads` (threads or ranks of the whole figure) that the publication states must be the
+figure's own (its `how`), and the match names them; a field the figure does not know, or
+holds otherwise, is no match ("a figure is what its label says"). A Naples OSU latency of
+two hosts over InfiniBand is never set beside a same-L3 pair's shared-memory latency, nor
+a triad's remote/local ratio beside the matrix's read kernel's.
+
 What was kept of the studies' figures (the 62 rows of the project's shared table of
 published figures), and what was left out and why, is in docs/references.md."""
 
@@ -31,7 +42,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +65,10 @@ QUANTITIES: dict[str, tuple[str, str]] = {
     "hpl_efficiency": ("%", "HPL as % of the FP64 peak (peak_clock_ghz: the peak's clock)"),
     "hpl_gflops": ("GFLOP/s", "HPL, FP64"),
     "iops_per_drive": ("IOPS", "4 KiB random reads per drive"),
-    "mpi_latency": ("µs", "MPI ping-pong latency, small messages, between two hosts"),
-    "mpi_bandwidth": ("GB/s", "MPI bandwidth, one pair, one direction, large messages"),
+    "mpi_latency": ("µs", ("MPI ping-pong latency, small messages, one pair (reach and path: "
+                           "between two hosts or inside one, and where)")),
+    "mpi_bandwidth": ("GB/s", ("MPI bandwidth, one pair, one direction, large messages "
+                               "(reach and path as for the latency)")),
     "mpi_bibandwidth": ("GB/s", "MPI bandwidth, one pair, both directions together"),
     "mpi_multi_bandwidth": ("GB/s", "MPI aggregate bandwidth of many pairs (osu_mbw_mr)"),
     "compress_sum_peak": ("GB/s", "decompress + sum, best over thread counts"),
@@ -72,10 +85,14 @@ ADDITIVE = frozenset({"triad_all_cores", "triad_half_cores", "triad_one_per_l3",
 SCOPES = ("host", "socket", "node", "L3", "core", "drive", "remote node, same socket",
           "remote node, other socket", "rank pair")
 SMT = ("on", "off", "unknown")
+REACHES = ("between hosts", "within a host")
+# how a figure was measured, beyond its quantity and scope: a row's stated fields must be
+# the figure's own (measured_otherwise); "" / None: the publication does not say
+HOW = ("reach", "path", "kernel", "threads")
 COLUMNS = ("id", "cpu_family", "cpu_model", "cpu_name", "sockets", "memory_mode", "channels",
            "dimms_per_channel", "mts", "smt", "links", "quantity", "value", "value_high",
-           "unit", "scope", "method", "peak_clock_ghz", "title", "lab_authors", "date", "url",
-           "note")
+           "unit", "scope", *HOW, "method", "peak_clock_ghz", "title", "lab_authors", "date",
+           "url", "note")
 REQUIRED = ("id", "cpu_family", "sockets", "quantity", "value", "unit", "scope", "method",
             "title", "lab_authors", "date")
 MODELS_SEP = ";"   # a row measured across several models names them all, separated by ";"
@@ -102,6 +119,10 @@ class Reference:
     value_high: float | None  # the top of a range the publication gives, else None
     unit: str
     scope: str               # one of SCOPES
+    reach: str               # "between hosts" | "within a host" | "" (not an MPI figure)
+    path: str                # where the ranks sat: "same L3", "HCA's node" …; "" unstated
+    kernel: str              # triad, read, osu_latency, pointer chase, full random …
+    threads: int | None      # threads or ranks of the whole figure (every socket's)
     method: str
     peak_clock_ghz: float | None  # the clock of the peak a % of peak was computed against
     title: str
@@ -118,6 +139,11 @@ class Reference:
     def citation(self) -> str:
         return f"{self.lab_authors}, '{self.title}', {self.date}"
 
+    @property
+    def how(self) -> dict[str, Any]:
+        """The fields of HOW the publication states."""
+        return {k: getattr(self, k) for k in HOW if getattr(self, k) not in ("", None)}
+
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)} | {
             "citation": self.citation}
@@ -131,11 +157,14 @@ class Match:
     unit: str
     matched: tuple[str, ...]  # the fields that matched: "CPU model", "memory mode", …
     notes: tuple[str, ...]   # the normalisations applied, and what could not be checked
+    # how it was measured (the row's stated HOW fields; threads scaled to this host's
+    # sockets for a whole-host figure): what a figure must have been measured as
+    how: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.ref.id, "quantity": self.quantity, "value": self.value,
                 "unit": self.unit, "matched": list(self.matched), "notes": list(self.notes),
-                "published": self.ref.value, "scope": self.ref.scope,
+                "how": dict(self.how), "published": self.ref.value, "scope": self.ref.scope,
                 "method": self.ref.method, "citation": self.ref.citation,
                 "url": self.ref.url}
 
@@ -179,6 +208,10 @@ def _row(d: dict[str, str]) -> Reference:
         raise ValueError(f"unit {d['unit']!r} is not the unit of {q} ({QUANTITIES[q][0]})")
     if d["scope"] not in SCOPES:
         raise ValueError(f"scope {d['scope']!r} is not one of {', '.join(SCOPES)}")
+    if d["reach"] and d["reach"] not in REACHES:
+        raise ValueError(f"reach {d['reach']!r} is not one of {', '.join(REACHES)}")
+    if q.startswith("mpi_") and not d["reach"]:
+        raise ValueError(f"an MPI figure ({q}) must say its reach: {' or '.join(REACHES)}")
     smt = d["smt"] or "unknown"
     if smt not in SMT:
         raise ValueError(f"smt {smt!r} is not on, off or unknown")
@@ -197,7 +230,8 @@ def _row(d: dict[str, str]) -> Reference:
         dimms_per_channel=_int(d["dimms_per_channel"], "dimms_per_channel"),
         mts=_int(d["mts"], "mts"), smt=smt, links=d["links"], quantity=q,
         value=value or 0.0, value_high=high, unit=d["unit"], scope=d["scope"],
-        method=d["method"], peak_clock_ghz=_float(d["peak_clock_ghz"], "peak_clock_ghz"),
+        reach=d["reach"], path=d["path"], kernel=d["kernel"],
+        threads=_int(d["threads"], "threads"), method=d["method"], peak_clock_ghz=_float(d["peak_clock_ghz"], "peak_clock_ghz"),
         title=d["title"], lab_authors=d["lab_authors"], date=d["date"], url=d["url"],
         note=d["note"])
 
@@ -376,8 +410,45 @@ def matches(host: dict[str, Any], refs: list[Reference] | None = None) -> list[M
             else:
                 notes.append(f"the reference ran with SMT {ref.smt}; this host has SMT "
                              f"{'on' if smt else 'off'}")
-        out.append(Match(ref, ref.quantity, value, ref.unit, tuple(matched), tuple(notes)))
+        how = ref.how
+        packages = host.get("packages")
+        if (ref.threads and ref.scope == "host" and isinstance(packages, int)
+                and packages > 0 and packages != ref.sockets):
+            how["threads"] = max(1, round(ref.threads * packages / ref.sockets))
+            notes.append(f"the published {ref.threads} threads are of {_sockets(ref.sockets)}; "
+                         f"for this host's {_sockets(packages)}: {how['threads']}")
+        out.append(Match(ref, ref.quantity, value, ref.unit, tuple(matched), tuple(notes),
+                         how))
     return out
+
+
+def measured_otherwise(match: Any, how: dict[str, Any]) -> list[str]:
+    """Why a figure measured `how` (reach, path, kernel, threads: what it knows of each) is
+    not `match`'s quantity measured the same way, every reason; empty when each field the
+    publication states is the figure's own. `match`: a Match (or alike: its `how`; none,
+    nothing stated)."""
+    why = []
+    for k, want in (getattr(match, "how", None) or {}).items():
+        got = how.get(k)
+        if got in ("", None):
+            why.append(f"{k}: the publication's is {_how_text(k, want)}, this figure's is not "
+                       "known")
+        elif str(got).casefold() != str(want).casefold():
+            why.append(f"{k}: the publication's is {_how_text(k, want)}, this figure's "
+                       f"{_how_text(k, got)}")
+    return why
+
+
+def how_text(how: dict[str, Any]) -> str:
+    """The HOW fields in words, in HOW's order: "between hosts, HCA's node, osu_latency,
+    2 ranks" (an MPI figure's threads are its ranks), "triad, 64 threads"."""
+    unit = "ranks" if how.get("reach") else "threads"
+    return ", ".join(f"{how[k]} {unit}" if k == "threads" else str(how[k])
+                     for k in HOW if how.get(k) not in ("", None))
+
+
+def _how_text(k: str, v: Any) -> str:
+    return repr(v) if isinstance(v, str) else str(v)
 
 
 def percent_of(match: Match, measured: float) -> float:

@@ -143,9 +143,9 @@ THRESHOLDS: tuple[Cited, ...] = (
           "1000 (binomial); dropping at most 10 % from the top keeps the median at or above "
           "the 45th percentile"),
     Cited("families.latency.distribution.MIN_BEYOND", "100", "a tail figure (p99, p99.9) "
-          "from fewer loads beyond it is marked thin", "david-nagaraja-2003", "with k points "
-          "beyond a quantile its rank is uncertain by about 1/sqrt(k) of the tail: 10 % at "
-          "100 (one chunk's 16 gave 25 %)"),
+          "from fewer timed groups beyond it is marked thin", "david-nagaraja-2003", "with k "
+          "points beyond a quantile its rank is uncertain by about 1/sqrt(k) of the tail: "
+          "10 % at 100 (one chunk's 16 gave 25 %)"),
     Cited("families.bandwidth.sizes.LLC_FACTOR", "4", "the default array size (each array "
           "at least 4x the caches in use)", "mccalpin-1995", "STREAM's run rule: each array "
           "at least 4 times the sum of the last-level caches"),

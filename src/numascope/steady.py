@@ -12,7 +12,10 @@ invocations all said converged, yet another invocation's median fell inside a ru
 in 17 of 56 pairs. pyperf spreads its values over processes for that reason (V. Stinner,
 pyperf documentation, "Runs, values, warmups, outer and inner loops"), and Kalibera & Jones
 show that the variation between executions is the one an interval must take in when it
-dominates ("Rigorous Benchmarking in Reasonable Time", ISMM 2013).
+dominates ("Rigorous Benchmarking in Reasonable Time", ISMM 2013). One family's units are
+not fresh allocations: compression builds its store once per setting and its units are
+calls over it (`repeat(..., fresh=False)`, recorded as the verdict's "fresh"); every text
+of such a verdict says CALLS, not ALLOCATIONS (units_words).
 
 After the first MIN_UNITS units, and after each further group of units, the rule takes the
 95 % Student t interval of the mean of the units' medians, mean ± t(0.975, k-1)·s/√k over k
@@ -79,9 +82,15 @@ PRECISION = 0.01              # ±1 % of the estimate, unless --reps auto:P% say
 MAX_REPS = 100                # a command's cap per case (a profile sets its own)
 BUDGET_S = 10.0               # a command's seconds per case (a profile sets its own)
 AUTO = "auto"
-METHOD = ("95 % Student t interval where another run's mean of as many units' medians "
-          "falls (mean ± t·s·√(2/k); a unit: one call with its own allocation and placement)")
+_METHOD = ("95 % Student t interval where another run's mean of as many units' medians "
+           "falls (mean ± t·s·√(2/k); a unit: {})")
+METHOD = _METHOD.format("one call with its own allocation and placement")
 UNIT = "one call of the C kernel: its own allocation, placement and first touch"
+# what the units were, in words: each its own allocation (every family's unit but one), or
+# calls over an allocation made once (compress: the store is built once per setting)
+ALLOCATIONS = "separate allocations"
+CALLS = "separate calls over one allocation"
+SHORT = {ALLOCATIONS: "alloc.", CALLS: "calls"}
 
 
 @dataclass
@@ -245,6 +254,7 @@ class Verdict:
 
     rule: Steady
     unit: str = UNIT              # what one unit is, in words
+    fresh: bool = True            # each unit its own allocation (False: one reused)
     reps: int = 0                 # repetitions measured (values may be fewer: outliers)
     values: int = 0               # values kept, over all units
     batches: int = 0              # calls of the measurement: one per unit
@@ -287,26 +297,30 @@ class Verdict:
         self.converged = self.half_width <= self.rule.precision   # False for NaN
 
     def to_dict(self) -> dict[str, Any]:
+        method = METHOD if self.fresh else _METHOD.format(self.unit)
         return {"rule": str(self.rule), "precision": self.rule.precision,
-                "confidence": CONFIDENCE, "method": METHOD, "min_reps": self.rule.min_reps,
+                "confidence": CONFIDENCE, "method": method, "min_reps": self.rule.min_reps,
                 "max_reps": self.rule.max_reps, "budget_s": self.budget_s,
                 "reps": self.reps, "values": self.values, "batches": self.batches,
                 "seconds": self.seconds, "median": self.median,
                 "interval": [self.low, self.high], "half_width": self.half_width,
                 "converged": self.converged, "stopped": self.stopped,
-                "unit": self.unit, "units": self.units, "min_units": self.rule.min_units,
+                "unit": self.unit, "fresh": self.fresh, "units": self.units,
+                "min_units": self.rule.min_units,
                 "reps_per_unit": self.rule.per_unit,
                 "values_per_unit": self.values_per_unit,
                 "unit_medians": self.unit_medians, "estimate": self.estimate}
 
 
 def repeat(unit: Callable[[int], list[list[float]]], rule: Steady,
-           clock: Callable[[], float] = time.monotonic, what: str = UNIT) -> Verdict:
+           clock: Callable[[], float] = time.monotonic, what: str = UNIT,
+           fresh: bool = True) -> Verdict:
     """Call `unit(n)` (one more independent measurement of n repetitions; returns the
     figure's values of every unit so far, one list per unit) until the rule stops:
     converged, max_reps reached, or the next group of units would not fit the time budget
-    (see the module's doc). `what` says in the record what a unit is."""
-    v = Verdict(rule, what)
+    (see the module's doc). `what` says in the record what a unit is; `fresh`, whether each
+    has its own allocation (False: calls over one allocation, which every text says)."""
+    v = Verdict(rule, what, fresh)
     t0 = clock()
     per, more, first = rule.per_unit, rule.min_units, math.nan
     try:
@@ -380,9 +394,39 @@ def unsteady(params: dict[str, Any]) -> bool:
 # -- how tables, the report and compare say it ------------------------------------------
 
 MARK = "*"
-MARK_NOTE = (f"{MARK} = not steady: after its repetitions (n), in separate allocations, "
+MARK_NOTE = (f"{MARK} = not steady: after its repetitions (n), in {ALLOCATIONS}, "
              "the 95 % interval over the allocations was still wider than the precision "
              "asked (auto[:P%]); the case's repetition cap or time budget ran out first")
+
+
+def fresh(s: dict[str, Any]) -> bool:
+    """Whether a stored verdict's units each had their own allocation: its "fresh"; in a
+    record from before it was kept, whether its unit is UNIT (or not recorded)."""
+    f = s.get("fresh")
+    return f if isinstance(f, bool) else s.get("unit", UNIT) == UNIT
+
+
+def units_words(verdicts: list[dict[str, Any]], short: bool = False) -> str:
+    """What the units of these verdicts were, in words: ALLOCATIONS, CALLS, or both where
+    they mix (short: the headline's abbreviation, "alloc." or "calls")."""
+    kinds = {fresh(s) for s in verdicts} or {True}
+    if len(kinds) == 1:
+        words = ALLOCATIONS if kinds == {True} else CALLS
+        return SHORT[words] if short else words
+    return "alloc. or calls" if short else \
+        f"{ALLOCATIONS} or, where a figure's unit says so, {CALLS}"
+
+
+def mark_note(params_list: list[dict[str, Any]]) -> str:
+    """MARK's note in the words of the units that did not converge among `params_list`
+    (MARK_NOTE where each had its own allocation)."""
+    every = [s for s in map(verdict_of, params_list) if s is not None]
+    words = units_words([s for s in every if not s["converged"]] or every)
+    if words == ALLOCATIONS:
+        return MARK_NOTE
+    return (f"{MARK} = not steady: after its repetitions (n), in {words}, the 95 % "
+            "interval over its units was still wider than the precision asked (auto[:P%]); "
+            "the case's repetition cap or time budget ran out first")
 
 
 def mark(params: dict[str, Any]) -> str:
@@ -400,7 +444,7 @@ def summary(params_list: list[dict[str, Any]]) -> str | None:
     rules = ", ".join(dict.fromkeys(str(s.get("rule", AUTO)) for s in got))
     reps = sorted(int(s.get("reps", 0)) for s in got)
     each = f"{reps[0]}" if reps[0] == reps[-1] else f"{reps[0]} to {reps[-1]}"
-    line = (f"repetitions until steady ({rules}: 95 % interval over separate allocations "
+    line = (f"repetitions until steady ({rules}: 95 % interval over {units_words(got)} "
             f"within the precision): {ok} of {len(got)} "
             f"figure{'s' if len(got) != 1 else ''} converged; {each} repetitions each")
     units = sorted(int(s["units"]) for s in got if "units" in s)    # older records: none

@@ -31,6 +31,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from numascope.analysis import method as methods
 from numascope.analysis.primary import primary_metrics
 from numascope.analysis.stats import holm, pooled_sd, variance, welch
 from numascope.results.run import RunRecord
@@ -113,6 +114,8 @@ class Comparison:
     tested: int = 0               # metrics with a p-value: the size of the correction
     only_a: list[str] = field(default_factory=list)  # "family/case/metric" not in B
     only_b: list[str] = field(default_factory=list)
+    # "family/case" -> (methods in A, in B): measured another way, its metrics not compared
+    other_method: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     # verdict → number of metrics, over every metric compared (kept when diffs is filtered)
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -123,7 +126,20 @@ class Comparison:
                 "config_differences": {k: {"a": va, "b": vb}
                                        for k, (va, vb) in self.config.items()},
                 "metrics": [d.to_dict() for d in self.diffs],
-                "only_in_a": self.only_a, "only_in_b": self.only_b}
+                "only_in_a": self.only_a, "only_in_b": self.only_b,
+                "other_method": [{"case": k, "a": va, "b": vb}
+                                 for k, (va, vb) in self.other_method.items()]}
+
+    def other_method_line(self) -> str | None:
+        """One line on the cases left out because A and B measured them another way."""
+        if not self.other_method:
+            return None
+        (k, (va, vb)), more = next(iter(self.other_method.items())), len(self.other_method) - 1
+        family, _, case = k.partition("/")
+        return (f"not compared, measured another way under one name: {family} case "
+                f"'{case}' ({methods.text(set(va))} in A, {methods.text(set(vb))} in B)"
+                + (f" and {more} more case{'s' if more != 1 else ''}" if more else "")
+                + "; compare runs of one method")
 
 
 def _pct(x: float) -> float:
@@ -309,6 +325,31 @@ def tail_groups_mixed(a: list[RunRecord], b: list[RunRecord], all_metrics: bool 
     return None
 
 
+def _methods(runs: list[RunRecord], families: set[str] | None
+             ) -> dict[tuple[str, str], set[str]]:
+    """(family, case) -> the methods its validated results were measured with
+    (analysis.method; none for a family without one)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for run in runs:
+        for res in run.results:
+            if res.validated and not (families and res.family not in families):
+                m = methods.method(res.family, res.params)
+                if m:
+                    out.setdefault((res.family, res.case), set()).add(m)
+    return out
+
+
+def methods_mixed(a: list[RunRecord], b: list[RunRecord], families: set[str] | None = None
+                  ) -> dict[str, tuple[list[str], list[str]]]:
+    """"family/case" -> (methods in A, in B) for every case measured by more than one
+    method across A and B (or within a side): net's pages and buffers, whose case names
+    did not always say them. Its metrics are not one figure and are never compared."""
+    ma, mb = _methods(a, families), _methods(b, families)
+    return {f"{f}/{c}": (sorted(ma.get((f, c), set())), sorted(mb.get((f, c), set())))
+            for f, c in dict.fromkeys([*ma, *mb])
+            if methods.differs(ma.get((f, c), set()), mb.get((f, c), set()))}
+
+
 def metric_names(runs: list[RunRecord], families: list[str] | None = None) -> list[str]:
     """Every metric name the runs' validated results have (in these families), sorted."""
     return sorted({m for r in runs for res in r.results
@@ -325,8 +366,11 @@ def compare_runs(a: list[RunRecord], b: list[RunRecord],
     fams = set(families) if families else None
     names = set(metrics) if metrics else None
     sa, sb = _per_run(a, all_metrics, fams, names), _per_run(b, all_metrics, fams, names)
+    mixed = methods_mixed(a, b, fams)
+    both = {f"{f}/{c}" for f, c, m in sa if (f, c, m) in sb}
+    other = {k: v for k, v in mixed.items() if k in both}
     diffs = []
-    for key in [k for k in sa if k in sb]:
+    for key in [k for k in sa if k in sb and f"{k[0]}/{k[1]}" not in other]:
         (unit, hib, prim, ra), (_, _, _, rb) = sa[key], sb[key]
         diffs.append(MetricDiff(*key, unit, hib, prim, **metric_stats(ra, rb)))
     tested = [d for d in diffs if math.isfinite(d.p_value)]
@@ -341,4 +385,4 @@ def compare_runs(a: list[RunRecord], b: list[RunRecord],
         scope=scope, tested=len(tested),
         counts={v: sum(1 for d in diffs if d.verdict == v) for v in VERDICTS},
         only_a=["/".join(k) for k in sa if k not in sb],
-        only_b=["/".join(k) for k in sb if k not in sa])
+        only_b=["/".join(k) for k in sb if k not in sa], other_method=other)

@@ -3,7 +3,9 @@ shipped in the package, numascope.references), grouped by publication and settin
 group headed by its citation. --cpu and --quantity filter; a filter that leaves nothing
 exits 1 with one line, as grep does when nothing matches. --run RUN shows instead the figures
 that match a stored run's host (normalised to it, the fields that matched, what was
-normalised) and, for the rows of its CPU model that do not match, why."""
+normalised) and, for the rows of its CPU model that do not match, why. Each row says how
+its figure was measured (reach, path, kernel, threads): a run's figure is set beside it
+only where it was measured that way (numascope.references.measured_otherwise)."""
 
 from __future__ import annotations
 
@@ -61,6 +63,14 @@ def _setting(r) -> str:
     return " · ".join(parts)
 
 
+def _scope(scope: str, how: dict) -> str:
+    """The figure's scope and how it was measured (reach, path, kernel, threads: what a
+    figure must share to be set beside it)."""
+    from numascope.references import how_text
+    said = how_text(how)
+    return f"{scope}, {said}" if said else scope
+
+
 def _value(r) -> str:
     v = f"{r.value:g}" if r.value_high is None else f"{r.value:g}-{r.value_high:g}"
     return f"{v} {r.unit}"
@@ -108,10 +118,10 @@ def main(args: argparse.Namespace) -> int:
             t = _table(setting)
             t.add_column("quantity", no_wrap=True)
             t.add_column("value", justify="right", no_wrap=True)
-            t.add_column("scope: method", overflow="fold")
+            t.add_column("scope, how: method", overflow="fold")
             for r in members:
                 t.add_row(r.quantity, _value(r),
-                          f"[dim]{escape(r.scope)}:[/] {escape(r.method)}")
+                          f"[dim]{escape(_scope(r.scope, r.how))}:[/] {escape(r.method)}")
             out.print(t)
     return 0
 
@@ -169,7 +179,8 @@ def _for_runs(args: argparse.Namespace, rows: list) -> int:
             if extra:
                 t.add_column("also matched", overflow="fold")
             for m in got:
-                cells = [m.quantity, escape(m.ref.scope), f"{m.value:.4g} {m.unit}",
+                cells = [m.quantity, escape(_scope(m.ref.scope, m.how)),
+                         f"{m.value:.4g} {m.unit}",
                          f"{m.ref.value:g} {m.unit}"]
                 if extra:
                     cells.append(", ".join(f for f in m.matched if f not in same_fields))

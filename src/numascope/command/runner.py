@@ -62,12 +62,13 @@ def steady_lines(results: list[BenchResult], console: Any) -> None:
     and what the mark on n means when one did not. Nothing for fixed repetitions."""
     from rich.text import Text
 
-    from numascope.steady import MARK_NOTE, summary, unsteady
-    line = summary([r.params for r in results])
+    from numascope.steady import mark_note, summary, unsteady
+    params = [r.params for r in results]
+    line = summary(params)
     if line:
         console.print(Text(line))
-    if any(unsteady(r.params) for r in results):
-        console.print(Text(MARK_NOTE))
+    if any(unsteady(p) for p in params):
+        console.print(Text(mark_note(params)))
 
 
 def save_plot(path: Any, figures: str, results: list[BenchResult]) -> None:

@@ -85,6 +85,11 @@ def save(store: Any, name: str, analysis: Analysis, replace: bool = False,
                                                  "nodes": m.n}
                                              for k, m in g.metrics.items()}}
                        for g in analysis.groups}}
+    for g, members, *_ in analysis.screened:     # how each figure was measured, where it
+        seen = _methods(members)                 # matters (analysis.method): net's pages
+        for k, entry in data["groups"][g.label]["metrics"].items():
+            if _case_of(k) in seen:
+                entry["method"] = sorted(seen[_case_of(k)])
     if small:
         data["small"] = small
     if not any(g["metrics"] for g in data["groups"].values()):
@@ -220,6 +225,24 @@ def _value_key(key: str, vals: dict[str, Any]) -> str:
     return m.group(1) + m.group(2) if m and m.group(1) + m.group(2) in vals else key
 
 
+def _case_of(key: str) -> str:
+    """"family/case" of a "family/case/metric" key (a case name may hold "/")."""
+    return key.rpartition("/")[0]
+
+
+def _methods(runs: list[RunRecord]) -> dict[str, set[str]]:
+    """"family/case" -> the methods its results were measured with, of the families that
+    have one (analysis.method)."""
+    from numascope.analysis.method import method
+    out: dict[str, set[str]] = {}
+    for r in runs:
+        for res in r.results:
+            m = method(res.family, res.params) if res.validated else ""
+            if m:
+                out.setdefault(f"{res.family}/{res.case}", set()).add(m)
+    return out
+
+
 def _stages(r: RunRecord) -> dict[str, tuple[str, str]] | None:
     """stage (family) name → (status, reason), a family with results counting as done;
     None for a record that lists no stages (then every baseline metric is expected)."""
@@ -265,6 +288,8 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
     said: set[str] = set()          # one line per stage that was skipped or failed
     checked = 0
     few: dict[int, int] = {}        # metrics not checked, by their baseline median's nodes
+    mine = _methods([r])
+    other: list[tuple[str, str, str]] = []    # measured another way: (key, here, baseline)
     for base_key, ref in sorted(g["metrics"].items()):
         key = _value_key(base_key, vals)
         tol = tolerance(key, given)
@@ -283,6 +308,12 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
             problems.append({"metric": key, "why": "not measured in this run",
                              "tolerance_pct": tol})
             continue
+        here = mine.get(_case_of(key), set())
+        then = set(ref.get("method") or ())
+        if here and then != here:       # not one method (none recorded: cannot tell)
+            other.append((key, ", ".join(sorted(here)),
+                          ", ".join(sorted(then)) or "not recorded"))
+            continue
         n = ref.get("nodes", g.get("nodes", MIN_NODES))
         if n < MIN_NODES:
             few[n] = few.get(n, 0) + 1
@@ -296,6 +327,13 @@ def _check_group(g: dict[str, Any], r: RunRecord, given: dict[str, float],
                              "unit": ref["unit"], "pct": pct, "tolerance_pct": tol,
                              "why": f"{abs(pct):.1f} % worse than the baseline "
                                     f"(tolerance {tol:g} %)"})
+    if other:                           # one line per node, not one per metric
+        _, here, then = other[0]
+        fams = ", ".join(dict.fromkeys(k.partition("/")[0] for k, _, _ in other))
+        unjudged.append({"metric": fams, "why": (
+            f"{plural(len(other), 'metric')} measured another way than the baseline's "
+            f"(here {here}; the baseline's {then}): not checked; save a baseline of this "
+            "method")})
     for n, k in sorted(few.items()):    # one line per node, not one per metric
         unjudged.append({"metric": "", "why": f"baseline median of {plural(n, 'node')}: too "
                                               f"few to judge ({MIN_NODES} needed): "

@@ -115,6 +115,26 @@ def _host(values: list[Any]) -> dict[str, Any]:
     return host
 
 
+def _method_params(store: Any, fams: list[str], by_result: dict[int, BenchResult]) -> None:
+    """The params a family's method reads (analysis.method: net's pages and buffers, which
+    its case names did not always say), for the results of the families that have one, so
+    that a baseline check never judges a figure against one measured another way."""
+    from numascope.analysis.method import params_read
+    for family in dict.fromkeys(fams):
+        keys = params_read(family)
+        ids = [rid for rid, res in by_result.items() if res.family == family] if keys else []
+        # the results by their primary key, a few thousand at a time; two paths or more:
+        # json_extract gives one JSON array of their values
+        paths = ", ".join(_sql_str(f"$.params.{k}") for k in keys)
+        for at in range(0, len(ids), 4096):
+            chunk = ", ".join(map(str, ids[at:at + 4096]))
+            for rid, got in store._q(f"SELECT id, json_extract(result, '$.family', {paths}) "
+                                     f"FROM results WHERE id IN ({chunk})"):
+                if got:
+                    kept = {k: v for k, v in zip(keys, json.loads(got)[1:]) if v is not None}
+                    by_result[rid].params = {**by_result[rid].params, **kept}
+
+
 def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
     """Each light run's results from the store's figures table: per result its family's
     primary metrics (or, with none of them, its first metric: analysis.primary's rule),
@@ -167,6 +187,7 @@ def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
     place = {id(res): rid for rid, res in by_result.items()}
     for rec in light.values():
         rec.results.sort(key=lambda res: place[id(res)])
+    _method_params(store, fams, by_result)
     short = [run_id for run_id, rec in light.items()
              if len(rec.results) != counts.get(run_id, 0)]
     for run_id in short:

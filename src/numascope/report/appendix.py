@@ -14,7 +14,7 @@ from numascope.report.kit import table as _table
 from numascope.report.kit import tags as _tags
 from numascope.results.record import BenchResult
 from numascope.results.run import RunRecord
-from numascope.steady import MARK, MARK_NOTE, mark, summary, verdict_of
+from numascope.steady import MARK, mark, mark_note, summary, verdict_of
 
 
 def _runs_section(runs: list[RunRecord]) -> str:
@@ -101,7 +101,8 @@ def _steady_section(runs: list[RunRecord]) -> str:
             if rows else ""))
     if not parts:
         return ""
-    return ("<p class='dim'>" + _e(MARK_NOTE) + "; the rule and its budget: "
+    note = mark_note([x.params for run in runs for x in run.results])
+    return ("<p class='dim'>" + _e(note) + "; the rule and its budget: "
             "docs/run.md</p>" + "".join(parts))
 
 

@@ -2,8 +2,9 @@
 when the run measured it, found in the results by family, case parameters and metric.
 
 Every line holds the figure as the tables show it (the median of the repetitions kept),
-its spread (the 95 % interval over separate allocations when the figure was repeated until
-steady, else the range of its repetitions: repetitions inside one allocation are not
+its spread (the 95 % interval over the units when the figure was repeated until steady:
+separate allocations, or for compression separate calls over one store, as its verdict
+says; else the range of its repetitions: repetitions inside one allocation are not
 independent samples, so no interval is claimed from them), n, the % of the theoretical
 peak the efficiency table gives (numascope.peaks.efficiency_table's peak, so both agree),
 and a verdict (numascope.report.verdicts). Rendering is elsewhere (report.summary for the
@@ -19,7 +20,7 @@ from typing import Any
 
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
-from numascope.steady import verdict_of
+from numascope.steady import units_words, verdict_of
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Headline:
     n: int = 0            # repetitions behind the median
     low: float = math.nan
     high: float = math.nan
-    spread: str = ""      # what low..high is: an interval over allocations, or a range
+    spread: str = ""      # what low..high is: an interval over the units, or a range
     source: str = ""      # the case(s) it comes from
     metric: str = ""      # the metric of that case the value is the median of ("" derived)
     scope: str = ""       # where a published figure must have been measured to match
@@ -44,29 +45,61 @@ class Headline:
     rule: str = ""
     reference: str = ""
     reference_notes: list[str] = field(default_factory=list)  # its normalisations, caveats
+    # why the published figures of its quantity for this host are not set beside it
+    reference_other: str = ""
     warnings: list[str] = field(default_factory=list)
+    # how it was measured (numascope.references.HOW: reach, path, kernel, threads): a
+    # published figure is set beside it only where what the publication states is this
+    how: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ident(self) -> str:
-        """Unique within a run: the quantity, and its scope where two lines share one."""
-        return f"{self.key}/{self.scope}" if self.scope else self.key
+        """Unique within a run: the quantity, and its scope (or reach) where two lines
+        share one."""
+        where = self.scope or self.how.get("reach", "")
+        return f"{self.key}/{where}" if where else self.key
 
 
 def _stat(res: BenchResult, metric: str, key: str, what: str, section: str) -> Headline:
     m: Metric = res.metrics[metric]
     h = Headline(key, what, m.median, m.unit, section, n=len(m.values), source=res.case,
-                 metric=metric, higher_is_better=m.higher_is_better)
+                 metric=metric, higher_is_better=m.higher_is_better, how=_how(res))
     s = verdict_of(res.params)
     iv = (s or {}).get("interval") or []
     if s and s.get("metric", metric) == metric and len(iv) == 2 and \
             all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv):
         h.low, h.high = float(iv[0]), float(iv[1])
-        h.spread = f"95 % CI, {s.get('units', '?')} alloc."
+        h.spread = f"95 % CI, {s.get('units', '?')} {units_words([s], short=True)}"
     elif len(m.values) > 1:
         h.low, h.high = m.min, m.max
         h.spread = "range, 1 alloc."
     h.warnings += _figure_warnings(res)
     return h
+
+
+def _how(res: BenchResult) -> dict[str, Any]:
+    """How a result's figure was measured, in numascope.references' HOW fields, as far as
+    the family says it: the kernel (a bandwidth kernel, the chase, HPL) and the threads."""
+    q = res.params
+    if res.family == "bandwidth":
+        return _known({"kernel": q.get("kernel"), "threads": q.get("threads")})
+    if res.family == "latency" and q.get("kind") == "idle":
+        return {"kernel": _CHASE.get(str(q.get("mode")), f"pointer chase, {q.get('mode')}"),
+                "threads": 1}
+    if res.family == "compute" and q.get("kind") == "hpl" and q.get("np"):
+        return {"kernel": "HPL", "threads": int(q["np"]) * int(q.get("threads") or 1)}
+    if res.family == "compress":
+        return _known({"threads": q.get("threads")})
+    return {}
+
+
+# the latency modes as the publications name their chases
+_CHASE = {"random": "pointer chase, full random",
+          "tlb": "pointer chase, random in 256 KiB windows"}
+
+
+def _known(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v not in ("", None)}
 
 
 def _figure_warnings(res: BenchResult) -> list[str]:
@@ -186,9 +219,11 @@ def latency_lines(run: RunRecord) -> list[Headline]:
         far = max(remote, key=lambda r: (r.params.get("distance") or 0,
                                          r.metrics["latency"].median))
         loc = local[far.params["src"]]
-        out.append(_stat(far, "latency", "remote_latency",
-                         f"remote memory latency, farthest node ({far.case}, distance "
-                         f"{far.params.get('distance')})", "latency"))
+        h = _stat(far, "latency", "remote_latency",
+                  f"remote memory latency, farthest node ({far.case}, distance "
+                  f"{far.params.get('distance')})", "latency")
+        h.how = _matrix_how("latency", far)
+        out.append(h)
         out.append(_ratio("remote_local_latency", "remote/local latency", far, loc, "latency",
                           False))
         out += _bandwidth_ratios(run, remote, local)
@@ -202,7 +237,16 @@ def _ratio(key: str, what: str, far: BenchResult, loc: BenchResult, metric: str,
     return Headline(key, f"{what} ({far.case} over {loc.case})", a.median / b.median, "x",
                     "latency", n=min(len(a.values), len(b.values)),
                     source=f"{far.case}, {loc.case}", higher_is_better=higher,
-                    spread="ratio of medians")
+                    spread="ratio of medians", how=_matrix_how(metric, far))
+
+
+def _matrix_how(metric: str, r: BenchResult) -> dict[str, Any]:
+    """The matrix's kernels: one chaser for latency (its mode is not in the pair's record:
+    the chase alone, which no published mode equals), the read kernel on every CPU of the
+    source node for bandwidth (matrix.bench)."""
+    if metric == "latency":
+        return {"kernel": "pointer chase", "threads": 1}
+    return _known({"kernel": "read", "threads": len(r.placement.get("cpus") or []) or None})
 
 
 def _node_package(run: RunRecord) -> dict[Any, Any]:
@@ -353,19 +397,48 @@ def storage_lines(run: RunRecord) -> list[Headline]:
 
 
 def interconnect_lines(run: RunRecord) -> list[Headline]:
+    """MPI latency and bandwidth, the best of each reach measured (between two hosts, and
+    within this one: a pair through shared memory is not a pair over the network), each
+    with how it was measured (reach, path, the OSU test and its method, 2 ranks)."""
     rs = [r for r in run.results if r.family == "interconnect" and r.validated]
     out = []
-    lat = [r for r in rs if _ok(r, "latency")]
-    if lat:
-        best = min(lat, key=lambda r: r.metrics["latency"].median)
-        out.append(_stat(best, "latency", "mpi_latency", f"MPI latency, {best.case}",
-                         "interconnect"))
-    bw = [r for r in rs if _ok(r, "bandwidth")]
-    if bw:
-        best = max(bw, key=lambda r: r.metrics["bandwidth"].median)
-        out.append(_stat(best, "bandwidth", "mpi_bandwidth", f"MPI bandwidth, {best.case}",
-                         "interconnect"))
+    for reach, peer in (("between hosts", True), ("within a host", False)):
+        mine = [r for r in rs if (r.params.get("mode") == "peer") == peer]
+        for metric, key, pick, test in (("latency", "mpi_latency", min, "lat"),
+                                        ("bandwidth", "mpi_bandwidth", max, "bw")):
+            got = [r for r in mine if _ok(r, metric)]
+            if not got:
+                continue
+            best = pick(got, key=lambda r, m=metric: r.metrics[m].median)
+            h = _stat(best, metric, key, f"MPI {metric} {reach}, {best.case}", "interconnect")
+            h.how = _known({"reach": reach, "path": _mpi_path(run, best),
+                            "kernel": _osu_kernel(best, test), "threads": 2})
+            out.append(h)
     return out
+
+
+def _osu_kernel(r: BenchResult, test: str) -> str:
+    from numascope.families.interconnect import bench as net
+    return net.kernel_of(r.params, test)
+
+
+def _mpi_path(run: RunRecord, r: BenchResult) -> str:
+    """Where a pair's ranks sat: within a host, the path (same L3, other socket …); between
+    hosts, rank 0's node against this host's HCA (the HCA's node, its socket, the other
+    socket); "" where not known."""
+    q = r.params
+    if q.get("mode") != "peer":
+        return str(q.get("path") or "")
+    hca = q.get("hca") or {}
+    at, node = hca.get("hca_node"), q.get("node_a")
+    if at is None or node is None:
+        return ""
+    if at == node:
+        return "HCA's node"
+    pkg = _node_package(run)
+    if not pkg.get(at) or not pkg.get(node):
+        return ""
+    return "HCA's socket" if pkg[at] == pkg[node] else "other socket than the HCA"
 
 
 LINES = (bandwidth_lines, latency_lines, c2c_lines, compute_lines, compress_lines,

@@ -93,7 +93,8 @@ def fit_label(h: Headline, width: int, room: int | None = None) -> tuple[list[st
 def _noted(h: Headline, rest: str, inline: bool) -> bool:
     """Whether a row has a note: a name cut short, its fact beside the value out of the
     table, a verdict or a published figure."""
-    return bool(rest or (h.detail and not inline) or h.verdict != NO_VERDICT or h.reference)
+    return bool(rest or (h.detail and not inline) or h.verdict != NO_VERDICT or h.reference
+                or h.reference_other)
 
 
 def notes_of(lines: list[Headline], rests: list[str] | None = None,
@@ -120,6 +121,8 @@ def notes_of(lines: list[Headline], rests: list[str] | None = None,
         if h.reference:
             own = [n for n in h.reference_notes if n not in common]
             parts.append(f"Published figure: {'; '.join([h.reference, *own])}.")
+        elif h.reference_other:
+            parts.append(f"Published figure: {h.reference_other}.")
         text = " ".join(parts)
         if text and text not in notes:
             notes.append(text)
@@ -215,7 +218,7 @@ def print_headline(run: RunRecord, console: Console) -> None:
         console.print(Text(_wrapped(n, width, f"[{k}] ")), width=width)
     dim = [f"{NO_VERDICT}: {r}." for r in sorted({h.rule for h in lines
                                                    if h.verdict == NO_VERDICT})]
-    if lines and not any(h.reference for h in lines):
+    if lines and not any(h.reference or h.reference_other for h in lines):
         dim.append("Published figures: none matches this host.")
     for n in dim:
         console.print(Text(_wrapped(n, width), style="dim"), width=width)

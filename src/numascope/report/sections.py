@@ -17,7 +17,7 @@ from numascope.analysis.primary import primary_metrics
 from numascope.report.kit import e, num, table, tags
 from numascope.report.topology_html import topology_html
 from numascope.results.run import RunRecord
-from numascope.steady import mark, verdict_of
+from numascope.steady import fresh, mark, verdict_of
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,8 @@ def _spread(m: Any, params: dict[str, Any]) -> str:
     iv = (s or {}).get("interval") or []
     if s and s.get("metric", m.name) == m.name and len(iv) == 2 and \
             all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv):
-        return f"{num(iv[0])} … {num(iv[1])} (95 %, {s.get('units', '?')} allocations)"
+        over = "allocations" if fresh(s) else "calls over one allocation"
+        return f"{num(iv[0])} … {num(iv[1])} (95 %, {s.get('units', '?')} {over})"
     if len(m.values) > 1:
         return f"{num(m.min)} … {num(m.max)} (range)"
     return "–"

@@ -12,6 +12,7 @@ from numascope.report.headline import Headline, headlines
 from numascope.report.kit import e, num, tags
 from numascope.report.verdicts import disturbed
 from numascope.results.run import RunRecord
+from numascope.steady import units_words, verdict_of
 
 CSS = """
 #summary h2{margin-top:10px}
@@ -54,12 +55,12 @@ def _row(h: Headline, common: list[str]) -> list[str]:
     pct = "–" if h.peak_pct is None else f"{h.peak_pct:.1f} %"
     own = [n for n in h.reference_notes if n not in common]
     ref = f'<span class="why">{e("; ".join([h.reference, *own]))}</span>' if h.reference else \
-        '<span class="dim">none matches this host</span>'
+        f'<span class="dim">{e(h.reference_other or "none matches this host")}</span>'
     return [what, val, _spread(h), pct, _verdict(h), ref]
 
 
-_KINDS = {"not steady": " (the 95 % interval over separate allocations stayed wider than "
-                         "the precision asked; its verdict is inconclusive)",
+_KINDS = {"not steady": " (the 95 % interval over {units} stayed wider than the precision "
+                         "asked; its verdict is inconclusive)",
           "repetitions bimodal": " (two modes: memory shared with other work; a disturbed "
                                  "figure)"}
 
@@ -111,7 +112,10 @@ def problems(run: RunRecord, lines: list[Headline]) -> list[str]:
             if case not in kinds.setdefault(kind, []):
                 kinds[kind].append(case)
     for kind, cases in kinds.items():
-        why = _KINDS.get(kind, "")
+        # the units in the words of the verdicts named (compression's: calls on one store)
+        units = units_words([v for r in run.results if r.case in cases
+                             for v in [verdict_of(r.params)] if v and not v["converged"]])
+        why = _KINDS.get(kind, "").replace("{units}", units)
         out.append(f"{kind[0].upper() + kind[1:]}{why}: {', '.join(cases)}.")
     for s in run.stages:
         if s.status in ("failed", "interrupted"):

@@ -23,7 +23,7 @@ from numascope.families.latency.distribution import THIN_MARK, THIN_NOTE, thin
 from numascope.profile import SMOKE_NOTE, readable
 from numascope.results.run import RunRecord
 from numascope.results.store import RunSummary
-from numascope.steady import MARK, MARK_NOTE, mark, summary, unsteady
+from numascope.steady import MARK, mark, mark_note, summary, unsteady
 
 _STATUS_STYLE = {"done": "green", "complete": "green", "skipped": "yellow",
                  "failed": "red", "interrupted": "magenta", "not run": "dim",
@@ -224,7 +224,8 @@ def steady_lines(results: list[Any]) -> list[str]:
     line = summary([r.params for r in results])
     if not line:
         return []
-    return [line] + ([MARK_NOTE] if any(unsteady(r.params) for r in results) else [])
+    params = [r.params for r in results]
+    return [line] + ([mark_note(params)] if any(unsteady(p) for p in params) else [])
 
 
 # Short words for the table's verdict column (the JSON keeps the full verdict).
@@ -331,6 +332,9 @@ def print_comparison(cmp: Comparison, console: Console) -> None:
     for line in lines[1:]:
         console.print(escape(line))
     console.print(f"[dim]{escape(cmp.method)}[/dim]")
+    other = cmp.other_method_line()
+    if other:
+        console.print(f"[bold]{escape(other)}[/bold]")
     if cmp.only_a or cmp.only_b:
         console.print(f"[dim]{plural(len(cmp.only_a), 'metric')} only in A, "
                       f"{len(cmp.only_b)} only in B[/dim]")

@@ -9,10 +9,13 @@ rule's source (numascope.sources): the report says why, never only what.
 - remote over local latency: "slower" beyond advice.PRACTICAL (5 %), else "flat"
   (dell-naples-2018: remote memory 30-65 % slower; identical servers differ by 5 %);
 - compression: "wins" when the best codec beats the plain sum (a crossover), else "loses";
-- a published figure that matches the host (numascope.references): within REFERENCE_SPREAD
-  (10 %: identical servers' STREAM figures differ by 5-10 %, dell-rome-2019) it is "as
-  published", beyond it "low"/"high" ("slow"/"fast" where lower is better); it gives the
-  verdict only where no rule above did.
+- a published figure that matches the host (numascope.references) and is the same
+  quantity measured the same way (its reach, path, kernel and threads, where the
+  publication states them, are the figure's: references.measured_otherwise): within
+  REFERENCE_SPREAD (10 %: identical servers' STREAM figures differ by 5-10 %,
+  dell-rome-2019) it is "as published", beyond it "low"/"high" ("slow"/"fast" where lower
+  is better); it gives the verdict only where no rule above did. One measured otherwise is
+  not set beside the figure; the line says which and why (Headline.reference_other).
 A figure that did not converge, whose repetitions were bimodal, or of a run the noise check
 called disturbed is "inconclusive", with what the rule would have said: too little evidence
 is neither a pass nor a flag (DESIGN, "Verdicts")."""
@@ -90,11 +93,10 @@ def reference_text(h: Any, matches: Iterable[Any]
     if h.key == "hpl_gflops" and getattr(h, "peak_pct", None) is not None and not any(
             m.quantity == "hpl_gflops" for m in matches):
         # a published HPL efficiency: set beside this run's HPL % of its peak
-        pct_line = Headline("hpl_efficiency", h.what, h.peak_pct, "%", h.section)
+        pct_line = Headline("hpl_efficiency", h.what, h.peak_pct, "%", h.section,
+                            how=dict(getattr(h, "how", {}) or {}))
         return reference_text(pct_line, matches)
-    scope = getattr(h, "scope", "")
-    got = [m for m in matches if m.quantity == h.key and _unit(m.unit)[0] == _unit(h.unit)[0]
-           and (not scope or getattr(m.ref, "scope", scope) == scope)]
+    got = [m for m in _quantity(h, matches) if not _otherwise(m, h)]
     if not got:
         return None
     m = got[0]
@@ -113,9 +115,55 @@ def reference_text(h: Any, matches: Iterable[Any]
         word = "low" if h.higher_is_better else "slow"
     else:
         word = "high" if h.higher_is_better else "fast"
+    alike = _how_words(getattr(m, "how", None) or {})
     text = (f"{pct:.0f} % of the published {m.value:.4g} {m.unit} ({who}, {year}; matched "
-            f"{', '.join(m.matched)})")
+            f"{', '.join(m.matched)}" + (f"; measured alike: {alike}" if alike else "") + ")")
     return word, text, list(m.notes)
+
+
+def reference_other(h: Any, matches: Iterable[Any]) -> str:
+    """Why the published figures of `h`'s quantity that match the host are not set beside
+    it (each measured otherwise: between hosts against within a host, triad against read
+    …), in one sentence; "" where one is set beside it or none of its quantity matches."""
+    matches = list(matches)
+    if h.key == "hpl_gflops" and getattr(h, "peak_pct", None) is not None and not any(
+            m.quantity == "hpl_gflops" for m in matches):
+        pct_line = Headline("hpl_efficiency", h.what, h.peak_pct, "%", h.section,
+                            how=dict(getattr(h, "how", {}) or {}))
+        return reference_other(pct_line, matches)
+    got = _quantity(h, matches)
+    if not got or any(not _otherwise(m, h) for m in got):
+        return ""
+    m = got[0]
+    who = str(getattr(m.ref, "lab_authors", "")).split(" (")[0]
+    year = str(getattr(m.ref, "date", ""))[:4]
+    more = f" (and {len(got) - 1} more of its quantity)" if len(got) > 1 else ""
+    return (f"not set beside the published {m.value:.4g} {m.unit} ({who}, {year}){more}: "
+            f"measured otherwise, {_otherwise(m, h)[0]}")
+
+
+def _quantity(h: Any, matches: list[Any]) -> list[Any]:
+    """The matches of `h`'s quantity, unit and scope."""
+    scope = getattr(h, "scope", "")
+    return [m for m in matches if m.quantity == h.key and _unit(m.unit)[0] == _unit(h.unit)[0]
+            and (not scope or getattr(m.ref, "scope", scope) == scope)]
+
+
+def _otherwise(m: Any, h: Any) -> list[str]:
+    """Why `h` is not `m`'s quantity measured the same way (references.measured_otherwise)."""
+    try:
+        from numascope.references import measured_otherwise
+    except ImportError:          # a build without the reference table: nothing stated
+        return []
+    return measured_otherwise(m, getattr(h, "how", None) or {})
+
+
+def _how_words(how: dict[str, Any]) -> str:
+    try:
+        from numascope.references import how_text
+    except ImportError:
+        return ""
+    return how_text(how)
 
 
 _UNITS = {"us": ("s", 1e-6), "µs": ("s", 1e-6), "ms": ("s", 1e-3), "ns": ("s", 1e-9),
@@ -157,6 +205,8 @@ def judge(run: RunRecord, lines: list[Headline], matches: Iterable[Any] | None =
             h.reference, h.reference_notes = ref[1], ref[2]
             if got is None:
                 got = (ref[0], _reference_rule())
+        else:
+            h.reference_other = reference_other(h, matches)
         if got is None:
             h.verdict, h.rule = "–", "no published rule for this figure"
             continue

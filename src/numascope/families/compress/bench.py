@@ -376,7 +376,7 @@ class Compress:
                 def batch(n: int) -> list[list[float]]:
                     got.append(self._timed(ds, cpus, n, p.read))
                     return [[ds.nbytes / 1e9 / t for t in r["comp_s"]] for r, _ in got]
-                verdict = steady.repeat(batch, p.reps, what=SAME_STORE)
+                verdict = steady.repeat(batch, p.reps, what=SAME_STORE, fresh=False)
             else:
                 got.append(self._timed(ds, cpus, p.reps, p.read))
         except ValueError as e:  # the C core's reasons (CPU not allowed, blosc2 failure)

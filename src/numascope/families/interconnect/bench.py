@@ -321,6 +321,30 @@ def _label(place: dict[str, Any], p: NetParams) -> str:
     return f"{place['path']} (CPU {place['cpu_a']} - CPU {place['cpu_b']}{_tail(p)})"
 
 
+def method_of(params: dict[str, Any]) -> str:
+    """How a result's figures were measured beyond its case name (analysis.method): its
+    pages and buffers. The names carry them only where they differ from stock OSU's, and
+    records from before --pages system and --buffers measured THP madvised with a buffer
+    per window slot under the names today's defaults give, so two of them can share a name
+    and still be two methods (1 MiB windows ~1.5x faster with THP, docs/net.md)."""
+    if "net" not in params:        # not a net record's params (a view without them)
+        return ""
+    r = BenchResult(FAMILY, "", dict(params), {})
+    return f"pages {pages_of(r)}, {buffers_of(r)} buffers"
+
+
+
+STOCK = "pages system, same buffers"     # stock OSU's method: no madvise, a buffer per rank
+
+
+def kernel_of(params: dict[str, Any], test: str) -> str:
+    """The OSU test a result's `test` figure is measured as (osu_latency, osu_bw …; by
+    numascope's program or OSU's own), with its method after it where that is not stock
+    OSU's (THP madvised, distinct buffers): what a published OSU figure must match."""
+    m = method_of(params)
+    return L.OSU[test] + ("" if m in (STOCK, "") else f" ({m})")
+
+
 class Interconnect:
     """MPI point-to-point by NUMA placement (numascope's mpicc-built program or OSU)."""
 
@@ -328,6 +352,10 @@ class Interconnect:
     title = "MPI latency and bandwidth by NUMA placement (point to point)"
     # compared by default: small-message latency and large-message bandwidth
     primary = ("latency", "bandwidth")
+    # what compare and fleet check must not mix under one case name (analysis.method), and
+    # the params it reads (a fleet's light records carry only these: fleet.load)
+    method = staticmethod(method_of)
+    method_params = ("net", "buffers", "engine")
 
     def __init__(self, *, env: dict[str, str] | None = None) -> None:
         self.env = env          # the launches' environment (tests inject faults here)
@@ -571,6 +599,7 @@ def buffers_of(r: BenchResult) -> str:
 def pages_of(r: BenchResult) -> str:
     """system | none | thp: the record's own word; before --pages system existed, THP."""
     return (r.params.get("net") or {}).get("pages", "thp")
+
 
 
 def sweep(r: BenchResult, test: str) -> dict[int, float]:

@@ -22,6 +22,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -36,6 +37,12 @@ SOURCE = Path(__file__).with_name("pt2pt.c")
 TESTS = ("lat", "bw", "bibw", "mbw")
 OSU = {"lat": "osu_latency", "bw": "osu_bw", "bibw": "osu_bibw", "mbw": "osu_mbw_mr"}
 TOKEN_VAR = "NUMASCOPE_NET_TOKEN"
+# pt2pt.c's fault hooks (tests only) act only under the test switch, the fleet's own
+# (fleet.node.HOOKS_SWITCH): a hook left in a normal environment does nothing, and is said
+HOOKS_SWITCH = "NUMASCOPE_TEST_HOOKS"
+HOOKS_ON = "falsify-results"
+HOOK_VARS = ("NUMASCOPE_NET_CORRUPT", "NUMASCOPE_NET_DIE_RANK", "NUMASCOPE_NET_HANG_RANK")
+_said: set[str] = set()      # the ignored hooks said on stderr (once per process)
 
 
 @dataclass(frozen=True)
@@ -335,12 +342,29 @@ def _kill(proc: subprocess.Popen, token: str) -> None:
             pass
 
 
+def ignored_hooks(env: dict[str, str] | None = None) -> list[str]:
+    """The fault hooks set in an environment whose test switch is off (they do nothing)."""
+    env = os.environ if env is None else env
+    if env.get(HOOKS_SWITCH, "") == HOOKS_ON:
+        return []
+    return [v for v in HOOK_VARS if env.get(v, "").strip()]
+
+
+def _say_ignored(env: dict[str, str]) -> None:
+    for var in ignored_hooks(env):
+        if var not in _said:
+            _said.add(var)
+            print(f"numascope net: {var} is a test hook and is ignored ({HOOKS_SWITCH} is "
+                  "not set)", file=sys.stderr, flush=True)
+
+
 def launch(cmd: list[str], timeout: float, what: str, env: dict[str, str] | None = None
            ) -> Launched:
     """Run one launcher line; a timeout, a dead rank or a non-zero exit is MeasurementError
     naming the rank when mpirun says which, every process of the launch killed."""
     token = uuid.uuid4().hex
     e = dict(os.environ if env is None else env)
+    _say_ignored(e)
     e[TOKEN_VAR] = token
     t0 = time.monotonic()
     try:
@@ -586,6 +610,7 @@ def sweep_command(exe: str, sizes: tuple[int, ...], lat_iters: int, bw_iters: in
 def run_child(cmd: list[str], timeout: float, what: str) -> Launched:
     """The program as a child of this rank (it joins the user's MPI job through the
     environment the launcher gave us); killed at the timeout."""
+    _say_ignored(dict(os.environ))
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

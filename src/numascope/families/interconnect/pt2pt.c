@@ -45,12 +45,14 @@
  * --large-iters, --large-warmup, --window, --pages system|none|thp, --buffers same|distinct,
  * --check-iters; one launch per test: --test, --pairs, --bind; --sweep 1: --tests.
  *
- * Fault injection for numascope's own tests: NUMASCOPE_NET_DIE_RANK=R makes rank R exit(7)
- * after MPI_Init; NUMASCOPE_NET_HANG_RANK=R makes it sleep forever;
- * NUMASCOPE_NET_CORRUPT=SIZE flips the byte at offset SIZE/2 of the first message of SIZE
- * bytes that each sender sends in the validation pass's last iteration (after the pattern
- * is written, before it is sent), and of its one send buffer in that iteration's window
- * into the one receive buffer, which the receiver must catch.
+ * Fault injection for numascope's own tests, acting only when NUMASCOPE_TEST_HOOKS is
+ * "falsify-results" too (the fleet's test switch: a hook left in an environment without it
+ * does nothing): NUMASCOPE_NET_DIE_RANK=R makes rank R exit(7) after MPI_Init;
+ * NUMASCOPE_NET_HANG_RANK=R makes it sleep forever; NUMASCOPE_NET_CORRUPT=SIZE flips the
+ * byte at offset SIZE/2 of the first message of SIZE bytes that each sender sends in the
+ * validation pass's last iteration (after the pattern is written, before it is sent), and
+ * of its one send buffer in that iteration's window into the one receive buffer, which
+ * the receiver must catch.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -580,6 +582,12 @@ static int getenv_rank(const char *name) {
     return v && *v ? atoi(v) : -1;
 }
 
+/* a fault hook's value, -1 unless the test switch is on (launch.py's HOOKS_SWITCH) */
+static int test_hook(const char *name) {
+    const char *on = getenv("NUMASCOPE_TEST_HOOKS");
+    return on && !strcmp(on, "falsify-results") ? getenv_rank(name) : -1;
+}
+
 /* where each rank really is: gathered, printed by rank 0 */
 static void rank_line(const char *host, const char *cpus_text, int node, unsigned char *s,
                       unsigned char *r) {
@@ -685,9 +693,9 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    if (getenv_rank("NUMASCOPE_NET_DIE_RANK") == rank) exit(7);
-    if (getenv_rank("NUMASCOPE_NET_HANG_RANK") == rank) for (;;) pause();
-    corrupt_size = getenv_rank("NUMASCOPE_NET_CORRUPT");
+    if (test_hook("NUMASCOPE_NET_DIE_RANK") == rank) exit(7);
+    if (test_hook("NUMASCOPE_NET_HANG_RANK") == rank) for (;;) pause();
+    corrupt_size = test_hook("NUMASCOPE_NET_CORRUPT");
     if (check_iters < 1) die("--check-iters must be at least 1");
     if (iters < 1 || warm < 0 || large < 0 || large_iters < 1 || large_warm < 0 || window < 1)
         die("bad arguments");

@@ -319,10 +319,7 @@ def run(topo: Topology, p: LatencyParams,
                              tail_groups=share))
             return units[-1]
         res, _ = steady.gather(once, p.samples, "latency", count="samples")
-        dist = distribution.combine([u.distributions.get("latency") for u in units])
-        if dist:        # every unit's single loads, one histogram, and its tails
-            res.distributions = {"latency": dist}
-            res.metrics.update(distribution.metrics(dist))
+        distribution.merge_units(res, units)    # every unit's single loads, one histogram
         return res
     nbytes, cpu, pages = p.bytes or 0, p.cpu or 0, p.memory.pages
     with core_errors("the buffer"):

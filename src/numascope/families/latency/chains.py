@@ -149,9 +149,8 @@ def run(topo: Topology, cp: ChainsParams) -> BenchResult:
         res, units = steady.gather(
             lambda k: run(topo, replace(cp, base=replace(p, samples=k))), p.samples,
             "latency", count="samples")
-        dist = distribution.combine([u.distributions.get("latency") for u in units])
-        if dist:        # every unit's lockstep steps, one histogram
-            res.distributions = {"latency": dist}
+        # every unit's lockstep steps, one histogram, and the tail read from it
+        distribution.merge_units(res, units, unit="lockstep step")
         return res
     cpu, pages = p.cpu or 0, p.memory.pages
     # every parameter from here (the option table's defaults, resolved by LatencyParams):

@@ -12,7 +12,8 @@ per chunk of DIST_GROUPS groups, one chunk per sample (at most 64), more groups 
 where the chunks would hold fewer than TAIL_GROUPS in all.
 
 A tail is read from one histogram of all of a case's timed groups: the chunks merged, and
-under --samples auto the batches merged too (`combine`). A chunk's own p99.9 rests on ~16
+under --samples auto the units merged too (`combine`; `merge_units`, the one way both the
+idle chase and lat --chains set a steady result's tail). A chunk's own p99.9 rests on ~16
 groups beyond it (16384 x 0.1 %) and moves by hundreds of ns from chunk to chunk; the
 median of such values is not the case's p99.9.
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from numascope.results.record import Metric
+from numascope.results.record import BenchResult, Metric
 
 DIST_GROUPS = 16384            # timed groups per chunk (one chunk per sample)
 # A tail figure needs MIN_BEYOND timed groups beyond it. The number of sample points beyond
@@ -44,7 +45,9 @@ DIST_GROUPS = 16384            # timed groups per chunk (one chunk per sample)
 MIN_BEYOND = 100
 TAIL_GROUPS = 100_000          # MIN_BEYOND / (1 - 0.999): the C pass's least per case
 THIN_MARK = "†"
-THIN_NOTE = (f"{THIN_MARK} = a tail figure from fewer than {MIN_BEYOND} timed loads beyond "
+# what `thin` counts: timed groups beyond the figure (a group is one load, or several where
+# a load is short against the timer)
+THIN_NOTE = (f"{THIN_MARK} = a tail figure from fewer than {MIN_BEYOND} timed groups beyond "
              "it (its rank is uncertain by more than 10 % of the tail): take more samples")
 QUANTILES = (("latency_p50", 50.0), ("latency_p90", 90.0), ("latency_p99", 99.0),
              ("latency_p999", 99.9))
@@ -144,6 +147,27 @@ def from_core(h: dict[str, Any] | None, unit: str = "load", method: str = METHOD
         "tsc_ghz": ghz, "method": method,
     }
     return metrics(dist, unit), dist
+
+
+def merge_units(res: BenchResult, units: list[BenchResult], unit: str = "load") -> None:
+    """The tail of --samples auto's result (steady.gather's join of its `units`, whose tail
+    metrics hold one value per unit): one histogram of every unit's timed groups
+    (`combine`), and the tail metrics, their notes and the thin marks read from it, in
+    place of the per-unit values (their median is not the case's quantile). Where the
+    units' histograms do not share one grid, neither a histogram nor a tail figure, and a
+    note says why. The idle chase and lat --chains both end here; `unit` as in from_core."""
+    dists = [u.distributions.get("latency") for u in units]
+    dist = combine(dists)
+    tail = metrics(dist, unit) if dist else {}
+    for name, _ in QUANTILES:
+        if name in tail:
+            res.metrics[name] = tail[name]
+        else:
+            res.metrics.pop(name, None)
+    res.distributions = {"latency": dist} if dist else {}
+    if dist is None and any(dists):
+        res.notes.append("no tail figure: the units' histograms are not on one grid of TSC "
+                         "ticks (another group size), so they do not merge")
 
 
 def _ticks(d: dict[str, Any]) -> list[int]:

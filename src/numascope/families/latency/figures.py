@@ -162,7 +162,7 @@ def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
         line, = ax.step(xs, ys, where="post", label=_label(r))
         q, thin = d.get("quantiles", {}), d.get("thin") or []
         for name, share in (("latency_p99", 1e-2), ("latency_p999", 1e-3)):
-            if name in q:       # hollow: fewer than MIN_BEYOND loads beyond (thin)
+            if name in q:       # hollow: fewer than MIN_BEYOND timed groups beyond (thin)
                 few = few or name in thin
                 ax.plot([q[name]], [share], "o", ms=4, color=line.get_color(),
                         mfc="none" if name in thin else line.get_color())
@@ -176,7 +176,7 @@ def _distribution(results: list[BenchResult]) -> list[tuple[str, Figure]]:
                                    "where a load is short)"))
     ax.set_ylabel("share of loads slower (fraction, log)")
     ax.set_title("Latency distribution (dots: p99 at 10^-2, p99.9 at 10^-3"
-                 + (f"; hollow: fewer than {MIN_BEYOND} loads beyond, {THIN_MARK})"
+                 + (f"; hollow: fewer than {MIN_BEYOND} groups beyond, {THIN_MARK})"
                     if few else ")"))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)

@@ -9,8 +9,10 @@ under the figure (report.figures.render.embed).
 
 The interval of a median, in this order:
 - the result was repeated until steady (--reps auto, params["steady"] of this metric): the
-  stored 95 % Student t interval over separate allocations (numascope.steady: the interval
-  another invocation's estimate falls in), the one tables and `compare` use;
+  stored 95 % Student t interval over its units (numascope.steady: the interval another
+  invocation's estimate falls in), the one tables and `compare` use; the units are
+  separate allocations, or for compression separate calls over one store (the caption
+  says which);
 - otherwise, with at least MIN_ORDER_N repetitions: the distribution-free 95 %
   order-statistics interval of the median (H. A. David, H. N. Nagaraja, "Order Statistics",
   3rd ed., Wiley 2003, sec. 7.1): the sorted repetitions s(k) and s(n+1-k), k the largest
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from numascope.console import show
 from numascope.results.record import Metric
+from numascope.steady import fresh
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -43,12 +46,16 @@ MIN_ORDER_N = 6          # the fewest values with a 95 % order-statistics interv
 READABLE = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75}
 
 STEADY = "steady"        # interval kinds, as captions name them
+STEADY_CALLS = "steady calls"     # the units were calls over one allocation (compress)
 ORDER = "order"
 
 _KIND_TEXT = {
     STEADY: "95 % Student t interval over separate allocations (--reps auto): where "
             "another invocation's estimate falls, centred on the mean of the allocations' "
             "medians",
+    STEADY_CALLS: "95 % Student t interval over separate calls on one allocation (--reps "
+                  "auto; compression builds its store once per setting): how steady that "
+                  "store's figure was, centred on the mean of the calls' medians",
     ORDER: "95 % order-statistics interval of the median over the repetitions of one call "
            "(one allocation: not the spread between calls)",
 }
@@ -100,7 +107,7 @@ def order_interval(values: list[float], confidence: float = CONFIDENCE
 class Interval:
     low: float
     high: float
-    kind: str            # STEADY | ORDER
+    kind: str            # STEADY | STEADY_CALLS | ORDER
 
 
 def interval(m: Metric, params: dict[str, Any] | None = None) -> Interval | None:
@@ -109,7 +116,7 @@ def interval(m: Metric, params: dict[str, Any] | None = None) -> Interval | None
     if isinstance(s, dict) and s.get("metric") == m.name:
         lo, hi = (s.get("interval") or [math.nan, math.nan])[:2]
         if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
-            return Interval(float(lo), float(hi), STEADY)
+            return Interval(float(lo), float(hi), STEADY if fresh(s) else STEADY_CALLS)
     iv = order_interval(m.values)
     return Interval(iv[0], iv[1], ORDER) if iv else None
 
