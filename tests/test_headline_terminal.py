@@ -45,7 +45,7 @@ def _rows(text: str) -> list[tuple[re.Match, list[str]]]:
         m = ROW.search(ln)
         if m:
             rows.append((m, [m["what"]]))
-        elif rows:
+        elif rows and ln[:rows[-1][0].start("med")].strip():   # (other cells' lines: no name)
             head = rows[-1][0]
             rows[-1][1].append(ln[:head.start("med")].strip())
     return rows

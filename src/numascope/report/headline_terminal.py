@@ -45,10 +45,11 @@ def percent(h: Headline) -> str:
 
 def spread_kind(h: Headline) -> str:
     """What low…high is, short: "CI, 6 alloc." (a 95 % interval over separate
-    allocations), "range" (of one allocation's repetitions), or the headline's own words."""
-    m = re.fullmatch(r"95 % CI, (\S+) alloc\.", h.spread)
+    allocations; "CI, 6 calls": over calls sharing one), "range" (of one allocation's
+    repetitions), or the headline's own words."""
+    m = re.fullmatch(r"95 % CI, (\S+) (alloc\.|calls)", h.spread)
     if m:
-        return f"CI, {m.group(1)} alloc."
+        return f"CI, {m.group(1)} {m.group(2)}"
     if h.spread == "range, 1 alloc.":
         return "range"
     return h.spread
