@@ -81,8 +81,9 @@ def register(p: argparse.ArgumentParser) -> None:
     rep = sub.add_parser("report", help="outlier nodes of a fleet run, by configuration group")
     _add_select(rep)
     rep.add_argument("--z", type=float, default=None, metavar="Z",
-                     help="a fixed limit on every test's t (default: the "
-                          "false-discovery rule of docs/fleet.md)")
+                     help="a fixed limit on every test's t, as given (under 3.5 too; "
+                          "no false-discovery control; default: the false-discovery rule "
+                          "of docs/fleet.md)")
     rep.add_argument("--gap", type=float, default=None, metavar="PCT",
                      help="practical gap: flag only nodes worse than the median by more "
                           "(default 5)")

@@ -289,7 +289,8 @@ class Analysis:
                     "p: its smallest one-sided t p x its number of tests; here about "
                     f"|t| > {self.z_limit:.2f} per test in a large group)")
         else:
-            rule = f"flagged when t > {self.z_limit:g} (fixed, per test)"
+            rule = (f"flagged when t > {self.z_limit:g} (fixed, per test, as given: no "
+                    "false-discovery control)")
         return (f"per configuration group and metric: each node's moderated t = (x − the "
                 "median of the other nodes) / its sd, one-sided by the metric's direction, "
                 "the spread (1.4826 MAD) moderated across the groups (limma's empirical "
@@ -376,7 +377,7 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
         groups.append(g)
         members_of.append(members)
         inputs.append(_group_input(g, members, values))
-    screens, prior = screen.screen_fleet(inputs, gap_pct)
+    screens, prior = screen.screen_fleet(inputs, gap_pct, min_z=screen.least_z(z_limit))
     screened: list[tuple[Group, list[RunRecord], list[str], screen.GroupScreen]] = []
     for g, members, inp, sc in zip(groups, members_of, inputs, screens):
         _fill_metrics(g, inp, sc)
