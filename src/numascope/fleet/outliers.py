@@ -16,7 +16,8 @@ repetitions):
   the number of nodes, metrics or groups (a fixed z_limit per test is the old rule, kept
   for --z);
 - groups with fewer than MIN_GROUP (3) measured nodes are inconclusive: not judged.
-Floor: a node's STREAM figure (its best triad bandwidth) under FLOOR (59 %) of its own
+Floor: a node's STREAM figure (its best DRAM-resident triad bandwidth: a working-set
+sweep's cache points are not it, families.bandwidth.resident) under FLOOR (59 %) of its own
 theoretical DRAM peak (host.peaks.dram) fails, whatever its peers do — a fleet where every
 node lost a DIMM has no outlier but every node under the floor. `floors` sets the fraction
 per CPU model.
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from numascope.analysis.primary import primary_metrics
+from numascope.families.bandwidth.resident import dram_resident
 from numascope.fleet import screen
 from numascope.results.run import RunRecord
 
@@ -141,10 +143,12 @@ def shape(rec: RunRecord) -> dict[str, Any]:
 
 
 def stream(rec: RunRecord) -> float | None:
-    """The node's STREAM figure: its best triad bandwidth (GB/s), else its best bandwidth."""
+    """The node's STREAM figure: its best DRAM-resident triad bandwidth (GB/s), else its
+    best DRAM-resident bandwidth (resident.dram_resident: a working-set sweep's cache
+    points and a memory tier's are not the node's DRAM)."""
     best: dict[bool, float] = {}
     for res in rec.results:
-        if res.family != "bandwidth" or not res.validated or "bandwidth" not in res.metrics:
+        if not res.validated or "bandwidth" not in res.metrics or not dram_resident(res):
             continue
         vals = [v for v in res.metrics["bandwidth"].values if v is not None and math.isfinite(v)]
         if not vals:
@@ -263,18 +267,19 @@ class Analysis:
     # it when asked (every value of 10,000 nodes as dicts took a tenth of the report)
     screened: list[tuple[Any, list[RunRecord], list[str], Any]] = field(
         default_factory=list, repr=False)
-    floor_nodes: int = 0     # nodes the STREAM floor was applied to (a DRAM peak, a triad)
+    floor_nodes: int = 0     # nodes the floor was applied to (a DRAM peak, a DRAM triad)
     prior: Any = None               # the fleet's spread priors (screen.Prior), for a re-screen
 
     def floor_said(self) -> str:
         """The STREAM floor as applied: to every measured node, some, or none (no node
-        with a known DRAM peak and a triad: no floor was checked)."""
+        with a known DRAM peak and a DRAM-resident triad: no floor was checked)."""
         measured = self.nodes - len(self.failed)
         if not self.floor_nodes:
             return ("the STREAM floor not applied (no node has a known DRAM peak and a "
-                    "triad)")
+                    "DRAM-resident triad)")
         some = (f" (applied to {self.floor_nodes} of {measured} nodes: the others have no "
-                "known DRAM peak or no triad)" if self.floor_nodes < measured else "")
+                "known DRAM peak or no DRAM-resident triad)"
+                if self.floor_nodes < measured else "")
         return f"STREAM (best triad) under {self.floor:.0%} of the node's DRAM peak{some}"
 
     @functools.cached_property

@@ -17,6 +17,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from numascope.families.bandwidth.resident import dram_resident
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
 from numascope.steady import verdict_of
@@ -94,8 +95,10 @@ def _peak(host: dict[str, Any], key: str) -> float | None:
 # -- bandwidth -------------------------------------------------------------------------------
 
 def _triads(run: RunRecord) -> list[BenchResult]:
+    """The run's STREAM triads: validated and DRAM-resident (a working-set sweep's 24 KiB
+    point is an L1 figure, not "STREAM triad, one core")."""
     return [r for r in run.results if r.family == "bandwidth" and _ok(r, "bandwidth")
-            and r.params.get("kernel") == "triad"]
+            and r.params.get("kernel") == "triad" and dram_resident(r)]
 
 
 def bandwidth_lines(run: RunRecord) -> list[Headline]:
