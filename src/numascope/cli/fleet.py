@@ -934,7 +934,10 @@ def _check(args: argparse.Namespace) -> int:
             if pick.run_id is None:
                 return _cannot(args, base, pick, pick.why)
             from numascope.fleet.load import analysis_runs
-            fid, runs = None, analysis_runs(store, [pick.run_id])
+            # the latest run, each stage of the baseline it did not ask for judged on that
+            # stage's latest measurement on this host (a `run --stage c2c` hides nothing)
+            fid, runs = None, [judged.with_older(store, pick, r, base, max_age)
+                               for r in analysis_runs(store, [pick.run_id])]
         else:
             again: dict[str, Any] = {}
             fid, runs = select(store, args.fleet, args.runs, second=again)
@@ -970,7 +973,9 @@ def _check(args: argparse.Namespace) -> int:
                           "message": f"{v.host}: {v.unjudged[0]['why']}"} for v in unsure])
         extra = {} if pick is None else {"host": pick.host, "run_id": pick.run_id,
                                          "confirm_of": pick.first,
-                                         "age_s": _age(runs[0])}
+                                         "age_s": _age(runs[0]),
+                                         "older_runs": [p.to_dict() for p in pick.parts],
+                                         "not_judged": [p.to_dict() for p in pick.not_judged]}
         emit(NAME, [v.to_dict() for v in verdicts],
              [{"kind": "out-of-baseline", "exit_code": 1,
                "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad] + inconclusive,
@@ -1042,14 +1047,22 @@ def _age(run: Any) -> float | None:
 
 
 def _judged_words(pick: Any, run: Any | None) -> str:
-    """'; host n7, run R (2.1 h old)' — which run a one-host check judged."""
+    """'; host n7, run R, 2.1 h old; bandwidth from run Q, 20 h old' — which runs a
+    one-host check judged (the latest, and each earlier one a stage was taken from)."""
     from numascope.fleet import judged
     if pick is None:
         return ""
     a = judged.age_s(run) if run is not None else None
     age = f", {judged.show_age(a)} old" if a is not None else ""
     again = f", the --confirm measurement of run {pick.first}" if pick.first else ""
-    return f"; host {pick.host}, run {pick.run_id}{again}{age}"
+
+    def old(p: Any) -> str:
+        return f"run {p.run_id}" + (f", {judged.show_age(p.age_s)} old"
+                                    if p.age_s is not None else "")
+    parts = "".join(f"; {', '.join(p.families)} from {old(p)}" for p in pick.parts)
+    parts += "".join(f"; {', '.join(p.families)} not judged: last measured in {old(p)}, "
+                     "older than --max-age" for p in pick.not_judged)
+    return f"; host {pick.host}, run {pick.run_id}{again}{age}{parts}"
 
 
 def _cannot(args: argparse.Namespace, base: dict[str, Any], pick: Any, why: str,

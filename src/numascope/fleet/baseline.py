@@ -130,6 +130,12 @@ def load(store: Any, name: str) -> dict[str, Any]:
     return {"name": n, "created": created, "fleet": fleet, **json.loads(data)}
 
 
+def families(base: dict[str, Any]) -> set[str]:
+    """The families (stages) whose metrics `base` holds, over all its groups."""
+    return {key.partition("/")[0] for g in base.get("groups", {}).values()
+            for key in g.get("metrics", {})}
+
+
 def parse_tolerances(items: list[str] | None) -> dict[str, float]:
     """["bandwidth=5%", "latency=8"] → {"bandwidth": 5.0, "latency": 8.0}. The key is a
     family, a metric name, a full family/case/metric key, or * (every metric)."""
