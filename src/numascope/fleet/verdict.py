@@ -1,11 +1,14 @@
 """One truth per node: whether a run did everything asked of it.
 
 A node is healthy ("complete") only when its run finished and every stage it asked for ran
-and validated, or does not apply here (a stage skipped with its reason: no second CPU for
-an MPI pair, a tool not installed, no --io-dir). A stage that failed makes the node
-"failed"; one stopped or never reached makes it "interrupted"; a node with no record at all
-(numascope.fleet.manifest) is "missing". Every fleet output (fleet run, report, check, the
-HTML section, Prometheus' numascope_node_ok) reads this one function, so that they agree.
+and validated, or does not apply here (a stage skipped with its reason, before it measured:
+no second CPU for an MPI pair, no MPI, no --io-dir). A stage that failed makes the node
+"failed"; one stopped, never reached or incomplete (its cases built, then a tool missing or
+no permission: fio with --io-dir given, a PermissionError part-way) makes it "interrupted",
+which says nothing against the node and is not ok (fleet check: inconclusive); a node with
+no record at all (numascope.fleet.manifest) is "missing". Every fleet output (fleet run,
+report, check, the HTML section, Prometheus' numascope_node_ok and numascope_stage_ok)
+reads this one function, so that they agree.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, NamedTuple
 OK = "complete"
 # worst first: the status a node takes from its worst stage
 _STAGE_RANK = {"failed": "failed", "interrupted": "interrupted", "not run": "interrupted",
-               "pending": "interrupted"}
+               "pending": "interrupted", "incomplete": "interrupted"}
 NOT_MEASURED = ("failed", "missing")     # run statuses with nothing to analyse
 
 
@@ -43,7 +46,7 @@ def verdict(rec: Any) -> Verdict:
 
 
 def _reason(rec: Any, status: str) -> str:
-    for want in ("failed", "interrupted", "not run", "pending"):
+    for want in ("failed", "interrupted", "incomplete", "not run", "pending"):
         for s in rec.stages:
             if s.status == want:
                 why = s.reason or s.status

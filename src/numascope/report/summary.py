@@ -114,7 +114,7 @@ def problems(run: RunRecord, lines: list[Headline]) -> list[str]:
         why = _KINDS.get(kind, "")
         out.append(f"{kind[0].upper() + kind[1:]}{why}: {', '.join(cases)}.")
     for s in run.stages:
-        if s.status in ("failed", "interrupted"):
+        if s.status in ("failed", "interrupted", "incomplete"):
             out.append(f"Stage {s.name} {s.status}: {s.reason}.")
     dram = (run.host.get("peaks") or {}).get("dram") or {}
     if isinstance(dram, dict) and dram.get("value") is None and \
