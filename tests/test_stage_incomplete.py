@@ -1,7 +1,7 @@
 """A stage asked for and not done is not ok anywhere: one whose cases were built and that
 could not measure them (a PermissionError part-way, fio missing with --io-dir given) is
 `incomplete`, and numascope_node_ok, numascope_stage_ok, the fleet's verdict and `fleet
-check` agree on it (0, 0, interrupted, inconclusive); a stage that does not apply here (no
+check` agree on it (0, 0, incomplete, inconclusive); a stage that does not apply here (no
 --io-dir) stays `skipped` and ok."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_a_permission_error_part_way_is_not_ok_in_prom_as_check_cannot_judge_it(
     node_ok, stage_ok = _ok(prom.exposition([rec]))
     assert node_ok == {"n0001": 0.0} and stage_ok[("n0001", "latency")] == 0.0
     v = verdict(rec)
-    assert not v.ok and v.status == "interrupted" and "stage latency incomplete" in v.reason
+    assert not v.ok and v.status == "incomplete" and "stage latency incomplete" in v.reason
     # fleet check of the same record: inconclusive, for the same reason
     gold = outliers.analyze(fleet(6, {}, seed=3, fleet_id="b", spread=(0.01, 0.02)))
     with Store.open(tmp_path / "g.db", write=True) as st:

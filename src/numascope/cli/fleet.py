@@ -605,7 +605,7 @@ def node_counts(statuses: list[str]) -> str:
     """"3 complete, 1 failed, 1 missing": every status present, complete first."""
     from collections import Counter
     c = Counter(statuses)
-    order = ["complete", "failed", "interrupted", "missing"]
+    order = ["complete", "failed", "interrupted", "incomplete", "missing"]
     keys = [k for k in order if c[k] or k in ("complete", "failed")] + \
         sorted(k for k in c if k not in order)
     return ", ".join(f"{c[k]} {k}" for k in keys)
@@ -817,7 +817,8 @@ def print_analysis(a) -> None:
     ok = a.nodes - len(a.failed)
     bad = Counter(f["status"] for f in a.failed)
     _para(f"fleet {a.fleet or '(runs given)'}: {plural(a.nodes, 'node')} ({ok} complete, "
-          + ", ".join(f"{bad[k]} {k}" for k in ("failed", "interrupted", "missing")
+          + ", ".join(f"{bad[k]} {k}" for k in ("failed", "interrupted", "incomplete",
+                                                 "missing")
                       if bad[k] or k == "failed")
           + f"), {plural(len(a.groups), 'configuration group')}")
     for g in a.groups:

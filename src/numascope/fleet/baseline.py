@@ -255,8 +255,8 @@ def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
             if not checked and not problems and not unjudged:
                 unjudged.append({"metric": "", "why": "no metric of the baseline measured in "
                                                       "this run (other stages?)"})
-        if v.status == "interrupted" and not problems:
-            unjudged.insert(0, {"metric": "", "why": f"run interrupted: {v.reason}"})
+        if v.status in ("interrupted", "incomplete") and not problems:
+            unjudged.insert(0, {"metric": "", "why": f"run {v.status}: {v.reason}"})
         out.append(Verdict(host_of(r), r.run_id, label, not problems and not unjudged,
                            problems, checked, unjudged))
     return out
