@@ -61,8 +61,11 @@ def _stat(res: BenchResult, metric: str, key: str, what: str, section: str) -> H
     iv = (s or {}).get("interval") or []
     if s and s.get("metric", metric) == metric and len(iv) == 2 and \
             all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv):
-        h.low, h.high = float(iv[0]), float(iv[1])
-        h.spread = f"95 % CI, {s.get('units', '?')} alloc."
+        if iv[0] == iv[1]:      # the units' medians agree exactly: no interval, zero spread
+            h.spread = f"no spread: the {s.get('units', '?')} alloc. agree exactly"
+        else:
+            h.low, h.high = float(iv[0]), float(iv[1])
+            h.spread = f"95 % CI, {s.get('units', '?')} alloc."
     elif len(m.values) > 1:
         h.low, h.high = m.min, m.max
         h.spread = "range, 1 alloc."
