@@ -118,6 +118,19 @@ def test_steady_interval_is_used_and_few_repetitions_draw_none():
     assert "separate allocations" in cap and "n = 3" in cap
 
 
+def test_a_zero_width_steady_interval_is_a_zero_spread_in_the_caption():
+    from numascope.families.bandwidth import figures
+    steady = {"metric": "bandwidth", "interval": [47.0, 47.0], "converged": True}
+    rs = [BenchResult("bandwidth", "triad N0 2T",
+                      {"sweep": "per-domain", "kernel": "triad", "threads": 2,
+                       "domain": "N0", "steady": steady},
+                      {"bandwidth": Metric("bandwidth", "GB/s", True, [47.0] * 8)})]
+    (_, fig), = figures.figures(rs)
+    cap = marks.caption_of(fig)
+    assert "agree exactly" in cap and "Student t" not in cap
+    assert marks.interval(rs[0].metrics["bandwidth"], rs[0].params).kind == marks.ZERO
+
+
 @pytest.mark.parametrize("n", range(1, 41))
 def test_order_interval_ranks_agree_with_scipy_binomial(n):
     from scipy.stats import binom

@@ -14,7 +14,8 @@ from fleet_synth import fleet, node
 
 from numascope.cli import main
 from numascope.cli.fleet import _worse
-from numascope.results.run import StageInfo
+from numascope.results.record import BenchResult, Metric
+from numascope.results.run import RunRecord, StageInfo
 from numascope.results.store import Store
 
 BW = "bandwidth/triad compact 96T/bandwidth"
@@ -144,3 +145,77 @@ def test_a_fleet_check_judges_each_confirmed_node_by_its_second_measurement(tmp_
     rc, doc = _check(p, capsys, "--fleet", "later")
     assert rc == 0, doc["errors"]
     assert second.run_id in {v["run_id"] for v in doc["results"]}
+
+
+# -- which run: never an advise --verify run, never a partial run alone ---------------------
+
+def test_an_advise_verify_run_is_never_the_latest(db, capsys):
+    full = _run("x20", seed=20)
+    verify = RunRecord.new(tags={"verify": "2x1", "recipe": "2 ranks x 1 thread"})
+    verify.host = dict(full.host)
+    verify.results = [BenchResult("bandwidth", "triad verify rank 0",
+                                  {"kernel": "triad", "sweep": "verify"},
+                                  {"bandwidth": Metric("bandwidth", "GB/s", True, [90.0])})]
+    verify.stages = [StageInfo("bandwidth", "done", "", 1)]
+    verify.status, verify.finished = "complete", verify.started
+    _save(db, [full, verify])
+    rc, doc = _check(db, capsys, "--host", "x20")
+    assert rc == 0 and doc["run_id"] == full.run_id, doc["errors"]
+
+
+def _c2c(rec, ns: float = 40.0):
+    rec.results.append(BenchResult("c2c", "same L3", {},
+                                   {"latency": Metric("latency", "ns", False, [ns, ns])}))
+    rec.stages.append(StageInfo("c2c", "done", "", 1))
+    return rec
+
+
+@pytest.fixture
+def c2c_db(tmp_path, capsys):
+    p = tmp_path / "node.db"
+    _save(p, [_c2c(r) for r in fleet(8, {}, seed=56, fleet_id="b", spread=(0.01, 0.02))])
+    assert main(["fleet", "baseline", "save", "gold", "--store", str(p)]) == 0
+    capsys.readouterr()
+    return p
+
+
+def _c2c_only(host: str, seed: int):
+    """`run --stage c2c`: the c2c stage alone."""
+    r = _c2c(_run(host, seed=seed))
+    r.results = [x for x in r.results if x.family == "c2c"]
+    r.stages = [StageInfo("topology", "done"), StageInfo("c2c", "done", "", 1)]
+    return r
+
+
+def test_a_partial_latest_run_does_not_hide_the_last_full_run_out_of_baseline(c2c_db,
+                                                                            capsys):
+    full = _c2c(_run("x21", {BW: 0.5}, seed=21))       # out: half its bandwidth
+    part = _c2c_only("x21", 22)                          # later: c2c alone, healthy
+    _save(c2c_db, [full, part])
+    rc, doc = _check(c2c_db, capsys, "--host", "x21")
+    assert rc == 1 and doc["run_id"] == part.run_id
+    (v,) = doc["results"]
+    assert [p["metric"] for p in v["problems"]] == [BW]
+    assert [(p["run_id"], p["families"]) for p in doc["older_runs"]] == [
+        (full.run_id, ["bandwidth", "latency", "matrix"])]
+    rc, text = _text(c2c_db, capsys, "--host", "x21")
+    flat = " ".join(text.split())
+    assert rc == 1 and f"judged: run {part.run_id}" in flat
+    assert f"bandwidth, latency, matrix from run {full.run_id}" in flat
+
+
+def test_a_stage_last_measured_before_max_age_is_said_not_judged(c2c_db, capsys):
+    full = _c2c(_run("x22", {BW: 0.5}, seed=23))
+    full.started = full.finished = "2026-01-02T03:04:05+00:00"
+    part = _c2c_only("x22", 24)
+    _save(c2c_db, [full, part])
+    rc, doc = _check(c2c_db, capsys, "--host", "x22")
+    assert rc == 0 and not doc["older_runs"]
+    assert [(p["run_id"], p["families"]) for p in doc["not_judged"]] == [
+        (full.run_id, ["bandwidth", "latency", "matrix"])]
+    rc, text = _text(c2c_db, capsys, "--host", "x22")
+    assert f"not judged: last measured in run {full.run_id}" in " ".join(text.split())
+    # a stage this host never measured is not checked, as before (a prolog's partial run)
+    _save(c2c_db, [_c2c_only("x23", 25)])
+    rc, doc = _check(c2c_db, capsys, "--host", "x23")
+    assert rc == 0 and not doc["older_runs"] and not doc["not_judged"]

@@ -1,5 +1,6 @@
 """The STREAM floor is said as applied: `fleet report` (text, JSON, the method) and the HTML
-report claim it only for the nodes it was checked on (a known DRAM peak and a triad)."""
+report claim it only for the nodes it was checked on (a known DRAM peak and a DRAM-resident
+triad)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def _report(tmp_path, runs, capsys, *more: str) -> str:
 def test_no_dram_peak_no_floor_claimed(tmp_path, capsys):
     runs = wide_fleet(8, {}, seed=1, noise=(0.005, 0.01))   # no host.peaks
     text = " ".join(_report(tmp_path, runs, capsys).split())
-    assert "the STREAM floor not applied (no node has a known DRAM peak and a triad)" in text
+    assert ("the STREAM floor not applied (no node has a known DRAM peak and a "
+            "DRAM-resident triad)") in text
     assert "72 %" not in text and "72%" not in text
     a = outliers.analyze(runs)
     assert a.floor_nodes == 0 and "not applied" in a.method() and "72%" not in a.method()

@@ -31,6 +31,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "numascope.placement": ("numascope.errors", "numascope.topology"),
     "numascope.memspec": ("numascope.errors", "numascope.options", "numascope.placement",
                           "numascope.topology"),
+    # what a DRAM bandwidth figure is: read by fleet, peaks, report and predict, so it
+    # imports nothing (no bench, no C core)
+    "numascope.families.bandwidth.resident": (),
     # published figures and the rule matching them to a host: data and plain dicts only
     "numascope.references": ("numascope.errors",),
     "numascope.benchmark": ("numascope.errors", "numascope.results.record",

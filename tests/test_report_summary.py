@@ -6,6 +6,7 @@ quantity, value, unit, matched, notes and the reference's lab and date)."""
 
 from __future__ import annotations
 
+import math
 import types
 
 import pytest
@@ -44,6 +45,21 @@ def test_the_triad_against_the_fleet_floor(gbs, word):
     if word != "check":
         assert "59 %" in h.rule and "fleet.outliers.FLOOR" in h.rule and "Dell" in h.rule
     assert h.low == h.high == gbs            # zero spread: the range is one value
+
+
+def test_a_zero_spread_over_allocations_is_said_not_a_zero_width_95_percent_interval():
+    # --reps auto whose 4 allocations' medians agree exactly (quantised values): the t
+    # interval has zero width; the line says no spread, not "95 % CI" over one value
+    steady = {"metric": "bandwidth", "converged": True, "interval": [60.0, 60.0],
+              "units": 4, "precision": 0.01, "stopped": "converged"}
+    h = line(run_of(triad("triad compact 2T", 2, [60.0] * 8, steady=steady)),
+             "triad_all_cores")
+    assert "95 %" not in h.spread and "no spread" in h.spread and "4 alloc." in h.spread
+    assert math.isnan(h.low) and math.isnan(h.high)
+    steady["interval"] = [59.0, 61.0]
+    h = line(run_of(triad("triad compact 2T", 2, [60.0] * 8, steady=steady)),
+             "triad_all_cores")
+    assert h.spread.startswith("95 % CI") and (h.low, h.high) == (59.0, 61.0)
 
 
 def test_no_peak_no_percentage_and_no_verdict():

@@ -2,8 +2,11 @@
 
 A stage is a benchmark family (numascope.families), referred to by its class: the class
 builds the profile's cases (`suite_cases(topo, profile)`) and measures them. A stage that
-cannot run here (Unavailable, no permission, missing tool) is skipped with its reason; one
-that fails validation is marked failed; Ctrl-C or SIGTERM stops the run and keeps every
+cannot run here (Unavailable, no permission, missing tool, found while building its cases:
+no --io-dir, no MPI) is skipped with its reason; one whose cases were built and that could
+not measure them (fio missing with --io-dir given, no permission part-way) is incomplete,
+what it measured kept: asked and not done, so its node is not ok; one that fails validation
+is marked failed; Ctrl-C or SIGTERM stops the run and keeps every
 result already committed to the store."""
 
 from __future__ import annotations
@@ -292,7 +295,8 @@ def _run_stage(r: _StageRun, topo: Topology, rec: RunRecord, profile: Profile,
                                    "cases")
                     info.plan["left_out"] = list(r.left_out)
         except (Unavailable, PermissionError, FileNotFoundError) as e:
-            info.status, info.reason, r.over = "skipped", _reason(e), True
+            # asked (its cases were built) and not done: not "does not apply here"
+            info.status, info.reason, r.over = "incomplete", _reason(e), True
         except LaunchError as e:     # the launcher started no rank: nothing was validated
             info.status, info.reason, r.over = "failed", f"launch failed: {e}", True
         except MeasurementError as e:

@@ -81,8 +81,9 @@ def register(p: argparse.ArgumentParser) -> None:
     rep = sub.add_parser("report", help="outlier nodes of a fleet run, by configuration group")
     _add_select(rep)
     rep.add_argument("--z", type=float, default=None, metavar="Z",
-                     help="a fixed limit on every test's t (default: the "
-                          "false-discovery rule of docs/fleet.md)")
+                     help="a fixed limit on every test's t, as given (under 3.5 too; "
+                          "no false-discovery control; default: the false-discovery rule "
+                          "of docs/fleet.md)")
     rep.add_argument("--gap", type=float, default=None, metavar="PCT",
                      help="practical gap: flag only nodes worse than the median by more "
                           "(default 5)")
@@ -604,7 +605,7 @@ def node_counts(statuses: list[str]) -> str:
     """"3 complete, 1 failed, 1 missing": every status present, complete first."""
     from collections import Counter
     c = Counter(statuses)
-    order = ["complete", "failed", "interrupted", "missing"]
+    order = ["complete", "failed", "interrupted", "incomplete", "missing"]
     keys = [k for k in order if c[k] or k in ("complete", "failed")] + \
         sorted(k for k in c if k not in order)
     return ", ".join(f"{c[k]} {k}" for k in keys)
@@ -816,7 +817,8 @@ def print_analysis(a) -> None:
     ok = a.nodes - len(a.failed)
     bad = Counter(f["status"] for f in a.failed)
     _para(f"fleet {a.fleet or '(runs given)'}: {plural(a.nodes, 'node')} ({ok} complete, "
-          + ", ".join(f"{bad[k]} {k}" for k in ("failed", "interrupted", "missing")
+          + ", ".join(f"{bad[k]} {k}" for k in ("failed", "interrupted", "incomplete",
+                                                 "missing")
                       if bad[k] or k == "failed")
           + f"), {plural(len(a.groups), 'configuration group')}")
     for g in a.groups:
@@ -933,7 +935,10 @@ def _check(args: argparse.Namespace) -> int:
             if pick.run_id is None:
                 return _cannot(args, base, pick, pick.why)
             from numascope.fleet.load import analysis_runs
-            fid, runs = None, analysis_runs(store, [pick.run_id])
+            # the latest run, each stage of the baseline it did not ask for judged on that
+            # stage's latest measurement on this host (a `run --stage c2c` hides nothing)
+            fid, runs = None, [judged.with_older(store, pick, r, base, max_age)
+                               for r in analysis_runs(store, [pick.run_id])]
         else:
             again: dict[str, Any] = {}
             fid, runs = select(store, args.fleet, args.runs, second=again)
@@ -969,7 +974,9 @@ def _check(args: argparse.Namespace) -> int:
                           "message": f"{v.host}: {v.unjudged[0]['why']}"} for v in unsure])
         extra = {} if pick is None else {"host": pick.host, "run_id": pick.run_id,
                                          "confirm_of": pick.first,
-                                         "age_s": _age(runs[0])}
+                                         "age_s": _age(runs[0]),
+                                         "older_runs": [p.to_dict() for p in pick.parts],
+                                         "not_judged": [p.to_dict() for p in pick.not_judged]}
         emit(NAME, [v.to_dict() for v in verdicts],
              [{"kind": "out-of-baseline", "exit_code": 1,
                "message": f"{v.host}: {v.problems[0]['why']}"} for v in bad] + inconclusive,
@@ -1041,14 +1048,22 @@ def _age(run: Any) -> float | None:
 
 
 def _judged_words(pick: Any, run: Any | None) -> str:
-    """'; host n7, run R (2.1 h old)' — which run a one-host check judged."""
+    """'; host n7, run R, 2.1 h old; bandwidth from run Q, 20 h old' — which runs a
+    one-host check judged (the latest, and each earlier one a stage was taken from)."""
     from numascope.fleet import judged
     if pick is None:
         return ""
     a = judged.age_s(run) if run is not None else None
     age = f", {judged.show_age(a)} old" if a is not None else ""
     again = f", the --confirm measurement of run {pick.first}" if pick.first else ""
-    return f"; host {pick.host}, run {pick.run_id}{again}{age}"
+
+    def old(p: Any) -> str:
+        return f"run {p.run_id}" + (f", {judged.show_age(p.age_s)} old"
+                                    if p.age_s is not None else "")
+    parts = "".join(f"; {', '.join(p.families)} from {old(p)}" for p in pick.parts)
+    parts += "".join(f"; {', '.join(p.families)} not judged: last measured in {old(p)}, "
+                     "older than --max-age" for p in pick.not_judged)
+    return f"; host {pick.host}, run {pick.run_id}{again}{age}{parts}"
 
 
 def _cannot(args: argparse.Namespace, base: dict[str, Any], pick: Any, why: str,

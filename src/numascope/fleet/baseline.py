@@ -135,6 +135,12 @@ def load(store: Any, name: str) -> dict[str, Any]:
     return {"name": n, "created": created, "fleet": fleet, **json.loads(data)}
 
 
+def families(base: dict[str, Any]) -> set[str]:
+    """The families (stages) whose metrics `base` holds, over all its groups."""
+    return {key.partition("/")[0] for g in base.get("groups", {}).values()
+            for key in g.get("metrics", {})}
+
+
 def parse_tolerances(items: list[str] | None) -> dict[str, float]:
     """["bandwidth=5%", "latency=8"] → {"bandwidth": 5.0, "latency": 8.0}. The key is a
     family, a metric name, a full family/case/metric key, or * (every metric)."""
@@ -272,8 +278,8 @@ def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
             if not checked and not problems and not unjudged:
                 unjudged.append({"metric": "", "why": "no metric of the baseline measured in "
                                                       "this run (other stages?)"})
-        if v.status == "interrupted" and not problems:
-            unjudged.insert(0, {"metric": "", "why": f"run interrupted: {v.reason}"})
+        if v.status in ("interrupted", "incomplete") and not problems:
+            unjudged.insert(0, {"metric": "", "why": f"run {v.status}: {v.reason}"})
         out.append(Verdict(host_of(r), r.run_id, label, not problems and not unjudged,
                            problems, checked, unjudged))
     return out

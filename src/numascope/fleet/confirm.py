@@ -116,7 +116,7 @@ def judge(a: outliers.Analysis, second: dict[str, RunRecord]) -> list[Verdict]:
         hib = np.array([g.metrics[k].higher_is_better for k in keys], dtype=bool)
         # the fleet's spread priors of the first screen: a small group judged as it was
         sc2 = screen.screen_group(x2, hib, [k.split("/", 1)[0] for k in keys], a.gap_pct,
-                                  keys=keys, prior=a.prior)
+                                  keys=keys, prior=a.prior, min_z=screen.least_z(a.fixed_z))
         k_tests = np.maximum(sc.tests(), 1)
         sign = np.where(hib, -1.0, 1.0)
         hit_m = outliers.hit(sc2.p_metric, sc2.z * sign, k_tests, a.cut, a.fixed_z)

@@ -16,7 +16,8 @@ repetitions):
   the number of nodes, metrics or groups (a fixed z_limit per test is the old rule, kept
   for --z);
 - groups with fewer than MIN_GROUP (3) measured nodes are inconclusive: not judged.
-Floor: a node's STREAM figure (its best triad bandwidth) under FLOOR (59 %) of its own
+Floor: a node's STREAM figure (its best DRAM-resident triad bandwidth: a working-set
+sweep's cache points are not it, families.bandwidth.resident) under FLOOR (59 %) of its own
 theoretical DRAM peak (host.peaks.dram) fails, whatever its peers do — a fleet where every
 node lost a DIMM has no outlier but every node under the floor. `floors` sets the fraction
 per CPU model.
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from numascope.analysis.primary import primary_metrics
+from numascope.families.bandwidth.resident import dram_resident
 from numascope.fleet import screen
 from numascope.results.run import RunRecord
 
@@ -141,10 +143,12 @@ def shape(rec: RunRecord) -> dict[str, Any]:
 
 
 def stream(rec: RunRecord) -> float | None:
-    """The node's STREAM figure: its best triad bandwidth (GB/s), else its best bandwidth."""
+    """The node's STREAM figure: its best DRAM-resident triad bandwidth (GB/s), else its
+    best DRAM-resident bandwidth (resident.dram_resident: a working-set sweep's cache
+    points and a memory tier's are not the node's DRAM)."""
     best: dict[bool, float] = {}
     for res in rec.results:
-        if res.family != "bandwidth" or not res.validated or "bandwidth" not in res.metrics:
+        if not res.validated or "bandwidth" not in res.metrics or not dram_resident(res):
             continue
         vals = [v for v in res.metrics["bandwidth"].values if v is not None and math.isfinite(v)]
         if not vals:
@@ -263,18 +267,19 @@ class Analysis:
     # it when asked (every value of 10,000 nodes as dicts took a tenth of the report)
     screened: list[tuple[Any, list[RunRecord], list[str], Any]] = field(
         default_factory=list, repr=False)
-    floor_nodes: int = 0     # nodes the STREAM floor was applied to (a DRAM peak, a triad)
+    floor_nodes: int = 0     # nodes the floor was applied to (a DRAM peak, a DRAM triad)
     prior: Any = None               # the fleet's spread priors (screen.Prior), for a re-screen
 
     def floor_said(self) -> str:
         """The STREAM floor as applied: to every measured node, some, or none (no node
-        with a known DRAM peak and a triad: no floor was checked)."""
+        with a known DRAM peak and a DRAM-resident triad: no floor was checked)."""
         measured = self.nodes - len(self.failed)
         if not self.floor_nodes:
             return ("the STREAM floor not applied (no node has a known DRAM peak and a "
-                    "triad)")
+                    "DRAM-resident triad)")
         some = (f" (applied to {self.floor_nodes} of {measured} nodes: the others have no "
-                "known DRAM peak or no triad)" if self.floor_nodes < measured else "")
+                "known DRAM peak or no DRAM-resident triad)"
+                if self.floor_nodes < measured else "")
         return f"STREAM (best triad) under {self.floor:.0%} of the node's DRAM peak{some}"
 
     @functools.cached_property
@@ -289,7 +294,8 @@ class Analysis:
                     "p: its smallest one-sided t p x its number of tests; here about "
                     f"|t| > {self.z_limit:.2f} per test in a large group)")
         else:
-            rule = f"flagged when t > {self.z_limit:g} (fixed, per test)"
+            rule = (f"flagged when t > {self.z_limit:g} (fixed, per test, as given: no "
+                    "false-discovery control)")
         return (f"per configuration group and metric: each node's moderated t = (x − the "
                 "median of the other nodes) / its sd, one-sided by the metric's direction, "
                 "the spread (1.4826 MAD) moderated across the groups (limma's empirical "
@@ -376,7 +382,7 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
         groups.append(g)
         members_of.append(members)
         inputs.append(_group_input(g, members, values))
-    screens, prior = screen.screen_fleet(inputs, gap_pct)
+    screens, prior = screen.screen_fleet(inputs, gap_pct, min_z=screen.least_z(z_limit))
     screened: list[tuple[Group, list[RunRecord], list[str], screen.GroupScreen]] = []
     for g, members, inp, sc in zip(groups, members_of, inputs, screens):
         _fill_metrics(g, inp, sc)

@@ -76,6 +76,8 @@ def record_ok(rec: RunRecord) -> bool:
 
 
 def stage_ok(status: str) -> bool:
+    """Done, or skipped as not possible here; not an incomplete stage (asked, then a tool
+    missing or no permission: fleet check cannot judge it either)."""
     return status in ("done", "skipped")
 
 
@@ -169,11 +171,13 @@ def registry(runs: list[RunRecord], analysis: Any = None,
               ("host", "fleet", "run_id")).labels(
             host=host, fleet=str(rec.tags.get("fleet") or ""), run_id=rec.run_id).set(1)
         gauge(f"{PREFIX}_node_ok", "1 when the node's numascope run completed with every "
-              "stage done or skipped, else 0", ("host",)).labels(host=host).set(
+              "stage done or skipped (not possible here), else 0", ("host",)).labels(
+            host=host).set(
             1.0 if record_ok(rec) else 0.0)
         for s in rec.stages:
             gauge(f"{PREFIX}_stage_ok", "1 when the stage is done or skipped (not possible "
-                  "here), 0 when it failed, was interrupted or never ran",
+                  "here), 0 when it failed, was interrupted, is incomplete (a tool missing "
+                  "or no permission once it began) or never ran",
                   ("host", "stage")).labels(host=host, stage=s.name).set(
                 1.0 if stage_ok(s.status) else 0.0)
         if rec.finished:

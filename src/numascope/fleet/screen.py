@@ -8,11 +8,15 @@ z is itself a guess (with 3 nodes it is the smaller gap: 339 of 900 healthy node
 300 groups of 3). Here, per metric j of group g (n nodes measured):
 
 1. the spread, with strength borrowed across groups. The group's robust relative variance
-   s_g^2 = (c_n 1.4826 MAD / |median|)^2 (at least h^2 / 12, h its smallest relative step
-   between distinct values: Sheppard's rounding variance, so a MAD of 0 in quantised data is
-   not "no spread") counts as d_n degrees of freedom; c_n and d_n are set, per n, by a
-   seeded simulation of normal groups (mad_constants) so that log s_g^2 has the mean and
-   variance of a scaled chi-square with d_n df. Over the groups, the metric's prior s0^2, d0
+   s_g^2 = (c_n 1.4826 MAD / |median|)^2 counts as d_n degrees of freedom; c_n and d_n are
+   set, per n, by a seeded simulation of normal groups (mad_constants) so that log s_g^2
+   has the mean and variance of a scaled chi-square with d_n df. Where more than half the
+   nodes agree exactly (quantised values: the MAD's exact fit, a MAD of 0), 1.2533 x their
+   mean absolute deviation from the median stands in, with 0.88 (n - 1) df: a node alone off
+   among n - 1 in agreement has t ~ 0.8 n / sqrt(1 + kappa) whatever its gap, so two in
+   agreement do not flag a third (t 1.9) and nine flag a tenth (t 7.4). (The rounding
+   variance h^2 / 12 of the smallest step h it replaces took the odd node's own gap for h,
+   and held its t under 3.46 however far off it was.) Over the groups, the metric's prior s0^2, d0
    is fitted as limma does (Smyth 2004: its hyperparameters from the moments of log s_g^2),
    and the moderated variance is s~^2 = (d0 s0^2 + d_n s_g^2) / (d0 + d_n): a group of 3
    takes its spread mostly from the fleet, a group of 10,000 from itself. A metric no
@@ -29,7 +33,8 @@ z is itself a guess (with 3 nodes it is the smaller gap: 339 of 900 healthy node
    the same way (its spread moderated across the groups by family, not relative) -- a node
    a little worse on most of a family's metrics is found though no one metric is conclusive;
 5. one-sided p-values from the t tail; a test under its floor (a metric: d_ij <= f_j; a
-   family: the median of d_ij - f_j <= 0), or whose t is under MIN_Z, gets p = 1;
+   family: the median of d_ij - f_j <= 0), or whose t is under MIN_Z (a fixed `--z` limit:
+   that limit, as given), gets p = 1;
 6. a node's p-value: min over its k tests x k (Bonferroni inside the node); over the fleet's
    nodes, Benjamini-Hochberg at Q: with R the largest i where p_(i) <= Q i / N, the nodes
    with p <= Q R / N are flagged, and in each, the tests with p x k <= Q R / N.
@@ -52,6 +57,13 @@ from numascope.fleet.special import digamma, t_sf, trigamma, trigamma_inv
 # MAD x 1.4826 estimates the sd of a normal spread (1 / Phi^-1(3/4); Rousseeuw and Croux,
 # "Alternatives to the median absolute deviation", JASA 88, 1993)
 SD_PER_MAD = 1.4826
+# the mean absolute deviation (from the median) x sqrt(pi / 2) estimates the same sd: the
+# modified z-score's scale where the MAD is 0 (IBM Cognos Analytics 11.1, "Modified z score")
+SD_PER_MEAN_AD = 1.253314
+# ... and it is 1 / (pi - 2) = 88 % as efficient as the sd (Fisher, "A mathematical
+# examination of the methods of determining the accuracy of an observation by the mean
+# error, and by the mean square error", MNRAS 80, 1920): its variance counts 0.88 (n - 1) df
+MEAN_AD_EFFICIENCY = 1 / (math.pi - 2)
 # practical floor: a node must be worse than K_SPREAD x the metric's relative sd. A healthy
 # node's own repeat lands within 1.96, "or nearly 2", sd of the centre 95 % of the time
 # (Fisher, "Statistical Methods for Research Workers", 1925, the 5 % point of the normal):
@@ -68,6 +80,7 @@ MIN_GROUP = 3
 # outliers", ASQC Basic References in Quality Control vol. 16, 1993): no test flags
 # under it whatever the multiple-testing rule allows (BH relaxes as discoveries accrue)
 MIN_Z = 3.5
+FLOOR_ULP = 1e-9     # a relative margin for "beyond the floor" (the % is a float division)
 # the small-sample constants of the MAD (c_n, d_n, kappa): simulated per group size up to
 # SIM_MAX_N with SIM_REPS seeded normal groups (docs/sources.md, "Fleet"); beyond, their
 # large-n forms scaled from the SIM_MAX_N values: c_n - 1 and kappa as 1 / n, d_n as n (the
@@ -189,15 +202,6 @@ def loo_median(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x) & (c >= 2)[None, :], out, np.nan)
 
 
-def _smallest_step(x: np.ndarray) -> np.ndarray:
-    """Columnwise, the smallest positive gap between two values (0 where none)."""
-    with np.errstate(invalid="ignore"):
-        gaps = np.diff(np.sort(x, axis=0), axis=0)
-    gaps = np.where(np.isfinite(gaps) & (gaps > 0), gaps, np.inf)
-    step = gaps.min(axis=0, initial=np.inf)
-    return np.where(np.isfinite(step), step, 0.0)
-
-
 @dataclass
 class _Spread:
     """A group's columns before moderation: centre, MAD, measured count, own variance (in
@@ -215,12 +219,16 @@ def _spread(x: np.ndarray, relative: bool) -> _Spread:
     med, mad = _centre_mad(x)
     n = np.isfinite(x).sum(axis=0)
     c, d, kappa = _constants(n)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"), _quiet():
         scale = np.where(med != 0, np.abs(med), np.nan) if relative else np.ones(med.shape)
         s2 = (c * SD_PER_MAD * mad / scale) ** 2
-        # Sheppard's correction: values rounded to a step h vary by at least h^2 / 12
-        s2 = np.maximum(s2, (_smallest_step(x) / scale) ** 2 / 12)
+        # the MAD's exact fit: more than half the nodes agree exactly (rounded values), the
+        # MAD is 0 and the mean absolute deviation stands for it (module doc, step 1)
+        mean_ad = np.nanmean(np.abs(x - med), axis=0)
+        s2 = np.where(mad == 0, (SD_PER_MEAN_AD * mean_ad / scale) ** 2, s2)
     s2 = np.where(np.isfinite(s2), s2, np.nan)
+    # the mean absolute deviation's df: its efficiency for a normal sd is 1 / (pi - 2)
+    d = np.where(mad == 0, (n - 1) * MEAN_AD_EFFICIENCY, d)
     return _Spread(med, mad, n, s2, np.where(n >= MIN_GROUP, d, 0.0), kappa, mad == 0)
 
 
@@ -284,11 +292,12 @@ def _t(x: np.ndarray, sp: _Spread, s2: np.ndarray, relative: bool) -> np.ndarray
     return np.where(judged[None, :], t, np.nan)
 
 
-def _p(wt: np.ndarray, df: np.ndarray, beyond_floor: np.ndarray) -> np.ndarray:
-    """One-sided t p of a worse-t; 1 where untested, under MIN_Z or under the floor."""
+def _p(wt: np.ndarray, df: np.ndarray, beyond_floor: np.ndarray, min_z: float = MIN_Z
+       ) -> np.ndarray:
+    """One-sided t p of a worse-t; 1 where untested, under min_z or under the floor."""
     wt = np.nan_to_num(wt, nan=-np.inf, posinf=np.inf, neginf=-np.inf)
     p = np.ones(wt.shape)
-    hit = beyond_floor & (wt > MIN_Z)
+    hit = beyond_floor & (wt > min_z)
     dfs = np.broadcast_to(df, wt.shape)
     p[hit] = [t_sf(float(t), float(v)) for t, v in zip(wt[hit], dfs[hit])]
     return p
@@ -327,10 +336,12 @@ def _batches(groups: list[GroupInput]) -> list[list[int]]:
 
 
 def screen_fleet(groups: list[GroupInput], gap_pct: float, k_spread: float = K_SPREAD,
-                 prior: Prior | None = None) -> tuple[list[GroupScreen], Prior]:
+                 prior: Prior | None = None, min_z: float = MIN_Z
+                 ) -> tuple[list[GroupScreen], Prior]:
     """Every group screened, each metric's (and family's) spread moderated over the groups;
-    `prior` given (a second look at the same fleet): that one, not refitted. The arrays
-    are (nodes, groups, metrics): a batch of same-shaped groups at once."""
+    `prior` given (a second look at the same fleet): that one, not refitted. A test's p is
+    1 under `min_z` (least_z: MIN_Z, or a fixed limit's own value). The arrays are (nodes,
+    groups, metrics): a batch of same-shaped groups at once."""
     batches = _batches(groups)
     xs = [np.stack([groups[i].x for i in ix], axis=1) for ix in batches]
     heads = [groups[ix[0]] for ix in batches]
@@ -360,8 +371,10 @@ def screen_fleet(groups: list[GroupInput], gap_pct: float, k_spread: float = K_S
         fs2, fdf = _moderate(fsp, *_priors(fsp, [f for f, _ in fams], prior.family))
         fam_t = _t(score, fsp, fs2, relative=False)
         worse = pct * sign
-        p_m = _p(t * sign, df, worse > floor)
-        p_f = _p(fam_t, fdf, fam_excess > 0)
+        # beyond the floor by more than the rounding of the division: a value one step of
+        # 5 % off reads 5.000000000000001 % worse, and is not beyond a 5 % floor
+        p_m = _p(t * sign, df, worse > floor * (1 + FLOOR_ULP), min_z)
+        p_f = _p(fam_t, fdf, fam_excess > gap_pct * FLOOR_ULP, min_z)
         small = sp.n.max(axis=-1, initial=0) < MIN_GROUP
         for b, i in enumerate(ix):
             out[i] = GroupScreen(x[:, b], sp.med[b], sp.mad[b], t[:, b], pct[:, b],
@@ -409,12 +422,18 @@ def _family_scores(x: np.ndarray, wt: np.ndarray, worse: np.ndarray, floor: np.n
 
 def screen_group(x: np.ndarray, higher_is_better: np.ndarray, family_of: list[str],
                  gap_pct: float, k_spread: float = K_SPREAD, keys: list[str] | None = None,
-                 prior: Prior | None = None) -> GroupScreen:
+                 prior: Prior | None = None, min_z: float = MIN_Z) -> GroupScreen:
     """One group on its own (x: nodes x metrics, NaN where not measured): no other group
     to borrow spread from unless `prior` (the fleet's, from screen_fleet) is given."""
     keys = keys if keys is not None else [f"{f}#{j}" for j, f in enumerate(family_of)]
     g = GroupInput(x, np.asarray(higher_is_better, dtype=bool), keys, family_of)
-    return screen_fleet([g], gap_pct, k_spread, prior)[0][0]
+    return screen_fleet([g], gap_pct, k_spread, prior, min_z)[0][0]
+
+
+def least_z(fixed_z: float | None) -> float:
+    """The t under which no test flags: MIN_Z under the false-discovery rule; a fixed
+    limit (`fleet report --z`) is its own, under 3.5 too (its rule is "t > Z", as said)."""
+    return MIN_Z if fixed_z is None else fixed_z
 
 
 def bh_cutoff(node_p: np.ndarray, q: float = Q) -> float | None:

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from numascope.families.bandwidth.resident import dram_resident, why_not
+
 FLOPS = "FP64 FLOP/s"
 # what measured a FLOP/s figure, in the row's name: an LU solve's share of peak is not HPL's
 FLOPS_BY = {"dgemm": "DGEMM, BLAS", "lu": "LU solve, LAPACK dgesv", "hpl": "HPL, hpcc"}
@@ -60,7 +62,9 @@ def _by(res: Any, m: Any) -> str:
 def measured_from(results: Iterable[Any] = (), given: dict[str, Any] | None = None,
                   cross_pairs: Iterable[Iterable[int]] = ()) -> dict[str, Any]:
     """The measured figures to set against the peaks: the highest median DRAM bandwidth of
-    any validated bandwidth result (a working-set sweep's records aside), every validated
+    any validated DRAM-resident bandwidth result (resident.dram_resident: a working-set
+    sweep's points and a memory tier's aside; "dram_left_out" says so when they were all
+    there was), every validated
     FLOP/s result (DGEMM, LU, HPL: one row each, named by what measured it), the highest
     median read bandwidth of a matrix pair in `cross_pairs` (a node reading another socket's
     memory: "link_read_gbs"), each saying it is a median and of how many repetitions; then
@@ -68,11 +72,13 @@ def measured_from(results: Iterable[Any] = (), given: dict[str, Any] | None = No
     wins."""
     cross = {tuple(p) for p in cross_pairs}
     bw, fl, remote = [], [], []
+    left_out: list[str] = []
     for res in results:
         if not getattr(res, "validated", False):
             continue
-        if res.family == "bandwidth" and res.params.get("sweep") is True:
-            continue    # bw --sweep (run --bw-sweep): its points and plateaus are caches too
+        if res.family == "bandwidth" and not dram_resident(res):
+            left_out.append(why_not(res))
+            continue
         for m in res.metrics.values():
             if res.family == "bandwidth" and m.name == "bandwidth" and m.unit == "GB/s":
                 bw.append((m.median, _by(res, m)))
@@ -84,6 +90,9 @@ def measured_from(results: Iterable[Any] = (), given: dict[str, Any] | None = No
     out: dict[str, Any] = {}
     if bw:
         out["dram_gbs"], out["dram_by"] = max(bw)
+    elif left_out:
+        out["dram_left_out"] = ("not measured: no bandwidth result measured DRAM ("
+                                + ", ".join(sorted(set(left_out))) + ")")
     if fl:
         out["gflops"] = fl
     if remote:
@@ -125,6 +134,8 @@ def efficiency_table(peaks: dict[str, Any] | None, measured: dict[str, Any] | No
             if value is None and p.get("value") is None:
                 continue
             rows.append(_row(name[0] if name else what, value, by, p, unit))
+            if pk == "dram" and value is None and measured.get("dram_left_out"):
+                rows[-1].note = measured["dram_left_out"]
     return rows
 
 

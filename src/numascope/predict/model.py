@@ -45,6 +45,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from numascope.families.bandwidth.resident import dram_resident
 from numascope.results.record import BenchResult
 from numascope.results.run import RunRecord
 
@@ -198,7 +199,8 @@ def points(rec: RunRecord, kernel: str = KERNEL) -> list[Point]:
     out = []
     for r in rec.results:
         if r.family != "bandwidth" or not r.validated or r.params.get("kernel") != kernel \
-                or "bandwidth" not in r.metrics or r.params.get("sweep") == "verify":
+                or "bandwidth" not in r.metrics or r.params.get("sweep") == "verify" \
+                or not dram_resident(r):
             continue
         cs = tuple(int(c) for c in (r.placement or {}).get("cpus") or [])
         if not cs or any(c not in cpus for c in cs):

@@ -18,6 +18,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from numascope.families.bandwidth.resident import dram_resident
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
 from numascope.steady import units_words, verdict_of
@@ -68,8 +69,12 @@ def _stat(res: BenchResult, metric: str, key: str, what: str, section: str) -> H
     iv = (s or {}).get("interval") or []
     if s and s.get("metric", metric) == metric and len(iv) == 2 and \
             all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv):
-        h.low, h.high = float(iv[0]), float(iv[1])
-        h.spread = f"95 % CI, {s.get('units', '?')} {units_words([s], short=True)}"
+        if iv[0] == iv[1]:      # the units' medians agree exactly: no interval, zero spread
+            h.spread = (f"no spread: the {s.get('units', '?')} "
+                        f"{units_words([s], short=True)} agree exactly")
+        else:
+            h.low, h.high = float(iv[0]), float(iv[1])
+            h.spread = f"95 % CI, {s.get('units', '?')} {units_words([s], short=True)}"
     elif len(m.values) > 1:
         h.low, h.high = m.min, m.max
         h.spread = "range, 1 alloc."
@@ -127,8 +132,10 @@ def _peak(host: dict[str, Any], key: str) -> float | None:
 # -- bandwidth -------------------------------------------------------------------------------
 
 def _triads(run: RunRecord) -> list[BenchResult]:
+    """The run's STREAM triads: validated and DRAM-resident (a working-set sweep's 24 KiB
+    point is an L1 figure, not "STREAM triad, one core")."""
     return [r for r in run.results if r.family == "bandwidth" and _ok(r, "bandwidth")
-            and r.params.get("kernel") == "triad"]
+            and r.params.get("kernel") == "triad" and dram_resident(r)]
 
 
 def bandwidth_lines(run: RunRecord) -> list[Headline]:

@@ -9,8 +9,8 @@ from typing import Any
 from numascope.console import show
 
 STATUS_CLASS = {"done": "ok", "complete": "ok", "better": "ok", "skipped": "warn",
-                "interrupted": "warn", "not run": "dim", "failed": "bad", "worse": "bad",
-                "too few": "warn", "below noise": "dim"}
+                "incomplete": "warn", "interrupted": "warn", "not run": "dim", "failed": "bad",
+                "worse": "bad", "too few": "warn", "below noise": "dim"}
 
 
 def e(v: Any) -> str:

@@ -118,7 +118,7 @@ def problems(run: RunRecord, lines: list[Headline]) -> list[str]:
         why = _KINDS.get(kind, "").replace("{units}", units)
         out.append(f"{kind[0].upper() + kind[1:]}{why}: {', '.join(cases)}.")
     for s in run.stages:
-        if s.status in ("failed", "interrupted"):
+        if s.status in ("failed", "interrupted", "incomplete"):
             out.append(f"Stage {s.name} {s.status}: {s.reason}.")
     left = [(s.name, len(s.plan.get("left_out", [])), s.plan.get("cases"))
             for s in run.stages if s.plan.get("left_out")]

@@ -26,8 +26,8 @@ from numascope.results.store import RunSummary
 from numascope.steady import MARK, mark, mark_note, summary, unsteady
 
 _STATUS_STYLE = {"done": "green", "complete": "green", "skipped": "yellow",
-                 "failed": "red", "interrupted": "magenta", "not run": "dim",
-                 "running": "cyan"}
+                 "incomplete": "yellow", "failed": "red", "interrupted": "magenta",
+                 "not run": "dim", "running": "cyan"}
 
 
 def fmt(v: Any, digits: int = 4) -> str:

@@ -22,6 +22,8 @@ The interval of a median, in this order:
   so it was not used. Repetitions of one call share an allocation: such an interval says
   how steady that call was, not where another call lands; the caption says so;
 - fewer repetitions: no interval (the caption says so).
+A steady interval of zero width (the allocations' medians agree exactly: quantised values)
+is no 95 % interval but a zero spread, and the caption says that (kind ZERO), not "95 %".
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ READABLE = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 
 STEADY = "steady"        # interval kinds, as captions name them
 STEADY_CALLS = "steady calls"     # the units were calls over one allocation (compress)
 ORDER = "order"
+ZERO = "zero"            # a steady interval of zero width: a zero spread, no bar
 
 _KIND_TEXT = {
     STEADY: "95 % Student t interval over separate allocations (--reps auto): where "
@@ -58,6 +61,8 @@ _KIND_TEXT = {
                   "store's figure was, centred on the mean of the calls' medians",
     ORDER: "95 % order-statistics interval of the median over the repetitions of one call "
            "(one allocation: not the spread between calls)",
+    ZERO: "none where the separate allocations' medians agree exactly (--reps auto: a zero "
+          "spread, not an interval)",
 }
 
 
@@ -116,7 +121,8 @@ def interval(m: Metric, params: dict[str, Any] | None = None) -> Interval | None
     if isinstance(s, dict) and s.get("metric") == m.name:
         lo, hi = (s.get("interval") or [math.nan, math.nan])[:2]
         if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
-            return Interval(float(lo), float(hi), STEADY if fresh(s) else STEADY_CALLS)
+            return Interval(float(lo), float(hi), ZERO if lo == hi else
+                            STEADY if fresh(s) else STEADY_CALLS)
     iv = order_interval(m.values)
     return Interval(iv[0], iv[1], ORDER) if iv else None
 
@@ -149,7 +155,7 @@ class Medians:
                  "written in the tables' rounding.")]
         if self.kinds:
             parts.append("Error bars: " + "; or ".join(_KIND_TEXT[k] for k in sorted(
-                self.kinds, reverse=True)) + ".")
+                self.kinds, key=list(_KIND_TEXT).index)) + ".")
         if self.bare:
             ns = ", ".join(str(n) for n in sorted(self.bare_n))
             parts.append(f"{'No value has' if not self.kinds else 'Values without bars have'}"
