@@ -52,6 +52,10 @@ def register(p: argparse.ArgumentParser) -> None:
     r.add_argument("--node-timeout", type=float, default=3600.0, metavar="S",
                    help="a node with no record after S seconds is recorded as failed "
                         "(default 3600)")
+    r.add_argument("--budget", metavar="DURATION",
+                   help="each node's run ends within this time, e.g. 30s (headline cases "
+                        "first; the rest recorded as not measured: docs/plan.md); default "
+                        "the profile's (quick 120 s); a prolog gate gives its own")
     r.add_argument("--shared-dir", metavar="DIR",
                    help="write each node's record file here (atomically); without MPI this "
                         "is how several tasks report: merge with `fleet gather DIR`")
@@ -340,11 +344,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.fleet_id is not None:
         args.fleet_id = node.check_fleet_id(args.fleet_id)
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
+    from numascope.plan import parse_duration
+    budget = parse_duration(args.budget) if args.budget is not None else profile.budget_s
     slurm = node.slurm_env()
 
     def measure(ident: dict[str, Any]):
         from numascope.errors import escape_text
-        rec = node.run_node(ident, profile, stages, tags, machine=machine)
+        rec = node.run_node(ident, profile, stages, tags, machine=machine, budget=budget)
         # the folders were checked before measuring; a disk that fills meanwhile must not
         # keep the record from rank 0 or the store
         if shared is not None:

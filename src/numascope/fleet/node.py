@@ -171,10 +171,12 @@ def _slow_once(rec: RunRecord) -> None:
 
 def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
              tags: dict[str, str], quiet: bool = True,
-             machine: dict[str, str] | None = None) -> RunRecord:
+             machine: dict[str, str] | None = None,
+             budget: float | None = None) -> RunRecord:
     """This node's suite: the same prepare + run_suite as `numascope run`, into an in-memory
     store, then tagged. `machine` is the user's --memory / --links (checked), recorded in
-    the node's peaks as `numascope run` records them, whichever stages run. Any error
+    the node's peaks as `numascope run` records them, whichever stages run; `budget`
+    (seconds) bounds the node's run as `numascope run --budget` does. Any error
     becomes a failed record (never raised); a stop signal (Slurm's time limit) ends the run
     as interrupted, keeping what finished."""
     from numascope import suite
@@ -189,7 +191,7 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
         rec, mon = suite.prepare(topo, profile, tags)
         with Store.in_memory() as store:
             rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile,
-                                  machine=machine)
+                                  machine=machine, budget=budget)
         rec = tag(rec, ident)
         rec.host["fleet"].update(bound)
         judge(rec)
