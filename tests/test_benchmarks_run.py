@@ -64,6 +64,10 @@ def test_latency_peers_quick():
     for mode in ("tlb", "random"):
         assert has_line(rf"^  {mode}: median ns numascope {NUM} peer {NUM} ratio {NUM}; "
                          rf"best ns numascope {NUM} peer {NUM} ratio {NUM}$", out), out
+    # parallel chases against multichase's parallelN method (chase_peer -p N)
+    assert "peer:      chase_peer -m 67108864 -s 256 -T 262144 -n 3 -d 100" in out
+    assert has_line(rf"^   4 chains: peer {NUM} loads/ns; numascope arena {NUM} "
+                    rf"\(ratio {NUM}\)$", out), out
 
 
 def test_io_peers_quick(tmp_path):
@@ -135,3 +139,10 @@ def test_missing_peer_tool_is_skipped_with_its_name(tmp_path, script, args, tool
     out = run(script, *args, env=env_without(tmp_path, tools))
     for tool in tools:
         assert f"skipped: {tool} not installed" in out, out
+
+
+def test_plan_accuracy_quick():
+    out = run("plan_accuracy.py", "--quick")
+    assert has_line(rf"^  c2c\s+planned\s+{NUM} s\s+measured\s+{NUM} s\s+ratio\s+{NUM}", out), out
+    assert has_line(r"calibrated by 1 run\(s\)", out), out
+    assert has_line(r"^  c2c\s+median \d+\.\d\d\s+range ", out), out
