@@ -84,14 +84,25 @@ def add_options(p: argparse.ArgumentParser, options: tuple[Option, ...] | list[O
 def add_family(p: argparse.ArgumentParser, options: Any, *, plot: str | None = None,
                sysfs_root: bool = False) -> None:
     """A family command's flags: its option table, then what every command may have —
-    --plot FILE (`plot` says what it draws), --sysfs-root, --json."""
+    --plot FILE (`plot` says what it draws), --sysfs-root, --plan, --budget, --json."""
     add_options(p, tuple(options))
     if plot:
         p.add_argument("--plot", default=None, metavar="FILE",
                        help=f"save {plot} to FILE (.png or .svg)")
     if sysfs_root:
         add_sysfs_root(p)
+    add_plan(p)
     add_json(p)
+
+
+def add_plan(p: argparse.ArgumentParser) -> None:
+    """--plan (the cases and the time each will take, then exit) and --budget DURATION
+    (measure, in order, the cases that still fit; docs/plan.md)."""
+    p.add_argument("--plan", action="store_true",
+                   help="print the cases and the time each will take, then exit")
+    p.add_argument("--budget", metavar="DURATION",
+                   help="measure the cases, in order, while they fit this time (e.g. 30s, "
+                        "2m); the rest are said and left out")
 
 
 def _remember(ns: argparse.Namespace, dest: str, spelling: str | None) -> None:

@@ -28,25 +28,68 @@ PLOT_SUFFIXES = (".png", ".svg")
 class Outcome:
     results: list[BenchResult] = field(default_factory=list)
     stopped: Interrupted | None = None     # the stop signal that ended the sweep, if one did
+    plan: Any | None = None                # --plan: the cases' plan, nothing measured
+    left_out: list[str] = field(default_factory=list)   # --budget: the cases not measured
+    budget: float | None = None
 
 
 def measure(bench: Benchmark, topo: Any, cases: Iterable[Case], *, label: str,
-            quiet: bool = False) -> Outcome:
+            quiet: bool = False, args: argparse.Namespace | None = None) -> Outcome:
     """Run the cases in turn under one progress bar (on a terminal, more than one case, not
-    `quiet`); a stop signal ends the sweep and is kept on the outcome with what finished."""
+    `quiet`); a stop signal ends the sweep and is kept on the outcome with what finished.
+    With `args.plan` the cases are planned and nothing is measured; with `args.budget`,
+    each case is measured only while its plan fits what is left (numascope.plan)."""
+    import time
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from numascope.console import err
     cases = list(cases)
     out = Outcome()
+    want_plan = bool(getattr(args, "plan", False))
+    budget_text = getattr(args, "budget", None)
+    admit = None
+    if want_plan or budget_text is not None:
+        from numascope import plan as P
+        out.budget = P.parse_duration(budget_text) if budget_text is not None else None
+        out.plan, _ = P.estimate_cases(bench.family, topo, cases)
+        if want_plan:
+            return out
+        planned = {c.label: c.fixed for c in out.plan}
+        t0 = time.monotonic()
+
+        def admit(case: Case) -> bool:
+            if time.monotonic() - t0 + planned.get(case.label, 0.0) <= out.budget:
+                return True
+            out.left_out.append(case.label)
+            return False
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=err, transient=True,
                   disable=quiet or len(cases) < 2 or not err.is_terminal) as prog:
         try:
-            out.results = run_cases(bench, topo, cases, progress=prog, description=label)
+            out.results = run_cases(bench, topo, cases, progress=prog, description=label,
+                                    admit=admit)
         except Interrupted as e:
             out.results, out.stopped = e.results, e
     return out
+
+
+def print_plan(command: str, outcome: Outcome, console: Any) -> None:
+    """A family command's plan: each case, its seconds and what they are spent on."""
+    from rich.table import Table
+    t = Table(title=f"plan: numascope {command}", title_justify="left", box=None,
+              pad_edge=False, padding=(0, 2, 0, 0))
+    for col, just in (("case", "left"), ("seconds", "right"), ("spent on", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for c in outcome.plan or []:
+        parts = ", ".join(f"{k} {v:.2f} s" for k, v in sorted(c.parts.items(),
+                                                              key=lambda kv: -kv[1])[:3])
+        t.add_row(c.label, f"{c.seconds:.1f}", parts)
+    console.print(t)
+    total = sum(c.seconds for c in outcome.plan or [])
+    console.print(f"total {total:.0f} s (the nominal model: docs/plan.md)"
+                  + (f"; budget {outcome.budget:g} s" if outcome.budget else ""),
+                  markup=False)
 
 
 def warn_notes(results: list[BenchResult], skip: Callable[[str], bool] = lambda n: False) -> None:
@@ -96,10 +139,26 @@ def finish(args: argparse.Namespace, command: str, outcome: Outcome,
     """Print the results (the envelope with --json, else `render(results, console)`), say
     how a stop ended the sweep, and return the exit code (0, or 130/143 after a stop)."""
     from numascope.command.output import emit, error_entry, report_interrupted
-    from numascope.console import out
+    from numascope.console import out, warn
+    if outcome.plan is not None and not outcome.results and getattr(args, "plan", False):
+        if getattr(args, "json", False):
+            emit(command, [], plan={"cases": [c.to_dict() for c in outcome.plan],
+                                    "seconds": round(sum(c.seconds for c in outcome.plan), 3),
+                                    "budget_s": outcome.budget})
+        else:
+            print_plan(command, outcome, out)
+        return 0
+    if outcome.left_out:
+        warn(f"not measured (--budget {outcome.budget:g} s): {len(outcome.left_out)} of "
+             f"{len(outcome.left_out) + len(outcome.results)} cases: "
+             + ", ".join(outcome.left_out))
     if getattr(args, "json", False):
         errors = [error_entry(outcome.stopped)] if outcome.stopped else []
-        emit(command, [r.to_dict() for r in outcome.results], errors, **(extra or {}))
+        more = dict(extra or {})
+        if outcome.left_out:
+            more["not_measured"] = {"reason": "budget", "budget_s": outcome.budget,
+                                    "cases": list(outcome.left_out)}
+        emit(command, [r.to_dict() for r in outcome.results], errors, **more)
     else:
         render(outcome.results, out)
     if outcome.stopped:

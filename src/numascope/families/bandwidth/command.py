@@ -61,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
                         per_domain=args.per_domain, where=where, policy=args.policy,
                         threads=args.threads, memory=memory, size_bytes=args.size,
                         reps=args.reps, isa=args.isa, nt=args.nt)
-    outcome = measure(bench, topo, cases, label="bw", quiet=args.json)
+    outcome = measure(bench, topo, cases, label="bw", quiet=args.json, args=args)
     warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
     save_plot(plot, "bandwidth.figures", outcome.results)
     return finish(args, NAME, outcome, render=_print, extra={"units": UNITS_NOTE})

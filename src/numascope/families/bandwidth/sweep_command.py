@@ -50,7 +50,7 @@ def run_sweep(args: argparse.Namespace, topo: Topology, memory: MemorySpec,
     cases = sweep.cases(topo, kernels, cpus, base, args.min, args.max, args.per_octave,
                         where=where)
     # the plateaus come with the points (Bandwidth.derived), unless a stop cut the curve
-    outcome = measure(Bandwidth(), topo, cases, label="bw sweep", quiet=args.json)
+    outcome = measure(Bandwidth(), topo, cases, label="bw sweep", quiet=args.json, args=args)
     # the plateaus' notes are in the table (and the JSON): the points' are warned
     points = [r for r in outcome.results if sweep.is_point(r)]
     late = [r for r in points if any(n.startswith(LATE) for n in r.notes)]

@@ -39,7 +39,7 @@ def run_sweep(args: argparse.Namespace, topo: Topology, kernels: list[str], wher
                            memory=MemorySpec(pages=memory.pages))
     cases = bw_tiers.sweep_cases(topo, dram, tier, ratios, kernels, cpus, base)
     line = bw_tiers.kernel_line(topo, dram, tier)
-    outcome = measure(bw_tiers.TierSweep(), topo, cases, label="tier sweep", quiet=args.json)
+    outcome = measure(bw_tiers.TierSweep(), topo, cases, label="tier sweep", quiet=args.json, args=args)
     rows = bw_tiers.summary(outcome.results)
     warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
     save_plot(plot, "bandwidth.tier_figures", outcome.results)

@@ -46,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
                            homes=tuple(c2c.home_nodes(topo, v["membind"])))
     bench = c2c.C2C()
     cases = bench.cases(topo, params)
-    outcome = measure(bench, topo, cases, label="c2c", quiet=args.json)
+    outcome = measure(bench, topo, cases, label="c2c", quiet=args.json, args=args)
     results = outcome.results
     save_plot(plot, "c2c.figures", results)
     seen = c2c.homes(results)

@@ -84,7 +84,7 @@ def main(args: argparse.Namespace) -> int:
             raise UserError("no path to measure: " + "; ".join(bench.absent))
     mpirun, _ = launch.mpi_tools()            # exit 4, one line, before anything runs
     version = launch.mpi_version(mpirun)
-    outcome = measure(bench, topo, cases, label="net", quiet=args.json)
+    outcome = measure(bench, topo, cases, label="net", quiet=args.json, args=args)
     if not args.json:
         warn_notes(outcome.results)
     if plot is not None:

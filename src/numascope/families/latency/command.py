@@ -119,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
     topo = read_topology("/")
     bench = lat.Latency()
     cases = build_cases(args, topo, bench)
-    outcome = measure(bench, topo, cases, label="lat", quiet=args.json)
+    outcome = measure(bench, topo, cases, label="lat", quiet=args.json, args=args)
     lv = levels(outcome.results, topo) if args.sweep and not outcome.stopped else {}
     save_plot(plot, "latency.figures", outcome.results)
     extra: dict = {"levels": lv}

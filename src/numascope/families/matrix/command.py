@@ -58,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
         else:
             _print_plan(topo, checked, len(pairs), out)
         return 0
-    outcome = measure(bench, topo, cases, label="matrix", quiet=args.json)
+    outcome = measure(bench, topo, cases, label="matrix", quiet=args.json, args=args)
     results = outcome.results
     shown = mx.shown_metrics(checked)
     ratios = {m: mx.ratios_by_distance(results, m) for m in shown}

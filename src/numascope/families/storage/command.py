@@ -72,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
     version = fio_version(path)
     engine, numa = probe(path)
     with bench.reusing_files():       # one file per --dir for every case, removed after
-        outcome = measure(bench, topo, cases, label="io", quiet=args.json)
+        outcome = measure(bench, topo, cases, label="io", quiet=args.json, args=args)
     if not args.json:
         warn_notes(outcome.results, skip=lambda n: n.endswith(UNKNOWN))
     if plot is not None:
