@@ -167,7 +167,7 @@ def labels(run: Any, check: Check | None = None) -> dict[str, str]:
     out["l3-per-numa-node"] = _l3_per_node(run.topology)
     width, status = _fact(run, "smt_width")
     if status == "known" and isinstance(width, int):
-        out["smt"] = "true" if width > 1 else "false"
+        out["smt"] = "true" if width > 1 and not _cmt(run.topology) else "false"
         out["threads-per-core"] = str(width)
     else:
         out["smt"] = out["threads-per-core"] = "unknown"
@@ -195,6 +195,16 @@ def _per_socket(value: Any) -> str:
         except (ValueError, ZeroDivisionError):
             return "unknown"
     return label_value(value)
+
+
+def _cmt(topology: dict[str, Any]) -> bool:
+    """Whether the kernel's thread siblings are the cores of CMT compute units (Bulldozer:
+    each with its own L1d), not SMT threads (topology.infer's smt_width says the same)."""
+    l1d = [set(c.get("cpus") or ()) for c in topology.get("caches") or []
+           if c.get("level") == 1 and c.get("kind") == "Data"]
+    multi = [set(c.get("cpus") or ()) for c in topology.get("cores") or []
+             if len(c.get("cpus") or ()) > 1]
+    return bool(l1d and multi) and not any(core <= d for core in multi for d in l1d)
 
 
 def _l3_per_node(topology: dict[str, Any]) -> str:
