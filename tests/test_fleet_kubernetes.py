@@ -797,9 +797,12 @@ def test_the_preflight_jobs_script_fails_a_node_out_of_its_baseline(real, tmp_pa
 def test_the_preflight_jobs_script_without_a_baseline_measures_only(tmp_path):
     name = PODS[1][1]
     rc, said = _done(_pod("Job", name, tmp_path, NUMASCOPE_BASELINE="",
-                          NUMASCOPE_RUN_ARGS="--smoke --stage bandwidth"))
+                          NUMASCOPE_FLEET_ID="ref-1", NUMASCOPE_RUN_ARGS="--smoke --stage "
+                                                                         "bandwidth"))
     assert rc == 0, said
     assert "baseline-check" not in named(nfd_read(tmp_path / "features.d/numascope"))
+    with Store.open(tmp_path / "var/lib/numascope/node.db") as st:   # a baseline's fleet
+        assert [r.tags.get("fleet") for r in st.list_runs()] == ["ref-1"]
     rc, said = _done(_pod("Job", name, tmp_path, NUMASCOPE_BASELINE="gold",
                           NUMASCOPE_RUN_ARGS="--smoke --stage bandwidth"))
     assert rc == 2 and "numascope: no baseline file" in said
