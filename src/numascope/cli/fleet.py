@@ -1224,7 +1224,12 @@ def _labels(args: argparse.Namespace) -> int:
         k8s.measured(run) or k8s.stale(run, expiry, boot=k8s.boot_time()))
     shown = escape_text(path, 160)
     if why:
-        gone = str(path) != "-" and k8s.remove(path)
+        try:
+            gone = str(path) != "-" and k8s.remove(path)
+        except OSError as e:     # an earlier file of ours that stays would still label
+            raise UserError(f"--output {shown}: no labels for host {host}, and the earlier "
+                            f"file cannot be removed ({e.strerror or type(e).__name__})"
+                            ) from None
         line = (f"no labels for host {host}: {why}; "
                 + (f"{shown} removed (NFD drops its labels)" if gone else "nothing written"))
         if args.json:
