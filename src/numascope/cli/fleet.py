@@ -1243,7 +1243,8 @@ def _labels(args: argparse.Namespace) -> int:
     found = k8s.labels(run, check)
     text = k8s.render(run, found, check, expiry)
     if str(path) == "-":
-        out.print(text, markup=False, highlight=False, end="", soft_wrap=True)
+        import sys
+        sys.stdout.write(text)        # as it is: no console markup, wrapping or emoji
         return 0
     try:
         k8s.write(path, text)
@@ -1254,7 +1255,7 @@ def _labels(args: argparse.Namespace) -> int:
         emit(NAME, [{"name": f"{k8s.PREFIX}/{k}", "value": v} for k, v in found.items()], [],
              subcommand="labels", host=host, run_id=run.run_id, output=str(path),
              check=None if check is None else check.__dict__,
-             expiry=text.split("+expiry-time=", 1)[1].split()[0])
+             expiry=k8s.expires(run, expiry))
     else:
         _para(f"wrote {shown}: host {host}, run {run.run_id} ({k8s.summary(found)})")
     return 0

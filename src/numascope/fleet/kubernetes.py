@@ -263,6 +263,11 @@ def stale(run: Any, expiry_s: float, now: datetime | None = None,
     return ""
 
 
+def expires(run: Any, expiry_s: float) -> str:
+    """When the labels of `run` expire (RFC 3339, UTC): `expiry_s` after the run."""
+    return _iso((run_time(run) or datetime.now(UTC)) + timedelta(seconds=expiry_s))
+
+
 def _iso(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -278,7 +283,7 @@ def render(run: Any, found: dict[str, str], check: Check | None, expiry_s: float
               f"{run.run_id} ({verdict(run).status}), finished {_iso(t)}")]
     if check is not None:
         lines.append(f"# baseline {check.baseline}: {check.status} ({check.why})")
-    lines.append(f"# +expiry-time={_iso(t + timedelta(seconds=expiry_s))}")
+    lines.append(f"# +expiry-time={expires(run, expiry_s)}")
     lines += [f"{PREFIX}/{k}={v}" for k, v in found.items()]
     text = "".join(_one_line(x)[:1000] + "\n" for x in lines)
     for k, v in found.items():      # a bug here must never reach the node object
