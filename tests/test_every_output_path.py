@@ -12,7 +12,8 @@ from numascope import benchmark
 from numascope.cli import build_parser, main
 from numascope.command import runner
 
-FILES = {"plot": ".png", "report": ".html", "hwloc_xml": ".xml", "out": ".prom"}
+FILES = {"plot": ".png", "report": ".html", "hwloc_xml": ".xml", "out": ".prom",
+         "nfd_file": ""}
 FOLDERS = {"dirs", "io_dir", "shared_dir", "prom_dir"}
 NEEDS = {("io",): [], ("fleet", "run"): ["--no-mpi"], ("compare",): ["a", "b"],
          ("report",): ["latest"], ("export",): ["latest"]}

@@ -62,6 +62,18 @@ def register(p: argparse.ArgumentParser) -> None:
     r.add_argument("--prom-dir", metavar="DIR",
                    help="also write this node's results to DIR/numascope.prom for "
                         "node_exporter's textfile collector")
+    r.add_argument("--nfd-file", metavar="FILE",
+                   help="also write this node's labels (memory mode, NUMA nodes, SMT, its "
+                        "check against --baseline) as node-feature-discovery's local feature "
+                        "file FILE, atomically, e.g. /etc/kubernetes/node-feature-discovery/"
+                        "features.d/numascope (one task per node, no MPI; docs/kubernetes.md)")
+    r.add_argument("--baseline", metavar="NAME",
+                   help="with --nfd-file: check this node's run against baseline NAME of "
+                        "--store (label baseline-check: pass, fail or inconclusive)")
+    r.add_argument("--tolerance", action="append", metavar="METRIC=PCT%",
+                   help="the check's tolerances, as `fleet check` takes them (repeatable)")
+    r.add_argument("--nfd-expiry", metavar="AGE",
+                   help="the labels expire AGE after the run: 12h, 7d (default 24h)")
     r.add_argument("--fleet-id", metavar="ID",
                    help="the fleet run id (default: slurm-JOB.STEP under Slurm, else new)")
     from numascope.command.flags import add_options
@@ -140,6 +152,31 @@ def register(p: argparse.ArgumentParser) -> None:
     add_store(c)
     add_json(c)
 
+    lb = sub.add_parser("labels", help="write this node's labels as node-feature-discovery's "
+                                       "local feature file (Kubernetes)",
+                        description="Label this node from its latest run in the store: "
+                                    "node-feature-discovery's local feature file "
+                                    "(docs/kubernetes.md). Exit 0 written, 5 nothing written "
+                                    "(nothing measured: no run of the host, a run from before "
+                                    "this boot or past --expiry; a file of ours is removed).")
+    lb.add_argument("--output", "-o", required=True, metavar="FILE",
+                    help="the feature file, written atomically (- for standard output), e.g. "
+                         "/etc/kubernetes/node-feature-discovery/features.d/numascope")
+    lb.add_argument("--host", metavar="NAME",
+                    help="label from this host's latest run (default the local host, as "
+                         "fleet run records it)")
+    lb.add_argument("--baseline", metavar="NAME",
+                    help="also the run's check against this baseline (label baseline-check: "
+                         "pass, fail or inconclusive)")
+    lb.add_argument("--tolerance", action="append", metavar="METRIC=PCT%",
+                    help="the check's tolerances, as `fleet check` takes them (repeatable)")
+    lb.add_argument("--max-age", metavar="AGE",
+                    help="the check judges no run older: 30m, 24h, 7d or none (default 24h)")
+    lb.add_argument("--expiry", metavar="AGE",
+                    help="the labels expire AGE after the run: 12h, 7d (default 24h)")
+    add_store(lb)
+    add_json(lb)
+
     pr = sub.add_parser("prom", help="write results as node_exporter textfile exposition")
     pr.add_argument("--out", required=True, metavar="FILE",
                     help="the .prom file (written atomically)")
@@ -163,13 +200,14 @@ def _add_select(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     cmd = args.fleet_cmd
     if cmd is None:
-        raise UserError("give a subcommand: run, gather, report, baseline, check or prom")
+        raise UserError("give a subcommand: run, gather, report, baseline, check, prom or "
+                        "labels")
     if cmd == "baseline" and args.baseline_cmd is None:
         raise UserError("give an action: fleet baseline save NAME, fleet baseline list, or "
                         "fleet baseline copy NAME --to DB")
     check_values(args)
     return {"run": _run, "gather": _gather, "report": _report, "baseline": _baseline,
-            "check": _check, "prom": _prom}[cmd](args)
+            "check": _check, "prom": _prom, "labels": _labels}[cmd](args)
 
 
 def check_values(args: argparse.Namespace) -> None:
@@ -346,6 +384,7 @@ def _run(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     from numascope.plan import parse_duration
     budget = parse_duration(args.budget) if args.budget is not None else profile.budget_s
+    nfd = _nfd(args, profile)
     slurm = node.slurm_env()
 
     def measure(ident: dict[str, Any]):
@@ -379,20 +418,22 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("--confirm with --smoke: smoke numbers measure caches and flag no "
                         "node, so there is nothing to confirm; use --quick or --full")
     comm = None
-    comm = mpi.world(allow=not args.no_mpi)
+    # --nfd-file labels the node each task runs on: every task works alone (as --no-mpi)
+    comm = mpi.world(allow=not args.no_mpi and nfd is None)
     if comm is None:
         if args.confirm:
             raise UserError("--confirm re-measures the flagged nodes in the same job: it "
-                            "needs MPI ranks (mpirun, or srun --mpi=pmix), not --no-mpi "
-                            "or tasks that do not talk")
-        return _run_alone(args, measure, slurm, shared, profile, tags)
+                            "needs MPI ranks (mpirun, or srun --mpi=pmix), not --no-mpi, "
+                            "--nfd-file or tasks that do not talk")
+        return _run_alone(args, measure, slurm, shared, profile, tags, nfd)
     return _run_mpi(args, comm, measure, profile, tags)
 
 
-def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
+def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None) -> int:
     """No MPI: this task measures its node and writes its record file (--shared-dir, with
     the fleet's manifest: numascope.fleet.manifest), or its run into the store (its
-    placeholder first). A watchdog records it failed after --node-timeout."""
+    placeholder first), then its labels (--nfd-file). A watchdog records it failed after
+    --node-timeout."""
     import os
 
     from numascope.fleet import files, keep, manifest, mpi, node
@@ -413,6 +454,8 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
         raise UserError(why)
     fid = args.fleet_id or node.default_fleet_id(slurm)
     ident = node.identity(fid, rank, tasks, launcher)
+    if nfd is not None:
+        _clear_labels(nfd)
     keeper = None
     if shared is not None:
         try:       # every task writes the same manifest: the tasks that never report count
@@ -440,6 +483,8 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
                 keeper.record(rec)
                 keeper.finish()
             _warn(f"{ident['host']}: {rec.stages[0].reason}")
+            if nfd is not None:
+                _label(args, nfd, rec, True)
         finally:
             os._exit(1)
 
@@ -461,8 +506,81 @@ def _run_alone(args, measure, slurm, shared, profile, tags) -> int:
     where = f"{shared}" if shared is not None else f"store {args.store or 'default'}"
     code = _print_nodes(args, fid, [_node_row(rec)], "shared-dir" if shared else "store",
                         where, expected=None if shared is not None else tasks, note=note)
+    if nfd is not None:
+        _label(args, nfd, rec, stored)
     _say_stopped()
     return code if stored or code else 1
+
+
+def _nfd(args: argparse.Namespace, profile: Any) -> Any:
+    """fleet run --nfd-file: where the labels go, the baseline they are checked against
+    (read from --store now) and their expiry, all checked before anything is measured; None
+    without --nfd-file."""
+    from numascope.fleet import baseline
+    from numascope.fleet import kubernetes as k8s
+    if args.nfd_file is None:
+        for flag, value in (("--baseline", args.baseline), ("--tolerance", args.tolerance),
+                            ("--nfd-expiry", args.nfd_expiry)):
+            if value is not None:
+                raise UserError(f"{flag}: give --nfd-file FILE too (the labels it is for)")
+        return None
+    path = k8s.output_path(args.nfd_file, "--nfd-file")
+    expiry = k8s.parse_expiry(args.nfd_expiry, "--nfd-expiry")
+    if args.baseline is None:
+        if args.tolerance:
+            raise UserError("--tolerance: give --baseline NAME too (the check it tunes)")
+        return k8s.Target(path, None, {}, expiry)
+    given = baseline.parse_tolerances(args.tolerance)
+    name = baseline.check_name(args.baseline, "--baseline")
+    if profile.name == "smoke":
+        raise UserError("--baseline with --smoke: smoke numbers measure caches and are never "
+                        "checked against a baseline; use --quick or --full")
+    with _open(args) as store:
+        base = baseline.load(store, name)
+    baseline.check_tolerance_keys(base, given)
+    return k8s.Target(path, base, given, expiry)
+
+
+def _clear_labels(nfd: Any) -> None:
+    """Before measuring: a feature file of ours from before this boot goes now, not after
+    the run (the machine may be set otherwise since; NFD would advertise it meanwhile)."""
+    from numascope.errors import escape_text
+    from numascope.fleet import kubernetes as k8s
+    try:
+        if k8s.from_before_boot(nfd.path, k8s.boot_time()) and k8s.remove(nfd.path):
+            _warn(f"--nfd-file {escape_text(nfd.path, 160)}: written before this boot, "
+                  "removed until this run ends")
+    except OSError as e:
+        _warn(f"--nfd-file {escape_text(nfd.path, 160)}: cannot remove the file of an "
+              f"earlier boot ({e.strerror or type(e).__name__})")
+
+
+def _label(args: argparse.Namespace, nfd: Any, rec: Any, stored: bool) -> None:
+    """fleet run --nfd-file: this node's labels from its record (numascope.fleet.kubernetes);
+    none, and a file of ours removed, for a record that never read the machine, was not
+    stored or was made with a test hook."""
+    from numascope.errors import escape_text
+    from numascope.fleet import kubernetes as k8s
+    from numascope.fleet.node import hooks_of
+    shown = escape_text(nfd.path, 160)
+    hooks = hooks_of(rec)
+    why = ("its record was not stored" if not stored else
+           f"its run was made with test hook {', '.join(hooks)}" if hooks else
+           k8s.measured(rec))
+    try:
+        if why:
+            gone = k8s.remove(nfd.path)
+            _warn(f"--nfd-file {shown}: no labels written: {why}"
+                  + ("; the earlier file is removed" if gone else ""))
+            return
+        check = k8s.judge(nfd.base, rec, nfd.given, None) if nfd.base is not None else None
+        found = k8s.labels(rec, check)
+        k8s.write(nfd.path, k8s.render(rec, found, check, nfd.expiry_s))
+    except OSError as e:
+        _warn(f"--nfd-file {shown}: cannot write ({e.strerror or type(e).__name__})")
+        return
+    if not args.json:
+        _para(f"labels: {shown} ({k8s.summary(found)})")
 
 
 def _say_stopped() -> None:
@@ -1088,6 +1206,80 @@ def _cannot(args: argparse.Namespace, base: dict[str, Any], pick: Any, why: str,
     else:
         _para(line)
     return baseline.INCONCLUSIVE_EXIT
+
+
+# -- Kubernetes: node-feature-discovery labels ---------------------------------------------
+
+def _labels(args: argparse.Namespace) -> int:
+    """fleet labels: this host's latest run as NFD's local feature file (exit 0), or, when
+    nothing was measured that may label the node now, none and exit 5 (a file of ours
+    removed)."""
+    from numascope.errors import escape_text
+    from numascope.fleet import baseline, judged
+    from numascope.fleet import kubernetes as k8s
+    path = k8s.output_path(args.output, "--output", stdout_ok=True)
+    if str(path) == "-" and args.json:
+        raise UserError("--output - with --json: standard output holds the JSON document; "
+                        "give a file")
+    expiry = k8s.parse_expiry(args.expiry, "--expiry")
+    name = given = None
+    if args.baseline is not None:
+        given = baseline.parse_tolerances(args.tolerance)
+        name = baseline.check_name(args.baseline, "--baseline")
+    elif args.tolerance or args.max_age is not None:
+        flag = "--tolerance" if args.tolerance else "--max-age"
+        raise UserError(f"{flag}: give --baseline NAME too (the check it tunes)")
+    max_age = judged.parse_age(args.max_age)
+    host = _host(args)
+    run = base = None
+    with _open(args) as store:
+        if name is not None:
+            base = baseline.load(store, name)
+            baseline.check_tolerance_keys(base, given)
+        pick = judged.host_run(store, host)
+        if pick.run_id is not None:
+            run = store.get_run(pick.run_id)
+    if run is not None:
+        refuse_hooked([run], "labels")
+    why = pick.why if run is None else (
+        k8s.measured(run) or k8s.stale(run, expiry, boot=k8s.boot_time()))
+    shown = escape_text(path, 160)
+    if why:
+        try:
+            gone = str(path) != "-" and k8s.remove(path)
+        except OSError as e:     # an earlier file of ours that stays would still label
+            raise UserError(f"--output {shown}: no labels for host {host}, and the earlier "
+                            f"file cannot be removed ({e.strerror or type(e).__name__})"
+                            ) from None
+        line = (f"no labels for host {host}: {why}; "
+                + (f"{shown} removed (NFD drops its labels)" if gone else "nothing written"))
+        if args.json:
+            emit(NAME, [], [{"kind": "not-measured", "exit_code": baseline.INCONCLUSIVE_EXIT,
+                             "message": line}], subcommand="labels", host=host,
+                 run_id=pick.run_id, output=str(path), removed=gone)
+        else:
+            _para(line)
+        return baseline.INCONCLUSIVE_EXIT
+    check = k8s.judge(base, run, given, max_age) if base is not None else None
+    found = k8s.labels(run, check)
+    text = k8s.render(run, found, check, expiry)
+    if str(path) == "-":
+        import sys
+        sys.stdout.write(text)        # as it is: no console markup, wrapping or emoji
+        return 0
+    try:
+        k8s.write(path, text)
+    except OSError as e:        # checked before; a disk that filled since
+        raise UserError(f"--output {shown}: cannot write ({e.strerror or type(e).__name__})"
+                        ) from None
+    if args.json:
+        emit(NAME, [{"name": f"{k8s.PREFIX}/{k}", "value": v} for k, v in found.items()], [],
+             subcommand="labels", host=host, run_id=run.run_id, output=str(path),
+             check=None if check is None else check.__dict__,
+             expiry=k8s.expires(run, expiry))
+    else:
+        _para(f"wrote {shown}: host {host}, run {run.run_id} ({k8s.summary(found)})")
+    return 0
 
 
 # -- Prometheus ----------------------------------------------------------------------------

@@ -14,4 +14,5 @@ launcher (srun, mpirun), gather the records into one store, find the outliers.
 - load.py      a fleet's runs read with only what the analysis needs (not whole records)
 - baseline.py  named baselines (group medians) kept in the store, and checks against them
 - prom.py      node_exporter textfile exposition
+- kubernetes.py  node-feature-discovery labels (a features.d file) from a run and its check
 """

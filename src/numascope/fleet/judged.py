@@ -37,8 +37,9 @@ RAN = ("done", "failed")            # a stage that measured (or tried to and fai
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def parse_age(text: str | None) -> float | None:
-    """--max-age: 90s, 30m, 24h, 7d (a bare number is hours), or none (no limit)."""
+def parse_age(text: str | None, flag: str = "--max-age") -> float | None:
+    """--max-age (or `flag`): 90s, 30m, 24h, 7d (a bare number is hours), or none (no
+    limit)."""
     if text is None:
         return DEFAULT_MAX_AGE_S
     t = text.strip().lower()
@@ -46,11 +47,11 @@ def parse_age(text: str | None) -> float | None:
         return None
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhd]?)", t)
     if not m:
-        raise UserError(f"--max-age {text!r}: give a duration such as 30m, 24h or 7d "
+        raise UserError(f"{flag} {text!r}: give a duration such as 30m, 24h or 7d "
                         "(or none)")
     seconds = float(m.group(1)) * _UNITS[m.group(2) or "h"]
     if not (math.isfinite(seconds) and seconds > 0):
-        raise UserError(f"--max-age {text!r}: give a duration larger than zero")
+        raise UserError(f"{flag} {text!r}: give a duration larger than zero")
     return seconds
 
 
