@@ -41,7 +41,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # the command kit: below the command line, beside the families (it runs their cases)
     "numascope.command": ("numascope.benchmark", "numascope.console", "numascope.errors",
                           "numascope.families", "numascope.memspec", "numascope.options",
-                          "numascope.paths",
+                          "numascope.paths", "numascope.plan", "numascope.cost",
                           "numascope.report.figures", "numascope.results.record",
                           "numascope.signals", "numascope.steady"),
 }

@@ -136,11 +136,11 @@ def test_a_budgeted_run_ends_on_time_with_its_headline_figures(tmp_path, capsys)
     topo, quick = read_topology("/"), profile("quick")
     with Store.open(db) as st:
         plan = P.make_plan(topo, quick, stages, factors(topo, quick, st))
-    # room for the headline cases (their first units as planned, twice that: the plan of
-    # one earlier run on a shared machine is not exact) and little else
+    # room for the headline cases (their first units as planned, three times that: the
+    # plan of one earlier run on a shared, busy machine is not exact) and little else
     heads = sum(c.fixed for st in plan.stages for c in st.cases if c.headline)
-    budget = 2 * heads + suite.BUDGET_RESERVE_S + 1.0
-    assert budget < plan.seconds
+    budget = 3 * heads + suite.BUDGET_RESERVE_S + 1.0
+    assert budget < plan.seconds - heads
     t0 = time.monotonic()
     rc = main([*argv, "--budget", f"{budget:.3f}s"])
     took = time.monotonic() - t0

@@ -16,6 +16,7 @@ from test_store_helpers import make_topo
 from numascope import suite
 from numascope.benchmark import Case
 from numascope.cli import main
+from numascope.families.latency.bench import LatencyParams
 from numascope.fleet import baseline, outliers, prom
 from numascope.fleet.verdict import verdict
 from numascope.profile import profile
@@ -30,7 +31,8 @@ class _DeniedPartWay:
     title = "latency"
 
     def suite_cases(self, topo, prof):
-        return [Case("dram N0", {}), Case("dram N1", {})]
+        p = LatencyParams(bytes=1 << 20, cpu=0)          # what the planner reads
+        return [Case("dram N0", p), Case("dram N1", p)]
 
     def measure(self, topo, case):
         if case.label == "dram N1":
@@ -50,9 +52,11 @@ def _ok(text: str) -> tuple[dict, dict]:
 def test_a_permission_error_part_way_is_not_ok_in_prom_as_check_cannot_judge_it(tmp_path):
     rec = node("n0001", "f2", {}, rng=random.Random(1))
     rec.results = [r for r in rec.results if r.family != "latency"]
-    st = suite.Stage("latency", "latency", _DeniedPartWay)
-    suite._run_stage(st, make_topo(), rec, profile("quick"),
-                     lambda info: lambda res: rec.results.append(res), None, None)
+    topo, prof = make_topo(), profile("quick")
+    r = suite._StageRun(suite.Stage("latency", "latency", _DeniedPartWay))
+    suite._load([r], topo, rec, prof, {}, None)          # as run_suite does
+    suite._run_stage(r, topo, rec, prof, lambda info: lambda res: rec.results.append(res),
+                     None, None, None, suite._Budget(None))
     info = rec.stage("latency")
     assert info.status == "incomplete" and "Permission denied" in info.reason
     assert [r.case for r in rec.results if r.family == "latency"] == ["dram N0"]

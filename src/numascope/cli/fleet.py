@@ -318,7 +318,8 @@ NBSP = "\u00a0"
 
 def _para(text: str, indent: str = "", keep: tuple[str, ...] = ()) -> None:
     """`text` wrapped to WIDTH columns; the names in `keep` (metric keys, case names) are
-    not broken inside (a line too short for one breaks it as a last resort)."""
+    not broken inside (a line too short for one breaks it as a last resort); a path is
+    never broken, so that it can be copied whole."""
     for name in keep:
         if name:
             text = text.replace(name, name.replace(" ", NBSP))
@@ -326,7 +327,8 @@ def _para(text: str, indent: str = "", keep: tuple[str, ...] = ()) -> None:
     for line in textwrap.wrap(text, WIDTH - 1, initial_indent=indent,
                               subsequent_indent=indent + "  ", break_long_words=False,
                               break_on_hyphens=False) or [""]:
-        lines += [line] if len(line) <= WIDTH - 1 else textwrap.wrap(
+        lines += [line] if len(line) <= WIDTH - 1 or "/" in line.strip() and \
+            " " not in line.strip() else textwrap.wrap(
             line, WIDTH - 1, subsequent_indent=indent + "  ", break_long_words=True)
     for line in lines:
         out.print(line.replace(NBSP, " "), markup=False, soft_wrap=True)
