@@ -13,6 +13,7 @@ import pytest
 from numascope import _core
 from numascope.errors import MeasurementError, UserError
 from numascope.families.bandwidth import bench as bw
+from numascope.families.bandwidth.family import Bandwidth
 from numascope.topology import read_topology
 
 SMALL = 4 << 20          # 4 MiB per array: fast; the cache warning is expected
@@ -152,7 +153,7 @@ def test_small_arrays_are_flagged(topo):
 
 
 def test_benchmark_protocol(topo):
-    bench = bw.Bandwidth()
+    bench = Bandwidth()
     cases = bench.cases(topo, kernels=["scale"], threads=1, size_bytes=SMALL, reps=1)
     res = bench.measure(topo, cases[0])
     assert res.case == cases[0].label and res.params["sweep"] == "single"
@@ -164,7 +165,7 @@ def test_plot_figures(topo, tmp_path):
     from numascope.families.bandwidth.figures import figures
     cases = bw.build_cases(topo, kernels=["triad"], scaling=True, per_domain=True,
                            size_bytes=SMALL, reps=1)
-    bench = bw.Bandwidth()
+    bench = Bandwidth()
     results = [bench.measure(topo, c) for c in cases]
     figs = figures(results)
     titles = [t for t, _ in figs]
@@ -194,7 +195,7 @@ def test_no_kernel_became_memcpy_or_memset():
 
 
 def test_identical_case_reuses_measurement(topo):
-    bench = bw.Bandwidth()
+    bench = Bandwidth()
     cpus = _cpus(topo, 1)
     common = bw.BandwidthParams(kernel="copy", cpus=tuple(cpus), size_bytes=SMALL, reps=1,
                                 nt="off").checked(topo)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from numascope.advice import BIMODAL, advise, disturbed
+from numascope.analysis.efficiency import measured_from
 from numascope.families.bandwidth.outliers import (
     MAX_SHARE,
     MIN_REPS,
@@ -26,7 +27,6 @@ from numascope.families.bandwidth.outliers import (
     screen,
     split,
 )
-from numascope.peaks import measured_from
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
 

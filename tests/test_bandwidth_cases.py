@@ -7,10 +7,11 @@ import pytest
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.families.bandwidth import bench as bw
 from numascope.families.bandwidth.bench import BandwidthParams
-from numascope.families.bandwidth.placements import check_placement
+from numascope.families.bandwidth.family import Bandwidth
 from numascope.families.bandwidth.sizes import default_array_bytes, parse_size
 from numascope.host import Host
 from numascope.memspec import MemorySpec
+from numascope.pages import check_placement
 from numascope.profile import FULL, QUICK, SMOKE
 from numascope.steady import MIN_REPS, Steady
 from numascope.topology.model import Core, Cpu, L3Domain, Node, Package, Topology
@@ -116,7 +117,7 @@ def test_suite_profiles():
     # smoke: the profile's count, never fewer than the outlier screen needs
     assert {c.params.reps for c in bw.suite_cases(topo, SMOKE)} == \
         {max(SMOKE.reps, bw.QUICK_REPS)}
-    assert bw.Bandwidth().suite_cases(topo, QUICK)[0].params == quick[0].params
+    assert Bandwidth().suite_cases(topo, QUICK)[0].params == quick[0].params
     with pytest.raises(UserError):
         bw.suite_cases(topo, "huge")
 

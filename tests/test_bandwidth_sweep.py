@@ -230,7 +230,8 @@ def test_a_level_without_plateau_is_noted_on_the_record():
 def test_a_real_sweep_records_every_point():
     """The family's own kernel on small working sets: the records' names and fields, and
     plateaus found from whatever it measured (no timing asserted)."""
-    from numascope.families.bandwidth.bench import ARRAYS, Bandwidth, BandwidthParams
+    from numascope.families.bandwidth.bench import ARRAYS, BandwidthParams
+    from numascope.families.bandwidth.family import Bandwidth
     topo = read_topology("/")
     cpu = topo.usable_cpus()[0]
     cases = sweep.cases(topo, ["triad", "read"], [cpu], BandwidthParams(reps=2),
@@ -366,9 +367,9 @@ def test_no_sweep_no_figure():
 
 # -- numascope run --bw-sweep -------------------------------------------------------------------
 def test_run_bw_sweep_stores_points_and_plateaus_and_reports_them(tmp_path, capsys):
+    from numascope.analysis.efficiency import measured_from
     from numascope.cli import main
-    from numascope.families.bandwidth.bench import Bandwidth
-    from numascope.peaks import measured_from
+    from numascope.families.bandwidth.family import Bandwidth
     from numascope.profile import SMOKE
     report = tmp_path / "r.html"
     assert main(["run", "--smoke", "--stage", "bandwidth", "--bw-sweep", "--store",
@@ -388,7 +389,7 @@ def test_run_bw_sweep_stores_points_and_plateaus_and_reports_them(tmp_path, caps
 
 
 def test_the_default_run_has_no_sweep():
-    from numascope.families.bandwidth.bench import Bandwidth
+    from numascope.families.bandwidth.family import Bandwidth
     topo = read_topology("/")
     assert not any(c.label.startswith("sweep ") for c in Bandwidth().suite_cases(topo, "quick"))
     assert any(c.label.startswith("sweep triad")

@@ -10,10 +10,10 @@ import statistics
 import pytest
 
 from numascope import _core
+from numascope.analysis.efficiency import measured_from
 from numascope.errors import MeasurementError
 from numascope.families.bandwidth import bench as bw
 from numascope.families.bandwidth.outliers import MIN_EXCESS, screen
-from numascope.peaks import measured_from
 from numascope.topology import read_topology
 
 LATE = 0.2   # seconds thread 0 is held back after the others finished

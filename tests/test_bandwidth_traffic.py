@@ -10,8 +10,8 @@ import io
 import pytest
 from rich.console import Console
 
+from numascope import traffic as tr
 from numascope.families.bandwidth import bench as bw
-from numascope.families.bandwidth import traffic as tr
 from numascope.peaks import flops
 from numascope.results.record import BenchResult, Metric
 from numascope.topology import read_topology

@@ -466,7 +466,7 @@ def test_reps_auto_units_are_called_what_they_are_everywhere(topo):
     from test_store_helpers import make_run
 
     from numascope import steady
-    from numascope.report.figures.marks import Medians
+    from numascope.plotting.marks import Medians
     from numascope.report.headline import headlines
     from numascope.report.sections import _spread
     bench = cz.Compress()

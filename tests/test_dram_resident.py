@@ -12,9 +12,9 @@ from fleet_synth import PEAK, node
 from test_predict import NODE0, bw, rec
 from test_report_summary import run_of, triad
 
+from numascope.analysis.efficiency import efficiency_table, measured_from
 from numascope.families.bandwidth.resident import dram_resident, why_not
 from numascope.fleet import outliers
-from numascope.peaks.efficiency import efficiency_table, measured_from
 from numascope.predict.model import points
 from numascope.report.headline import headlines
 from numascope.results.record import BenchResult, Metric

@@ -16,7 +16,8 @@ matplotlib.use("Agg")
 
 from numascope.analysis.primary import primary_metrics
 from numascope.console import show
-from numascope.report.figures import marks, render
+from numascope.plotting import marks
+from numascope.report.figures import render
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord
 

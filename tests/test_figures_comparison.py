@@ -11,7 +11,8 @@ matplotlib.use("Agg")
 
 from numascope.analysis.compare import compare_runs
 from numascope.console import show
-from numascope.report.figures import comparison, marks, render
+from numascope.plotting import marks
+from numascope.report.figures import comparison, render
 from tests.test_store_helpers import make_result, make_run
 
 

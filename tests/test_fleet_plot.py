@@ -24,7 +24,7 @@ def test_every_node_is_a_visible_point_above_the_band():
 
 def test_fleet_figure_has_units_the_median_written_and_a_caption():
     from numascope.console import show
-    from numascope.report.figures.marks import caption_of
+    from numascope.plotting.marks import caption_of
     runs = fleet(12, {3: {"bandwidth/triad compact 96T/bandwidth": 0.5}}, seed=3,
                  fleet_id="p", spread=(0.02, 0.03))
     a = outliers.analyze(runs)

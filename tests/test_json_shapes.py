@@ -27,12 +27,12 @@ def test_the_json_document_has_the_shape_it_had(name):
 
 def expected(name: str):
     """The recorded shape, less what this host cannot have: `bw`'s DRAM traffic figure
-    exists only where this CPU's write-allocate is known (families/bandwidth/traffic.py:
+    exists only where this CPU's write-allocate is known (traffic.py:
     unknown on Intel Ice Lake-SP and later, or an unidentified core), and the recorded
     shape came from a host where it was."""
     before = copy.deepcopy(BEFORE[name])
     if name == "bw":
-        from numascope.families.bandwidth import traffic
+        from numascope import traffic
         from numascope.topology import read_topology
         wa = traffic.write_allocate(traffic.cpu_uarch(read_topology("/")), "ordinary")
         if wa.allocates is None:

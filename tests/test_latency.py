@@ -9,6 +9,7 @@ import pytest
 from numascope import _core
 from numascope.errors import Unavailable, UserError
 from numascope.families.latency import bench as lat
+from numascope.families.latency import family
 from numascope.host import Host
 from numascope.memspec import MemorySpec
 from numascope.profile import FULL, QUICK, SMOKE
@@ -175,7 +176,7 @@ def test_bad_stride_is_user_error(topo, stride):
     with pytest.raises(UserError, match="power of two from 64 to 4096"):
         lat.chase(topo, 1 << 20, stride=stride)
     with pytest.raises(UserError, match="power of two from 64 to 4096"):
-        lat.Latency().cases(topo, lat.LatencyParams(stride=stride), sizes=[1 << 20])
+        family.Latency().cases(topo, lat.LatencyParams(stride=stride), sizes=[1 << 20])
 
 
 def test_buffer_must_hold_two_strides(topo):
@@ -194,7 +195,7 @@ def test_loaded_latency_chases_at_the_stride(topo):
 
 
 def test_cases_pass_the_stride_to_measure(topo):
-    b = lat.Latency()
+    b = family.Latency()
     (case,) = b.cases(topo, lat.LatencyParams(samples=2, loads=1 << 12, stride=128),
                       sizes=[256 << 10])
     r = b.measure(topo, case)
@@ -286,15 +287,15 @@ def test_a_replayed_topology_checks_no_host(tmp_path):
 
 def test_suite_cases_follow_the_profile(topo):
     # and memory-level parallelism (tests/test_latency_chains.py) in every profile
-    (quick,) = [c for c in lat.suite_cases(topo, QUICK) if c.params.kind == "idle"]
+    (quick,) = [c for c in family.suite_cases(topo, QUICK) if c.params.kind == "idle"]
     cpu = topo.usable_cpus()[0]
     # idle chases take samples until steady (quick: one case, the stage's whole pool)
     assert quick.params.samples == Steady(min_reps=QUICK.samples, max_reps=QUICK.steady_max)
     assert quick.params.samples.pool.cases == 1 and quick.params.loads == 1 << 17
-    (smoke,) = [c for c in lat.suite_cases(topo, SMOKE) if c.params.kind == "idle"]
+    (smoke,) = [c for c in family.suite_cases(topo, SMOKE) if c.params.kind == "idle"]
     assert smoke.params.samples == SMOKE.samples
     assert quick.params.bytes == lat.quick_dram_size(topo, cpu)
-    full = lat.suite_cases(topo, FULL)
+    full = family.suite_cases(topo, FULL)
     kinds = [c.params.kind for c in full]
     assert {c.params.mode for c in full if c.params.kind == "idle"} == set(lat.MODES)
     assert any(c.label.startswith("sweep ") for c in full)
@@ -314,7 +315,7 @@ def test_loaded_cases_one_delay_each_with_loaders_resolved(topo):
     cpus = topo.usable_cpus()
     if len(cpus) < 2:
         pytest.skip("needs two CPUs")
-    cases = lat.Latency().cases(topo, lat.LatencyParams(kind="loaded", bytes=4 << 20,
+    cases = family.Latency().cases(topo, lat.LatencyParams(kind="loaded", bytes=4 << 20,
                                                         load_bytes=4 << 20),
                                 delays=[0, 100])
     assert [c.params.delay for c in cases] == [0, 100]

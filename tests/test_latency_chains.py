@@ -13,7 +13,7 @@ from test_latency_distribution import assert_group_follows_the_timer
 
 from numascope import _core
 from numascope.families.latency import bench as lat
-from numascope.families.latency import chains, distribution, mlp
+from numascope.families.latency import chains, distribution, family, mlp
 from numascope.families.latency.distribution import TAIL_GROUPS
 from numascope.families.latency.options import TABLE, WINDOW
 from numascope.topology import read_topology
@@ -303,13 +303,13 @@ def test_the_suite_has_chains_in_both_profiles_named_by_role(topo):
     from numascope.profile import FULL, QUICK
     want = [(cpu, n) for cpu in chains.l3_kind_cpus(topo) for n in chains.SUITE_COUNTS]
     for prof in (QUICK, FULL):
-        got = [c for c in lat.suite_cases(topo, prof) if c.params.kind == "chains"]
+        got = [c for c in family.suite_cases(topo, prof) if c.params.kind == "chains"]
         assert [(c.params.base.cpu, c.params.chains) for c in got] == want
         assert all(c.params.base.samples == prof.samples for c in got)
         assert not any(f"cpu{c.params.base.cpu}" in c.params.label() for c in got)
-    full = [c for c in lat.suite_cases(topo, FULL) if c.params.kind == "chains"]
+    full = [c for c in family.suite_cases(topo, FULL) if c.params.kind == "chains"]
     assert all(c.params.base.bytes == lat.dram_size(topo, c.params.base.cpu) for c in full)
-    quick = [c for c in lat.suite_cases(topo, QUICK) if c.params.kind == "chains"]
+    quick = [c for c in family.suite_cases(topo, QUICK) if c.params.kind == "chains"]
     assert all(c.params.base.loads == 1 << 17 for c in quick)
 
 

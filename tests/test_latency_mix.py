@@ -12,11 +12,11 @@ import sys
 import pytest
 
 from numascope.errors import UserError
-from numascope.families.bandwidth.traffic import WriteAllocate
 from numascope.families.latency import bench as lat
 from numascope.families.latency import knee
 from numascope.families.latency.mixes import Mix, check_mixes
 from numascope.results.record import BenchResult, Metric
+from numascope.traffic import WriteAllocate
 
 YES, NO, UNKNOWN = WriteAllocate(True, "rfo"), WriteAllocate(False, "none"), \
     WriteAllocate(None, "who knows")

@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from numascope.families.latency import bench as lat
+from numascope.families.latency import family
 from numascope.families.latency.command import _print
 from numascope.families.latency.figures import figures
 from numascope.results.record import BenchResult, Metric
@@ -82,20 +83,20 @@ def test_points_are_ordered_by_bandwidth_not_by_delay():
 
 
 def test_suite_style_one_delay_per_case_gets_the_note_when_the_pair_completes():
-    b = lat.Latency()
+    b = family.Latency()
     pts = non_monotone()
     # the suite measures delay 0 first (most bandwidth), then the lighter loads
     for r in reversed(pts):
         b._on_curve(r)
     flagged = [r.params["delay"] for r in pts if any("not monotone" in n for n in r.notes)]
     assert flagged and set(flagged) <= {10000, 800, 100}
-    b2 = lat.Latency()
+    b2 = family.Latency()
     for r in monotone():
         assert not any("not monotone" in n for n in b2._on_curve(r).notes)
 
 
 def test_different_curves_are_not_compared():
-    b = lat.Latency()
+    b = family.Latency()
     b._on_curve(point(800, 1.3, [134] * 5, cpu=0))
     r = b._on_curve(point(0, 10.0, [120] * 5, cpu=1))
     assert not any("not monotone" in n for n in r.notes)

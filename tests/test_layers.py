@@ -1,8 +1,10 @@
-"""Layers import downward only: every module under src/numascope is read with `ast`, its
-numascope imports collected (module level, inside functions, under TYPE_CHECKING, relative
-ones, importlib.import_module("numascope…")), and each checked against the rule of its layer.
-
-To add a layer, add one line to LAYERS: its name and the lower modules it may import."""
+"""Imports flow one way: every module under src/numascope is read with `ast`, its numascope
+imports collected (module level, inside functions, under TYPE_CHECKING, relative ones,
+importlib.import_module("numascope…")), and each checked against its band (BANDS: every
+module is in one; none imports a band above its own), the finer rules of the lower bands
+(NARROW), the families' own rule (a family imports its folder and the families its
+__init__ says it STANDS_ON), and for circles (none, anywhere). docs/architecture.md draws
+the bands."""
 
 from __future__ import annotations
 
@@ -14,10 +16,40 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = SRC / "numascope"
 
-# layer -> the numascope modules/packages it may import besides itself, lowest layer first.
-# A module is ruled by the longest layer name that is it or a package above it; modules
-# under no layer are not checked (yet).
-LAYERS: dict[str, tuple[str, ...]] = {
+# The bands, lowest first: a module may import its own band and the ones below, never one
+# above. A module is in the band of the longest prefix naming it (dotted, below
+# "numascope."); every module of the package is in one (test_every_module_is_in_a_band).
+BANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # what everything uses: exit codes and errors, sizes, what an option is, output paths,
+    # atomic files, signals, subprocesses, the console, the publications
+    ("basics", ("", "errors", "units", "options", "paths", "atomic", "signals", "procs",
+                "console", "sources", "results.plain")),
+    # the machine: its topology, host facts, placement, memory specs, clock, state and
+    # readiness, layouts and launcher lines, its theoretical peaks, where pages landed and
+    # the DRAM traffic of a kernel on its cores
+    ("machine", ("topology", "host", "placement", "memspec", "clock", "sysstate", "layouts",
+                 "readiness", "recipes", "peaks", "pages", "traffic")),
+    # what a family is made of (besides the C core, numascope._core): the Benchmark shape,
+    # results, runs and their headline lines, steady repetitions, the profiles, the cost
+    # model, the plotting kit
+    ("kit", ("benchmark", "results.record", "results.run", "results.headline", "steady",
+             "profile", "cost", "plotting")),
+    ("families", ("families",)),
+    # over runs: the suite and its plan, the store and exports, analysis, advice,
+    # predictions, the published reference figures
+    ("runs", ("suite", "plan", "results", "analysis", "advice", "predict", "references")),
+    ("fleet", ("fleet",)),
+    ("report", ("report",)),
+    # the command kit and the commands: each family's command module (families/*/command.py,
+    # *_command.py) stands here, on the kit, as cli/ does
+    ("commands", ("command",)),
+    ("cli", ("cli", "__main__")),
+)
+BAND_INDEX = {name: i for i, (name, _) in enumerate(BANDS)}
+
+# Within the lower bands, a module -> the modules it may import besides itself (the
+# longest name that is it or a package above it rules it).
+NARROW: dict[str, tuple[str, ...]] = {
     "numascope.errors": (),
     "numascope.units": ("numascope.errors",),
     "numascope.topology": ("numascope.errors",),
@@ -31,19 +63,16 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "numascope.placement": ("numascope.errors", "numascope.topology"),
     "numascope.memspec": ("numascope.errors", "numascope.options", "numascope.placement",
                           "numascope.topology"),
-    # what a DRAM bandwidth figure is: read by fleet, peaks, report and predict, so it
+    # what a DRAM bandwidth figure is: read by fleet, analysis, report and predict, so it
     # imports nothing (no bench, no C core)
     "numascope.families.bandwidth.resident": (),
     # published figures and the rule matching them to a host: data and plain dicts only
     "numascope.references": ("numascope.errors",),
     "numascope.benchmark": ("numascope.errors", "numascope.results.record",
                             "numascope.signals", "numascope.topology"),
-    # the command kit: below the command line, beside the families (it runs their cases)
-    "numascope.command": ("numascope.benchmark", "numascope.console", "numascope.errors",
-                          "numascope.families", "numascope.memspec", "numascope.options",
-                          "numascope.paths", "numascope.plan", "numascope.cost",
-                          "numascope.report.figures", "numascope.results.record",
-                          "numascope.signals", "numascope.steady"),
+    # the plotting kit: below the families, it knows results and their steady intervals
+    "numascope.plotting": ("numascope.console", "numascope.results.record",
+                           "numascope.steady"),
 }
 
 
@@ -88,35 +117,160 @@ def imports(source: str, module: str, is_package: bool = False) -> list[tuple[in
     return sorted((line, name) for line, name in found if _within(name, "numascope"))
 
 
-def layer_of(module: str) -> str | None:
-    ruling = [layer for layer in LAYERS if _within(module, layer)]
+def _is_family_command(module: str) -> bool:
+    return _within(module, "numascope.families") and module.rsplit(".", 1)[-1].endswith(
+        "command")
+
+
+def band_of(module: str) -> str | None:
+    """The band of a module: the band of the longest prefix naming it; a family's command
+    module is in "commands"."""
+    if _is_family_command(module):
+        return "commands"
+    rest = module.removeprefix("numascope").removeprefix(".")
+    best: tuple[int, str | None] = (-1, None)
+    for name, prefixes in BANDS:
+        for pre in prefixes:
+            if (rest == pre or (pre and rest.startswith(pre + ".")) or
+                    (pre == "" and rest == "")) and len(pre) > best[0]:
+                best = (len(pre), name)
+    return best[1]
+
+
+def _family(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["numascope", "families"] and len(parts) > 2 else None
+
+
+def stands_on(family: str) -> tuple[str, ...]:
+    """The families a family's folder declares it stands on (its __init__'s STANDS_ON)."""
+    tree = ast.parse(PKG.joinpath("families", family, "__init__.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "STANDS_ON"
+                                                for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    return ()
+
+
+def narrow_of(module: str) -> str | None:
+    ruling = [name for name in NARROW if _within(module, name)]
     return max(ruling, key=len) if ruling else None
 
 
 def violations(module: str, source: str, is_package: bool = False) -> list[str]:
-    layer = layer_of(module)
-    if layer is None:
-        return []
-    allowed = (layer, *LAYERS[layer])
-    return [f"{module}:{line} imports {name} (layer {layer} may import only "
-            f"{', '.join(allowed)})"
-            for line, name in imports(source, module, is_package)
-            if not any(_within(name, a) for a in allowed)]
+    band = band_of(module)
+    if band is None:
+        return [f"{module}: in no band"]
+    found = []
+    narrow = narrow_of(module)
+    for line, name in imports(source, module, is_package):
+        if narrow is not None and not any(_within(name, a)
+                                          for a in (narrow, *NARROW[narrow])):
+            found.append(f"{module}:{line} imports {name} ({narrow} may import only "
+                         f"{', '.join(NARROW[narrow]) or 'nothing of numascope'})")
+            continue
+        there = band_of(name)
+        if there is None or BAND_INDEX[there] > BAND_INDEX[band]:
+            found.append(f"{module}:{line} imports {name} (band {band} may not import band "
+                         f"{there})")
+            continue
+        mine, theirs = _family(module), _family(name)
+        if mine and theirs and mine != theirs and theirs not in stands_on(mine):
+            found.append(f"{module}:{line} imports {name} (family {mine} stands only on "
+                         f"{', '.join(stands_on(mine)) or 'no other family'}: its "
+                         "__init__'s STANDS_ON)")
+    return found
 
 
-@pytest.mark.parametrize("layer", list(LAYERS))
-def test_layer_imports_only_lower_layers(layer):
-    found = [v for name, f in modules().items() if layer_of(name) == layer
+def _graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: {imp for _, imp in imports(f.read_text(), name, f.name == "__init__.py")
+                   if imp in mods and imp != name}
+            for name, f in mods.items()}
+
+
+@pytest.mark.parametrize("band", [name for name, _ in BANDS])
+def test_a_band_imports_only_itself_and_lower_bands(band):
+    found = [v for name, f in modules().items() if band_of(name) == band
              for v in violations(name, f.read_text(), f.name == "__init__.py")]
-    assert not found, "upward imports:\n" + "\n".join(found)
+    assert not found, "imports running up:\n" + "\n".join(found)
 
 
-def test_every_layer_names_existing_modules():
-    """A rule for a module that moved away would check nothing."""
+def test_every_module_is_in_a_band():
+    assert not [m for m in modules() if band_of(m) is None]
+
+
+def test_every_narrow_rule_names_existing_modules():
     names = list(modules())
-    for layer, allowed in LAYERS.items():
-        for name in (layer, *allowed):
+    for rule, allowed in NARROW.items():
+        for name in (rule, *allowed):
             assert any(_within(m, name) for m in names), f"{name}: no such module"
+
+
+def test_every_band_names_existing_modules():
+    """A rule for a module that moved away would check nothing."""
+    names = [m.removeprefix("numascope").removeprefix(".") for m in modules()]
+    for band, prefixes in BANDS:
+        for pre in prefixes:
+            assert any(n == pre or n.startswith(pre + ".") for n in names), \
+                f"{band}: {pre or 'numascope'}: no such module"
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of `graph`: Tarjan's strongly connected components of more than
+    one module."""
+    import sys
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(graph)))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_round_a_circle():
+    """No import cycle, at module level or inside functions."""
+    assert not circles(_graph())
+
+
+def test_a_circle_is_found():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_families_stand_on_each_other_one_way():
+    fams = sorted(p.name for p in PKG.joinpath("families").iterdir()
+                  if p.joinpath("__init__.py").is_file())
+    for f in fams:
+        for g in stands_on(f):
+            assert g in fams, f"{f} stands on {g}: no such family"
+            assert f not in stands_on(g), f"{f} and {g} stand on each other"
 
 
 def test_the_walk_sees_every_kind_of_import():
@@ -144,6 +298,14 @@ def test_an_upward_import_is_caught():
     assert violations("numascope.host", "from numascope.results import store\n")
     assert not violations("numascope.host", "from numascope.topology.files import Tree\n")
     assert not violations("numascope.cli.topo", "from numascope.results import store\n")
+    # the families: their own folder, and the families their __init__ says they stand on
+    assert violations("numascope.families.c2c.bench",
+                      "from numascope.families.latency.bench import LatencyParams\n")
+    assert not violations("numascope.families.matrix.bench",
+                          "from numascope.families.latency.bench import LatencyParams\n")
+    assert violations("numascope.report.figures.x", "from numascope.command import runner\n")
+    assert not violations("numascope.families.c2c.command",
+                          "from numascope.command import runner\n")
 
 
 def test_only_the_command_line_imports_the_command_line():

@@ -73,7 +73,7 @@ def test_one_node_summary_is_local_only():
 
 
 def test_tier_figure_only_with_a_cpuless_tier(cxl):
-    from numascope.families.bandwidth.tier_figures import figures
+    from numascope.families.matrix.tier_figures import figures
     figs = figures(mx.run_matrix(cxl, executor(cxl)))
     assert [t for t, _ in figs] == ["Memory tiers relative to local DRAM"]
     dram_only = [r for r in mx.run_matrix(cxl, executor(cxl)) if r.params["dst"] < 2]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from numascope import peaks
+from numascope.analysis.efficiency import efficiency_table
 from numascope.errors import UserError
 from numascope.peaks import dram, links
-from numascope.peaks.efficiency import efficiency_table
 from numascope.peaks.flops import flops_peak_gflops
 from numascope.topology.model import Core, Cpu, Node, Package, Topology
 

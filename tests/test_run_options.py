@@ -10,10 +10,10 @@ import shutil
 
 import pytest
 
+from numascope.analysis.efficiency import efficiency_table
 from numascope.cli import main as cli
 from numascope.families.storage import bench as io
 from numascope.families.storage.targets import takes_direct_io
-from numascope.peaks import efficiency_table
 from numascope.results.store import Store
 
 MEMORY, LINKS = "1x DDR4-3200", "xgmi:4x16@32"      # 25.6 GB/s per socket; 512 GB/s

@@ -14,7 +14,7 @@ from tiers_sysfs import tiered
 from numascope import _core
 from numascope.errors import MeasurementError, Unavailable, UserError
 from numascope.families.bandwidth import bench as bw
-from numascope.families.bandwidth.placements import check_fractions, check_placement
+from numascope.pages import check_fractions, check_placement
 from numascope.placement import (
     check_weighted,
     format_weighted,

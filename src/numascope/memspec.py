@@ -116,3 +116,20 @@ class MemorySpec:
         else:
             s = f"{self.policy} {nodes}"
         return s if self.pages == default_pages else f"{s} {self.pages}"
+
+
+def check_nodes(topo: Topology, memory: MemorySpec | dict[str, Any] | None) -> MemorySpec:
+    """The MemorySpec (a record's or the C core's dict is read too, old "huge" key
+    included) with its nodes checked against the topology; a weighted interleave checked
+    and completed (lowest terms, or the kernel's system weights: Unavailable without them).
+    Every family that places memory checks its spec here."""
+    from numascope import placement
+    spec = memory if isinstance(memory, MemorySpec) else MemorySpec.from_dict(memory)
+    have = topo.node_ids()
+    for n in spec.nodes:
+        if n not in have:
+            raise UserError(f"node {n} does not exist (nodes: "
+                            f"{placement.format_cpulist(have) or 'none'})")
+    if spec.policy == "weighted-interleave":
+        spec = MemorySpec.from_dict(placement.check_weighted(topo, spec.to_dict()))
+    return spec

@@ -149,15 +149,15 @@ THRESHOLDS: tuple[Cited, ...] = (
     Cited("families.bandwidth.sizes.LLC_FACTOR", "4", "the default array size (each array "
           "at least 4x the caches in use)", "mccalpin-1995", "STREAM's run rule: each array "
           "at least 4 times the sum of the last-level caches"),
-    Cited("families.bandwidth.placements.FIRST_TOUCH_SLACK", "0.05 of a thread's pages",
+    Cited("pages.FIRST_TOUCH_SLACK", "0.05 of a thread's pages",
           "first-touch pages off the thread's node are flagged", "dell-naples-2018",
           "at the measured 65 % remote penalty, 5 % of the pages remote move triad by about "
           "3 %, under the practical 5 % (dell-rome-2019)"),
-    Cited("families.bandwidth.placements.INTERLEAVE_MIN_SHARE", "0.5 of the even share",
+    Cited("pages.INTERLEAVE_MIN_SHARE", "0.5 of the even share",
           "an interleave that left a node short is an error", "linux-mempolicy",
           "MPOL_INTERLEAVE places pages round robin, one page at a time: a node at half its "
           "share lost pages to a full node, which sampling cannot explain"),
-    Cited("families.bandwidth.placements.WEIGHTED_TOLERANCE", "0.05 per node",
+    Cited("pages.WEIGHTED_TOLERANCE", "0.05 per node",
           "a weighted interleave off its weights is an error", "linux-mempolicy",
           "MPOL_WEIGHTED_INTERLEAVE places pages by the weights exactly, up to one round of "
           "pages; 5 % is beyond that for any measured array size"),

@@ -11,7 +11,7 @@ def figures(results):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from numascope.report.figures.marks import Medians, captioned, errorbars, write_values
+    from numascope.plotting.marks import Medians, captioned, errorbars, write_values
     fig, ax = plt.subplots(figsize=(4, 3))
     med = Medians()
     drawn = [med.of(r.metrics["rate"], r.params) for r in toy]

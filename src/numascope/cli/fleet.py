@@ -148,7 +148,8 @@ def register(p: argparse.ArgumentParser) -> None:
     _add_select(c)
     c.add_argument("--tolerance", action="append", metavar="METRIC=PCT%",
                    help="allowed loss for a family, metric name, family/case/metric or * "
-                        "(repeatable; defaults: 10 %%, c2c and storage 20 %%)")
+                        "(repeatable; defaults: "
+                        f"{_tolerance_defaults()})")
     add_store(c)
     add_json(c)
 
@@ -318,8 +319,7 @@ NBSP = "\u00a0"
 
 def _para(text: str, indent: str = "", keep: tuple[str, ...] = ()) -> None:
     """`text` wrapped to WIDTH columns; the names in `keep` (metric keys, case names) are
-    not broken inside (a line too short for one breaks it as a last resort); a path is
-    never broken, so that it can be copied whole."""
+    not broken inside (a line too short for one breaks it as a last resort)."""
     for name in keep:
         if name:
             text = text.replace(name, name.replace(" ", NBSP))
@@ -327,8 +327,7 @@ def _para(text: str, indent: str = "", keep: tuple[str, ...] = ()) -> None:
     for line in textwrap.wrap(text, WIDTH - 1, initial_indent=indent,
                               subsequent_indent=indent + "  ", break_long_words=False,
                               break_on_hyphens=False) or [""]:
-        lines += [line] if len(line) <= WIDTH - 1 or "/" in line.strip() and \
-            " " not in line.strip() else textwrap.wrap(
+        lines += [line] if len(line) <= WIDTH - 1 else textwrap.wrap(
             line, WIDTH - 1, subsequent_indent=indent + "  ", break_long_words=True)
     for line in lines:
         out.print(line.replace(NBSP, " "), markup=False, soft_wrap=True)
@@ -906,8 +905,8 @@ def _report(args: argparse.Namespace) -> int:
         verdicts = confirm.judge(a, second)
     if args.plot is not None:
         from numascope.errors import escape_text
+        from numascope.plotting import save_figures
         from numascope.report.figures import fleet as fig
-        from numascope.report.figures import save_figures
         figs = fig.fleet_figures(a)
         if figs:
             try:
@@ -1340,3 +1339,8 @@ def _prom(args: argparse.Namespace) -> int:
               + (f", the outlier verdict of fleet {fid}" if analysis is not None else "")
               + (f", baseline {base['name']}" if base is not None else ""))
     return 0
+
+
+def _tolerance_defaults() -> str:
+    from numascope.fleet.baseline import defaults_text
+    return defaults_text().replace("%", "%%")

@@ -124,7 +124,7 @@ def save_plot(path: Any, figures: str, results: list[BenchResult]) -> None:
         return
     import importlib
 
-    from numascope.report.figures import save_figures
+    from numascope.plotting import save_figures
     figs = importlib.import_module(f"numascope.families.{figures}").figures(results)
     if not figs:
         err.print("nothing to plot for these results", markup=False)

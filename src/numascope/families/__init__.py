@@ -5,7 +5,13 @@ from outside, as the tests' toy family does).
 
 A family's folder holds everything that is only its own:
 
-    families/<name>/bench.py     the family class: cases, measure (the kernel), suite_cases
+    families/<name>/bench.py     the measurement: its Params, the kernel's call, its checks,
+                                 and the family class (cases, measure, suite_cases), or
+    families/<name>/family.py    the family class, where it stands on modules that import
+                                 bench.py (bandwidth: the sweep; latency: the chains)
+    families/<name>/__init__.py  ORDER, SECTION, TOLERANCE_PCT: its place in the report,
+                                 its section, its fleet tolerance
+    families/<name>/headline.py  its headline lines: lines(run) -> [Headline]
     families/<name>/command.py   its command (NAME, HELP, ORDER, register, main), if it has one
     families/<name>/figures.py   its plots: figures(results) -> [(name, Figure)]
     families/<name>/*.c          its C kernel, built into the one `_core` extension (meson.build)
@@ -19,7 +25,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-# folder -> its family class in folder/bench.py, in the order `numascope run` measures them
+# folder -> its family class (in folder/family.py, else folder/bench.py), in the order
+# `numascope run` measures them
 BUILTIN = {
     "compute": "Compute",
     "bandwidth": "Bandwidth",
@@ -40,9 +47,16 @@ def _packages() -> dict[str, str]:
     return {f"{__name__}.{folder}": cls for folder, cls in BUILTIN.items()} | _folders
 
 
+def family_module(pkg: str) -> str:
+    """The module holding a folder's family class: family.py where the folder has one (a
+    class that stands on modules importing bench.py), else bench.py."""
+    from importlib.util import find_spec
+    return f"{pkg}.family" if find_spec(f"{pkg}.family") is not None else f"{pkg}.bench"
+
+
 def families() -> list[type]:
     """Every family class, in the order `numascope run` measures them."""
-    return [getattr(importlib.import_module(f"{pkg}.bench"), cls)
+    return [getattr(importlib.import_module(family_module(pkg)), cls)
             for pkg, cls in _packages().items()] + _extra
 
 
@@ -81,6 +95,52 @@ def command_modules() -> list[ModuleType]:
 def figure_names() -> list[str]:
     """The families' figure modules (figures.py, and e.g. bandwidth's tier_figures.py)."""
     return _names("figures")
+
+
+def _about(pkg: str) -> ModuleType:
+    return importlib.import_module(pkg)
+
+
+def ordered() -> list[tuple[str, type]]:
+    """(folder package, family class) in the studies' order (each folder's ORDER: the
+    report's sections, the headline lines); a family without one comes after, in the
+    order it was added. A class added by `register` has no folder: ("", cls)."""
+    pairs = [(pkg, getattr(importlib.import_module(family_module(pkg)), cls))
+             for pkg, cls in _packages().items()] + [("", c) for c in _extra]
+    return sorted(pairs, key=lambda pc: getattr(_about(pc[0]), "ORDER", 1 << 30)
+                  if pc[0] else 1 << 30)
+
+
+def sections() -> list[tuple[str, str, tuple[str, ...]]]:
+    """The report's study sections in order: (id, title, the families it holds), from each
+    folder's SECTION; a family that declares none has none (its figures go to "Other
+    figures")."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for pkg, cls in ordered():
+        sid, title = getattr(_about(pkg), "SECTION", (None, "")) if pkg else (None, "")
+        if sid:
+            out.setdefault(sid, (title, []))[1].append(cls.family)
+    return [(sid, title, tuple(fams)) for sid, (title, fams) in out.items()]
+
+
+def headline_modules() -> list[ModuleType]:
+    """Each folder's headline.py (`lines(run) -> [Headline]`), in the studies' order."""
+    from importlib.util import find_spec
+    return [importlib.import_module(f"{pkg}.headline") for pkg, _ in ordered()
+            if pkg and find_spec(f"{pkg}.headline") is not None]
+
+
+def tolerance_pct(family: str) -> float | None:
+    """A family's default tolerance in a fleet check (its folder's TOLERANCE_PCT), None
+    when it states none."""
+    name = ALIASES.get(family, family)
+    pkg = f"{__name__}.{name}"
+    if name in BUILTIN:                  # the folder is the family's name: no bench import
+        return getattr(_about(pkg), "TOLERANCE_PCT", None)
+    for pkg, cls in ordered():
+        if pkg and cls.family == name:
+            return getattr(_about(pkg), "TOLERANCE_PCT", None)
+    return None
 
 
 def register(cls: type) -> type:

@@ -43,8 +43,6 @@ MIN_NODES = 3
 INCONCLUSIVE_EXIT = 5
 DEFAULT_TOLERANCE_PCT = 10.0
 TOLERANCE_MAX_PCT = 1000.0   # a latency may be twice the baseline and more; not 10^6 %
-FAMILY_TOLERANCE_PCT = {"bandwidth": 10.0, "latency": 10.0, "matrix": 15.0, "c2c": 20.0,
-                        "compute": 10.0, "compress": 15.0, "storage": 20.0}
 
 
 def _table_exists(conn: sqlite3.Connection) -> bool:
@@ -196,7 +194,29 @@ def tolerance(key: str, given: dict[str, float]) -> float:
     for k in (key, f"{family}/{metric}", family, metric, "*"):
         if k in given:
             return given[k]
-    return FAMILY_TOLERANCE_PCT.get(family, DEFAULT_TOLERANCE_PCT)
+    return family_tolerance(family)
+
+
+def defaults_text() -> str:
+    """The default tolerances in words, from the families' folders: "10 %, matrix and
+    compress 15 %, c2c and storage 20 %" (what --tolerance's help says)."""
+    from numascope import families
+    by: dict[float, list[str]] = {}
+    for name in families.BUILTIN:
+        by.setdefault(family_tolerance(name), []).append(name)
+    others = [f"{' and '.join(fs)} {pct:g} %" for pct, fs in sorted(by.items())
+              if pct != DEFAULT_TOLERANCE_PCT]
+    return ", ".join([f"{DEFAULT_TOLERANCE_PCT:g} %"] + others)
+
+
+def family_tolerance(family: str) -> float:
+    """A family's default tolerance: its folder's TOLERANCE_PCT, else DEFAULT_TOLERANCE_PCT."""
+    from numascope import families
+    try:
+        pct = families.tolerance_pct(family)
+    except ImportError:                  # a family of a record whose folder is not here
+        pct = None
+    return DEFAULT_TOLERANCE_PCT if pct is None else float(pct)
 
 
 @dataclass

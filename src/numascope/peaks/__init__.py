@@ -3,7 +3,6 @@ and, when it cannot be known here, the reason.
 
     summary(topo, memory="12x DDR5-4800", links="xgmi:4x16@32", clock=...) -> dict
     run_summary(topo, results, clock_ghz=None, memory=None, links=None)   # a run's
-    efficiency_table(summary, measured=None, results=None) -> [EfficiencyRow]
 
 The summary is computed once per run, from a clock it is given (it never measures one);
 everything else (the peak command, the run, the report) reads that one dict.
@@ -22,7 +21,6 @@ from typing import Any
 from numascope.errors import Unavailable
 from numascope.peaks import dram as _dram
 from numascope.peaks import links as _links
-from numascope.peaks.efficiency import EfficiencyRow, efficiency_table, measured_from
 from numascope.peaks.flops import flops_peak_gflops, flops_per_cycle
 from numascope.peaks.smbios import read_slots
 from numascope.topology.files import Tree
@@ -32,14 +30,11 @@ __all__ = [
     "CLOCK_ALL_BUSY",
     "CLOCK_GIVEN",
     "CLOCK_SINGLE",
-    "EfficiencyRow",
     "cross_socket_pairs",
     "disagreements",
     "dram_peak",
-    "efficiency_table",
     "flops_peak",
     "links_peak",
-    "measured_from",
     "peak_clock",
     "physical_cores",
     "run_summary",
@@ -193,7 +188,7 @@ def cross_socket_pairs(topo: Topology | None) -> list[list[int]]:
 def links_peak(topo: Topology | None, links: str | None) -> dict[str, Any]:
     """From --links; unknown without it (nothing on the machine tells the link layout).
     "cross_socket_pairs" names the node pairs whose traffic crosses these links, so a
-    measured remote bandwidth can be set against the peak (efficiency_table)."""
+    measured remote bandwidth can be set against the peak (analysis.efficiency.efficiency_table)."""
     pairs = cross_socket_pairs(topo)
     if not links:
         return _unknown("GB/s", "link layout not given (--links, e.g. 'xgmi:4x16@32')",

@@ -2,7 +2,7 @@
 no fonts, no network) for one or several runs, in the order of the labs' studies.
 
 Sections (element ids): summary (the first screen: report.summary), topology, then the
-studies' sections that have results (report.sections.STUDIES: bandwidth, latency, c2c,
+studies' sections that have results (report.sections.studies(): bandwidth, latency, c2c,
 compute with the efficiency table (id efficiency), compress with the compression table
 (id compression), storage, interconnect), other figures (a family of no study), fleet (runs of
 a fleet), comparison (only with several runs), and the appendix: runs, host (with
@@ -10,7 +10,7 @@ readiness), noise, stages, repetitions (only when a figure was repeated until st
 results (collapsed: every metric of every result). Every string from the machine or the user
 goes through html.escape; figures are images, so no text from them reaches the DOM.
 
-Efficiency: one table, numascope.peaks.efficiency_table of the peak summary the run stored
+Efficiency: one table, numascope.analysis.efficiency_table of the peak summary the run stored
 (host["peaks"], computed once per run from its measured clock) against the run's measured
 figures; the report never computes a peak itself."""
 
@@ -107,11 +107,12 @@ def render(runs: list[RunRecord]) -> str:
     mods = figure_modules()
     sections = [("summary", "Summary", summary_section(runs)),
                 ("topology", "Topology and memory mode", sec.topology_section(runs))]
-    for s in sec.STUDIES:
+    studies = sec.studies()
+    for s in studies:
         html = _study(s, runs, mods)
         if html:
             sections.append((s.id, s.title, html))
-    known = {f for s in sec.STUDIES for f in s.families} | {"fleet"}
+    known = {f for s in studies for f in s.families} | {"fleet"}
     other = sec.figures_html([m for m in mods if sec.family_of(m.__name__) not in known],
                              runs)
     if other:

@@ -27,16 +27,12 @@ class Section:
     families: tuple[str, ...]
 
 
-STUDIES = (
-    Section("bandwidth", "Memory bandwidth", ("bandwidth",)),
-    Section("latency", "Latency: idle, NUMA matrices, loaded, misses in flight",
-            ("latency", "matrix")),
-    Section("c2c", "Core to core", ("c2c",)),
-    Section("compute", "Compute and HPL", ("compute",)),
-    Section("compress", "Compression", ("compress",)),
-    Section("storage", "Storage", ("storage",)),
-    Section("interconnect", "Interconnect (MPI)", ("interconnect",)),
-)
+def studies() -> tuple[Section, ...]:
+    """The study sections in the studies' order, each family's SECTION (its folder's
+    __init__.py, through the registry): bandwidth, latency (with the matrices), core to
+    core, compute and HPL, compression, storage, interconnect."""
+    from numascope import families
+    return tuple(Section(sid, title, fams) for sid, title, fams in families.sections())
 
 
 def family_of(module_name: str) -> str:

@@ -16,14 +16,14 @@ from numascope.steady import MARK
 
 def _peak_rows(run: RunRecord) -> tuple[list[list[str]], str]:
     """The run's efficiency rows, or why there are none."""
-    from numascope import peaks as peaks_mod
+    from numascope.analysis import efficiency
     summary = run.host.get("peaks")
     if not isinstance(summary, dict):
         return [], f"{run.run_id}: no peak summary stored with this run"
     if "error" in summary:
         return [], f"{run.run_id}: the peaks could not be computed ({summary['error']})"
     try:
-        table = peaks_mod.efficiency_table(summary, results=run.results)
+        table = efficiency.efficiency_table(summary, results=run.results)
     except Exception as e:  # noqa: BLE001 — shown in the report instead
         return [], f"{run.run_id}: efficiency table failed: {type(e).__name__}: {e}"
     return [[_e(run.run_id), _e(row.what), _e(row.measured_by), _num(row.measured),
@@ -98,8 +98,8 @@ def _comparison_figures(runs: list[RunRecord]) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from numascope.plotting.marks import caption_of
     from numascope.report.figures import comparison
-    from numascope.report.figures.marks import caption_of
     from numascope.report.sections import embed
     parts = []
     try:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 
 from numascope.console import UNKNOWN
-from numascope.report.headline import Headline, headlines
+from numascope.report.headline import headlines
 from numascope.report.kit import e, num, tags
 from numascope.report.verdicts import disturbed
+from numascope.results.headline import Headline
 from numascope.results.run import RunRecord
 from numascope.steady import units_words, verdict_of
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from numascope.report.headline import Headline
+from numascope.results.headline import Headline
 from numascope.results.run import RunRecord
 
 REFERENCE_SPREAD = 0.10

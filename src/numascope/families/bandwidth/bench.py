@@ -49,31 +49,32 @@ from numascope import _core, placement, steady, sysstate
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
 from numascope.families.bandwidth import ports
+
+# the kernels, from the C core's table (bw.c), which the options read too
+from numascope.families.bandwidth.kernels import (
+    ARRAYS,
+    DRAM_BYTES,
+    KERNELS,
+    STORES,
+    STREAM_BYTES,
+)
 from numascope.families.bandwidth.options import TABLE
 from numascope.families.bandwidth.outliers import MIN_REPS, RULE, SHARE_RULE, bimodal_text, screen
-from numascope.families.bandwidth.placements import check_placement
 from numascope.families.bandwidth.sizes import LLC_FACTOR, default_array_bytes, format_bytes
-from numascope.families.bandwidth.traffic import cpu_uarch, write_allocate
-from numascope.families.bandwidth.traffic import dram_bytes as traffic_bytes
 from numascope.host import HUGE_2M, Host, live_host
 from numascope.memspec import MemorySpec
+from numascope.memspec import check_nodes as check_memory
+from numascope.pages import check_placement
 from numascope.profile import Profile
 from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult, Metric
 from numascope.steady import Steady
 from numascope.topology.model import Topology
+from numascope.traffic import cpu_uarch, write_allocate
+from numascope.traffic import dram_bytes as traffic_bytes
 
 FAMILY = "bandwidth"
 
-# -- the kernels, from the C core's table (bw.c) ---------------------------------------------
-KERNEL_TABLE: tuple[dict[str, Any], ...] = tuple(_core.kernels())
-KERNELS = tuple(k["name"] for k in KERNEL_TABLE)
-ARRAYS = {k["name"]: k["arrays"] for k in KERNEL_TABLE}
-STREAM_BYTES = {k["name"]: k["stream_bytes"] for k in KERNEL_TABLE}
-STORES = {k["name"]: int(k["stores"]) for k in KERNEL_TABLE}
-DRAM_BYTES = {k["name"]: (k["dram_bytes"], k["dram_bytes_nt"]) for k in KERNEL_TABLE}
-FORMULAS = {k["name"]: k["formula"] for k in KERNEL_TABLE}
-ISAS = tuple(dict.fromkeys(i for k in KERNEL_TABLE for i in k["isas"]))
 
 GB = 1e9
 UNITS_NOTE = "GB = 10^9 bytes"
@@ -221,21 +222,6 @@ class BandwidthParams:
                 d[k] = list(v) if isinstance(v, tuple) else v
         d.update(dict(self.extra))
         return d
-
-
-def check_memory(topo: Topology, memory: MemorySpec | dict[str, Any] | None) -> MemorySpec:
-    """The MemorySpec (a record's or the C core's dict is read too, old "huge" key
-    included) with its nodes checked against the topology; a weighted interleave checked
-    and completed (lowest terms, or the kernel's system weights: Unavailable without them)."""
-    spec = memory if isinstance(memory, MemorySpec) else MemorySpec.from_dict(memory)
-    have = topo.node_ids()
-    for n in spec.nodes:
-        if n not in have:
-            raise UserError(f"node {n} does not exist (nodes: "
-                            f"{placement.format_cpulist(have) or 'none'})")
-    if spec.policy == "weighted-interleave":
-        spec = MemorySpec.from_dict(placement.check_weighted(topo, spec.to_dict()))
-    return spec
 
 
 def variants(kernel: str, isa: str, nt: str, fits: bool | None = None
@@ -706,53 +692,6 @@ def suite_cases(topo: Topology, profile: Profile | str) -> list[Case]:
     # the stage's pool is shared by the measurements, not by their repeats (Bandwidth.measure)
     steady.pool_cases(reps, len({c.params.key() for c in cases}))
     return cases
-
-
-class Bandwidth:
-    """The bandwidth family in the Benchmark shape (bench.base); its cases carry
-    BandwidthParams. A case identical to one already measured by this instance (same
-    kernel, CPUs, memory, size, repetitions, code — e.g. a per-domain case equal to the top
-    of a scaling curve) reuses that measurement, relabelled and with a note saying so."""
-
-    family = FAMILY
-    # compared by default (numascope compare): GB/s counted the STREAM way, of the store kind reported (nt=auto: the faster one)
-    primary = ("bandwidth",)
-    title = "memory bandwidth: thread scaling and per-domain"
-
-    def __init__(self, bw_sweep: bool = False) -> None:
-        self._done: dict[tuple, BenchResult] = {}
-        self.bw_sweep = bw_sweep       # numascope run --bw-sweep: the working-set sweep too
-
-    def suite_cases(self, topo: Topology, profile: Profile) -> list[Case]:
-        """The cases `numascope run` measures under this profile."""
-        if not self.bw_sweep:
-            return suite_cases(topo, profile)
-        from numascope.families.bandwidth import sweep
-        return suite_cases(topo, profile) + sweep.suite_cases(topo, profile)
-
-    def derived(self, results: list[BenchResult]) -> list[BenchResult]:
-        """The plateaus of the working-set sweeps among `results` (sweep.py), one each."""
-        from numascope.families.bandwidth import sweep
-        return sweep.plateau_results(results)
-
-    def cases(self, topo: Topology, **options: Any) -> list[Case]:
-        return build_cases(topo, **options)
-
-    def measure(self, topo: Topology, case: Case) -> BenchResult:
-        p: BandwidthParams = case.params  # type: ignore[assignment]
-        key = p.key()
-        if key in self._done:
-            done = self._done[key]
-            prev = BenchResult.from_dict(done.to_dict())
-            prev.case = case.label
-            prev.params = {k: v for k, v in prev.params.items() if k in MEASURED_KEYS} | \
-                p.context()
-            prev.notes.append(f"same measurement as case '{done.case}' "
-                              "(identical CPUs, memory and size)")
-            return prev
-        r = run(topo, p, label=case.label)
-        self._done[key] = r
-        return r
 
 
 # the record's params that describe the measurement itself (the rest is its context)

@@ -39,7 +39,8 @@ def main(args: argparse.Namespace) -> int:
     from numascope.command.flags import cpus_arg, memory_arg
     from numascope.command.output import check_output
     from numascope.command.runner import PLOT_SUFFIXES, finish, measure, save_plot, warn_notes
-    from numascope.families.bandwidth.bench import UNITS_NOTE, Bandwidth
+    from numascope.families.bandwidth.bench import UNITS_NOTE
+    from numascope.families.bandwidth.family import Bandwidth
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)      # before anything is measured

@@ -1,7 +1,7 @@
 """Bandwidth plots: thread-scaling curves (one line per placement policy, per kernel),
 per-domain bars, and one thread per L3 against all cores (the labs' "one core per CCX"
 comparison). GB/s in the STREAM convention (GB = 10^9 B). Every point is the median of the
-repetitions, the value the tables show, with its interval (report.figures.marks)."""
+repetitions, the value the tables show, with its interval (plotting.marks)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from numascope.report.figures.marks import (
+from numascope.plotting.marks import (
     Medians,
     captioned,
     errorbars,

@@ -2,7 +2,7 @@
 mode's included), BandwidthParams' defaults and docs/bw.md's option table all come from
 TABLE.
 
-The kernels and ISAs are the C core's (bw.c's kernel table, read by bench.py): the rules
+The kernels and ISAs are the C core's (bw.c's kernel table, read by kernels.py): the rules
 ask for them when they run, so that reading this table (every command line does) does not
 load the core."""
 
@@ -26,7 +26,7 @@ SYSTEM = "sys"                 # the kernel's weighted interleave with its own w
 def check_kernels(value: str | list[str], flag: str = "--kernel") -> list[str]:
     """The kernel names of "read,copy" (or a list of names); "all": every kernel of the C
     core's table. UserError for an empty list or a name the table lacks."""
-    from numascope.families.bandwidth.bench import KERNELS
+    from numascope.families.bandwidth.kernels import KERNELS
     names = [k.strip() for k in value.split(",") if k.strip()] if isinstance(value, str) \
         else list(value)
     if not names:
@@ -42,7 +42,7 @@ def check_kernels(value: str | list[str], flag: str = "--kernel") -> list[str]:
 def check_isa(isa: str, flag: str = "--isa") -> str:
     """"auto", or an ISA of the C core's table that this CPU runs."""
     from numascope import _core
-    from numascope.families.bandwidth.bench import ISAS
+    from numascope.families.bandwidth.kernels import ISAS
     if isa == "auto":
         return isa
     if isa not in ISAS:

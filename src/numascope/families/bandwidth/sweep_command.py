@@ -33,7 +33,8 @@ def run_sweep(args: argparse.Namespace, topo: Topology, memory: MemorySpec,
     from numascope.command.runner import finish, measure, save_plot, warn_notes
     from numascope.errors import UserError
     from numascope.families.bandwidth import sweep
-    from numascope.families.bandwidth.bench import ARRAYS, UNITS_NOTE, Bandwidth, BandwidthParams
+    from numascope.families.bandwidth.bench import ARRAYS, UNITS_NOTE, BandwidthParams
+    from numascope.families.bandwidth.family import Bandwidth
 
     _refuse_other_modes(args)
     typed = getattr(args, "_typed", None) or {}

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from numascope.families.bandwidth import sweep
-from numascope.report.figures.marks import captioned
+from numascope.plotting.marks import captioned
 from numascope.results.record import BenchResult
 from numascope.units import format_bytes
 

@@ -30,10 +30,10 @@ from numascope.families.bandwidth.options import (
     TIER_MIN_ARRAY_BYTES,
     check_ratios,
 )
-from numascope.families.bandwidth.placements import achieved_fractions, check_fractions
 from numascope.families.bandwidth.sizes import default_array_bytes
 from numascope.memspec import MemorySpec
 from numascope.options import DEFAULT_PAGES
+from numascope.pages import achieved_fractions, check_fractions
 from numascope.results.record import BenchResult
 from numascope.topology import tiers as tiermod
 from numascope.topology.model import Topology

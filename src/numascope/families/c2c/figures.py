@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from numascope.report.figures.marks import captioned, write_values
+from numascope.plotting.marks import captioned, write_values
 from numascope.results.record import BenchResult
 
 FAMILY = "c2c"
@@ -44,7 +44,7 @@ def _relations(rs: list[BenchResult], home: object, where: str) -> tuple[str, Fi
 
 def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from numascope.families.c2c.bench import homes, matrix
-    from numascope.families.matrix.figures import heatmap
+    from numascope.plotting.heatmap import heatmap
     rs = [r for r in results if r.family == FAMILY]
     if not rs:
         return []

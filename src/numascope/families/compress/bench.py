@@ -26,7 +26,6 @@ from typing import Any
 from numascope import steady
 from numascope.benchmark import Case
 from numascope.errors import MeasurementError, UserError
-from numascope.families.bandwidth.placements import check_placement
 from numascope.families.compress.datasets import (
     Dataset,
     check_values,
@@ -53,6 +52,7 @@ from numascope.families.compress.options import (  # noqa: F401 - the names re-e
 )
 from numascope.host import host
 from numascope.memspec import MemorySpec
+from numascope.pages import check_placement
 from numascope.profile import Profile
 from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult, Metric
@@ -218,7 +218,7 @@ class CompressParams:
         if self.memory.policy not in ("first-touch", "bind", "interleave", "preferred"):
             raise UserError(f"compress places its data by first touch, --membind, "
                             f"--interleave or --preferred, not {self.memory.policy}")
-        from numascope.families.bandwidth.bench import check_memory as check_nodes
+        from numascope.memspec import check_nodes
         return replace(self, threads=threads, chunk_bytes=chunk,
                        memory=check_nodes(topo, self.memory))
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from numascope.errors import UserError
+from numascope.families.compress.dtypes import dtype_code, parse_dtype
 from numascope.families.compress.options import (  # declared with the options
     FORMATS,
     SYNTHETIC,
@@ -56,23 +57,6 @@ class Dataset:
 
 
 # -- sizes and dtypes -----------------------------------------------------------------------
-
-def parse_dtype(text: str) -> np.dtype:
-    try:
-        dt = np.dtype(text)
-    except TypeError:
-        raise UserError(f"unknown dtype {text!r} (e.g. float32, f8, int16, uint8)") from None
-    dtype_code(dt)
-    return dt
-
-
-def dtype_code(dt: np.dtype) -> str:
-    dt = np.dtype(dt)
-    if dt.kind not in "fiu" or (dt.kind == "f" and dt.itemsize not in (4, 8)) \
-            or dt.itemsize not in (1, 2, 4, 8):
-        raise UserError(f"dtype {dt} is not supported (float32/64 and 8- to 64-bit integers)")
-    return f"{dt.kind}{dt.itemsize}"
-
 
 # -- synthetic data -------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from numascope.report.figures.marks import Medians, captioned, errorbars, write_values
+from numascope.plotting.marks import Medians, captioned, errorbars, write_values
 from numascope.results.record import BenchResult
 
 FAMILY = "compress"

@@ -89,7 +89,7 @@ def _synthetic(value: Any, flag: str) -> list[str]:
 
 
 def _dtype(value: str, flag: str) -> str:
-    from numascope.families.compress.datasets import parse_dtype  # numpy: when checked
+    from numascope.families.compress.dtypes import parse_dtype  # numpy: when checked
     parse_dtype(value)
     return value
 

@@ -50,12 +50,12 @@ def machine(sysfs_root: str) -> Iterator[tuple[Any, Any]]:
 def main(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from numascope.analysis.efficiency import efficiency_table, measured_from
     from numascope.command.runner import finish
     from numascope.errors import UserError
     from numascope.families.compute.bench import Compute, ComputeParams
     from numascope.families.compute.options import TABLE
     from numascope.options import check
-    from numascope.peaks import efficiency_table, measured_from
 
     opts = check(TABLE, vars(args))    # every flag checked here, before anything is measured
     given = _given(opts)

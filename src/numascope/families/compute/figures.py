@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure
 
-from numascope.report.figures.marks import (
+from numascope.plotting.marks import (
     Medians,
     captioned,
     label,

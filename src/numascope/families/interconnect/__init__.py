@@ -1,1 +1,13 @@
-"""The interconnect family: its measurement (bench), its command, its figures."""
+"""Interconnect (MPI): OSU-method latency and bandwidth within a host and between hosts,
+by rank placement relative to the HCA.
+
+The folder holds everything only this family's: options, bench, command, figures,
+headline, cost and its C kernel. What the rest of numascope reads of it without importing
+its bench is below (the registry, numascope.families, finds it)."""
+
+# its place in the studies' order (the report's sections, the headline lines)
+ORDER = 70
+# the report section holding its tables: (id, title)
+SECTION = ("interconnect", "Interconnect (MPI)")
+# fleet check's default tolerance for its metrics, in %
+TOLERANCE_PCT = 10.0

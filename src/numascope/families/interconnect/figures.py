@@ -40,7 +40,7 @@ def figures(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from matplotlib.figure import Figure
 
     from numascope.families.interconnect import bench as net
-    from numascope.report.figures.marks import captioned, label, wrapped, write_values
+    from numascope.plotting.marks import captioned, label, wrapped, write_values
     rs = net.of(results)
     if not rs:
         return []

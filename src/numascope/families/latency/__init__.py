@@ -1,1 +1,13 @@
-"""The latency family: its measurement (bench), its command, its figures."""
+"""Memory latency: the idle pointer chase, its distribution, loaded latency and misses
+in flight (parallel chains).
+
+The folder holds everything only this family's: options, bench, command, figures,
+headline, cost and its C kernel. What the rest of numascope reads of it without importing
+its bench is below (the registry, numascope.families, finds it)."""
+
+# its place in the studies' order (the report's sections, the headline lines)
+ORDER = 20
+# the report section holding its tables: (id, title)
+SECTION = ("latency", "Latency: idle, NUMA matrices, loaded, misses in flight")
+# fleet check's default tolerance for its metrics, in %
+TOLERANCE_PCT = 10.0

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from numascope.families.latency import mlp
 from numascope.families.latency.chains import describe, knee_of, series
-from numascope.report.figures.marks import Medians, captioned, errorbars, write_values
+from numascope.plotting.marks import Medians, captioned, errorbars, write_values
 from numascope.results.record import BenchResult
 
 

@@ -113,11 +113,12 @@ def main(args: argparse.Namespace) -> int:
     from numascope.command.output import check_output
     from numascope.command.runner import PLOT_SUFFIXES, finish, measure, save_plot
     from numascope.families.latency import bench as lat
+    from numascope.families.latency.family import Latency
     from numascope.topology import read_topology
 
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES)        # before measuring
     topo = read_topology("/")
-    bench = lat.Latency()
+    bench = Latency()
     cases = build_cases(args, topo, bench)
     outcome = measure(bench, topo, cases, label="lat", quiet=args.json, args=args)
     lv = levels(outcome.results, topo) if args.sweep and not outcome.stopped else {}

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from numascope.families.latency import knee
 from numascope.families.latency.bench import curves, inversions
 from numascope.families.latency.distribution import MIN_BEYOND, THIN_MARK
-from numascope.report.figures.marks import Medians, captioned, errorbars, label, write_values
+from numascope.plotting.marks import Medians, captioned, errorbars, label, write_values
 from numascope.results.record import BenchResult
 
 FAMILY = "latency"

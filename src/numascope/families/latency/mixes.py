@@ -11,7 +11,7 @@ its write stream (a second buffer of the same size), then spins the injected del
 The ratio is the one the loaders issue. On the memory bus an ordinary store to a line not in
 cache reads that line first (write-allocate, a read for ownership), so 1:1 issued moves two
 reads and one write per pair of lines; streaming stores read nothing. Whether this CPU's
-ordinary stores write-allocate is families/bandwidth/traffic's answer (yes, no, or unknown:
+ordinary stores write-allocate is numascope.traffic's answer (yes, no, or unknown:
 then the traffic is stated as a lower bound, never guessed)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from numascope.errors import UserError
 
 if TYPE_CHECKING:   # the option table imports this module: keep it light
-    from numascope.families.bandwidth.traffic import WriteAllocate
+    from numascope.traffic import WriteAllocate
 
 DEFAULT = "read"
 MAX_BURSTS = 16            # bursts read or stored per step

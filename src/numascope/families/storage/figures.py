@@ -17,7 +17,7 @@ def _placement(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from matplotlib.figure import Figure
 
     from numascope.families.storage import bench as io
-    from numascope.report.figures.marks import Medians, captioned, median_bars, write_values
+    from numascope.plotting.marks import Medians, captioned, median_bars, write_values
     by_case = {r.case: r for r in io.of(results, "placement")}
     rows = io.placement_rows(results)
     out = []
@@ -57,7 +57,7 @@ def _scaling(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from matplotlib.figure import Figure
 
     from numascope.families.storage import bench as io
-    from numascope.report.figures.marks import captioned, label, write_values
+    from numascope.plotting.marks import captioned, label, write_values
     srows = io.scaling_rows(results)
     if not srows:
         return []
@@ -101,7 +101,7 @@ def _runs(results: list[BenchResult]) -> list[tuple[str, Figure]]:
     from matplotlib.figure import Figure
 
     from numascope.families.storage import bench as io
-    from numascope.report.figures.marks import Medians, captioned, median_bars, write_values
+    from numascope.plotting.marks import Medians, captioned, median_bars, write_values
     rs = [r for r in io.of(results, "run") if "iops" in r.metrics]
     if not rs:
         return []

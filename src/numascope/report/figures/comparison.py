@@ -17,7 +17,7 @@ import statistics
 from typing import TYPE_CHECKING
 
 from numascope.analysis.compare import ALPHA, MIN_RUNS, MetricDiff, compare_runs, smoke_mixed
-from numascope.report.figures.marks import captioned, errorbars, label
+from numascope.plotting.marks import captioned, errorbars, label
 from numascope.results.run import RunRecord
 
 if TYPE_CHECKING:

@@ -42,7 +42,7 @@ def fleet_figures(analysis: Any, max_panels: int = MAX_PANELS) -> list[tuple[str
         ax.scatter(xs, [v for _, v, _ in pts], s=8 if len(pts) > 100 else 20, c=colors,
                    zorder=3)
         gap = analysis.gap_pct / 100
-        from numascope.report.figures.marks import label as written
+        from numascope.plotting.marks import label as written
         ax.axhline(st.median, color="k", lw=1, label=f"median {written(st.median)}",
                    zorder=2)
         ax.axhspan(st.median * (1 - gap), st.median * (1 + gap), color="0.85",
@@ -55,7 +55,7 @@ def fleet_figures(analysis: Any, max_panels: int = MAX_PANELS) -> list[tuple[str
             ax.set_xlabel("nodes (sorted by host name); red: flagged")
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    from numascope.report.figures.marks import captioned
+    from numascope.plotting.marks import captioned
     return [(f"fleet {analysis.fleet or ''}: node values and the median band", captioned(
         fig, "Each node's value of a metric (its median over the run's repetitions) in its "
         "configuration group, sorted by host name; the line is the group's median (written "

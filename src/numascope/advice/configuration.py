@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from numascope.advice import PRACTICAL, Advice, Threshold, _r
+from numascope.advice.kinds import PRACTICAL, Advice, Threshold
+from numascope.advice.kinds import rounded as _r
 from numascope.analysis.compare import ALPHA, MIN_RUNS, MetricDiff, compare_runs
 from numascope.profile import readable
 from numascope.results.run import RunRecord

@@ -1,117 +1,37 @@
-"""Advice from stored runs: each rule reads measured results (or recorded host facts) and
-gives advice only with its evidence: the run ids, cases, medians with their repetition
-counts, the statistic behind a claimed difference, the threshold with its source, and the
-rule that fired. A rule whose results show no effect gives nothing.
-
-What counts as evidence:
-- A run the noise check marked disturbed (other processes, steal, a clock drop: its
-  record's noise warnings), or one with a bandwidth case whose repetitions fell in two modes
-  (params "bimodal": memory shared with other work), gives exactly one item, "re-run on a
-  quiet machine", with the figures, and no rule reads its numbers; a smoke run's numbers
-  (caches) are not read either.
-- Conditions set in separate runs (tags: nps=1 against nps=4) are compared with the runs as
-  the samples, as `numascope compare` does (analysis.configuration): three runs a side at
-  least; with fewer the item says "inconclusive", with the figures and no verdict.
-- A comparison inside one run (one thread per L3 against all cores, a remote node against
-  the local one, one node against another for a drive, compressed against plain sums) uses
-  the run's repetitions as samples; it is made only in a quiet run, and says so ("within
-  one quiet run").
-
-Rules (RULES, in order):
-    readiness         recorded settings that distort the stored numbers
-    configuration     tagged configurations compared over runs (analysis.configuration)
-    l3_saturation     one thread per L3 reaches all-core bandwidth (within one quiet run)
-    remote_memory     remote-node bandwidth/latency worse than local (matrix, one quiet run)
-    compress_threads  compressed sums pay off from N threads up (paired repetitions)
-    storage_node      a drive is fastest from one node (fio placement rows, one quiet run)
-
-Differences inside one run are tested on the logs of the repetitions (a ratio), Welch's
-t-test (numascope.analysis.stats, on scipy.stats), Holm-adjusted within a rule's family of
-comparisons; a claim needs adjusted p < ALPHA and a change of at least PRACTICAL, whose
-source every item records beside it."""
+"""The advice rules over stored runs (RULES, in order; the package's docstring says what
+counts as evidence): each reads measured results or recorded host facts and gives advice
+only with its evidence."""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from numascope.advice.kinds import (
+    ALPHA,
+    BIMODAL,
+    L3_SATURATION,
+    MIN_REPS,
+    PAIRED,
+    PRACTICAL,
+    QUIET,
+    WITHIN,
+    Advice,
+    rounded,
+)
 from numascope.analysis.stats import holm, one_sample, welch
-from numascope.families.bandwidth.outliers import MAX_SHARE, bimodal_cases, bimodal_warning
-from numascope.families.bandwidth.outliers import SOURCE as SHARE_SOURCE
+from numascope.families.bandwidth.outliers import bimodal_cases, bimodal_warning
 from numascope.profile import readable
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord, noise_warnings
-from numascope.sources import by_name, cite
-
-ALPHA = 0.05
-MIN_REPS = 3               # repetitions a side needs before any claim inside one run
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """A rule's threshold and where its value comes from (shown and recorded with an item)."""
-    value: float
-    source: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "source": self.source}
-
-
-# The smallest difference any rule calls an effect.
-PRACTICAL = Threshold(0.05, f"{by_name('advice.PRACTICAL').basis} "
-                            f"({cite('dell-rome-2019')})")
-# One thread per L3 counts as reaching all-core bandwidth within PRACTICAL of it.
-L3_SATURATION = Threshold(1 - PRACTICAL.value,
-                          f"{by_name('advice.L3_SATURATION').basis} "
-                          f"({cite('dell-rome-2019')})")
-# The noise check (results.run.noise_warnings) decides which runs are disturbed.
-_NOISE = by_name("results.run.noise_warnings (other processes)")
-QUIET = Threshold(0.05, "numascope's noise check (results.run.noise_warnings): other "
-                        "processes over 5 % of the CPU time, steal over 2 %, a clock drop "
-                        f"over 3 %: {_NOISE.basis} ({cite('dell-rome-2019')})")
-# A bandwidth case whose repetitions fall in two modes marks its run disturbed too.
-BIMODAL = Threshold(MAX_SHARE, "numascope's rule for implausibly fast bandwidth "
-                               "repetitions (numascope.families.bandwidth.outliers): excluding more "
-                               "than max(1, 10 %) of a case's repetitions, or a fast mode "
-                               "that large, is a disturbed run; " + SHARE_SOURCE)
-PAIRED = ("within one quiet run: its repetitions are the samples (each repetition times "
-          "the plain and the compressed sum, one after the other)")
-WITHIN = ("within one quiet run: its repetitions are the samples (each case's repetitions "
-          "measured back to back)")
-
-
-@dataclass
-class Advice:
-    rule: str                          # the rule that fired (RULES)
-    title: str                         # the advice, one line
-    detail: str                        # why: the figures in words
-    evidence: list[dict[str, Any]]     # run_id, case, metric, median, unit, n …
-    figures: dict[str, Any] = field(default_factory=dict)   # the numbers the text cites
-    command: str = ""                  # the exact command line, where there is one
-    runs: list[str] = field(default_factory=list)
-    threshold: Threshold | None = None  # the rule's threshold with its source
-    basis: str = ""                    # the samples: within one quiet run, runs, …
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "title": self.title, "detail": self.detail,
-                "command": self.command, "runs": list(self.runs), "basis": self.basis,
-                "threshold": self.threshold.to_dict() if self.threshold else None,
-                "figures": dict(self.figures), "evidence": list(self.evidence)}
 
 
 def _ev(rec: RunRecord, res: BenchResult, metric: str) -> dict[str, Any]:
     m = res.metrics[metric]
     return {"run_id": rec.run_id, "case": res.case, "family": res.family, "metric": metric,
-            "median": _r(m.median), "unit": m.unit, "n": len(m.values)}
-
-
-def _r(x: float | None, digits: int = 4) -> float | None:
-    if x is None or not math.isfinite(x):
-        return None
-    return float(f"{x:.{digits}g}")
+            "median": rounded(m.median), "unit": m.unit, "n": len(m.values)}
 
 
 def _logs(m: Metric) -> list[float]:
@@ -171,7 +91,7 @@ def disturbed(rec: RunRecord) -> list[str]:
 
 
 def _pct_of(x: Any) -> float | None:
-    return _r(100 * x, 3) if isinstance(x, (int, float)) else None
+    return rounded(100 * x, 3) if isinstance(x, (int, float)) else None
 
 
 def rerun_quietly(rec: RunRecord) -> Advice:
@@ -309,8 +229,9 @@ def rule_l3_saturation(runs: list[RunRecord]) -> list[Advice]:
                 "per L3 gets the bandwidth and leaves the other cores free (OpenMP: one "
                 "thread per L3 cache; MPI: one rank per L3).",
                 [_ev(rec, per[0], "bandwidth"), _ev(rec, top, "bandwidth")],
-                {"percent": _r(100 * share, 3), "l3_threads": l3s, "all_threads": nt,
-                 "ratio_low": _r(lo, 3), "ratio_high": _r(hi, 3), "p_value": _r(pv, 3)},
+                {"percent": rounded(100 * share, 3), "l3_threads": l3s, "all_threads": nt,
+                 "ratio_low": rounded(lo, 3), "ratio_high": rounded(hi, 3),
+                 "p_value": rounded(pv, 3)},
                 f"OMP_NUM_THREADS={l3s} OMP_PLACES=ll_caches OMP_PROC_BIND=spread APP; "
                 "mpirun --map-by ppr:1:l3cache --bind-to core APP",
                 [rec.run_id], L3_SATURATION, WITHIN))
@@ -357,8 +278,8 @@ def rule_remote_memory(runs: list[RunRecord]) -> list[Advice]:
             parts.append(f"{metric} {pen:.0%} {word} ({r.case} against {loc.case}, "
                          f"Holm-adjusted p = {q:.2g})")
             ev += [_ev(rec, loc, metric), _ev(rec, r, metric)]
-            figs[f"{metric}_percent_worse"] = _r(100 * pen, 3)
-            figs[f"{metric}_p_adjusted"] = _r(q, 3)
+            figs[f"{metric}_percent_worse"] = rounded(100 * pen, 3)
+            figs[f"{metric}_p_adjusted"] = rounded(q, 3)
         src = next(iter(worse.values()))[2].params.get("src")
         out.append(Advice(
             "remote_memory",
@@ -423,9 +344,9 @@ def rule_compress_threads(runs: list[RunRecord]) -> list[Advice]:
                 f"compression ({name}) pays off from {n_from} threads for {ds}",
                 detail + (f"; compression ratio {ratio.median:.3g}" if ratio else "") + ".",
                 [_ev(rec, r, "speedup") | {"threads": r.params["threads"],
-                                           "p_adjusted": _r(q, 3)}
+                                           "p_adjusted": rounded(q, 3)}
                  for (r, _), q in zip(tests, adj)],
-                {"threads_from": n_from, "speedup_at_from": _r(sp[n_from], 3)},
+                {"threads_from": n_from, "speedup_at_from": rounded(sp[n_from], 3)},
                 f"numascope compress --data {ds} --codec {codec} --clevel {clevel} "
                 f"--filter {filt} --threads {n_from}", [rec.run_id], PRACTICAL, PAIRED))
     return out
@@ -472,15 +393,15 @@ def rule_storage_node(runs: list[RunRecord]) -> list[Advice]:
                 f"IO/s; ratio 95 % interval {glo:.2f}-{ghi:.2f}; Holm-adjusted p = "
                 f"{max(adj):.2g} against every other node)",
                 [_ev(rec, by_node[n], "iops") | {"node": n} for n in sorted(by_node)],
-                {"node": best, "percent_faster": _r(100 * (gain - 1), 3),
-                 "ratio_low": _r(glo, 3), "ratio_high": _r(ghi, 3)},
+                {"node": best, "percent_faster": rounded(100 * (gain - 1), 3),
+                 "ratio_low": rounded(glo, 3), "ratio_high": rounded(ghi, 3)},
                 f"numactl --cpunodebind={best} --membind={best} APP", [rec.run_id],
                 PRACTICAL, WITHIN))
     return out
 
 
 def rule_configuration(runs: list[RunRecord]) -> list[Advice]:
-    from numascope.analysis.configuration import compare_configurations
+    from numascope.advice.configuration import compare_configurations
     return compare_configurations(runs)
 
 
