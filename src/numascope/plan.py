@@ -140,9 +140,9 @@ class Plan:
 
 def cost_module(family: str):
     """The family folder's cost module (families/<folder>/cost.py), or None."""
-    from numascope.families import _packages
+    from numascope.families import _packages, family_module
     for pkg in _packages():
-        bench = importlib.import_module(f"{pkg}.bench")
+        bench = importlib.import_module(family_module(pkg))   # where its class lives
         if any(getattr(c, "family", None) == family for c in vars(bench).values()
                if isinstance(c, type)):
             try:
