@@ -59,6 +59,11 @@ def register(p: argparse.ArgumentParser) -> None:
     r.add_argument("--shared-dir", metavar="DIR",
                    help="write each node's record file here (atomically); without MPI this "
                         "is how several tasks report: merge with `fleet gather DIR`")
+    r.add_argument("--node-dir", metavar="DIR",
+                   help="where each node keeps its full record file (every repetition, its "
+                        "topology); the store gets its brief and figures (docs/fleet.md). "
+                        "Default: --shared-dir when given, else $NUMASCOPE_NODE_DIR, else "
+                        "the folder fleet beside the node's default store")
     r.add_argument("--prom-dir", metavar="DIR",
                    help="also write this node's results to DIR/numascope.prom for "
                         "node_exporter's textfile collector")
@@ -380,6 +385,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.shared_dir is not None else None
     prom_dir = check_workdir(args.prom_dir, "--prom-dir") if args.prom_dir is not None \
         else None
+    node_dir = check_workdir(args.node_dir, "--node-dir") if args.node_dir is not None \
+        else None
     if args.fleet_id is not None:
         args.fleet_id = node.check_fleet_id(args.fleet_id)
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
@@ -388,6 +395,14 @@ def _run(args: argparse.Namespace) -> int:
     nfd = _nfd(args, profile)
     slurm = node.slurm_env()
 
+    kept: dict[str, Any] = {}       # run id -> the file of its full record
+
+    def brief(rec):
+        """What the store gets of a node's record: its brief, the full record staying in
+        its file (numascope.fleet.full); the record itself when it has no file."""
+        from numascope.fleet import full
+        return full.slim(rec, kept[rec.run_id]) if rec.run_id in kept else rec
+
     def measure(ident: dict[str, Any]):
         from numascope.errors import escape_text
         rec = node.run_node(ident, profile, stages, tags, machine=machine, budget=budget)
@@ -395,7 +410,7 @@ def _run(args: argparse.Namespace) -> int:
         # keep the record from rank 0 or the store
         if shared is not None:
             try:
-                files.write_record(shared, rec)
+                kept[rec.run_id] = files.write_record(shared, rec).resolve()
             except OSError as e:
                 if comm is None:      # the file was this task's only way to report
                     raise UserError(f"--shared-dir {escape_text(shared, 160)}: cannot write "
@@ -403,6 +418,8 @@ def _run(args: argparse.Namespace) -> int:
                                     f"({e.strerror or type(e).__name__})") from None
                 _warn(f"{ident['host']}: --shared-dir: cannot write "
                       f"{e.filename}: {e.strerror}")
+        elif comm is not None or args.store is not None:   # the full record stays here
+            kept.update(_keep_full(rec, node_dir, ident["host"]))
         if prom_dir is not None and node.hooks_of(rec):
             _warn(f"{ident['host']}: --prom-dir: not written: this run was made with test "
                   f"hook {', '.join(node.hooks_of(rec))}")
@@ -426,11 +443,26 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError("--confirm re-measures the flagged nodes in the same job: it "
                             "needs MPI ranks (mpirun, or srun --mpi=pmix), not --no-mpi, "
                             "--nfd-file or tasks that do not talk")
-        return _run_alone(args, measure, slurm, shared, profile, tags, nfd)
-    return _run_mpi(args, comm, measure, profile, tags)
+        return _run_alone(args, measure, slurm, shared, profile, tags, nfd, brief)
+    return _run_mpi(args, comm, lambda ident: brief(measure(ident)), profile, tags)
 
 
-def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None) -> int:
+def _keep_full(rec, folder, host: str) -> dict[str, Any]:
+    """The node's full record written into its node folder (--node-dir, else
+    numascope.fleet.full.node_dir()): {run id: its file}, or {} (said on stderr) when it
+    cannot be written there: then the record goes to the store whole."""
+    from numascope.fleet import full
+    folder = folder if folder is not None else full.node_dir()
+    try:
+        return {rec.run_id: full.keep(rec, folder)}
+    except OSError as e:
+        _warn(f"{host}: cannot keep its full record in {folder} "
+              f"({e.strerror or type(e).__name__}); the store gets it whole")
+        return {}
+
+
+def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None,
+               brief=lambda rec: rec) -> int:
     """No MPI: this task measures its node and writes its record file (--shared-dir, with
     the fleet's manifest: numascope.fleet.manifest), or its run into the store (its
     placeholder first), then its labels (--nfd-file). A watchdog records it failed after
@@ -500,7 +532,7 @@ def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None) -> int:
     note, stored = "", True
     if keeper is not None:
         try:
-            keeper.record(rec)
+            keeper.record(brief(rec))
             stored, note = keeper.finish()
         finally:
             keeper.store.close()

@@ -3,7 +3,8 @@ stored as it comes, nothing lost to a full disk.
 
 - start(): one placeholder per expected node (numascope.fleet.manifest), one transaction;
 - hellos(): placeholders named after their nodes' hellos;
-- record(): the node's record replaces its placeholder (one transaction), then the store is
+- record(): the node's record (its brief, when its full record stays on the node:
+  numascope.fleet.full) replaces its placeholder (one transaction), then the store is
   checkpointed (PRAGMA wal_checkpoint(TRUNCATE)): a job killed after it leaves the store
   file whole without its -wal;
 - a store that cannot take a record (its disk full, most often) never stops the job: the
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from numascope.errors import UserError, escape_text
-from numascope.fleet import manifest
+from numascope.fleet import full, manifest
 from numascope.results.run import RunRecord
 
 
@@ -77,8 +78,8 @@ class Keeper:
                                        or "confirm_of" in rec.tags):
                 holder = None       # a --confirm measurement: a run of its own
             try:
-                self.store.save_run(rec, replaces=holder.run_id if holder is not None and
-                                    rank in self.stored else None)
+                full.save(self.store, rec, replaces=holder.run_id if holder is not None
+                          and rank in self.stored else None)
             except UserError as e:
                 self.pending.append(rec)
                 self._failed("this record and the next are kept in memory and written at "
