@@ -27,10 +27,11 @@ GAP_MAX = 1000.0           # --gap: percent
 
 # an empty value is the command line's rule for every option (numascope.cli); here the
 # positionals' (RUN, fleet gather DIR, baseline save NAME), and the longest name taken
-POSITIONALS = {"dir": ("fleet gather", "the shared folder"),
+POSITIONALS = {"dir": ("fleet gather", "the shared folder (or, with --full, a node)"),
+               "node": ("fleet show", "a node (its host name)"),
                "runs": ("RUN", "a run id, latest or KEY=VALUE"),
                "name": ("baseline save", "a baseline name")}
-NAMES = {"stage": "--stage", "fleet_id": "--fleet-id", "fleet": "--fleet", "runs": "RUN",
+NAMES = {"node": "fleet show", "stage": "--stage", "fleet_id": "--fleet-id", "fleet": "--fleet", "runs": "RUN",
          "floor": "--floor", "name": "baseline save", "baseline": "--baseline",
          "tolerance": "--tolerance"}
 
@@ -94,10 +95,27 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(r)
 
     g = sub.add_parser("gather", help="merge the record files of a shared folder into the "
-                                      "store (idempotent)")
-    g.add_argument("dir", metavar="DIR")
+                                      "store (idempotent); --full NODE…: copy nodes' full "
+                                      "records into the store")
+    g.add_argument("dir", nargs="+", metavar="DIR | NODE",
+                   help="the shared folder; with --full, the nodes (host names)")
+    g.add_argument("--full", action="store_true",
+                   help="copy these nodes' full records (every repetition, the topology) "
+                        "from where they live into the store, in place of their briefs")
+    g.add_argument("--fleet", metavar="ID",
+                   help="with --full: the fleet run (id or unique prefix; default: the latest)")
     add_store(g)
     add_json(g)
+
+    sh = sub.add_parser("show", help="one node's full results (read from where its full "
+                                     "record lives; where that is when it cannot be read)")
+    sh.add_argument("node", metavar="NODE", help="the node (its host name)")
+    sh.add_argument("--fleet", metavar="ID",
+                    help="the fleet run (id or unique prefix; default: the latest)")
+    sh.add_argument("--all-metrics", action="store_true",
+                    help="every metric of every result, not only the primary one")
+    add_store(sh)
+    add_json(sh)
 
     rep = sub.add_parser("report", help="outlier nodes of a fleet run, by configuration group")
     _add_select(rep)
@@ -206,13 +224,14 @@ def _add_select(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     cmd = args.fleet_cmd
     if cmd is None:
-        raise UserError("give a subcommand: run, gather, report, baseline, check, prom or "
-                        "labels")
+        raise UserError("give a subcommand: run, gather, show, report, baseline, check, "
+                        "prom or labels")
     if cmd == "baseline" and args.baseline_cmd is None:
         raise UserError("give an action: fleet baseline save NAME, fleet baseline list, or "
                         "fleet baseline copy NAME --to DB")
     check_values(args)
-    return {"run": _run, "gather": _gather, "report": _report, "baseline": _baseline,
+    return {"run": _run, "gather": _gather, "show": _show, "report": _report,
+            "baseline": _baseline,
             "check": _check, "prom": _prom, "labels": _labels}[cmd](args)
 
 
@@ -857,8 +876,124 @@ def print_verdicts(verdicts) -> None:
 
 # -- gather --------------------------------------------------------------------------------
 
+def fleet_of(store: Any, fleet: str | None) -> tuple[str, list[str]]:
+    """(the fleet id, its run ids): the fleet named (id or unique prefix), else the latest."""
+    have = fleets(store)
+    if not have:
+        raise UserError(f"no fleet runs in {store.path} (run `numascope fleet run` under "
+                        "srun or mpirun)")
+    if fleet is None:
+        fid = list(have)[-1]
+        return fid, have[fid]
+    hits = [f for f in have if f == fleet] or [f for f in have if f.startswith(fleet)]
+    if not hits:
+        raise UserError(f"--fleet {fleet!r}: no such fleet in {store.path}; fleets: "
+                        f"{', '.join(list(have)[-5:])}")
+    if len(hits) > 1:
+        raise UserError(f"--fleet {fleet!r} matches {len(hits)} fleets; give more of the id")
+    return hits[0], have[hits[0]]
+
+
+def node_run(store: Any, fleet: str | None, host: str) -> tuple[str, Any]:
+    """(the fleet id, the stored record of node `host` in it: its first measurement, not a
+    --confirm one); one line, exit 2, for a node the fleet does not have."""
+    import json
+
+    from numascope.errors import escape_text
+    from numascope.fleet import confirm
+    fid, ids = fleet_of(store, fleet)
+    want = set(ids)
+    hosts: list[str] = []
+    hit = None
+    for run_id, tags in store._q("SELECT run_id, tags FROM runs ORDER BY started, rowid"):
+        if run_id not in want:
+            continue
+        t = json.loads(tags)
+        if confirm.TAG in t:
+            continue
+        hosts.append(t.get("host", ""))
+        if t.get("host") == host:
+            hit = run_id
+    if hit is None:
+        shown = ", ".join(escape_text(h, 40) for h in sorted(set(hosts))[:5])
+        raise UserError(f"no node {escape_text(host, 80)} in fleet {fid} "
+                        f"({plural(len(set(hosts)), 'node')}: {shown}"
+                        f"{', …' if len(set(hosts)) > 5 else ''})")
+    return fid, store.get_run(hit)
+
+
+def _show(args: argparse.Namespace) -> int:
+    """fleet show NODE: the node's full record, read from where it lives (its file) or
+    from the store when it holds it whole; when it cannot be read from here, where it is
+    (one line on stderr) and the brief the store holds (each metric's median)."""
+    from numascope.fleet import full
+    from numascope.report.headline_terminal import print_headline
+    from numascope.report.terminal import print_run
+    with _open(args) as store:
+        fid, rec = node_run(store, args.fleet, args.node)
+    got, why = full.fetch(rec)
+    where = full.where(rec)
+    line = "" if got is not None else (
+        f"{args.node}: {full.said(rec)}, not readable from here ({why}); run `numascope fleet "
+        f"show {args.node}` there, or copy it here and `numascope fleet gather --full "
+        f"{args.node}`; shown: the store's brief (each metric's median)")
+    if args.json:
+        emit(NAME, [(got or rec).to_dict()],
+             [{"kind": "brief-only", "exit_code": 0, "message": line}] if line else [],
+             subcommand="show", fleet=fid, host=args.node, run_id=rec.run_id,
+             full=got is not None, full_record=where)
+        return 0
+    if line:
+        _warn(line)
+    elif where is not None:
+        _para(f"{args.node}: full record {where['path']} (host {where.get('host')})")
+    print_headline(got or rec, out)
+    print_run(got or rec, out, args.all_metrics)
+    return 0
+
+
+def _gather_full(args: argparse.Namespace) -> int:
+    """fleet gather --full NODE…: each node's full record read from where it lives and
+    stored in place of its brief (one transaction each). Every node is found and read
+    before the store is written: one that is not, one line, exit 2, nothing copied."""
+    from numascope.errors import escape_text
+    from numascope.fleet import full
+    todo = []
+    with _open(args) as store:
+        for host in dict.fromkeys(args.dir):
+            _, rec = node_run(store, args.fleet, host)
+            got, why = full.fetch(rec)
+            if got is None:
+                raise UserError(f"{escape_text(host, 80)}: {full.said(rec)}, not readable "
+                                f"from here ({why}); nothing copied")
+            todo.append((host, rec, got))
+    copied = []
+    with _open(args, write=True) as store:
+        for host, rec, got in todo:
+            if full.is_brief(rec):
+                store.save_run(got, replaces=rec.run_id)
+                copied.append(host)
+        path = store.path
+    if args.json:
+        emit(NAME, [{"host": h, "run_id": r.run_id, "copied": h in copied}
+                    for h, r, _ in todo], [], subcommand="gather", full=True,
+             copied=len(copied), store=str(path))
+    else:
+        _para(f"copied {plural(len(copied), 'full record')} into {path}"
+              + (f" ({len(todo) - len(copied)} already there whole)"
+                 if len(copied) < len(todo) else ""))
+    return 0
+
+
 def _gather(args: argparse.Namespace) -> int:
     from numascope.fleet import files
+    if args.full:
+        return _gather_full(args)
+    if args.fleet is not None:
+        raise UserError("--fleet: with --full only (the nodes whose full records to copy)")
+    if len(args.dir) > 1:
+        raise UserError("fleet gather takes one folder (or --full NODE…)")
+    args.dir = args.dir[0]
     files.read_records(args.dir)        # every file checked before the store is touched
     with _open(args, write=True) as store:
         added, skipped = files.gather(args.dir, store)
@@ -1271,7 +1406,9 @@ def _labels(args: argparse.Namespace) -> int:
             baseline.check_tolerance_keys(base, given)
         pick = judged.host_run(store, host)
         if pick.run_id is not None:
+            from numascope.fleet import full
             run = store.get_run(pick.run_id)
+            run = full.fetch(run)[0] or run       # a brief: its full record, when here
     if run is not None:
         refuse_hooked([run], "labels")
     why = pick.why if run is None else (
