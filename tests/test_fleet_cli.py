@@ -263,7 +263,7 @@ def test_latency_case_names_do_not_depend_on_the_cpu_a_task_was_bound_to():
     latency cases (quick and full) must keep one name, the CPU used going to params."""
     import os
 
-    from numascope.families.latency import bench as latency
+    from numascope.families.latency import family as latency
     from numascope.profile import FULL, QUICK
     from numascope.topology import read_topology
     allowed = sorted(os.sched_getaffinity(0))

@@ -15,7 +15,7 @@ from numascope.families.bandwidth import bench as bandwidth
 from numascope.families.compress import bench as compress
 from numascope.families.compute import bench as compute
 from numascope.families.interconnect import bench as net
-from numascope.families.latency import bench as latency
+from numascope.families.latency import family as latency
 from numascope.families.matrix import bench as matrix
 from numascope.families.storage import bench as io
 from numascope.families.storage.targets import takes_direct_io

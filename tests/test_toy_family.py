@@ -77,3 +77,20 @@ def test_without_its_line_the_family_is_unknown(capsys):
     assert main(["toy"]) == 2
     assert "invalid choice: 'toy'" in capsys.readouterr().err
 
+
+
+def test_the_folder_places_its_headline_section_and_tolerance(toy, tmp_path, capsys):
+    """ORDER, SECTION, TOLERANCE_PCT and headline.py in the folder are all it takes: its
+    headline line in the run's summary, its section in the report, its fleet tolerance."""
+    from numascope.fleet.baseline import defaults_text, family_tolerance
+    from numascope.report.sections import studies
+    db = tmp_path / "runs.db"
+    assert main(["run", "--stage", "toy", "--store", str(db), "--no-report"]) == 0
+    assert "toy sum rate, n = 100000" in capsys.readouterr().out
+    ids = [s.id for s in studies()]
+    assert ids.index("compute") < ids.index("toy") < ids.index("compress")
+    html = tmp_path / "r.html"
+    assert main(["report", "latest", "-o", str(html), "--store", str(db)]) == 0
+    text = html.read_text()
+    assert 'id="toy"' in text and "Toy sums" in text and "toy sum rate" in text
+    assert family_tolerance("toy") == 30.0 and "toy 30 %" in defaults_text()

@@ -147,6 +147,13 @@ def tolerance_pct(family: str) -> float | None:
     return None
 
 
+def names_with_folders() -> list[str]:
+    """The families that have a folder, by family name: the built-in ones without
+    importing a bench (their folder is their name), then those added by `add_folder`."""
+    return list(BUILTIN) + [getattr(importlib.import_module(family_module(pkg)), cls).family
+                            for pkg, cls in _folders.items()]
+
+
 def register(cls: type) -> type:
     """Add a family (usable as a class decorator); its stage runs after the built-in ones."""
     for attr in ("family", "title", "measure", "suite_cases"):

@@ -202,7 +202,7 @@ def defaults_text() -> str:
     compress 15 %, c2c and storage 20 %" (what --tolerance's help says)."""
     from numascope import families
     by: dict[float, list[str]] = {}
-    for name in families.BUILTIN:
+    for name in families.names_with_folders():
         by.setdefault(family_tolerance(name), []).append(name)
     others = [f"{' and '.join(fs)} {pct:g} %" for pct, fs in sorted(by.items())
               if pct != DEFAULT_TOLERANCE_PCT]
