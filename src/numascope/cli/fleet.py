@@ -388,9 +388,10 @@ def _run(args: argparse.Namespace) -> int:
     nfd = _nfd(args, profile)
     slurm = node.slurm_env()
 
-    def measure(ident: dict[str, Any]):
+    def measure(ident: dict[str, Any], live: Any = None):
         from numascope.errors import escape_text
-        rec = node.run_node(ident, profile, stages, tags, machine=machine, budget=budget)
+        rec = node.run_node(ident, profile, stages, tags, machine=machine, budget=budget,
+                            live=live)
         # the folders were checked before measuring; a disk that fills meanwhile must not
         # keep the record from rank 0 or the store
         if shared is not None:
@@ -493,7 +494,7 @@ def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None) -> int:
     timer.daemon = True
     timer.start()
     try:
-        rec = measure(ident)
+        rec = measure(ident, keeper.live(0) if keeper is not None else None)
         done.set()
     finally:
         timer.cancel()
@@ -611,7 +612,7 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
 
     def measure_once(ident: dict[str, Any]):
         me.update(ident)
-        rec = measure(ident)
+        rec = measure(ident, keeper.live(0) if keeper is not None else mpi.Sender(comm))
         if ident["rank"] != 0 and signals.received():
             # said before the record is sent: a launcher kills its ranks soon after the
             # signal (Open MPI's mpirun 1 s after it), rank 0 may take longer to receive it
@@ -638,7 +639,8 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
             comm, fid, args.node_timeout,
             lambda f, r, n: node.identity(f, r, n, "mpi"), measure_once,
             mpi.Rank0(on_record, failed, keeper.start if keeper else None,
-                      keeper.hellos if keeper else None, before_abort if keeper else None))
+                      keeper.hellos if keeper else None, before_abort if keeper else None,
+                      keeper.live if keeper else None))
         if rank != 0:
             if args.confirm and not signals.received():
                 plan = mpi.wait_plan(comm)

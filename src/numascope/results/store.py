@@ -470,7 +470,7 @@ class Store:
         fleet nodes); `replaces`: a run id deleted in the same transaction (a fleet node's
         placeholder, numascope.fleet.manifest)."""
         def do(c: sqlite3.Connection) -> None:
-            if replaces is not None and replaces != rec.run_id:
+            if replaces is not None:    # its own id too: a partial run stored whole
                 _delete_run(c, replaces)
             _put_run(c, rec, insert=True)
             for r in rec.results:
@@ -491,17 +491,24 @@ class Store:
                 _put_run(c, rec, insert=False)
         self._tx(do)
 
-    def checkpoint(self) -> bool:
+    def checkpoint(self, strict: bool = False) -> bool:
         """Copy every committed transaction from the -wal file into the store file itself
         and empty the -wal (the file alone is then whole: copied, backed up, or left by a
         job that was killed). True when done; False when a reader kept it from finishing or
-        the disk could not take it (nothing is lost: the -wal still holds it)."""
+        the disk could not take it (nothing is lost: the -wal still holds it). `strict`: a
+        disk that could not take it raises StoreFull instead (a busy reader stays False)."""
         if not self.writable or str(self.path) == ":memory:":
             return False
         try:
-            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.Error:
+            busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as e:
+            full = _full(self.path, e) if strict else None
+            if full is not None:
+                raise full from None
             return False
+        if strict and busy == 0 and log > 0 and done < log:
+            raise StoreFull(f"store {_shown(self.path)}: disk full (the store file could not "
+                            "take what its -wal holds); the store itself is intact")
         return busy == 0
 
     # -- reading ---------------------------------------------------------------------------

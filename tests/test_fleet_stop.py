@@ -1,0 +1,115 @@
+"""The ways a job is stopped lose nothing (issue #44): Slurm's time limit sends SIGTERM twice,
+milliseconds apart, and SIGKILLs after its grace time; Open MPI's mpirun forwards SIGTERM
+and SIGKILLs its ranks 1 s later. Every finished result is in the store file itself (not only
+its -wal) as it finishes, and a second signal changes nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from numascope import signals
+from numascope.results.store import Store
+
+NUMASCOPE = [sys.executable, "-m", "numascope"]
+
+
+def _results_in_file(db, limit: float = 120.0) -> int:
+    """Wait until the store *file* alone (a copy, without its -wal) holds a result."""
+    t0 = time.monotonic()
+    copy = f"{db}.peek"
+    while time.monotonic() - t0 < limit:
+        try:
+            shutil.copyfile(db, copy)
+            with sqlite3.connect(f"file:{copy}?mode=ro&immutable=1", uri=True) as c:
+                n = c.execute("SELECT count(*) FROM results").fetchone()[0]
+            if n:
+                return n
+        except (OSError, sqlite3.Error):
+            pass
+        time.sleep(0.05)
+    pytest.fail(f"no result reached the store file within {limit:g} s")
+
+
+def _alone(db, tmp_path):
+    """The store file as a copy or backup takes it: without its -wal and -shm."""
+    copy = tmp_path / "alone.db"
+    shutil.copyfile(db, copy)
+    with Store.open(copy) as st:
+        return [st.get_run(r.run_id) for r in st.list_runs()]
+
+
+def _lone(db):
+    return subprocess.Popen([*NUMASCOPE, "fleet", "run", "--no-mpi", "--quick", "--stage",
+                             "latency", "--store", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, NUMASCOPE_FLEET_MPI="0",
+                                     NUMASCOPE_HOSTNAME="node0"))
+
+
+def test_a_second_signal_while_the_first_is_handled_changes_nothing():
+    with signals.handled():
+        with pytest.raises(signals.Stop):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+        # the stop is being handled: a second SIGTERM (and a SIGINT) raise nothing
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+        assert signals.received() == signal.SIGTERM
+        assert signals.exit_code() == 143
+
+
+@pytest.mark.parametrize("attempt", [1, 2])
+def test_two_sigterms_10_ms_apart_keep_every_finished_result(tmp_path, attempt):
+    """Slurm's time limit: SIGTERM, then SIGTERM again 10 ms later, once a result has
+    finished. The node is interrupted (never "before its run began"), its results kept,
+    all in the store file itself."""
+    db = tmp_path / "node.db"
+    proc = _lone(db)
+    try:
+        _results_in_file(db)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and "before its run began" not in out + err, out + err
+    (rec,) = _alone(db, tmp_path)
+    assert rec.status == "interrupted" and len(rec.results) >= 1, (rec.status, out)
+    assert rec.host["fleet"]["reason"] == "stage latency interrupted: stopped by SIGTERM"
+    assert rec.host["hostname"] == "node0"
+
+
+def test_a_sigkill_mid_run_leaves_the_finished_results_in_the_store_file(tmp_path):
+    """Killed with no chance to clean up (a launcher's SIGKILL): the results that finished
+    are in the store file alone, the node interrupted ("never finished"), not missing."""
+    db = tmp_path / "node.db"
+    proc = _lone(db)
+    try:
+        n = _results_in_file(db)
+        proc.kill()
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    (rec,) = _alone(db, tmp_path)
+    assert len(rec.results) >= n and rec.status == "running"
+    from numascope.fleet.verdict import verdict
+    v = verdict(rec)
+    assert v.status == "interrupted" and "never finished" in v.reason, v
+    assert rec.tags["host"] == "node0" and rec.tags.get("fleet")
