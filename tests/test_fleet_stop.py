@@ -113,3 +113,60 @@ def test_a_sigkill_mid_run_leaves_the_finished_results_in_the_store_file(tmp_pat
     v = verdict(rec)
     assert v.status == "interrupted" and "never finished" in v.reason, v
     assert rec.tags["host"] == "node0" and rec.tags.get("fleet")
+
+
+def _mpirun() -> str:
+    path = shutil.which("mpirun")
+    if path is None:
+        pytest.skip("mpirun not installed (Open MPI: scripts/install-system-deps.sh)")
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py not installed (the test extra)")
+    return path
+
+
+def _runs_with_results(db) -> int:
+    copy = f"{db}.peek"
+    try:
+        shutil.copyfile(db, copy)
+        with sqlite3.connect(f"file:{copy}?mode=ro&immutable=1", uri=True) as c:
+            return c.execute("SELECT count(DISTINCT run_id) FROM results").fetchone()[0]
+    except (OSError, sqlite3.Error):
+        return 0
+
+
+def test_sigterm_to_mpirun_leaves_every_nodes_results_and_the_signal_in_the_store_file(
+        tmp_path):
+    """mpirun forwards SIGTERM and SIGKILLs its ranks 1 s later: every rank's finished
+    results already reached rank 0's store file as they finished, and every node's record
+    there names the signal. mpirun itself exits 1 whatever its ranks return (documented)."""
+    argv = [_mpirun(), "-np", "3", "--oversubscribe", "--bind-to", "none"]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    db = tmp_path / "f.db"
+    argv += ["-x", "NUMASCOPE_HOSTNAME", *NUMASCOPE, "fleet", "run", "--quick", "--stage",
+             "latency", "--node-timeout", "200", "--store", str(db)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, NUMASCOPE_HOSTNAME="node{rank}"))
+    try:
+        t0 = time.monotonic()
+        while _runs_with_results(db) < 3:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() - t0 < 200, "no result from every rank"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0
+    assert "Traceback" not in err, err[-3000:]
+    runs = _alone(db, tmp_path)
+    assert sorted(r.host["hostname"] for r in runs) == ["node0", "node1", "node2"]
+    from numascope.fleet.verdict import verdict
+    for r in runs:
+        v = verdict(r)
+        assert len(r.results) >= 1 and v.status == "interrupted", (r.host["hostname"], v)
+        assert "SIGTERM" in v.reason, (r.host["hostname"], v.reason)

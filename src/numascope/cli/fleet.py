@@ -640,7 +640,7 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
             lambda f, r, n: node.identity(f, r, n, "mpi"), measure_once,
             mpi.Rank0(on_record, failed, keeper.start if keeper else None,
                       keeper.hellos if keeper else None, before_abort if keeper else None,
-                      keeper.live if keeper else None))
+                      keeper.live if keeper else None, keeper.stopped if keeper else None))
         if rank != 0:
             if args.confirm and not signals.received():
                 plan = mpi.wait_plan(comm)

@@ -49,6 +49,7 @@ class Keeper:
         self.live_ids: dict[int, str] = {}          # rank -> its run stored as it goes
         self.whole: set[str] = set()                # live runs with every result stored
         self.unsaved: set[int] = set()              # ranks whose record is only in the -wal
+        self.lives: dict[int, Live] = {}
 
     def _failed(self, what: str, e: UserError) -> None:
         if not self.said:
@@ -75,6 +76,7 @@ class Keeper:
             try:
                 self.store.update_runs([p for p in named
                                         if p.host["fleet"]["rank"] in self.stored])
+                self.store.checkpoint()     # the names in the store file, not only its -wal
             except UserError:
                 pass    # a name is a nicety; the records themselves are kept apart
 
@@ -127,6 +129,37 @@ class Keeper:
                 self.unsaved.add(rank if rank is not None else -1)
                 self._failed("the store file does not hold the record (only its -wal "
                              "does)", e)
+
+    def stopped(self, signame: str) -> None:
+        """A stop signal reached the job: every node not yet recorded says so in the store
+        at once (its run interrupted by it, a placeholder stopped before it reported),
+        before the launcher's SIGKILL can come; the records that follow replace this."""
+        with self.lock:
+            runs = []
+            for rank, run_id in self.live_ids.items():
+                rec = self.lives[rank].rec if rank in self.lives else None
+                if rec is None or rec.run_id != run_id:
+                    continue
+                rec.status = "interrupted"
+                for st in rec.stages:
+                    if st.status in ("pending", "running"):
+                        st.status = "interrupted"
+                        st.reason = (f"stopped by {signame} (the job's stop); the results "
+                                     "that finished are kept")
+                runs.append(rec)
+            for rank, p in self.holders.items():
+                if rank in self.stored:
+                    p.stages[0].reason = (f"no record: the job was stopped ({signame}) "
+                                          "before this node reported")
+                    p.host["fleet"]["reason"] = p.stages[0].reason
+                    runs.append(p)
+            if not runs:
+                return
+            try:
+                self.store.update_runs(runs)
+                self._checkpoint()
+            except UserError:
+                pass        # the records themselves follow, or are kept apart
 
     def finish(self) -> tuple[bool, str]:
         """Everything kept in memory written now: (all stored, what to say). Called at the
@@ -199,6 +232,8 @@ class Live:
     def __init__(self, keeper: Keeper, rank: int):
         self.k, self.rank = keeper, rank
         self.broken = False
+        self.rec: RunRecord | None = None
+        keeper.lives[rank] = self
 
     def _do(self, run_id: str, fn: Any) -> None:
         k = self.k
@@ -226,6 +261,7 @@ class Live:
                 k.stored.discard(self.rank)
             k.live_ids[self.rank] = rec.run_id
             k.whole.add(rec.run_id)
+            self.rec = rec
         self._do(rec.run_id, do)
 
     def add_result(self, run_id: str, res: Any) -> None:

@@ -89,6 +89,7 @@ class Rank0(NamedTuple):
     on_hellos: Callable[[dict[int, dict[str, Any]]], None] | None = None   # new hellos
     on_abort: Callable[[], None] | None = None     # the job is about to end early
     live: Callable[[int], Any] | None = None       # rank -> where its run goes as it runs
+    on_stop: Callable[[str], None] | None = None   # a stop signal reached rank 0 (its name)
 
 
 class Sender:
@@ -145,6 +146,7 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
     deadline = [t0 + timeout]
     silent: set[int] = set()       # ranks with no record of their own by the deadline
     lives: dict[int, Any] = {}     # rank -> where its run is stored as it goes
+    told = [False]                 # on_stop called
 
     def keep(r: int, rec: RunRecord) -> None:
         with lock:
@@ -184,6 +186,9 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
                     keep(src, RunRecord.from_dict(msg))
             if fresh and zero.on_hellos is not None:
                 zero.on_hellos(fresh)
+            if signals.received() and not told[0] and zero.on_stop is not None:
+                told[0] = True      # said in the store before the launcher's SIGKILL
+                zero.on_stop(signals.name(signals.signum_of(None)))
             if stopped.is_set():
                 deadline[0] = min(deadline[0], stopped_at[0] + STOP_GRACE_S)
             if time.monotonic() >= deadline[0]:
