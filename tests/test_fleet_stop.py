@@ -156,7 +156,7 @@ def test_sigterm_to_mpirun_leaves_every_nodes_results_and_the_signal_in_the_stor
             assert time.monotonic() - t0 < 200, "no result from every rank"
             time.sleep(0.1)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
+        _out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -180,14 +180,17 @@ def _main(argv: list[str] | None) -> int:
         return e.exit_code
     except BrokenPipeError:
         return 0
-    except Exception as e:  # a bug, not the user's fault: one line unless asked for more
+    except Exception as e:  # a bug, not the user's fault: one line unless asked for more;
+        # exit 70 (EX_SOFTWARE), never 1: a health check reads 1 as "out of the baseline"
         if os.environ.get("NUMASCOPE_DEBUG"):
             raise
         from numascope.errors import escape_text
         what = escape_text(f"{type(e).__name__}: {e}")
         sys.stderr.write(f"numascope: internal error: {what} "
                          "(set NUMASCOPE_DEBUG=1 for the traceback)\n")
+        from numascope.errors import CRASH_EXIT
         if _json_command is not None:
             from numascope.command.output import emit
-            emit(_json_command, [], [{"kind": "internal", "exit_code": 1, "message": what}])
-        return 1
+            emit(_json_command, [], [{"kind": "internal", "exit_code": CRASH_EXIT,
+                                      "message": what}])
+        return CRASH_EXIT
