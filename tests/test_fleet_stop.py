@@ -170,3 +170,33 @@ def test_sigterm_to_mpirun_leaves_every_nodes_results_and_the_signal_in_the_stor
         v = verdict(r)
         assert len(r.results) >= 1 and v.status == "interrupted", (r.host["hostname"], v)
         assert "SIGTERM" in v.reason, (r.host["hostname"], v.reason)
+
+
+def test_run_records_numascope_hostname_as_fleet_does(monkeypatch):
+    from numascope.results.run import local_hostname
+    monkeypatch.setenv("NUMASCOPE_HOSTNAME", "gpu017")
+    assert local_hostname() == "gpu017"
+    monkeypatch.delenv("NUMASCOPE_HOSTNAME")
+    import socket
+    assert local_hostname() == socket.gethostname()
+
+
+def test_run_selections_after_options_are_taken(tmp_path, capsys):
+    """`fleet baseline save gold --store f.db host=a host=b`: the selections after --store
+    are runs, not "unrecognized arguments"; an unknown option still is one line, exit 2."""
+    from fleet_synth import fleet
+
+    from numascope.cli import main
+    db = tmp_path / "f.db"
+    runs = fleet(3, {}, seed=1)
+    with Store.open(db, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+    hosts = [f"host={r.host['hostname']}" for r in runs]
+    assert main(["fleet", "baseline", "save", "gold", "--store", str(db), *hosts]) == 0
+    assert "unrecognized" not in capsys.readouterr().err
+    assert main(["fleet", "baseline", "list", "--store", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "gold" in out and "None" not in out and "from runs named" in out
+    assert main(["fleet", "baseline", "save", "g2", "--store", str(db), "--bogus"]) == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err

@@ -341,6 +341,11 @@ def _warn(text: str) -> None:
         err.print(line, markup=False, soft_wrap=True)
 
 
+def _from_fleet(fid: str | None) -> str:
+    """Where a baseline's medians came from: its fleet, or the runs named (no fleet)."""
+    return f"fleet {fid}" if fid else "from runs named"
+
+
 def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return "-" if not math.isfinite(x) else f"{x:.4g}"
@@ -989,7 +994,7 @@ def _baseline(args: argparse.Namespace) -> int:
         elif not items:
             out.print("no baselines stored", markup=False)
         for b in items if not args.json else []:
-            _para(f"{b['name']}  fleet {b['fleet']}  {plural(b['groups'], 'group')}  "
+            _para(f"{b['name']}  {_from_fleet(b['fleet'])}  {plural(b['groups'], 'group')}  "
                   f"{b['created']}")
         return 0
     if args.baseline_cmd == "copy":
@@ -1037,7 +1042,7 @@ def _baseline_copy(args: argparse.Namespace) -> int:
         emit(NAME, [{"name": base["name"], "created": base["created"], "fleet": base["fleet"],
                      "groups": groups}], [], subcommand="baseline copy", to=str(args.to))
     else:
-        _para(f"baseline {base['name']} ({plural(groups, 'group')}, fleet {base['fleet']}) "
+        _para(f"baseline {base['name']} ({plural(groups, 'group')}, {_from_fleet(base['fleet'])}) "
               f"copied to {args.to}")
     return 0
 
