@@ -200,3 +200,44 @@ def test_run_selections_after_options_are_taken(tmp_path, capsys):
     assert "gold" in out and "None" not in out and "from runs named" in out
     assert main(["fleet", "baseline", "save", "g2", "--store", str(db), "--bogus"]) == 2
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_a_node_whose_own_run_failed_fails_its_check_and_prom_agrees(tmp_path):
+    """A node whose run failed, or was interrupted before any result, is out of the
+    baseline (exit 1), not inconclusive: NUMASCOPE_UNKNOWN=ok must not pass it; prom says
+    baseline_out 1 and gives it no node_outlier (it was not screened), never 0."""
+    from fleet_synth import fleet
+
+    from numascope.fleet import node as fnode
+    db = tmp_path / "f.db"
+    runs = fleet(3, {}, seed=1)
+    with Store.open(db, write=True) as st:
+        for r in runs:
+            st.save_run(r)
+    cli = [*NUMASCOPE, "fleet"]
+    p = subprocess.run([*cli, "baseline", "save", "gold", "--store", str(db)],
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    h1, h2 = runs[1].host["hostname"], runs[2].host["hostname"]
+    ident = {"id": "f2", "host": h1, "rank": 1, "ranks": 3, "launcher": "mpi", "slurm": {}}
+    with Store.open(db, write=True) as st:
+        st.save_run(fnode.failed_record(ident, "quick", {}, "error: RuntimeError: boom"))
+        st.save_run(fnode.failed_record({**ident, "host": h2, "rank": 2}, "quick", {},
+                                        "stopped by SIGTERM before its run began",
+                                        status="interrupted"))
+    for h, why in ((h1, "run failed: error: RuntimeError: boom"),
+                   (h2, "run interrupted with no result")):
+        p = subprocess.run([*cli, "check", "--baseline", "gold", "--store", str(db), "--host",
+                            h, "latest"], capture_output=True, text=True, timeout=120,
+                           check=False)
+        assert p.returncode == 1 and "out of baseline" in p.stdout and why in p.stdout, \
+            (h, p.returncode, p.stdout, p.stderr)
+    prom = tmp_path / "n.prom"
+    p = subprocess.run([*cli, "prom", "--baseline", "gold", "--store", str(db), "--fleet",
+                        "f2", "--out", str(prom)], capture_output=True, text=True,
+                       timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    text = prom.read_text()
+    for h in (h1, h2):
+        assert f'numascope_baseline_out{{baseline="gold",host="{h}"}} 1.0' in text
+        assert f'numascope_node_outlier{{host="{h}"}}' not in text

@@ -1168,9 +1168,12 @@ def _host(args: argparse.Namespace) -> str:
 def _unfinished(run: Any) -> str:
     """Why a run that did not do all it was asked cannot be judged ('' when it did): the
     fleet's one verdict (numascope.fleet.verdict)."""
+    from numascope.fleet.baseline import own_failure
     from numascope.fleet.verdict import verdict
     v = verdict(run)
-    return "" if v.ok else f"the run did not do all it was asked ({v.status}: {v.reason})"
+    if v.ok or own_failure(run, v):      # a node whose own run failed is out: judged so
+        return ""
+    return f"the run did not do all it was asked ({v.status}: {v.reason})"
 
 
 def _age(run: Any) -> float | None:
