@@ -365,6 +365,11 @@ def _warn(text: str) -> None:
         err.print(line, markup=False, soft_wrap=True)
 
 
+def _from_fleet(fid: str | None) -> str:
+    """Where a baseline's medians came from: its fleet, or the runs named (no fleet)."""
+    return f"fleet {fid}" if fid else "from runs named"
+
+
 def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return "-" if not math.isfinite(x) else f"{x:.4g}"
@@ -422,9 +427,10 @@ def _run(args: argparse.Namespace) -> int:
         from numascope.fleet import full
         return full.slim(rec, kept[rec.run_id]) if rec.run_id in kept else rec
 
-    def measure(ident: dict[str, Any]):
+    def measure(ident: dict[str, Any], live: Any = None):
         from numascope.errors import escape_text
-        rec = node.run_node(ident, profile, stages, tags, machine=machine, budget=budget)
+        rec = node.run_node(ident, profile, stages, tags, machine=machine, budget=budget,
+                            live=live)
         # the folders were checked before measuring; a disk that fills meanwhile must not
         # keep the record from rank 0 or the store
         if shared is not None:
@@ -463,7 +469,8 @@ def _run(args: argparse.Namespace) -> int:
                             "needs MPI ranks (mpirun, or srun --mpi=pmix), not --no-mpi, "
                             "--nfd-file or tasks that do not talk")
         return _run_alone(args, measure, slurm, shared, profile, tags, nfd, brief)
-    return _run_mpi(args, comm, lambda ident: brief(measure(ident)), profile, tags)
+    return _run_mpi(args, comm, lambda ident, live=None: brief(measure(ident, live)), profile,
+                    tags)
 
 
 def _keep_full(rec, folder, host: str) -> dict[str, Any]:
@@ -544,7 +551,7 @@ def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None,
     timer.daemon = True
     timer.start()
     try:
-        rec = measure(ident)
+        rec = measure(ident, keeper.live(0) if keeper is not None else None)
         done.set()
     finally:
         timer.cancel()
@@ -662,7 +669,7 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
 
     def measure_once(ident: dict[str, Any]):
         me.update(ident)
-        rec = measure(ident)
+        rec = measure(ident, keeper.live(0) if keeper is not None else mpi.Sender(comm))
         if ident["rank"] != 0 and signals.received():
             # said before the record is sent: a launcher kills its ranks soon after the
             # signal (Open MPI's mpirun 1 s after it), rank 0 may take longer to receive it
@@ -689,7 +696,8 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
             comm, fid, args.node_timeout,
             lambda f, r, n: node.identity(f, r, n, "mpi"), measure_once,
             mpi.Rank0(on_record, failed, keeper.start if keeper else None,
-                      keeper.hellos if keeper else None, before_abort if keeper else None))
+                      keeper.hellos if keeper else None, before_abort if keeper else None,
+                      keeper.live if keeper else None, keeper.stopped if keeper else None))
         if rank != 0:
             if args.confirm and not signals.received():
                 plan = mpi.wait_plan(comm)
@@ -1154,7 +1162,7 @@ def _baseline(args: argparse.Namespace) -> int:
         elif not items:
             out.print("no baselines stored", markup=False)
         for b in items if not args.json else []:
-            _para(f"{b['name']}  fleet {b['fleet']}  {plural(b['groups'], 'group')}  "
+            _para(f"{b['name']}  {_from_fleet(b['fleet'])}  {plural(b['groups'], 'group')}  "
                   f"{b['created']}")
         return 0
     if args.baseline_cmd == "copy":
@@ -1202,7 +1210,7 @@ def _baseline_copy(args: argparse.Namespace) -> int:
         emit(NAME, [{"name": base["name"], "created": base["created"], "fleet": base["fleet"],
                      "groups": groups}], [], subcommand="baseline copy", to=str(args.to))
     else:
-        _para(f"baseline {base['name']} ({plural(groups, 'group')}, fleet {base['fleet']}) "
+        _para(f"baseline {base['name']} ({plural(groups, 'group')}, {_from_fleet(base['fleet'])}) "
               f"copied to {args.to}")
     return 0
 
@@ -1328,9 +1336,12 @@ def _host(args: argparse.Namespace) -> str:
 def _unfinished(run: Any) -> str:
     """Why a run that did not do all it was asked cannot be judged ('' when it did): the
     fleet's one verdict (numascope.fleet.verdict)."""
+    from numascope.fleet.baseline import own_failure
     from numascope.fleet.verdict import verdict
     v = verdict(run)
-    return "" if v.ok else f"the run did not do all it was asked ({v.status}: {v.reason})"
+    if v.ok or own_failure(run, v):      # a node whose own run failed is out: judged so
+        return ""
+    return f"the run did not do all it was asked ({v.status}: {v.reason})"
 
 
 def _age(run: Any) -> float | None:

@@ -460,8 +460,9 @@ class Store:
         """Insert the run (status 'running') so its results can be attached as they come."""
         self._tx(lambda c: _put_run(c, rec, insert=True))
 
-    def add_result(self, run_id: str, res: BenchResult) -> None:
-        self._tx(lambda c: _insert_result(c, run_id, res))
+    def add_result(self, run_id: str, res: BenchResult, medians: bool = False) -> None:
+        """One result of a run being measured (medians: its figures only, as save_run)."""
+        self._tx(lambda c: _insert_result(c, run_id, res, medians))
 
     def finish_run(self, rec: RunRecord) -> None:
         """Store the record's final state (status, stages, noise); results are already in."""
@@ -476,7 +477,7 @@ class Store:
         figures only (each metric's median) with its family, case, params and validated
         flag, not its repetitions; get_run gives each metric its median as its one value."""
         def do(c: sqlite3.Connection) -> None:
-            if replaces is not None:
+            if replaces is not None:    # its own id too: a partial run stored whole
                 _delete_run(c, replaces)
             _put_run(c, rec, insert=True, medians=medians)
             for r in rec.results:
@@ -497,17 +498,24 @@ class Store:
                 _put_run(c, rec, insert=False)
         self._tx(do)
 
-    def checkpoint(self) -> bool:
+    def checkpoint(self, strict: bool = False) -> bool:
         """Copy every committed transaction from the -wal file into the store file itself
         and empty the -wal (the file alone is then whole: copied, backed up, or left by a
         job that was killed). True when done; False when a reader kept it from finishing or
-        the disk could not take it (nothing is lost: the -wal still holds it)."""
+        the disk could not take it (nothing is lost: the -wal still holds it). `strict`: a
+        disk that could not take it raises StoreFull instead (a busy reader stays False)."""
         if not self.writable or str(self.path) == ":memory:":
             return False
         try:
-            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.Error:
+            busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as e:
+            full = _full(self.path, e) if strict else None
+            if full is not None:
+                raise full from None
             return False
+        if strict and busy == 0 and log > 0 and done < log:
+            raise StoreFull(f"store {_shown(self.path)}: disk full (the store file could not "
+                            "take what its -wal holds); the store itself is intact")
         return busy == 0
 
     # -- reading ---------------------------------------------------------------------------
