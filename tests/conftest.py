@@ -30,6 +30,15 @@ def hwloc_fixture(name: str) -> Path:
     return p
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _node_records_kept_apart(tmp_path_factory):
+    """`fleet run` keeps each node's full record in a node folder (default beside the
+    user's own store): the tests' go into a temporary one, inherited by what they start."""
+    if not os.environ.get("NUMASCOPE_NODE_DIR"):
+        os.environ["NUMASCOPE_NODE_DIR"] = str(tmp_path_factory.mktemp("node-records"))
+    yield
+
+
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 # A shell without job control starts background commands with SIGINT ignored, and an ignored

@@ -146,3 +146,13 @@ def test_plan_accuracy_quick():
     assert has_line(rf"^  c2c\s+planned\s+{NUM} s\s+measured\s+{NUM} s\s+ratio\s+{NUM}", out), out
     assert has_line(r"calibrated by 1 run\(s\)", out), out
     assert has_line(r"^  c2c\s+median \d+\.\d\d\s+range ", out), out
+
+
+def test_fleet_scale_small():
+    """fleet_scale.py with a small fleet: the store's size per node, fleet report's time and
+    peak memory, the planted nodes found (figures not checked: they are the script's)."""
+    out = run("fleet_scale.py", "--nodes", "60", "--planted", "3")
+    assert has_line(rf"^store: 60 nodes .* {NUM} kB per node \(.*briefs\)$", out), out
+    assert has_line(rf"^fleet report --json: {NUM} s, peak memory \d+ MiB; .*planted found "
+                    r"\d of 3", out), out
+    assert has_line(r"^in-process: fleet.load.analysis_runs .* total", out), out

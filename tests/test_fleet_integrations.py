@@ -290,3 +290,32 @@ def test_slurm_runs_the_prolog_and_a_node_out_of_the_baseline_drains(stores, tmp
         assert reason == "Prolog error"
     finally:
         s.stop()
+
+
+def _crashing(tmp_path: Path) -> Path:
+    """numascope whose `fleet check` crashes (a bug: an internal error), as a real
+    numascope does: its one line and its own exit code."""
+    bin_ = tmp_path / "numascope-crashing"
+    bin_.write_text(f"#!{sys.executable}\nimport sys\nimport numascope.cli.fleet as f\n"
+                    "def boom(args):\n    raise RuntimeError('a bug on purpose')\n"
+                    "f._check = boom\nfrom numascope.cli import main\nsys.exit(main())\n")
+    bin_.chmod(0o755)
+    return bin_
+
+
+def test_a_crash_is_its_own_exit_and_its_own_line_never_out_of_baseline(stores, tmp_path):
+    bin_ = _crashing(tmp_path)
+    p = subprocess.run([str(bin_), "fleet", "check", "--baseline", "gold", "--store",
+                        str(stores["ok"]), "latest"], capture_output=True, text=True,
+                       timeout=120, check=False)
+    assert p.returncode == 70 and "internal error: RuntimeError: a bug on purpose" in p.stderr
+    _, drained = _health(tmp_path, stores["ok"], NUMASCOPE_BIN=str(bin_))
+    reason = drained[3].removeprefix("reason=")
+    assert reason.startswith("numascope: crashed: RuntimeError: a bug on purpose"), reason
+    assert "out of baseline" not in reason
+    rc, said = _nhc(stores["ok"], bin_=str(bin_))
+    assert rc == 1 and said[0].startswith("DIE 1 numascope: crashed: RuntimeError: a bug"), said
+    npd = subprocess.run([*_slurmd_env(_conf(tmp_path, stores["ok"], NUMASCOPE_BIN=str(bin_))),
+                          str(SCRIPTS / "numascope-npd")], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert npd.returncode == 1 and npd.stdout.startswith("numascope: crashed: RuntimeError")

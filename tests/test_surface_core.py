@@ -230,14 +230,14 @@ def test_internal_error_is_one_escaped_line(monkeypatch, capsys):
     def boom(args):
         raise RuntimeError("bad\x1b[0m\nthing")
     monkeypatch.setattr(topo, "main", boom)
-    assert main(["topo"]) == 1
+    assert main(["topo"]) == 70      # a crash: never 1, which a health check reads as "out"
     cap = capsys.readouterr()
     assert len(cap.err.splitlines()) == 1 and "\x1b" not in cap.err
     assert "RuntimeError: bad\\x1b[0m\\nthing" in cap.err
-    assert main(["topo", "--json"]) == 1
+    assert main(["topo", "--json"]) == 70
     cap = capsys.readouterr()
     doc = json.loads(cap.out)
-    assert doc["errors"][0]["kind"] == "internal"
+    assert doc["errors"][0]["kind"] == "internal" and doc["errors"][0]["exit_code"] == 70
     assert doc["errors"][0]["message"] == "RuntimeError: bad\\x1b[0m\\nthing"
 
 

@@ -1,6 +1,9 @@
 """Errors that end a command with one clear line instead of a traceback."""
 
 
+CRASH_EXIT = 70   # numascope itself failed (a bug): sysexits' EX_SOFTWARE, never a verdict
+
+
 class UserError(Exception):
     """Something the user can fix (bad CPU list, unknown node, unreadable file): exit 2."""
 

@@ -8,7 +8,13 @@ own stop flag from a C handler chained in front of this one (`_core.watch_signal
 C call notices the signal while it runs without the GIL, not only when it returns.
 
 `deferred()` holds a signal back over a few lines that must finish (the final store write):
-it is raised when the block ends."""
+it is raised when the block ends.
+
+One stop is one stop: a signal that arrives once a stop is under way (Slurm's time limit
+sends SIGTERM twice, milliseconds apart; a user presses Ctrl-C again) is noted and changes
+nothing, so the first stop's cleanup (what finished, stored) is never cut short by the
+second. A process that must die at once is sent SIGKILL, as every launcher does after its
+grace time."""
 
 from __future__ import annotations
 
@@ -32,7 +38,8 @@ class Stop(KeyboardInterrupt):
 class _State:
     deferring = 0
     pending: int | None = None     # a signal held back by deferred()
-    received: int | None = None    # the last signal the handler saw
+    received: int | None = None    # the signal that stopped the command (the first)
+    repeats = 0                    # stop signals after the first (ignored)
 
 
 def name(signum: int) -> str:
@@ -40,7 +47,7 @@ def name(signum: int) -> str:
 
 
 def signum_of(e: BaseException | None) -> int:
-    """The signal behind an interruption: the exception's own, else the last one the handler
+    """The signal behind an interruption: the exception's own, else the one the handler
     saw, else SIGINT (a plain KeyboardInterrupt)."""
     return getattr(e, "signum", None) or _State.received or signal.SIGINT
 
@@ -51,11 +58,14 @@ def exit_code(e: BaseException | None = None) -> int:
 
 
 def received() -> int | None:
-    """The last stop signal the CLI's handler saw in this command, if any."""
+    """The stop signal the CLI's handler saw first in this command, if any."""
     return _State.received
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
+    if _State.received is not None:   # a stop is under way: a second signal changes nothing
+        _State.repeats += 1
+        return
     _State.received = signum
     if _State.deferring:
         _State.pending = _State.pending or signum
@@ -83,7 +93,7 @@ def handled() -> Iterator[None]:
                 previous[s] = signal.signal(s, _handler)
     except ValueError:   # not the main thread: signals are not ours to handle here
         pass
-    _State.received, _State.pending = None, None
+    _State.received, _State.pending, _State.repeats = None, None, 0
     _watch_in_core()
     try:
         yield

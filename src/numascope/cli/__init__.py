@@ -157,6 +157,22 @@ def _refuse_empty(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             raise UserError(f"{flags[dest]} is empty: give a value, or leave {flags[dest]} out")
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The command line, run selections (RUN …) taken after options too: `fleet baseline
+    save gold --store f.db host=a host=b` (argparse fills a RUN… list before the options and
+    calls the words after them unrecognized; its parse_intermixed_args refuses
+    subcommands). Any other word left over is the usual one-line error."""
+    args, extra = parser.parse_known_args(argv)
+    if extra and isinstance(getattr(args, "runs", None), list) and \
+            not any(w.startswith("-") for w in extra) and "--" not in argv:
+        given = [w for w in argv if w in args.runs]
+        args.runs = (given if given else []) + extra
+        return args
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def _main(argv: list[str] | None) -> int:
     global _json_command
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -164,7 +180,7 @@ def _main(argv: list[str] | None) -> int:
     _json_command = _canonical(words[0] if words else "") if "--json" in argv else None
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
     except SystemExit as e:   # --help, --version (0) or a bad flag (2, said in one line)
         return int(e.code or 0)
     if not getattr(args, "_main", None):
@@ -180,14 +196,17 @@ def _main(argv: list[str] | None) -> int:
         return e.exit_code
     except BrokenPipeError:
         return 0
-    except Exception as e:  # a bug, not the user's fault: one line unless asked for more
+    except Exception as e:  # a bug, not the user's fault: one line unless asked for more;
+        # exit 70 (EX_SOFTWARE), never 1: a health check reads 1 as "out of the baseline"
         if os.environ.get("NUMASCOPE_DEBUG"):
             raise
         from numascope.errors import escape_text
         what = escape_text(f"{type(e).__name__}: {e}")
         sys.stderr.write(f"numascope: internal error: {what} "
                          "(set NUMASCOPE_DEBUG=1 for the traceback)\n")
+        from numascope.errors import CRASH_EXIT
         if _json_command is not None:
             from numascope.command.output import emit
-            emit(_json_command, [], [{"kind": "internal", "exit_code": 1, "message": what}])
-        return 1
+            emit(_json_command, [], [{"kind": "internal", "exit_code": CRASH_EXIT,
+                                      "message": what}])
+        return CRASH_EXIT

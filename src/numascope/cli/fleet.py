@@ -27,10 +27,11 @@ GAP_MAX = 1000.0           # --gap: percent
 
 # an empty value is the command line's rule for every option (numascope.cli); here the
 # positionals' (RUN, fleet gather DIR, baseline save NAME), and the longest name taken
-POSITIONALS = {"dir": ("fleet gather", "the shared folder"),
+POSITIONALS = {"dir": ("fleet gather", "the shared folder (or, with --full, a node)"),
+               "node": ("fleet show", "a node (its host name)"),
                "runs": ("RUN", "a run id, latest or KEY=VALUE"),
                "name": ("baseline save", "a baseline name")}
-NAMES = {"stage": "--stage", "fleet_id": "--fleet-id", "fleet": "--fleet", "runs": "RUN",
+NAMES = {"node": "fleet show", "stage": "--stage", "fleet_id": "--fleet-id", "fleet": "--fleet", "runs": "RUN",
          "floor": "--floor", "name": "baseline save", "baseline": "--baseline",
          "tolerance": "--tolerance"}
 
@@ -59,6 +60,11 @@ def register(p: argparse.ArgumentParser) -> None:
     r.add_argument("--shared-dir", metavar="DIR",
                    help="write each node's record file here (atomically); without MPI this "
                         "is how several tasks report: merge with `fleet gather DIR`")
+    r.add_argument("--node-dir", metavar="DIR",
+                   help="where each node keeps its full record file (every repetition, its "
+                        "topology); the store gets its brief and figures (docs/fleet.md). "
+                        "Default: --shared-dir when given, else $NUMASCOPE_NODE_DIR, else "
+                        "the folder fleet beside the node's default store")
     r.add_argument("--prom-dir", metavar="DIR",
                    help="also write this node's results to DIR/numascope.prom for "
                         "node_exporter's textfile collector")
@@ -89,10 +95,27 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(r)
 
     g = sub.add_parser("gather", help="merge the record files of a shared folder into the "
-                                      "store (idempotent)")
-    g.add_argument("dir", metavar="DIR")
+                                      "store (idempotent); --full NODE…: copy nodes' full "
+                                      "records into the store")
+    g.add_argument("dir", nargs="+", metavar="DIR | NODE",
+                   help="the shared folder; with --full, the nodes (host names)")
+    g.add_argument("--full", action="store_true",
+                   help="copy these nodes' full records (every repetition, the topology) "
+                        "from where they live into the store, in place of their briefs")
+    g.add_argument("--fleet", metavar="ID",
+                   help="with --full: the fleet run (id or unique prefix; default: the latest)")
     add_store(g)
     add_json(g)
+
+    sh = sub.add_parser("show", help="one node's full results (read from where its full "
+                                     "record lives; where that is when it cannot be read)")
+    sh.add_argument("node", metavar="NODE", help="the node (its host name)")
+    sh.add_argument("--fleet", metavar="ID",
+                    help="the fleet run (id or unique prefix; default: the latest)")
+    sh.add_argument("--all-metrics", action="store_true",
+                    help="every metric of every result, not only the primary one")
+    add_store(sh)
+    add_json(sh)
 
     rep = sub.add_parser("report", help="outlier nodes of a fleet run, by configuration group")
     _add_select(rep)
@@ -201,13 +224,14 @@ def _add_select(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     cmd = args.fleet_cmd
     if cmd is None:
-        raise UserError("give a subcommand: run, gather, report, baseline, check, prom or "
-                        "labels")
+        raise UserError("give a subcommand: run, gather, show, report, baseline, check, "
+                        "prom or labels")
     if cmd == "baseline" and args.baseline_cmd is None:
         raise UserError("give an action: fleet baseline save NAME, fleet baseline list, or "
                         "fleet baseline copy NAME --to DB")
     check_values(args)
-    return {"run": _run, "gather": _gather, "report": _report, "baseline": _baseline,
+    return {"run": _run, "gather": _gather, "show": _show, "report": _report,
+            "baseline": _baseline,
             "check": _check, "prom": _prom, "labels": _labels}[cmd](args)
 
 
@@ -341,6 +365,11 @@ def _warn(text: str) -> None:
         err.print(line, markup=False, soft_wrap=True)
 
 
+def _from_fleet(fid: str | None) -> str:
+    """Where a baseline's medians came from: its fleet, or the runs named (no fleet)."""
+    return f"fleet {fid}" if fid else "from runs named"
+
+
 def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return "-" if not math.isfinite(x) else f"{x:.4g}"
@@ -380,6 +409,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.shared_dir is not None else None
     prom_dir = check_workdir(args.prom_dir, "--prom-dir") if args.prom_dir is not None \
         else None
+    node_dir = check_workdir(args.node_dir, "--node-dir") if args.node_dir is not None \
+        else None
     if args.fleet_id is not None:
         args.fleet_id = node.check_fleet_id(args.fleet_id)
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
@@ -388,14 +419,23 @@ def _run(args: argparse.Namespace) -> int:
     nfd = _nfd(args, profile)
     slurm = node.slurm_env()
 
-    def measure(ident: dict[str, Any]):
+    kept: dict[str, Any] = {}       # run id -> the file of its full record
+
+    def brief(rec):
+        """What the store gets of a node's record: its brief, the full record staying in
+        its file (numascope.fleet.full); the record itself when it has no file."""
+        from numascope.fleet import full
+        return full.slim(rec, kept[rec.run_id]) if rec.run_id in kept else rec
+
+    def measure(ident: dict[str, Any], live: Any = None):
         from numascope.errors import escape_text
-        rec = node.run_node(ident, profile, stages, tags, machine=machine, budget=budget)
+        rec = node.run_node(ident, profile, stages, tags, machine=machine, budget=budget,
+                            live=live)
         # the folders were checked before measuring; a disk that fills meanwhile must not
         # keep the record from rank 0 or the store
         if shared is not None:
             try:
-                files.write_record(shared, rec)
+                kept[rec.run_id] = files.write_record(shared, rec).resolve()
             except OSError as e:
                 if comm is None:      # the file was this task's only way to report
                     raise UserError(f"--shared-dir {escape_text(shared, 160)}: cannot write "
@@ -403,6 +443,8 @@ def _run(args: argparse.Namespace) -> int:
                                     f"({e.strerror or type(e).__name__})") from None
                 _warn(f"{ident['host']}: --shared-dir: cannot write "
                       f"{e.filename}: {e.strerror}")
+        elif comm is not None or args.store is not None:   # the full record stays here
+            kept.update(_keep_full(rec, node_dir, ident["host"]))
         if prom_dir is not None and node.hooks_of(rec):
             _warn(f"{ident['host']}: --prom-dir: not written: this run was made with test "
                   f"hook {', '.join(node.hooks_of(rec))}")
@@ -426,11 +468,27 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError("--confirm re-measures the flagged nodes in the same job: it "
                             "needs MPI ranks (mpirun, or srun --mpi=pmix), not --no-mpi, "
                             "--nfd-file or tasks that do not talk")
-        return _run_alone(args, measure, slurm, shared, profile, tags, nfd)
-    return _run_mpi(args, comm, measure, profile, tags)
+        return _run_alone(args, measure, slurm, shared, profile, tags, nfd, brief)
+    return _run_mpi(args, comm, lambda ident, live=None: brief(measure(ident, live)), profile,
+                    tags)
 
 
-def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None) -> int:
+def _keep_full(rec, folder, host: str) -> dict[str, Any]:
+    """The node's full record written into its node folder (--node-dir, else
+    numascope.fleet.full.node_dir()): {run id: its file}, or {} (said on stderr) when it
+    cannot be written there: then the record goes to the store whole."""
+    from numascope.fleet import full
+    folder = folder if folder is not None else full.node_dir()
+    try:
+        return {rec.run_id: full.keep(rec, folder)}
+    except OSError as e:
+        _warn(f"{host}: cannot keep its full record in {folder} "
+              f"({e.strerror or type(e).__name__}); the store gets it whole")
+        return {}
+
+
+def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None,
+               brief=lambda rec: rec) -> int:
     """No MPI: this task measures its node and writes its record file (--shared-dir, with
     the fleet's manifest: numascope.fleet.manifest), or its run into the store (its
     placeholder first), then its labels (--nfd-file). A watchdog records it failed after
@@ -493,14 +551,14 @@ def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None) -> int:
     timer.daemon = True
     timer.start()
     try:
-        rec = measure(ident)
+        rec = measure(ident, keeper.live(0) if keeper is not None else None)
         done.set()
     finally:
         timer.cancel()
     note, stored = "", True
     if keeper is not None:
         try:
-            keeper.record(rec)
+            keeper.record(brief(rec))
             stored, note = keeper.finish()
         finally:
             keeper.store.close()
@@ -611,7 +669,7 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
 
     def measure_once(ident: dict[str, Any]):
         me.update(ident)
-        rec = measure(ident)
+        rec = measure(ident, keeper.live(0) if keeper is not None else mpi.Sender(comm))
         if ident["rank"] != 0 and signals.received():
             # said before the record is sent: a launcher kills its ranks soon after the
             # signal (Open MPI's mpirun 1 s after it), rank 0 may take longer to receive it
@@ -638,7 +696,8 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
             comm, fid, args.node_timeout,
             lambda f, r, n: node.identity(f, r, n, "mpi"), measure_once,
             mpi.Rank0(on_record, failed, keeper.start if keeper else None,
-                      keeper.hellos if keeper else None, before_abort if keeper else None))
+                      keeper.hellos if keeper else None, before_abort if keeper else None,
+                      keeper.live if keeper else None, keeper.stopped if keeper else None))
         if rank != 0:
             if args.confirm and not signals.received():
                 plan = mpi.wait_plan(comm)
@@ -825,8 +884,124 @@ def print_verdicts(verdicts) -> None:
 
 # -- gather --------------------------------------------------------------------------------
 
+def fleet_of(store: Any, fleet: str | None) -> tuple[str, list[str]]:
+    """(the fleet id, its run ids): the fleet named (id or unique prefix), else the latest."""
+    have = fleets(store)
+    if not have:
+        raise UserError(f"no fleet runs in {store.path} (run `numascope fleet run` under "
+                        "srun or mpirun)")
+    if fleet is None:
+        fid = list(have)[-1]
+        return fid, have[fid]
+    hits = [f for f in have if f == fleet] or [f for f in have if f.startswith(fleet)]
+    if not hits:
+        raise UserError(f"--fleet {fleet!r}: no such fleet in {store.path}; fleets: "
+                        f"{', '.join(list(have)[-5:])}")
+    if len(hits) > 1:
+        raise UserError(f"--fleet {fleet!r} matches {len(hits)} fleets; give more of the id")
+    return hits[0], have[hits[0]]
+
+
+def node_run(store: Any, fleet: str | None, host: str) -> tuple[str, Any]:
+    """(the fleet id, the stored record of node `host` in it: its first measurement, not a
+    --confirm one); one line, exit 2, for a node the fleet does not have."""
+    import json
+
+    from numascope.errors import escape_text
+    from numascope.fleet import confirm
+    fid, ids = fleet_of(store, fleet)
+    want = set(ids)
+    hosts: list[str] = []
+    hit = None
+    for run_id, tags in store._q("SELECT run_id, tags FROM runs ORDER BY started, rowid"):
+        if run_id not in want:
+            continue
+        t = json.loads(tags)
+        if confirm.TAG in t:
+            continue
+        hosts.append(t.get("host", ""))
+        if t.get("host") == host:
+            hit = run_id
+    if hit is None:
+        shown = ", ".join(escape_text(h, 40) for h in sorted(set(hosts))[:5])
+        raise UserError(f"no node {escape_text(host, 80)} in fleet {fid} "
+                        f"({plural(len(set(hosts)), 'node')}: {shown}"
+                        f"{', …' if len(set(hosts)) > 5 else ''})")
+    return fid, store.get_run(hit)
+
+
+def _show(args: argparse.Namespace) -> int:
+    """fleet show NODE: the node's full record, read from where it lives (its file) or
+    from the store when it holds it whole; when it cannot be read from here, where it is
+    (one line on stderr) and the brief the store holds (each metric's median)."""
+    from numascope.fleet import full
+    from numascope.report.headline_terminal import print_headline
+    from numascope.report.terminal import print_run
+    with _open(args) as store:
+        fid, rec = node_run(store, args.fleet, args.node)
+    got, why = full.fetch(rec)
+    where = full.where(rec)
+    line = "" if got is not None else (
+        f"{args.node}: {full.said(rec)}, not readable from here ({why}); run `numascope fleet "
+        f"show {args.node}` there, or copy it here and `numascope fleet gather --full "
+        f"{args.node}`; shown: the store's brief (each metric's median)")
+    if args.json:
+        emit(NAME, [(got or rec).to_dict()],
+             [{"kind": "brief-only", "exit_code": 0, "message": line}] if line else [],
+             subcommand="show", fleet=fid, host=args.node, run_id=rec.run_id,
+             full=got is not None, full_record=where)
+        return 0
+    if line:
+        _warn(line)
+    elif where is not None:
+        _para(f"{args.node}: full record {where['path']} (host {where.get('host')})")
+    print_headline(got or rec, out)
+    print_run(got or rec, out, args.all_metrics)
+    return 0
+
+
+def _gather_full(args: argparse.Namespace) -> int:
+    """fleet gather --full NODE…: each node's full record read from where it lives and
+    stored in place of its brief (one transaction each). Every node is found and read
+    before the store is written: one that is not, one line, exit 2, nothing copied."""
+    from numascope.errors import escape_text
+    from numascope.fleet import full
+    todo = []
+    with _open(args) as store:
+        for host in dict.fromkeys(args.dir):
+            _, rec = node_run(store, args.fleet, host)
+            got, why = full.fetch(rec)
+            if got is None:
+                raise UserError(f"{escape_text(host, 80)}: {full.said(rec)}, not readable "
+                                f"from here ({why}); nothing copied")
+            todo.append((host, rec, got))
+    copied = []
+    with _open(args, write=True) as store:
+        for host, rec, got in todo:
+            if full.is_brief(rec):
+                store.save_run(got, replaces=rec.run_id)
+                copied.append(host)
+        path = store.path
+    if args.json:
+        emit(NAME, [{"host": h, "run_id": r.run_id, "copied": h in copied}
+                    for h, r, _ in todo], [], subcommand="gather", full=True,
+             copied=len(copied), store=str(path))
+    else:
+        _para(f"copied {plural(len(copied), 'full record')} into {path}"
+              + (f" ({len(todo) - len(copied)} already there whole)"
+                 if len(copied) < len(todo) else ""))
+    return 0
+
+
 def _gather(args: argparse.Namespace) -> int:
     from numascope.fleet import files
+    if args.full:
+        return _gather_full(args)
+    if args.fleet is not None:
+        raise UserError("--fleet: with --full only (the nodes whose full records to copy)")
+    if len(args.dir) > 1:
+        raise UserError("fleet gather takes one folder (or --full NODE…)")
+    args.dir = args.dir[0]
     files.read_records(args.dir)        # every file checked before the store is touched
     with _open(args, write=True) as store:
         added, skipped = files.gather(args.dir, store)
@@ -987,7 +1162,7 @@ def _baseline(args: argparse.Namespace) -> int:
         elif not items:
             out.print("no baselines stored", markup=False)
         for b in items if not args.json else []:
-            _para(f"{b['name']}  fleet {b['fleet']}  {plural(b['groups'], 'group')}  "
+            _para(f"{b['name']}  {_from_fleet(b['fleet'])}  {plural(b['groups'], 'group')}  "
                   f"{b['created']}")
         return 0
     if args.baseline_cmd == "copy":
@@ -1035,7 +1210,7 @@ def _baseline_copy(args: argparse.Namespace) -> int:
         emit(NAME, [{"name": base["name"], "created": base["created"], "fleet": base["fleet"],
                      "groups": groups}], [], subcommand="baseline copy", to=str(args.to))
     else:
-        _para(f"baseline {base['name']} ({plural(groups, 'group')}, fleet {base['fleet']}) "
+        _para(f"baseline {base['name']} ({plural(groups, 'group')}, {_from_fleet(base['fleet'])}) "
               f"copied to {args.to}")
     return 0
 
@@ -1161,9 +1336,12 @@ def _host(args: argparse.Namespace) -> str:
 def _unfinished(run: Any) -> str:
     """Why a run that did not do all it was asked cannot be judged ('' when it did): the
     fleet's one verdict (numascope.fleet.verdict)."""
+    from numascope.fleet.baseline import own_failure
     from numascope.fleet.verdict import verdict
     v = verdict(run)
-    return "" if v.ok else f"the run did not do all it was asked ({v.status}: {v.reason})"
+    if v.ok or own_failure(run, v):      # a node whose own run failed is out: judged so
+        return ""
+    return f"the run did not do all it was asked ({v.status}: {v.reason})"
 
 
 def _age(run: Any) -> float | None:
@@ -1239,7 +1417,9 @@ def _labels(args: argparse.Namespace) -> int:
             baseline.check_tolerance_keys(base, given)
         pick = judged.host_run(store, host)
         if pick.run_id is not None:
+            from numascope.fleet import full
             run = store.get_run(pick.run_id)
+            run = full.fetch(run)[0] or run       # a brief: its full record, when here
     if run is not None:
         refuse_hooked([run], "labels")
     why = pick.why if run is None else (

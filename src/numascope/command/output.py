@@ -33,8 +33,9 @@ def error_entry(e: BaseException, kind: str | None = None) -> dict[str, Any]:
                 "validation" if isinstance(e, MeasurementError) else
                 "unavailable" if isinstance(e, Unavailable) else
                 "interrupted" if isinstance(e, KeyboardInterrupt) else "internal")
+    from numascope.errors import CRASH_EXIT
     code = (signals.exit_code(e) if isinstance(e, KeyboardInterrupt)
-            else getattr(e, "exit_code", 1))
+            else getattr(e, "exit_code", CRASH_EXIT))
     msg = (f"interrupted ({signals.name(signals.signum_of(e))})"
            if isinstance(e, KeyboardInterrupt) else escape_text(str(e) or type(e).__name__))
     return {"kind": kind, "message": msg, "exit_code": code}

@@ -22,6 +22,7 @@ Benchmark methods: `cases(...)`, `measure(topo, case)` and `suite_cases(topo, pr
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 
@@ -47,9 +48,12 @@ def _packages() -> dict[str, str]:
     return {f"{__name__}.{folder}": cls for folder, cls in BUILTIN.items()} | _folders
 
 
+@functools.cache
 def family_module(pkg: str) -> str:
     """The module holding a folder's family class: family.py where the folder has one (a
-    class that stands on modules importing bench.py), else bench.py."""
+    class that stands on modules importing bench.py), else bench.py. Looked up once per
+    folder (find_spec of a module that is not there searches every path entry again; under
+    the editable install each search re-runs its build check: 2 s a call here)."""
     from importlib.util import find_spec
     return f"{pkg}.family" if find_spec(f"{pkg}.family") is not None else f"{pkg}.bench"
 

@@ -278,6 +278,15 @@ def _stages(r: RunRecord) -> dict[str, tuple[str, str]] | None:
     return {**done, **{s.name: (s.status, s.reason) for s in r.stages}}
 
 
+def own_failure(r: Any, v: Any) -> bool:
+    """Whether the node's own run failed it (fleet.verdict `v` of run `r`): failed, missing,
+    or interrupted before any result. Such a node is out of every baseline, never
+    inconclusive: nothing could be judged because the node did not run, which is itself
+    the finding (NUMASCOPE_UNKNOWN=ok must not pass it)."""
+    return v.status in ("failed", "missing") or (v.status == "interrupted"
+                                                 and not r.results)
+
+
 def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
           ) -> list[Verdict]:
     from numascope.fleet.verdict import verdict
@@ -288,8 +297,10 @@ def check(base: dict[str, Any], runs: list[RunRecord], given: dict[str, float]
         unjudged: list[dict[str, Any]] = []
         checked = 0
         v = verdict(r)       # a run that did not do all it was asked is never ok
-        if v.status in ("failed", "missing"):
-            problems.append({"metric": "", "why": f"run {v.status}: {v.reason}"})
+        if own_failure(r, v):
+            problems.append({"metric": "", "why": f"run {v.status}"
+                             + (" with no result" if v.status == "interrupted" else "")
+                             + f": {v.reason}"})
         elif g is None:
             problems.append({"metric": "", "why": f"no baseline group for its configuration "
                                                   f"({label})"})

@@ -1,6 +1,7 @@
 """Without MPI: each node writes its record as one JSON file into a shared folder (atomically:
 a temporary name in the same folder, fsync, rename), and `numascope fleet gather DIR` merges
-the files into a store. Gathering is idempotent: a run id already in the store is skipped,
+the files into a store: a fleet node's brief (numascope.fleet.full), its file staying its
+full record (`fleet gather --full`, `fleet show`). Gathering is idempotent: a run id already in the store is skipped,
 so gathering the same folder twice (or a folder that grew) never duplicates a run."""
 
 from __future__ import annotations
@@ -74,19 +75,22 @@ def gather(d: str | Path, store: Any) -> tuple[list[RunRecord], list[RunRecord]]
     replaces its node's placeholder), then a placeholder for each task the folder's
     manifest expects that left no record (numascope.fleet.manifest). Returns (added,
     already there)."""
+    from numascope.fleet import full
     records = read_records(d)
-    have = {r.run_id for r in store.list_runs()}
+    have = {r for (r,) in store._q("SELECT run_id FROM runs")}
     added, skipped = [], []
-    for _, rec in records:
+    for path, rec in records:
         if rec.run_id in have:
             skipped.append(rec)
             continue
+        if not full.is_brief(rec) and rec.tags.get("fleet"):
+            rec = full.slim(rec, path.resolve())     # the file stays the full record
         fl = rec.host.get("fleet") if isinstance(rec.host, dict) else None
         hold = None
         if isinstance(fl, dict) and isinstance(fl.get("rank"), int) and rec.tags.get("fleet"):
             hold = manifest.find(store, rec.tags["fleet"], fl["rank"])   # its placeholder
         try:
-            store.save_run(rec, replaces=hold)
+            full.save(store, rec, replaces=hold)
         except UserError as e:   # another gather stored it meanwhile
             if "UNIQUE" not in str(e):
                 raise

@@ -3,9 +3,17 @@ stored as it comes, nothing lost to a full disk.
 
 - start(): one placeholder per expected node (numascope.fleet.manifest), one transaction;
 - hellos(): placeholders named after their nodes' hellos;
-- record(): the node's record replaces its placeholder (one transaction), then the store is
+- record(): the node's record (its brief, when its full record stays on the node:
+  numascope.fleet.full) replaces its placeholder (one transaction), then the store is
   checkpointed (PRAGMA wal_checkpoint(TRUNCATE)): a job killed after it leaves the store
   file whole without its -wal;
+- live(): a node measured here (a lone task, rank 0's own; under MPI the other ranks' too,
+  result by result as they send them) writes its run into the store as it goes: its
+  placeholder replaced when it begins, each result committed and checkpointed into the store
+  file itself as it finishes, so that a SIGKILL (Open MPI's, 1 s after it forwards SIGTERM;
+  Slurm's, after KillWait) loses no finished result; the final record then rewrites its row;
+- a checkpoint that the disk cannot take (the record committed only in the -wal) is the
+  disk full too: said, and the record is not counted as stored;
 - a store that cannot take a record (its disk full, most often) never stops the job: the
   record is kept in memory, said once, and written at the end (finish()); if the store
   still cannot take it, the records go as files into the first folder that takes them
@@ -23,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from numascope.errors import UserError, escape_text
-from numascope.fleet import manifest
+from numascope.fleet import full, manifest
 from numascope.results.run import RunRecord
 
 
@@ -39,6 +47,10 @@ class Keeper:
         self.fid: str | None = None
         self.said = False
         self.lock = threading.RLock()
+        self.live_ids: dict[int, str] = {}          # rank -> its run stored as it goes
+        self.whole: set[str] = set()                # live runs with every result stored
+        self.unsaved: set[int] = set()              # ranks whose record is only in the -wal
+        self.lives: dict[int, Live] = {}
 
     def _failed(self, what: str, e: UserError) -> None:
         if not self.said:
@@ -53,7 +65,7 @@ class Keeper:
             try:
                 self.store.save_runs(list(self.holders.values()))
                 self.stored = set(self.holders)
-                self.store.checkpoint()
+                self._checkpoint()
             except UserError as e:
                 self._failed("the nodes' records are kept in memory and written at the "
                              "end", e)
@@ -65,35 +77,96 @@ class Keeper:
             try:
                 self.store.update_runs([p for p in named
                                         if p.host["fleet"]["rank"] in self.stored])
+                self.store.checkpoint()     # the names in the store file, not only its -wal
             except UserError:
                 pass    # a name is a nicety; the records themselves are kept apart
 
+    def _checkpoint(self) -> bool:
+        """The -wal copied into the store file; a disk that cannot take it is StoreFull
+        (a reader holding the -wal back is not: the -wal keeps it, and the next one will)."""
+        return self.store.checkpoint(strict=True)
+
+    def _rank(self, rec: RunRecord) -> int | None:
+        rank = (rec.host.get("fleet") or {}).get("rank")
+        return rank if isinstance(rank, int) else None
+
+    def live(self, rank: int) -> Live:
+        """The store a node measured here writes its run into as it goes (suite.run_suite's
+        begin_run / add_result / finish_run)."""
+        return Live(self, rank)
+
     def record(self, rec: RunRecord) -> None:
-        """Store a node's record in place of its placeholder (or keep it for later)."""
+        """Store a node's record in place of its placeholder, or of the run it wrote as it
+        went (or keep it for later)."""
         with self.lock:
-            rank = (rec.host.get("fleet") or {}).get("rank")
-            holder = self.holders.get(rank) if isinstance(rank, int) else None
-            if holder is not None and (holder.tags.get("fleet") != rec.tags.get("fleet")
-                                       or "confirm_of" in rec.tags):
+            rank = self._rank(rec)
+            holder = self.holders.get(rank) if rank is not None else None
+            own = holder is None or (holder.tags.get("fleet") == rec.tags.get("fleet")
+                                     and "confirm_of" not in rec.tags)
+            if not own:
                 holder = None       # a --confirm measurement: a run of its own
+            live = self.live_ids.get(rank) if own and rank is not None else None
             try:
-                self.store.save_run(rec, replaces=holder.run_id if holder is not None and
-                                    rank in self.stored else None)
+                # the run written as it went (its figures) gives way to the final record:
+                # its brief where its full record stays on the node, else the record whole
+                replaces = live if live is not None else \
+                    holder.run_id if holder is not None and rank in self.stored else None
+                full.save(self.store, rec, replaces=replaces)
             except UserError as e:
                 self.pending.append(rec)
                 self._failed("this record and the next are kept in memory and written at "
                              "the end", e)
                 return
+            if live is not None:
+                self.live_ids.pop(rank, None)
             if holder is not None:
                 self.holders.pop(rank, None)
                 self.stored.discard(rank)
-            self.store.checkpoint()
+            try:
+                self._checkpoint()
+                self.unsaved.clear()
+            except UserError as e:     # committed, but only to the -wal
+                self.unsaved.add(rank if rank is not None else -1)
+                self._failed("the store file does not hold the record (only its -wal "
+                             "does)", e)
+
+    def stopped(self, signame: str) -> None:
+        """A stop signal reached the job: every node not yet recorded says so in the store
+        at once (its run interrupted by it, a placeholder stopped before it reported),
+        before the launcher's SIGKILL can come; the records that follow replace this."""
+        with self.lock:
+            runs = []
+            for rank, run_id in self.live_ids.items():
+                rec = self.lives[rank].rec if rank in self.lives else None
+                if rec is None or rec.run_id != run_id:
+                    continue
+                rec.status = "interrupted"
+                for st in rec.stages:
+                    if st.status in ("pending", "running"):
+                        st.status = "interrupted"
+                        st.reason = (f"stopped by {signame} (the job's stop); the results "
+                                     "that finished are kept")
+                runs.append(rec)
+            for rank, p in self.holders.items():
+                if rank in self.stored:
+                    p.stages[0].reason = (f"no record: the job was stopped ({signame}) "
+                                          "before this node reported")
+                    p.host["fleet"]["reason"] = p.stages[0].reason
+                    runs.append(p)
+            if not runs:
+                return
+            try:
+                self.store.update_runs(runs)
+                self._checkpoint()
+            except UserError:
+                pass        # the records themselves follow, or are kept apart
 
     def finish(self) -> tuple[bool, str]:
         """Everything kept in memory written now: (all stored, what to say). Called at the
         end, and before the job is ended early (MPI_Abort)."""
         with self.lock:
-            if not self.pending and not (set(self.holders) - self.stored):
+            if not self.pending and not (set(self.holders) - self.stored) and \
+                    not self.unsaved:
                 return True, ""
             retry, self.pending = self.pending, []
             for rec in retry:
@@ -107,7 +180,14 @@ class Keeper:
                 except UserError:
                     pass
             if not self.pending:
-                self.store.checkpoint()
+                try:
+                    self._checkpoint()
+                    self.unsaved.clear()
+                except UserError as e:
+                    store = escape_text(self.store.path, 160)
+                    return False, (f"{escape_text(e)}: the store file {store} does not hold "
+                                   f"{len(self.unsaved) or 'every'} record(s) (only its -wal "
+                                   "does); free space, then open the store once to fold it in")
                 return True, ""
             return False, self._spill(self.pending + unstored)
 
@@ -140,3 +220,56 @@ class Keeper:
                     f"--store {store}`")
         return (f"store {store} could not take {len(recs)} record(s) and no folder could "
                 "hold them (every disk tried is full or read-only): they are lost")
+
+
+class Live:
+    """A node's run written into the fleet's store while it runs (numascope.suite's store
+    interface). Its placeholder is replaced by the run when it begins, and each result is
+    committed and checkpointed into the store file as it finishes. The first write the store
+    cannot take (its disk full) is said once and ends the live writes: the whole record is
+    then stored, kept or spilled at the end by Keeper.record and finish()."""
+
+    def __init__(self, keeper: Keeper, rank: int):
+        self.k, self.rank = keeper, rank
+        self.broken = False
+        self.rec: RunRecord | None = None
+        keeper.lives[rank] = self
+
+    def _do(self, run_id: str, fn: Any) -> None:
+        k = self.k
+        with k.lock:
+            if self.broken:
+                return
+            try:
+                fn()
+                k._checkpoint()
+            except UserError as e:
+                self.broken = True
+                k.whole.discard(run_id)
+                k._failed("this node's results are kept in memory and written at the end", e)
+
+    def begin_run(self, rec: RunRecord) -> None:
+        k = self.k
+
+        def do() -> None:
+            holder = k.holders.get(self.rank)
+            stored = holder is not None and self.rank in k.stored and \
+                holder.tags.get("fleet") == rec.tags.get("fleet")
+            k.store.save_run(rec, replaces=holder.run_id if stored else None, medians=True)
+            if holder is not None and stored:
+                k.holders.pop(self.rank, None)
+                k.stored.discard(self.rank)
+            k.live_ids[self.rank] = rec.run_id
+            k.whole.add(rec.run_id)
+            self.rec = rec
+        self._do(rec.run_id, do)
+
+    def add_result(self, run_id: str, res: Any) -> None:
+        if self.k.live_ids.get(self.rank) == run_id:
+            # its figures only: the shared store of 100,000 nodes holds no repetitions
+            # (numascope.fleet.full); the final record replaces the run at the end
+            self._do(run_id, lambda: self.k.store.add_result(run_id, res, medians=True))
+
+    def finish_run(self, rec: RunRecord) -> None:
+        if self.k.live_ids.get(self.rank) == rec.run_id:
+            self._do(rec.run_id, lambda: self.k.store.finish_run(rec))

@@ -41,7 +41,7 @@ HOST_KEYS = ("hostname", "cpu_model", "memory_mode", "nodes", "kernel", "peaks.d
 # (from the run's brief: its record without the bulk; the record where it has none)
 _PATHS = "'$.schema_version', '$.stages', " + ", ".join(f"'$.host.{k}'" for k in HOST_KEYS)
 _RUNS = ("SELECT r.run_id, started, finished, status, profile, tags, json_extract("
-         f"COALESCE(b.brief, r.record), {_PATHS}) FROM runs r LEFT JOIN run_briefs b "
+         f"COALESCE(NULLIF(b.brief, ''), r.record), {_PATHS}) FROM runs r LEFT JOIN run_briefs b "
          "ON b.run_id = r.run_id")
 _RUNS_OLD = ("SELECT run_id, started, finished, status, profile, tags, json_extract(record, "
              f"{_PATHS}) FROM runs")

@@ -3,7 +3,9 @@ calls on rank 0 come from one thread at a time, the receiver's while rank 0 meas
 
 MPI only carries messages; every rank measures its own node with the same suite as
 `numascope run`. Rank 0 picks the fleet id and broadcasts it; every rank sends rank 0 a
-hello (its host name and Slurm ids) and then its record. Rank 0 measures its own node in
+hello (its host name and Slurm ids), its run as it begins, each result as it finishes
+(Sender: rank 0 stores them at once, so that Open MPI's SIGKILL 1 s after it forwards
+SIGTERM takes no finished result with it) and then its record. Rank 0 measures its own node in
 its main thread while a receiver thread takes the others' messages with non-blocking probes
 until every rank has answered or the deadline (--node-timeout after the start) passes;
 every record is written to the store as it arrives, one transaction per node. If rank 0's
@@ -24,7 +26,7 @@ from typing import Any, NamedTuple
 
 from numascope.results.run import RunRecord
 
-TAG_HELLO, TAG_RECORD, TAG_PLAN, TAG_AGAIN = 11, 12, 13, 14
+TAG_HELLO, TAG_RECORD, TAG_PLAN, TAG_AGAIN, TAG_BEGIN, TAG_RESULT = 11, 12, 13, 14, 15, 16
 GRACE_S = 2.0
 POLL_S = 0.05
 # Set by MPI launchers in every rank: mpirun (Open MPI), hydra / Slurm PMI, PMIx.
@@ -86,6 +88,34 @@ class Rank0(NamedTuple):
     on_start: Callable[[str, int], None] | None = None      # (fleet id, ranks): before any
     on_hellos: Callable[[dict[int, dict[str, Any]]], None] | None = None   # new hellos
     on_abort: Callable[[], None] | None = None     # the job is about to end early
+    live: Callable[[int], Any] | None = None       # rank -> where its run goes as it runs
+    on_stop: Callable[[str], None] | None = None   # a stop signal reached rank 0 (its name)
+
+
+class Sender:
+    """A rank's run sent to rank 0 as it goes (numascope.suite's store interface): the run
+    when it begins, each result when it finishes; its record follows at the end."""
+
+    def __init__(self, comm: Any):
+        self.comm = comm
+
+    def begin_run(self, rec: RunRecord) -> None:
+        self.comm.send(rec.to_dict(with_results=False), dest=0, tag=TAG_BEGIN)
+
+    def add_result(self, run_id: str, res: Any) -> None:
+        # its figures only (each metric's median of its finite values, as the store keeps
+        # them): rank 0 of 100,000 nodes gathers no repetitions; the record follows whole
+        import math
+        import statistics
+        d = res.to_dict()
+        for m in (d.get("metrics") or {}).values():
+            vals = [v for v in m.get("values") or [] if isinstance(v, (int, float))
+                    and not isinstance(v, bool) and math.isfinite(v)]
+            m["values"] = [statistics.median(vals)] if vals else []
+        self.comm.send((run_id, d), dest=0, tag=TAG_RESULT)
+
+    def finish_run(self, rec: RunRecord) -> None:
+        pass
 
 
 def run(comm: Any, fleet_id: str | None, timeout: float,
@@ -124,6 +154,8 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
     stopped = threading.Event()      # a stop signal reached rank 0
     deadline = [t0 + timeout]
     silent: set[int] = set()       # ranks with no record of their own by the deadline
+    lives: dict[int, Any] = {}     # rank -> where its run is stored as it goes
+    told = [False]                 # on_stop called
 
     def keep(r: int, rec: RunRecord) -> None:
         with lock:
@@ -153,10 +185,19 @@ def run(comm: Any, fleet_id: str | None, timeout: float,
                 msg = comm.recv(source=src, tag=tag)
                 if tag == TAG_HELLO:
                     hellos[src] = fresh[src] = msg
+                elif tag == TAG_BEGIN and zero.live is not None and src not in records:
+                    lives[src] = zero.live(src)
+                    lives[src].begin_run(RunRecord.from_dict(msg))
+                elif tag == TAG_RESULT and src in lives and src not in records:
+                    from numascope.results.record import BenchResult
+                    lives[src].add_result(msg[0], BenchResult.from_dict(msg[1]))
                 elif tag == TAG_RECORD:
                     keep(src, RunRecord.from_dict(msg))
             if fresh and zero.on_hellos is not None:
                 zero.on_hellos(fresh)
+            if signals.received() and not told[0] and zero.on_stop is not None:
+                told[0] = True      # said in the store before the launcher's SIGKILL
+                zero.on_stop(signals.name(signals.signum_of(None)))
             if stopped.is_set():
                 deadline[0] = min(deadline[0], stopped_at[0] + STOP_GRACE_S)
             if time.monotonic() >= deadline[0]:

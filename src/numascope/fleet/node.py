@@ -172,13 +172,16 @@ def _slow_once(rec: RunRecord) -> None:
 def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
              tags: dict[str, str], quiet: bool = True,
              machine: dict[str, str] | None = None,
-             budget: float | None = None) -> RunRecord:
+             budget: float | None = None, live: Any | None = None) -> RunRecord:
     """This node's suite: the same prepare + run_suite as `numascope run`, into an in-memory
     store, then tagged. `machine` is the user's --memory / --links (checked), recorded in
     the node's peaks as `numascope run` records them, whichever stages run; `budget`
     (seconds) bounds the node's run as `numascope run --budget` does. Any error
     becomes a failed record (never raised); a stop signal (Slurm's time limit) ends the run
-    as interrupted, keeping what finished."""
+    as interrupted, keeping what finished. `live` (numascope.fleet.keep.Live, or any object
+    with the store's begin_run / add_result / finish_run) takes the run as it goes instead
+    of the in-memory store: each finished result is on disk (or with rank 0) before a
+    launcher's SIGKILL could take it."""
     from numascope import suite
     started = utc_now()
     for var in ignored_hooks():
@@ -189,9 +192,15 @@ def run_node(ident: dict[str, Any], profile: Profile, stages: list | None,
         topo = suite.load_topology()
         bound = bound_to(topo, ident["host"])
         rec, mon = suite.prepare(topo, profile, tags)
-        with Store.in_memory() as store:
-            rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile,
+        rec = tag(rec, ident)          # tagged before it begins: a live run is the node's
+        rec.host["fleet"].update(bound)
+        if live is not None:
+            rec = suite.run_suite(topo, rec, mon, live, stages, profile=profile,
                                   machine=machine, budget=budget)
+        else:
+            with Store.in_memory() as store:
+                rec = suite.run_suite(topo, rec, mon, store, stages, profile=profile,
+                                      machine=machine, budget=budget)
         rec = tag(rec, ident)
         rec.host["fleet"].update(bound)
         judge(rec)

@@ -206,7 +206,8 @@ def registry(runs: list[RunRecord], analysis: Any = None,
                 gauge(name_of(res.family, m.name, m.unit), doc, LABELS).labels(
                     host=host, case=res.case).set(_digits(statistics.median(vals)))
     if analysis is not None and not analysis.smoke:
-        _outliers(gauge, analysis, cleared)
+        _outliers(gauge, analysis, cleared,
+                  frozenset(host_of(r) for r in runs if not r.results))
     if checks is not None:
         name, verdicts = checks
         for v in verdicts:
@@ -220,10 +221,13 @@ def registry(runs: list[RunRecord], analysis: Any = None,
     return reg
 
 
-def _outliers(gauge: Callable[..., Any], a: Any, cleared: frozenset[str]) -> None:
+def _outliers(gauge: Callable[..., Any], a: Any, cleared: frozenset[str],
+              unmeasured: frozenset[str] = frozenset()) -> None:
     """numascope_node_outlier: 1 for a flagged node, 0 for a screened one not flagged or
     whose flag a second measurement did not reproduce; a node of a group too small to
-    screen (and not under the STREAM floor) gets none."""
+    screen (and not under the STREAM floor) gets none, nor does a node with no metric (its
+    run failed, or was interrupted before any result): it was not screened, so never 0
+    (numascope_node_ok 0 and numascope_baseline_out 1 say it)."""
     from numascope.fleet.outliers import MIN_GROUP
     flagged = {f.host for f in a.flags} - cleared
     doc = ("1 when numascope's fleet screen flagged the node (outlier in its configuration "
@@ -232,6 +236,8 @@ def _outliers(gauge: Callable[..., Any], a: Any, cleared: frozenset[str]) -> Non
            f"reproduced; absent for a group under {MIN_GROUP} nodes")
     for grp in a.groups:
         for h in grp.hosts:
+            if h in unmeasured and h not in flagged:
+                continue
             if h in flagged or h in cleared or len(grp.hosts) >= MIN_GROUP:
                 gauge(f"{PREFIX}_node_outlier", doc, ("host",)).labels(host=h).set(
                     1.0 if h in flagged else 0.0)

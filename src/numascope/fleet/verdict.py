@@ -48,11 +48,12 @@ def verdict(rec: Any) -> Verdict:
 
 
 def _reason(rec: Any, status: str) -> str:
+    if status == "interrupted" and rec.status == "running":   # its stages never closed
+        return ("the run never finished (its process ended without closing it: killed, "
+                "e.g. SIGKILL after a stop); the results that finished are kept")
     for want in ("failed", "interrupted", "not run", "pending", "incomplete"):
         for s in rec.stages:
             if s.status == want:
                 why = s.reason or s.status
                 return why if s.name == "fleet" else f"stage {s.name} {s.status}: {why}"
-    if status == "interrupted" and rec.status == "running":
-        return "the run never finished (its process ended without closing it)"
     return f"run {rec.status}"

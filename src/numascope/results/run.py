@@ -293,6 +293,15 @@ def memory_mode(topo: Topology) -> str | None:
     return None
 
 
+def local_hostname() -> str:
+    """This host's name as every command records it: NUMASCOPE_HOSTNAME when set (the name
+    `fleet` records and `fleet check --host`, the health checks and labels look up; "{rank}"
+    in it is rank 0 outside a fleet), else the system's."""
+    import os
+    override = os.environ.get("NUMASCOPE_HOSTNAME", "").strip()
+    return override.replace("{rank}", "0") if override else socket.gethostname()
+
+
 def host_facts(topo: Topology, root: str | Path = "/",
                clock_ghz: float | None = None) -> dict[str, Any]:
     """What identifies the hardware, firmware, OS and their settings for this run;
@@ -304,7 +313,7 @@ def host_facts(topo: Topology, root: str | Path = "/",
     smt_active = any(c.smt > 0 for c in topo.cpus)
     govs = sysstate.governors(root)
     return {
-        "hostname": socket.gethostname() if str(root) == "/" else None,
+        "hostname": local_hostname() if str(root) == "/" else None,
         "cpu_model": topo.cpu_model or _cpuinfo_field(r, "model name"),
         "microcode": _cpuinfo_field(r, "microcode"),
         "kernel": platform.release() if str(root) == "/" else None,

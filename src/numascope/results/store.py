@@ -85,10 +85,12 @@ CREATE TABLE IF NOT EXISTS figures (
     validated INTEGER NOT NULL,
     kernel TEXT                  -- the result's params.kernel (bandwidth: triad, copy …)
 );
-CREATE INDEX IF NOT EXISTS figures_run ON figures(run_id);
+-- (no index on run_id: a run's rows are found through its results and figures_result, the
+-- index was 6 kB of a node's 30 in a fleet's store. Stores made before keep theirs)
 CREATE INDEX IF NOT EXISTS figures_result ON figures(result_id);
 -- each run's record without its bulk (BRIEF_DROPS): the same JSON paths, a tenth the bytes
 -- to parse for a reader of many runs' host facts and stages
+-- ('' for a run whose record is its brief: Store.save_run medians=True)
 CREATE TABLE IF NOT EXISTS run_briefs (run_id TEXT PRIMARY KEY, brief TEXT NOT NULL);
 """
 BRIEF_DROPS = ("topology", "noise")           # record keys left out of a run's brief
@@ -458,23 +460,28 @@ class Store:
         """Insert the run (status 'running') so its results can be attached as they come."""
         self._tx(lambda c: _put_run(c, rec, insert=True))
 
-    def add_result(self, run_id: str, res: BenchResult) -> None:
-        self._tx(lambda c: _insert_result(c, run_id, res))
+    def add_result(self, run_id: str, res: BenchResult, medians: bool = False) -> None:
+        """One result of a run being measured (medians: its figures only, as save_run)."""
+        self._tx(lambda c: _insert_result(c, run_id, res, medians))
 
     def finish_run(self, rec: RunRecord) -> None:
         """Store the record's final state (status, stages, noise); results are already in."""
         self._tx(lambda c: _put_run(c, rec, insert=False))
 
-    def save_run(self, rec: RunRecord, replaces: str | None = None) -> None:
+    def save_run(self, rec: RunRecord, replaces: str | None = None,
+                 medians: bool = False) -> None:
         """Store a complete record with its results in one transaction (imports, tests,
         fleet nodes); `replaces`: a run id deleted in the same transaction (a fleet node's
-        placeholder, numascope.fleet.manifest)."""
+        placeholder, numascope.fleet.manifest). medians: the record as it is given (a fleet's
+        shared store is given a node's brief: numascope.fleet.full) and each result as its
+        figures only (each metric's median) with its family, case, params and validated
+        flag, not its repetitions; get_run gives each metric its median as its one value."""
         def do(c: sqlite3.Connection) -> None:
-            if replaces is not None and replaces != rec.run_id:
+            if replaces is not None:    # its own id too: a partial run stored whole
                 _delete_run(c, replaces)
-            _put_run(c, rec, insert=True)
+            _put_run(c, rec, insert=True, medians=medians)
             for r in rec.results:
-                _insert_result(c, rec.run_id, r)
+                _insert_result(c, rec.run_id, r, medians)
         self._tx(do)
 
     def save_runs(self, recs: list[RunRecord]) -> None:
@@ -491,17 +498,24 @@ class Store:
                 _put_run(c, rec, insert=False)
         self._tx(do)
 
-    def checkpoint(self) -> bool:
+    def checkpoint(self, strict: bool = False) -> bool:
         """Copy every committed transaction from the -wal file into the store file itself
         and empty the -wal (the file alone is then whole: copied, backed up, or left by a
         job that was killed). True when done; False when a reader kept it from finishing or
-        the disk could not take it (nothing is lost: the -wal still holds it)."""
+        the disk could not take it (nothing is lost: the -wal still holds it). `strict`: a
+        disk that could not take it raises StoreFull instead (a busy reader stays False)."""
         if not self.writable or str(self.path) == ":memory:":
             return False
         try:
-            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.Error:
+            busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as e:
+            full = _full(self.path, e) if strict else None
+            if full is not None:
+                raise full from None
             return False
+        if strict and busy == 0 and log > 0 and done < log:
+            raise StoreFull(f"store {_shown(self.path)}: disk full (the store file could not "
+                            "take what its -wal holds); the store itself is intact")
         return busy == 0
 
     # -- reading ---------------------------------------------------------------------------
@@ -548,8 +562,28 @@ class Store:
         if not rows:
             raise UserError(f"no run {run_id!r} in {_shown(self.path)}")
         d = json.loads(rows[0][0])
-        d["results"] = [json.loads(r[0]) for r in self._q(
-            "SELECT result FROM results WHERE run_id=? ORDER BY id", (run_id,))]
+        results = [(rid, {"family": fam, "case": case, **json.loads(r)})
+                   for rid, fam, case, r in self._q(
+                       'SELECT id, family, "case", result FROM results WHERE run_id=? '
+                       "ORDER BY id", (run_id,))]
+        if any(MEDIANS in r for _, r in results):    # stored as figures only
+            figs: dict[int, dict[str, Any]] = {}
+            for rid, metric, unit, hib, median in self._q(
+                    "SELECT result_id, metric, unit, higher_is_better, median FROM figures "
+                    "WHERE result_id IN (SELECT id FROM results WHERE run_id=?) AND metric "
+                    "IS NOT NULL ORDER BY result_id, ord", (run_id,)):
+                figs.setdefault(rid, {})[metric] = {
+                    "name": metric, "unit": unit or "", "higher_is_better": bool(hib),
+                    "values": [] if median is None else [median]}
+            valid = dict(self._q("SELECT result_id, min(validated) FROM figures WHERE "
+                                 "result_id IN (SELECT id FROM results WHERE run_id=?) "
+                                 "GROUP BY result_id", (run_id,)))
+            for rid, r in results:
+                if MEDIANS in r:
+                    r.setdefault("params", {})
+                    r.setdefault("metrics", figs.get(rid, {}))
+                    r.setdefault("validated", bool(valid.get(rid, 1)))
+        d["results"] = [r for _, r in results]
         return RunRecord.from_dict(migrate(d))
 
     def resolve(self, spec: str) -> list[str]:
@@ -621,29 +655,47 @@ def _put_brief(c: sqlite3.Connection, run_id: str, record: dict[str, Any]) -> No
               (run_id, json.dumps(brief(record))))
 
 
-def _put_run(c: sqlite3.Connection, rec: RunRecord, insert: bool) -> None:
+def _put_run(c: sqlite3.Connection, rec: RunRecord, insert: bool,
+             medians: bool = False) -> None:
     """The run's row (inserted, or its final state updated) and its brief, from one dict of
-    the record."""
+    the record. medians: the record kept as its brief, once (run_briefs holds '' for it:
+    the readers take the record then)."""
     d = rec.to_dict(with_results=False)
+    if medians:
+        d = brief(d)
     row = (rec.run_id, rec.started, rec.finished, rec.status, rec.host.get("hostname"),
-           rec.profile, json.dumps(rec.tags), json.dumps(d))
+           rec.profile, json.dumps(rec.tags),
+           json.dumps(d, separators=(",", ":")) if medians else json.dumps(d))
     if insert:
         c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
     else:
         c.execute("UPDATE runs SET started=?, finished=?, status=?, hostname=?, profile=?, "
                   "tags=?, record=? WHERE run_id=?", row[1:] + (row[0],))
-    _put_brief(c, rec.run_id, d)
+    if medians:
+        c.execute("INSERT OR REPLACE INTO run_briefs VALUES (?, '')", (rec.run_id,))
+    else:
+        _put_brief(c, rec.run_id, d)
 
 
 def _delete_run(c: sqlite3.Connection, run_id: str) -> None:
-    for sql in ("DELETE FROM figures WHERE run_id = ?", "DELETE FROM results WHERE run_id = ?",
+    for sql in (("DELETE FROM figures WHERE result_id IN (SELECT id FROM results WHERE "
+                 "run_id = ?)"), "DELETE FROM results WHERE run_id = ?",
                 "DELETE FROM run_briefs WHERE run_id = ?", "DELETE FROM runs WHERE run_id = ?"):
         c.execute(sql, (run_id,))
 
 
-def _insert_result(c: sqlite3.Connection, run_id: str, res: BenchResult) -> None:
+MEDIANS = "medians"     # a result stored as its figures only (Store.save_run medians=True)
+
+
+def _insert_result(c: sqlite3.Connection, run_id: str, res: BenchResult,
+                   medians: bool = False) -> None:
+    # figures only: the params, and the flag saying so (family and case are the row's
+    # columns, validated and the metrics the figures')
+    d = {MEDIANS: 1, **({"params": res.params} if res.params else {})} if medians \
+        else res.to_dict()
     cur = c.execute('INSERT INTO results (run_id, family, "case", result) VALUES (?, ?, ?, ?)',
-                    (run_id, res.family, res.case, json.dumps(to_plain(res.to_dict()))))
+                    (run_id, res.family, res.case,
+                     json.dumps(to_plain(d), separators=(",", ":") if medians else None)))
     c.executemany(_FIGURE_ROW, figure_rows(cur.lastrowid, run_id, res))
 
 
