@@ -32,7 +32,7 @@ def _fail(flag: str, path: str, why: str):
     return UserError(f"{flag} {escape_text(path, PATH_SHOWN)}: {why}")
 
 
-def _why(e: OSError) -> str:
+def os_reason(e: OSError) -> str:
     """An OSError's reason in the messages' words ("file name too long")."""
     import errno
     if e.errno == errno.ENAMETOOLONG:
@@ -56,7 +56,7 @@ def _stat(p: str, flag: str, path: str) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:    # ValueError: a NUL in the name
-        raise _fail(flag, path, _why(e) if isinstance(e, OSError)
+        raise _fail(flag, path, os_reason(e) if isinstance(e, OSError)
                     else "the name holds a NUL character") from None
 
 
@@ -113,7 +113,7 @@ def _probe(folder: str, flag: str, path: str, what: str) -> None:
     try:
         fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except OSError as e:
-        raise _fail(flag, path, f"cannot create a file in {what} ({_why(e)})") from None
+        raise _fail(flag, path, f"cannot create a file in {what} ({os_reason(e)})") from None
     os.close(fd)
     try:
         os.unlink(name)
