@@ -13,8 +13,8 @@ from a stored run, ranked, and with --verify each measured for real and stored a
 from __future__ import annotations
 
 import argparse
-import textwrap
 import math
+import textwrap
 from typing import Any
 
 from numascope.cli.runs import add_store
