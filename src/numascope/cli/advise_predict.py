@@ -106,6 +106,11 @@ def _g(x: float | None) -> str:
     return "no data" if x is None else f"{x:.3g}"
 
 
+def _gbs(x: float | None) -> str:
+    """A figure with its unit, or "no data" alone (never "no data GB/s")."""
+    return "no data" if x is None else f"{x:.3g} GB/s"
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:+.1f} %"
 
@@ -137,8 +142,9 @@ def render(sec: dict[str, Any], say: Callable[..., None], command: Callable[...,
         same = (f" (also {same[0]})" if len(same) == 1 else
                 f" (the same CPUs as {len(same)} other layouts: --json lists them)"
                 if same else "")
-        say(f"{it['label']}{same}: total {_g(p['total_gbs'])} GB/s"
-            f"{_k(p.get('total_kind'))}, per rank {per}{lat}", 6, f"  {i:>2}. ")
+        say(f"{it['label']}{same}: total {_gbs(p['total_gbs'])}"
+            f"{_k(p.get('total_kind') if p['total_gbs'] is not None else None)}, "
+            f"per rank {per}{lat}", 6, f"  {i:>2}. ")
         command("", it["openmpi"], 6)
         bases: dict[tuple[str, str], list[int]] = {}
         for r in rks:
