@@ -537,6 +537,29 @@ def test_runs_table_wraps_a_fleet_tag_at_its_separators(tmp_path, capsys, monkey
     assert any(w.endswith("20261125T232100Z-") for w in pieces) and "3f9a2c1b" in pieces, text
 
 
+def test_runs_table_keeps_the_words_of_a_tag_whole(tmp_path, capsys, monkeypatch):
+    """A tag value with spaces ("a long label …"), two hosts (a column more) at 80 columns:
+    broken between words, never inside one ("tha" / "t will"); a word is broken only at its
+    separators when it is longer than the room."""
+    from numascope import console
+    from numascope.cli import main
+    monkeypatch.setattr(console.out, "_width", 80, raising=False)
+    db = tmp_path / "runs.db"
+    note = "a long label that will need to wrap somewhere in the table"
+    bios = "AMI-1.2.3 with SMT disabled and C-states off"
+    with Store.open(db, write=True) as st:
+        st.save_run(make_run({"note": note, "nps": "4"}))
+        st.save_run(make_run({"bios": bios, "nps": "1"}, hostname="other"))
+    assert main(["runs", "--store", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert all(len(line.rstrip()) <= 80 for line in text.splitlines()), text
+    words = {w for line in text.splitlines() for w in line.split()}
+    for w in ("long", "label", "that", "will", "need", "wrap", "somewhere", "table",
+              "disabled", "C-states", "bios=AMI-1.2.3"):
+        assert w in words, (w, text)
+    assert "note=a" in words
+
+
 def test_a_store_that_is_a_pipe_is_refused_at_once(tmp_path):
     """A FIFO given as the store would block SQLite's open for ever: refused before it."""
     import os
