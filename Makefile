@@ -60,13 +60,17 @@ test-deps:
 # kerncraft's bdist_wheel on a cold pip cache). The dependencies are installed before it,
 # each sdist built in isolation with what it declares (scripts/dependencies.py lists them
 # from pyproject.toml). `make run` needs the runtime ones; `make test` adds the test extra.
-$(STAMP): pyproject.toml meson.build scripts/install-system-deps.sh scripts/dependencies.py
+# pip's `numascope` script is then rewritten with its first import (meson-python's rebuild
+# hook) inside the Ctrl-C handling: one line and exit 130, not the loader's traceback.
+$(STAMP): pyproject.toml meson.build scripts/install-system-deps.sh scripts/dependencies.py \
+          scripts/entry-script.py
 	bash scripts/install-system-deps.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "meson-python>=0.15" "meson>=1.2" ninja "blosc2>=3" numpy
 	$(BIN)/python scripts/dependencies.py | xargs -d '\n' $(BIN)/python -m pip install -q
 	$(BIN)/python -m pip install -q --no-build-isolation --no-deps -e .
+	$(BIN)/python scripts/entry-script.py $(BIN)/numascope
 	$(BIN)/python -m pip check >/dev/null || { $(BIN)/python -m pip check; exit 1; }
 	touch $(STAMP)
 

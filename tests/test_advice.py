@@ -254,6 +254,15 @@ def test_compression_pays_off_from_two_threads(real):
     assert a.figures["threads_from"] == 2 and "at 1 threads it does not pay" in a.detail
     assert [e["threads"] for e in a.evidence] == [1, 2]
     assert "--threads 2" in a.command
+    # the line the user is told to type is one the real parser takes, as it stands
+    import shlex
+
+    from numascope.cli import build_parser
+    words = shlex.split(a.command)
+    assert words[0] == "numascope"
+    args = build_parser().parse_args(words[1:])
+    assert args.command == "compress" and args.synthetic == "smooth"
+    assert (args.codecs, args.clevels, args.filters) == ("lz4", "5", "shuffle")
 
 
 def test_compression_advice_only_where_it_pays(real):

@@ -364,6 +364,33 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     assert not Path(out).exists()
 
 
+def test_a_fifo_or_an_empty_file_as_base_is_one_line(tmp_path, capsys):
+    """--base a pipe would block kerncraft's open for good (a subprocess with a timeout: a
+    hang fails the test); an empty or comments-only file is no machine file, said so rather
+    than kerncraft's "argument of type 'NoneType' is not iterable"."""
+    import os
+    topo = topology(tmp_path)
+    rec = full_run(topo)
+    db = tmp_path / "runs.db"
+    with Store.open(db, write=True) as st:
+        st.save_run(rec)
+    out = tmp_path / "m.yml"
+    fifo = tmp_path / "base.yml"
+    os.mkfifo(fifo)
+    p = subprocess.run([sys.executable, "-m", "numascope", "export", rec.run_id, "-o",
+                        str(out), "--store", str(db), "--base", str(fifo)],
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert f"--base {fifo}: is not a plain file" in p.stderr and not out.exists()
+    for content in ("", "\n  \n", "# nothing but a comment\n---\n"):
+        empty = tmp_path / "empty.yml"
+        empty.write_text(content)
+        err = _refused(capsys, ["export", rec.run_id, "-o", str(out), "--store", str(db),
+                                "--base", str(empty)])
+        assert f"--base {empty}: the file is empty" in err and "NoneType" not in err, err
+        assert not out.exists()
+
+
 # -- real measurements of this machine -------------------------------------------------------
 def test_real_measurements_of_this_machine(tmp_path):
     """read and triad on 1 and 2 cores of this machine, arrays past its LLC: the file

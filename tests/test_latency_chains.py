@@ -398,14 +398,14 @@ def test_the_report_carries_the_mlp_plot():
 
 
 def test_plot_file_holds_the_modes_figure_and_extras_are_named_for_what_they_show(tmp_path):
-    from numascope.command.runner import save_plot
+    from numascope.command.runner import Outcome, save_plot
     results = [_planted(n, max(100.0, n / 0.08)) for n in (1, 2, 4, 8, 16)]
     import matplotlib
     matplotlib.use("Agg")
     from numascope.families.latency import figures
     titles = [t for t, _ in figures.figures(results)]
     assert titles[0] == "Memory-level parallelism"
-    save_plot(tmp_path / "mlp.png", "latency.figures", results)
+    save_plot(tmp_path / "mlp.png", "latency.figures", Outcome(results=results))
     names = sorted(p.name for p in tmp_path.iterdir())
     assert "mlp.png" in names and not any(n.startswith("mlp-2") for n in names), names
     assert all(n == "mlp.png" or n.startswith("mlp-latency-") for n in names), names

@@ -75,6 +75,20 @@ def test_bad_memory_spec(spec):
         dram.parse_memory_spec(spec)
 
 
+@pytest.mark.parametrize(("spec", "example"), [
+    ("12xDDR5", "12xDDR5-4800"), ("12x DDR4", "12x DDR4-3200"), ("8xHBM3", "8xHBM3-6400"),
+    ("16x lpddr5x MT/s", "16x lpddr5x-8533"), ("12×DDR5", "12×DDR5-4800"),
+])
+def test_a_memory_type_without_its_speed_asks_for_the_speed(spec, example):
+    """'12xDDR5' read as DDR at 5 MT/s ("5 MT/s is not plausible"): the type's digits are
+    its generation; the speed is what is missing, said with an example."""
+    with pytest.raises(UserError) as e:
+        dram.parse_memory_spec(spec)
+    assert str(e.value) == (f"bad --memory {spec!r}: the speed is missing: give it in MT/s, "
+                            f"e.g. '{example}'")
+    assert dram.parse_memory_spec(example)[2] > 100
+
+
 @pytest.mark.parametrize("spec", ["4x16", "4x16@", "x16@32", "4x16@32,", "0x16@32", "4x16@9999"])
 def test_bad_links_spec(spec):
     with pytest.raises(UserError, match="--links"):

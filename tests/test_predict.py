@@ -435,3 +435,30 @@ def test_verify_measures_a_layout_over_fresh_allocations():
         v = repeat(unit, rule)
         assert calls == [per] * UNITS and v.reps == per * UNITS
 
+
+
+def test_a_prediction_without_data_says_no_data_without_a_unit():
+    """The terminal line of a layout whose total has no data: "total no data", never
+    "total no data GB/s" (nor a kind after it); a figure keeps its unit."""
+    from types import SimpleNamespace
+
+    from numascope.cli.advise_predict import render
+    p = predict(rec(*NODE0), [RankShape(0, (0,), (1,))])
+    assert p.total is None
+    fake = SimpleNamespace(label="1 rank x 1 thread, remote", unit="core", same_as=(),
+                           recipe=SimpleNamespace(openmpi=SimpleNamespace(line="mpirun"),
+                                                  slurm=SimpleNamespace(line="srun"),
+                                                  numactl=SimpleNamespace(per_rank=[]),
+                                                  omp=SimpleNamespace(env={})))
+    from numascope.predict.plan import item
+    sec = {"run": "r1", "kernel": "triad", "items": [item(fake, p)], "why": "one layout"}
+    lines: list[str] = []
+    render(sec, lambda text, *a: lines.append(text), lambda *a: None)
+    (head,) = [ln for ln in lines if ln.startswith("1 rank x 1 thread")]
+    assert "total no data, per rank no data" in head, head
+    assert "no data GB/s" not in " ".join(lines)
+    q = predict(rec(*NODE0), [RankShape(0, (0,), ())])
+    sec["items"] = [item(fake, q)]
+    lines.clear()
+    render(sec, lambda text, *a: lines.append(text), lambda *a: None)
+    assert f"total {q.total:.3g} GB/s" in lines[1], lines

@@ -183,6 +183,11 @@ def test_verify_here_end_to_end(tmp_path, threads):
     sec = json.loads(p.stdout)["results"][0]
     it = sec["items"][0]
     v = it["verified"]
+    # progress on standard error as the layout starts and once it is measured and stored
+    said = [ln.strip() for ln in p.stderr.splitlines() if ln.strip().startswith("verify ")]
+    assert said[0] == f"verify 1/1: {it['label']} …", p.stderr
+    assert said[1].startswith(f"verify 1/1: {it['label']}: ") and " GB/s measured, " in said[1]
+    assert f"run {v['run_id']}" in said[1] and len(said) == 2, p.stderr
     assert v["launcher"] == "process" and v["total_gbs"] > 0
     pred = it["prediction"]["total_gbs"]
     # error = (predicted - measured) / measured (the JSON's prediction has 4 digits)
@@ -250,3 +255,23 @@ def test_verify_two_ranks_here(tmp_path, launch, monkeypatch):
     ranks = sorted((r for r in got.results if "rank" in r.case), key=lambda r: r.case)
     assert [r.case for r in ranks] == ["triad verify rank 0", "triad verify rank 1"]
     assert sorted(c for r in ranks for c in r.placement["cpus"]) == cpus[:2]
+
+
+def test_verify_refuses_a_read_only_store_before_measuring(tmp_path, monkeypatch):
+    """--verify stores each layout as a run: a store it cannot write is one line, exit 2,
+    before the first layout is measured (no progress line, the store's bytes unchanged; the
+    layout asked for would take minutes, past the child's 120 s limit, were it measured)."""
+    from test_store import _cli as ro_cli
+    topo = read_topology("/")
+    folder = tmp_path / "store"
+    folder.mkdir()
+    store = folder / "runs.db"
+    planted_run_here(store, topo, sorted(topo.usable_cpus()))
+    before = store.read_bytes()
+    monkeypatch.setenv("NUMASCOPE_HOSTNAME", "testhost")
+    p = ro_cli("advise", "--verify", "--threads", "1", "--reps", "200000", "--store",
+               str(store), ro=folder)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    line = one_line(p)
+    assert line.startswith("numascope: error:") and "read-only" in line, line
+    assert "verify 1/" not in p.stderr and store.read_bytes() == before

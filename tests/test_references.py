@@ -360,6 +360,22 @@ def test_a_malformed_table_is_one_error_line_and_exit_2(capsys, tmp_path):
     assert rc == 2 and json.loads(out)["errors"][0]["exit_code"] == 2
 
 
+def test_a_fifo_or_a_folder_as_the_table_is_refused_not_read(tmp_path):
+    """A pipe would block the open for good: refused as every other path flag refuses one,
+    one line and exit 2 (a subprocess with a timeout: a hang fails the test)."""
+    import os
+    import subprocess
+    import sys
+    fifo = tmp_path / "table.csv"
+    os.mkfifo(fifo)
+    for path, why in ((fifo, "is not a plain file"), (tmp_path, "is a folder")):
+        p = subprocess.run([sys.executable, "-m", "numascope", "references", "--table",
+                            str(path)], capture_output=True, text=True, timeout=60, check=False)
+        assert p.returncode == 2 and p.stdout == "", p.stderr
+        assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+        assert p.stderr.startswith(f"numascope: error: --table {path}: {why}"), p.stderr
+
+
 def test_run_shows_the_matches_of_a_stored_run_and_why_others_do_not(capsys, tmp_path):
     from numascope.results.run import RunRecord
     from numascope.results.store import Store

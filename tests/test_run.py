@@ -255,3 +255,78 @@ def test_list_stages_json(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == "run" and doc["results"][0] == {
         "name": "topology", "title": "machine topology, memory mode, devices"}
+
+
+# -- a store that fills mid-run ----------------------------------------------------------------
+def _store_fills_at(monkeypatch, n: int, *, update_fits: bool = True) -> list[str]:
+    """SQLite says "database or disk is full" from the `n`th result on (through the store's
+    own transaction and its disk-full rule); with `update_fits` False, for the run's final
+    update too. Returns the cases measured, in order."""
+    import sqlite3
+
+    from numascope.results import store as store_mod
+    measured: list[str] = []
+    real_measure = FakeBench.measure
+
+    def measure(self, topo, case):
+        measured.append(case.label)
+        return real_measure(self, topo, case)
+    monkeypatch.setattr(FakeBench, "measure", measure)
+    real_insert, real_put = store_mod._insert_result, store_mod._put_run
+    calls = {"results": 0, "full": False}
+
+    def insert(c, run_id, res):
+        calls["results"] += 1
+        if calls["results"] >= n:
+            calls["full"] = True
+            raise sqlite3.OperationalError("database or disk is full")
+        return real_insert(c, run_id, res)
+
+    def put(c, rec, insert):
+        if calls["full"] and not update_fits:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real_put(c, rec, insert)
+    monkeypatch.setattr(store_mod, "_insert_result", insert)
+    monkeypatch.setattr(store_mod, "_put_run", put)
+    return measured
+
+
+def test_a_store_that_fills_mid_run_stops_it_and_records_it_failed(fake_suite, tmp_path,
+                                                                    monkeypatch, capsys):
+    measured = _store_fills_at(monkeypatch, 2)
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--store", str(db), "--no-report"]) == 2
+    cap = capsys.readouterr()
+    errs = [ln for ln in cap.err.splitlines() if ln.startswith("numascope: error:")]
+    assert len(errs) == 1 and "Traceback" not in cap.err, cap.err
+    assert "disk full" in errs[0] and "the store itself is intact" in errs[0]
+    assert "stopped at its one stage, nothing more measured: recorded as failed " \
+           "(1 result stored)" in errs[0], errs[0]
+    # nothing measured after the store was known full: not stage two, not one's last case
+    assert measured == ["fake_one case 0", "fake_one case 1"]
+    with Store.open(db) as st:
+        (summary,) = st.list_runs()
+        rec = st.get_run(summary.run_id)
+    assert rec.status == "failed" and rec.finished is not None
+    stages = {s.name: (s.status, s.reason) for s in rec.stages}
+    assert stages["topology"][0] == "done" and stages["blocked"][0] == "skipped"
+    assert stages["one"][0] == "failed" and "disk full" in stages["one"][1]
+    assert stages["two"] == ("not run", "the store is full")
+    assert [r.case for r in rec.results] == ["fake_one case 0"]
+    assert not any(s.status == "pending" for s in rec.stages)
+
+
+def test_a_store_too_full_for_the_final_update_says_the_record_is_not_final(
+        fake_suite, tmp_path, monkeypatch, capsys):
+    measured = _store_fills_at(monkeypatch, 2, update_fits=False)
+    db = tmp_path / "runs.db"
+    assert cli(["run", "--store", str(db), "--no-report", "--json"]) == 2
+    cap = capsys.readouterr()
+    (e,) = json.loads(cap.out)["errors"]
+    assert e["exit_code"] == 2 and "disk full" in e["message"]
+    assert "its record could not be finalized (it stays 'running' in the store, 1 result " \
+           "stored)" in e["message"], e["message"]
+    assert measured == ["fake_one case 0", "fake_one case 1"]
+    with Store.open(db) as st:
+        (summary,) = st.list_runs()
+        assert summary.status == "running" and summary.results == 1

@@ -129,3 +129,30 @@ def test_bad_values_are_one_line_before_anything_is_measured(tmp_path, capsys, a
     err = capsys.readouterr().err
     assert says.format(tmp=tmp_path) in err and err.count("\n") == 1, err
     assert not db.exists()
+
+
+@pytest.mark.parametrize(("args", "stage"), [
+    (["--io-dir", "{tmp}/d"], "storage"),
+    (["--io-dir", "{tmp}/d", "--io-dir", "{tmp}/e"], "storage"),
+    (["--bw-sweep"], "bandwidth"),
+])
+def test_a_stages_option_with_that_stage_left_out_is_refused(tmp_path, capsys, args, stage):
+    """--io-dir with --stage bandwidth would be silently ignored: exit 2, one line, nothing
+    measured, no store; what is said of the machine (--memory) is every run's."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "e").mkdir()
+    db = tmp_path / "runs.db"
+    args = [a.format(tmp=tmp_path) for a in args]
+    other = "latency" if stage == "bandwidth" else "bandwidth"
+    assert cli(["run", "--smoke", "--stage", other, *args, "--store", str(db),
+                "--no-report"]) == 2
+    err = capsys.readouterr().err     # (two folders on one device: warned about first)
+    errs = [ln for ln in err.splitlines() if ln.startswith("numascope: error:")]
+    assert len(errs) == 1 and "Traceback" not in err, err
+    assert f"{args[0]} is for the {stage} stage, which --stage leaves out: add --stage " \
+           f"{stage}, or leave {args[0]} out" in err, err
+    assert not db.exists()
+    # the machine's options, and a stage's option with its stage chosen, plan as before
+    assert cli(["run", "--smoke", "--stage", other, "--memory", MEMORY, "--plan"]) == 0
+    assert cli(["run", "--smoke", "--stage", stage, *args, "--plan"]) == 0
+    capsys.readouterr()

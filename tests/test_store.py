@@ -473,6 +473,39 @@ def test_latest_is_the_latest_complete_run(tmp_path):
             st.resolve("latest")
 
 
+def test_latest_is_never_an_advise_verify_check(tmp_path, capsys):
+    """`advise --verify` stores each layout's check as a complete run (tagged verify=…):
+    show, report and every other reader of `latest` pick the latest run of the suite
+    before it, never the check ("no headline figure"); the check is still selectable by
+    its id or its tag."""
+    from numascope.cli import main
+    from numascope.results.store import VERIFY_TAG
+    db = tmp_path / "runs.db"
+    suite_run = make_run({"nps": "1"})
+    check = make_run({VERIFY_TAG: "1x2", "recipe": "1 rank x 2 threads"},
+                     results=[make_result()])
+    check.results[0].params["sweep"] = "verify"
+    check.started = check.finished = "2099-01-01T00:00:00+00:00"     # the later of the two
+    with Store.open(db, write=True) as st:
+        st.save_run(suite_run)
+        st.save_run(check)
+        assert st.resolve("latest") == st.resolve("last") == [suite_run.run_id]
+        assert st.resolve(check.run_id) == [check.run_id]
+        assert st.resolve(f"{VERIFY_TAG}=1x2") == [check.run_id]
+    assert main(["show", "latest", "--store", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["run_id"] == suite_run.run_id
+    html = tmp_path / "r.html"
+    assert main(["report", "latest", "-o", str(html), "--store", str(db)]) == 0
+    capsys.readouterr()
+    text = html.read_text()
+    assert suite_run.run_id in text and check.run_id not in text
+    only = tmp_path / "only.db"
+    with Store.open(only, write=True) as st:
+        st.save_run(check)
+        with pytest.raises(UserError, match=r"holds none \(1 advise --verify check\)"):
+            st.resolve("latest")
+
+
 def test_selections_and_tags_have_bounds(tmp_path):
     db = _healthy(tmp_path)
     with Store.open(db) as st:
@@ -502,6 +535,29 @@ def test_runs_table_wraps_a_fleet_tag_at_its_separators(tmp_path, capsys, monkey
     pieces = [w for line in text.splitlines() for w in line.split()]
     # broken after '=', '-' and '.', never inside a run of letters and digits
     assert any(w.endswith("20261125T232100Z-") for w in pieces) and "3f9a2c1b" in pieces, text
+
+
+def test_runs_table_keeps_the_words_of_a_tag_whole(tmp_path, capsys, monkeypatch):
+    """A tag value with spaces ("a long label …"), two hosts (a column more) at 80 columns:
+    broken between words, never inside one ("tha" / "t will"); a word is broken only at its
+    separators when it is longer than the room."""
+    from numascope import console
+    from numascope.cli import main
+    monkeypatch.setattr(console.out, "_width", 80, raising=False)
+    db = tmp_path / "runs.db"
+    note = "a long label that will need to wrap somewhere in the table"
+    bios = "AMI-1.2.3 with SMT disabled and C-states off"
+    with Store.open(db, write=True) as st:
+        st.save_run(make_run({"note": note, "nps": "4"}))
+        st.save_run(make_run({"bios": bios, "nps": "1"}, hostname="other"))
+    assert main(["runs", "--store", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert all(len(line.rstrip()) <= 80 for line in text.splitlines()), text
+    words = {w for line in text.splitlines() for w in line.split()}
+    for w in ("long", "label", "that", "will", "need", "wrap", "somewhere", "table",
+              "disabled", "C-states", "bios=AMI-1.2.3"):
+        assert w in words, (w, text)
+    assert "note=a" in words
 
 
 def test_a_store_that_is_a_pipe_is_refused_at_once(tmp_path):

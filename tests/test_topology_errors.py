@@ -45,6 +45,22 @@ def test_garbage_number_does_not_echo_the_file(tmp_path):
     assert "root:x" not in str(e.value)
 
 
+@pytest.mark.parametrize("size", ["99999999999999999999999K", "65537M", "68719476737"])
+def test_an_implausible_cache_size_is_refused_not_shown_as_a_cache(tmp_path, size):
+    """A replayed L3 of 10^23 KiB read as "L3 #0 95367431640624992 GiB": refused, one line
+    naming the file (64 GiB is the bound; 64 GiB itself passes, as the test's root does)."""
+    root = small(tmp_path)
+    idx = next(p for p in sorted((root / "sys/devices/system/cpu/cpu0/cache").glob("index*"))
+               if (p / "level").read_text().strip() == "3")
+    (idx / "size").write_text(size + "\n")
+    with pytest.raises(UserError, match=rf"{idx.name}/size: a cache size of more than 64 GiB "
+                                        "is not plausible"):
+        read_topology(root)
+    (idx / "size").write_text("64G\n")
+    (l3,) = [c for c in read_topology(root).caches if c.level == 3]
+    assert l3.size_bytes == 64 << 30
+
+
 @pytest.mark.parametrize("target", ["absolute", "relative"])
 def test_directory_root_does_not_follow_links_out(tmp_path, target):
     """A replayed directory is a jail: a symlink leading out of it (absolute, or with ..)

@@ -14,7 +14,8 @@ from pathlib import Path
 #
 # Every file a command writes (report, plot, export, prom, hwloc XML) goes through
 # check_output, every folder it creates files in (io --dir, fleet --shared-dir, run --io-dir)
-# through check_workdir: before anything is measured, and every OS error on the way (a name
+# through check_workdir, every file it reads that is not a store or a data set (--base,
+# --table) through check_input: before anything is measured, and every OS error on the way (a name
 # too long, permission denied, a path on /proc or /sys or through a symlink into them) is one
 # line, exit 2, naming the flag, the path (escaped: control characters visible) and why.
 
@@ -32,7 +33,7 @@ def _fail(flag: str, path: str, why: str):
     return UserError(f"{flag} {escape_text(path, PATH_SHOWN)}: {why}")
 
 
-def _why(e: OSError) -> str:
+def os_reason(e: OSError) -> str:
     """An OSError's reason in the messages' words ("file name too long")."""
     import errno
     if e.errno == errno.ENAMETOOLONG:
@@ -56,7 +57,7 @@ def _stat(p: str, flag: str, path: str) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:    # ValueError: a NUL in the name
-        raise _fail(flag, path, _why(e) if isinstance(e, OSError)
+        raise _fail(flag, path, os_reason(e) if isinstance(e, OSError)
                     else "the name holds a NUL character") from None
 
 
@@ -113,7 +114,7 @@ def _probe(folder: str, flag: str, path: str, what: str) -> None:
     try:
         fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except OSError as e:
-        raise _fail(flag, path, f"cannot create a file in {what} ({_why(e)})") from None
+        raise _fail(flag, path, f"cannot create a file in {what} ({os_reason(e)})") from None
     os.close(fd)
     try:
         os.unlink(name)
@@ -160,6 +161,28 @@ def check_output(path: str | None, flag: str, suffixes: tuple[str, ...] = ()) ->
             raise _fail(flag, path, "cannot write there (permission denied)")
     _probe(parent, flag, path, "its folder")
     return p
+
+
+def check_input(path: str, flag: str) -> Path:
+    """`path` if it is a plain file that can be opened for reading: it exists and is not a
+    folder, a pipe (a FIFO would block the open for good), a socket or a device. UserError
+    (exit 2) otherwise, one line naming `flag`, the path (escaped) and why: every file a
+    command reads (--base, --table …) is refused the same way."""
+    from numascope.errors import UserError
+    if path is None or not str(path).strip():
+        raise UserError(f"{flag} is empty: give a file name")
+    path = str(path)
+    st = _stat(path, flag, path)
+    if st is None:
+        raise _fail(flag, path, "no such file")
+    if stat.S_ISDIR(st.st_mode):
+        raise _fail(flag, path, "is a folder: give a file name")
+    if not stat.S_ISREG(st.st_mode):
+        raise _fail(flag, path, "is not a plain file (a device, pipe or socket): give a "
+                                "file name")
+    if not os.access(path, os.R_OK):
+        raise _fail(flag, path, "cannot read it (permission denied)")
+    return Path(path)
 
 
 def check_workdir(path: str, flag: str) -> Path:

@@ -23,7 +23,7 @@ from numascope.profile import DEFAULT, Profile
 from numascope.profile import profile as _profile
 from numascope.results.record import BenchResult
 from numascope.results.run import NoiseMonitor, RunRecord, host_facts, utc_now
-from numascope.results.store import Store
+from numascope.results.store import Store, StoreFull
 from numascope.topology.model import Topology
 
 DEFAULT_PROFILE: Profile = DEFAULT
@@ -104,12 +104,20 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     work: the stage running is marked interrupted (its reason names the signal), the ones
     after it "not run", and the record is finished and stored with every result committed
     so far. Committing a result and the final write are held against a second signal
-    (signals.deferred), which is raised once they are done."""
+    (signals.deferred), which is raised once they are done.
+
+    A store that fills (StoreFull, from committing a result) ends the run at once: nothing
+    more is measured (no result could be kept), the stage running is marked failed with the
+    reason, the ones after it "not run", and the record is finished as "failed" if the
+    store can still take that one update. StoreFull is raised either way, saying which:
+    exit 2, one line."""
     stages = all_stages() if stages is None else stages
     prof = profile or _profile(rec.profile)
     for st in stages:
         rec.stage(st.name)
     clock = _Budget(budget)
+    full: StoreFull | None = None
+    begun = False
 
     def keep(info):
         def on_result(res: BenchResult) -> None:
@@ -122,6 +130,7 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     try:
         with signals.deferred():   # stored as running, so that the end below finds it
             store.begin_run(rec)
+            begun = True
         runs = [_StageRun(st) for st in stages]
         plan = _load(runs, topo, rec, prof, factors or {}, budget)
         if on_plan:
@@ -141,22 +150,48 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
                            which, last=which == passes[-1])
     except KeyboardInterrupt:   # _run_stage marked the stage it stopped, if one ran
         rec.status = "interrupted"
+    except StoreFull as e:      # _run_stage marked the stage it stopped
+        if not begun:
+            raise                # not even the run's row fit: nothing measured, one line
+        rec.status, full = "failed", e
     with signals.deferred():
-        if rec.status != "interrupted":
+        if rec.status not in ("interrupted", "failed"):
             rec.status = "complete"
+        why = "the store is full" if full is not None else "run interrupted"
         for s in rec.stages:
             if s.status == "pending" and s.results:     # a budget's first pass measured it
-                s.status, s.reason = "interrupted", "run interrupted before its other cases"
+                s.status, s.reason = "interrupted", f"{why} before its other cases"
             elif s.status == "pending":
-                s.status, s.reason = "not run", "run interrupted"
+                s.status, s.reason = "not run", why
         rec.host["peaks"] = theoretical_peaks(topo, rec, machine)
         if budget is not None:
             rec.host["budget"] = {"seconds": budget, "used": round(clock.used(), 3)}
         # no closing clock reading after a stop: whoever stopped the run wants it over
-        rec.noise = mon.stop(clock=rec.status != "interrupted")
+        rec.noise = mon.stop(clock=rec.status == "complete")
         rec.finished = utc_now()
-        store.finish_run(rec)
+        if full is None:
+            store.finish_run(rec)
+        else:
+            raise _store_full(store, rec, full)
     return rec
+
+
+def _store_full(store: Store, rec: RunRecord, full: StoreFull) -> StoreFull:
+    """The run's record finished as failed, if the full store still takes that update, and
+    the one line saying the store is full, where the run stopped and whether its record is
+    final."""
+    stopped = next((s.name for s in rec.stages if s.status == "failed"
+                    and s.reason == _reason(full)), None)
+    where = f" at its {stopped} stage" if stopped else ""
+    kept = f"{len(rec.results)} result{'s' if len(rec.results) != 1 else ''} stored"
+    try:
+        store.finish_run(rec)
+    except UserError:       # StoreFull again, most likely: not even that update fit
+        return StoreFull(f"{full}; run {rec.run_id} stopped{where}, nothing more measured, "
+                         "and its record could not be finalized (it stays 'running' in the "
+                         f"store, {kept}); free space, then run again")
+    return StoreFull(f"{full}; run {rec.run_id} stopped{where}, nothing more measured: "
+                     f"recorded as failed ({kept}); free space, then run again")
 
 
 # What a budget keeps back for the run's end (its peaks, the record, the report): a case
@@ -294,6 +329,9 @@ def _run_stage(r: _StageRun, topo: Topology, rec: RunRecord, profile: Profile,
                     info.reason = (f"{BUDGET_REASON}: {len(r.left_out)} of {len(r.cases)} "
                                    "cases")
                     info.plan["left_out"] = list(r.left_out)
+        except StoreFull as e:       # no result can be kept: the run ends here
+            info.status, info.reason, r.over = "failed", _reason(e), True
+            raise
         except (Unavailable, PermissionError, FileNotFoundError) as e:
             # asked (its cases were built) and not done: not "does not apply here"
             info.status, info.reason, r.over = "incomplete", _reason(e), True

@@ -327,6 +327,8 @@ def rule_compress_threads(runs: list[RunRecord]) -> list[Advice]:
             below = tests[k - 1][0] if k else None
             ds, codec, clevel, filt = key[:4]
             name = f"{codec}-{clevel}-{filt}"
+            data = (f"--synthetic {ds}" if rs[0].params.get("kind") == "synthetic"
+                    else f"--data {ds}")
             sp = {r.params["threads"]: t[0] for r, t in tests}
             detail = (f"{PAIRED}. Run {rec.run_id}, data {ds}, {name}: decompress+sum is "
                       f"{sp[n_from]:.2f}x the plain sum at {n_from} threads"
@@ -347,8 +349,8 @@ def rule_compress_threads(runs: list[RunRecord]) -> list[Advice]:
                                            "p_adjusted": rounded(q, 3)}
                  for (r, _), q in zip(tests, adj)],
                 {"threads_from": n_from, "speedup_at_from": rounded(sp[n_from], 3)},
-                f"numascope compress --data {ds} --codec {codec} --clevel {clevel} "
-                f"--filter {filt} --threads {n_from}", [rec.run_id], PRACTICAL, PAIRED))
+                f"numascope compress {data} --codecs {codec} --clevels {clevel} "
+                f"--filters {filt} --threads {n_from}", [rec.run_id], PRACTICAL, PAIRED))
     return out
 
 

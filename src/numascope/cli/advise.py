@@ -13,6 +13,7 @@ from a stored run, ranked, and with --verify each measured for real and stored a
 from __future__ import annotations
 
 import argparse
+import math
 import textwrap
 from typing import Any
 
@@ -80,8 +81,9 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--run chooses the run to predict from: add --predict")
     if args.reps is not None and args.reps < 1:
         raise UserError(f"--reps must be at least 1 (got {args.reps})")
-    if args.demand is not None and not args.demand > 0:
-        raise UserError(f"--demand must be a positive GB/s figure (got {args.demand:g})")
+    if args.demand is not None and not (math.isfinite(args.demand) and args.demand > 0):
+        raise UserError(f"--demand must be a positive, finite GB/s figure (got "
+                        f"{args.demand:g})")
     if args.reps is not None and not args.verify:
         raise UserError("--reps sets the repetitions of --verify: add --verify")
     if predicting and args.section and "predict" not in args.section:

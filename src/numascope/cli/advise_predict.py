@@ -13,6 +13,7 @@ across kinds."""
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -63,6 +64,10 @@ def predict_section(args: argparse.Namespace) -> dict[str, Any]:
     if not points(rec):
         raise UserError(f"run {rec.run_id} has no triad bandwidth results to predict from: "
                         f"measure them with `{MEASURE}`")
+    if args.verify:     # each check is stored: a store that cannot take them costs nothing
+        from numascope.results.store import Store
+        with Store.open(args.store, write=True):
+            pass
     with machine(str(args.sysfs_root)) as (topo, _tree):
         cands = candidates(topo, ranks=args.ranks, threads=args.threads, near=args.near,
                            unit=args.unit)
@@ -71,10 +76,16 @@ def predict_section(args: argparse.Namespace) -> dict[str, Any]:
         checked: list[Any] = []
         if args.verify:
             from numascope.predict.verify import store_run
-            for it, (c, p) in zip(items, ranked):
+            for i, (it, (c, p)) in enumerate(zip(items, ranked), 1):
+                _progress(f"verify {i}/{len(ranked)}: {c.label} …")
+                t0 = time.monotonic()
                 run = store_run(topo, c, p, rec, args.reps, args.store)
                 it["verified"] = _verified(run)
                 checked += run.results
+                v = it["verified"]
+                _progress(f"verify {i}/{len(ranked)}: {c.label}: {v['total_gbs']:.3g} GB/s "
+                          f"measured, {_gbs(p.total)} predicted ({v['launcher']}, run "
+                          f"{run.run_id}, {time.monotonic() - t0:.1f} s)")
     from numascope.profile import readable
     note = "" if readable(rec.profile) else (
         f"run {rec.run_id} is a smoke run: its figures measure small working sets (caches "
@@ -85,6 +96,13 @@ def predict_section(args: argparse.Namespace) -> dict[str, Any]:
         from numascope.predict.verify import accuracy
         out["accuracy"] = accuracy(checked)
     return out
+
+
+def _progress(line: str) -> None:
+    """One line on standard error as each layout is measured and stored, on a terminal and
+    in a log alike (as `numascope run` says each stage): --verify takes seconds a layout."""
+    from numascope.console import err
+    err.print(f"  {line}", markup=False, soft_wrap=True, highlight=False)
 
 
 def _verified(run: Any) -> dict[str, Any]:
@@ -104,6 +122,11 @@ def _verified(run: Any) -> dict[str, Any]:
 
 def _g(x: float | None) -> str:
     return "no data" if x is None else f"{x:.3g}"
+
+
+def _gbs(x: float | None) -> str:
+    """A figure with its unit, or "no data" alone (never "no data GB/s")."""
+    return "no data" if x is None else f"{x:.3g} GB/s"
 
 
 def _pct(x: float | None) -> str:
@@ -137,8 +160,9 @@ def render(sec: dict[str, Any], say: Callable[..., None], command: Callable[...,
         same = (f" (also {same[0]})" if len(same) == 1 else
                 f" (the same CPUs as {len(same)} other layouts: --json lists them)"
                 if same else "")
-        say(f"{it['label']}{same}: total {_g(p['total_gbs'])} GB/s"
-            f"{_k(p.get('total_kind'))}, per rank {per}{lat}", 6, f"  {i:>2}. ")
+        say(f"{it['label']}{same}: total {_gbs(p['total_gbs'])}"
+            f"{_k(p.get('total_kind') if p['total_gbs'] is not None else None)}, "
+            f"per rank {per}{lat}", 6, f"  {i:>2}. ")
         command("", it["openmpi"], 6)
         bases: dict[tuple[str, str], list[int]] = {}
         for r in rks:

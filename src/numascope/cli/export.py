@@ -38,6 +38,7 @@ def register(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from numascope.command.output import check_output
     from numascope.errors import UserError
+    from numascope.paths import check_input
     from numascope.results.export import SUFFIXES, export, format_for, write_stdout
     from numascope.results.plain import to_plain
     from numascope.results.store import Store
@@ -47,6 +48,8 @@ def main(args: argparse.Namespace) -> int:
     fmt = format_for(args.output, args.format)
     if args.base is not None and fmt != "kerncraft":
         raise UserError(f"--base is for --format kerncraft, not {fmt}")
+    if args.base is not None:   # before the store is read; a FIFO would block the open
+        check_input(args.base, "--base")
     if stdout and fmt == "parquet":
         raise UserError("Parquet is binary: write it to a file (-o runs.parquet)")
     if stdout and args.json and fmt != "json":

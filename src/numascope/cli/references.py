@@ -10,6 +10,7 @@ only where it was measured that way (numascope.references.measured_otherwise).""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from numascope.cli.runs import add_store
@@ -85,6 +86,9 @@ def main(args: argparse.Namespace) -> int:
     if args.quantity is not None and args.quantity not in references.QUANTITIES:
         raise UserError(f"--quantity {args.quantity!r} is not a quantity of the table "
                         f"(known: {', '.join(references.QUANTITIES)})")
+    if args.table is not None and os.path.lexists(args.table):   # missing: load says it
+        from numascope.paths import check_input
+        check_input(args.table, "--table")    # a FIFO would block the open for good
     rows = references.load(args.table)
     total = len(rows)
     if args.cpu is not None:

@@ -65,6 +65,7 @@ def main(args: argparse.Namespace) -> int:
     if args.list_stages:
         return _list_stages(args, suite.all_stages())
     stages = _with_options(_stages(args.stage, suite.all_stages()), args)
+    _refuse_left_out(stages, suite.all_stages(), args)
     machine = _machine(args)
     tags = parse_tags(args.tag, "--tag")
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
@@ -164,6 +165,24 @@ def _with_options(stages: list, args: argparse.Namespace) -> list:
                       if o.name in checked)
         out.append(replace(s, options=given) if given else s)
     return out
+
+
+def _refuse_left_out(chosen: list, stages: list, args: argparse.Namespace) -> None:
+    """A stage's own run option (--io-dir, --bw-sweep) given while --stage leaves that stage
+    out would be silently ignored: exit 2, one line (after its value was checked). What is
+    said of the machine (--memory, --links) is every run's, whichever stages run."""
+    from numascope.errors import UserError
+    from numascope.families import run_options
+    machine = {o.name for o in run_options("compute")}
+    names = {s.name for s in chosen}
+    for st in stages:
+        if st.bench is None or st.name in names:
+            continue
+        for o in run_options(st.name):
+            v = getattr(args, o.name, None)
+            if o.name not in machine and (bool(v) if o.kind == "switch" else v is not None):
+                raise UserError(f"{o.flag} is for the {st.name} stage, which --stage leaves "
+                                f"out: add --stage {st.name}, or leave {o.flag} out")
 
 
 def _machine(args: argparse.Namespace) -> dict[str, str]:

@@ -8,7 +8,8 @@ every command. A command module only parses its flags into cases and renders its
         bench = Bandwidth()
         cases = bench.cases(topo, params)
         outcome = measure(bench, topo, cases, label="bw", quiet=args.json)
-        return finish(args, "bw", outcome, render=_print, plot=(plot, figures))
+        save_plot(plot, "bandwidth.figures", outcome)   # a refused write: kept for finish
+        return finish(args, "bw", outcome, render=_print)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Outcome:
     plan: Any | None = None                # --plan: the cases' plan, nothing measured
     left_out: list[str] = field(default_factory=list)   # --budget: the cases not measured
     budget: float | None = None
+    plot_error: str | None = None          # --plot: the figures could not be written (why)
 
 
 def measure(bench: Benchmark, topo: Any, cases: Iterable[Case], *, label: str,
@@ -114,23 +116,41 @@ def steady_lines(results: list[BenchResult], console: Any) -> None:
         console.print(Text(mark_note(params)))
 
 
-def save_plot(path: Any, figures: str, results: list[BenchResult]) -> None:
-    """Draw and save the figures of `results` (numascope.families.<figures>, e.g.
+def save_plot(path: Any, figures: str, outcome: Outcome) -> None:
+    """Draw and save the figures of `outcome.results` (numascope.families.<figures>, e.g.
     "latency.figures") to `path`
     (checked before measuring). Matplotlib is imported only here: a second on a fast
-    machine, and a command without --plot does not pay it."""
+    machine, and a command without --plot does not pay it.
+
+    A file system that refuses the figure now (full, made read-only, permission taken
+    since the check) leaves no partial file (save_figures writes each whole or not at all)
+    and loses no measurement: the reason is kept on the outcome, and `finish` prints the
+    results first, then the one line, and exits 2."""
     from numascope.console import err
-    if path is None or not results:
+    if path is None or not outcome.results:
         return
     import importlib
 
     from numascope.plotting import save_figures
-    figs = importlib.import_module(f"numascope.families.{figures}").figures(results)
+    figs = importlib.import_module(f"numascope.families.{figures}").figures(outcome.results)
     if not figs:
         err.print("nothing to plot for these results", markup=False)
         return
-    for p in save_figures(figs, str(path)):
+    try:
+        written = save_figures(figs, str(path))
+    except OSError as e:
+        outcome.plot_error = plot_error_text(path, e)
+        return
+    for p in written:
         err.print(f"plot written to {p}", markup=False)
+
+
+def plot_error_text(path: Any, e: OSError) -> str:
+    """--plot's one line for a figure the file system refused: the path and why."""
+    from numascope.errors import escape_text
+    from numascope.paths import PATH_SHOWN, os_reason
+    return (f"--plot {escape_text(str(path), PATH_SHOWN)}: cannot write the figure "
+            f"({os_reason(e)}); no partial file was left")
 
 
 def finish(args: argparse.Namespace, command: str, outcome: Outcome,
@@ -152,8 +172,15 @@ def finish(args: argparse.Namespace, command: str, outcome: Outcome,
         warn(f"not measured (--budget {outcome.budget:g} s): {len(outcome.left_out)} of "
              f"{len(outcome.left_out) + len(outcome.results)} cases: "
              + ", ".join(outcome.left_out))
+    failed_plot = None
+    if outcome.plot_error:
+        from numascope.errors import UserError
+        failed_plot = UserError(f"{outcome.plot_error} (the results are above)"
+                                if not getattr(args, "json", False) else outcome.plot_error)
     if getattr(args, "json", False):
         errors = [error_entry(outcome.stopped)] if outcome.stopped else []
+        if failed_plot is not None:
+            errors.append(error_entry(failed_plot))
         more = dict(extra or {})
         if outcome.left_out:
             more["not_measured"] = {"reason": "budget", "budget_s": outcome.budget,
@@ -161,9 +188,14 @@ def finish(args: argparse.Namespace, command: str, outcome: Outcome,
         emit(command, [r.to_dict() for r in outcome.results], errors, **more)
     else:
         render(outcome.results, out)
+    if failed_plot is not None:       # the cli's one line, after the results it keeps
+        import sys
+
+        from numascope.errors import escape_text
+        sys.stderr.write(f"numascope: error: {escape_text(failed_plot)}\n")
     if outcome.stopped:
         return report_interrupted(outcome.stopped, len(outcome.results), what)
-    return 0
+    return failed_plot.exit_code if failed_plot is not None else 0
 
 
 def rendered_width(table: Any) -> int:

@@ -40,8 +40,23 @@ KNOWN_TYPES = ("DDR", "DDR2", "DDR3", "DDR4", "DDR5", "LPDDR", "LPDDR2", "LPDDR3
                "LPDDR4X", "LPDDR5", "LPDDR5X", "HBM", "HBM2", "HBM2E", "HBM3", "HBM3E")
 
 
+# a type with no speed after it ('12xDDR5'): _SPEC alone would read DDR at 5 MT/s
+_NO_SPEED = re.compile(r"^\s*(\d+\s*[x×*]\s*)((?:LP)?DDR\d*X?|HBM\d*E?)\s*(?:MT/?s)?\s*$",
+                       re.IGNORECASE)
+# a usual speed of each generation, for the example in the message that asks for one
+_EXAMPLE_MTS = {"DDR": 400, "DDR2": 800, "DDR3": 1600, "DDR4": 3200, "DDR5": 4800,
+                "LPDDR4": 3200, "LPDDR4X": 4266, "LPDDR5": 6400, "LPDDR5X": 8533,
+                "HBM2": 2000, "HBM2E": 3200, "HBM3": 6400, "HBM3E": 9600}
+
+
 def parse_memory_spec(spec: str) -> tuple[int, str | None, int]:
     """'12x DDR5-4800' → (12, 'DDR5', 4800): channels per socket, type, MT/s."""
+    bare = _NO_SPEED.match(spec or "")
+    if bare and bare.group(2).upper() in KNOWN_TYPES:
+        mts = _EXAMPLE_MTS.get(bare.group(2).upper(), 4800)
+        example = f"{bare.group(1).lstrip()}{bare.group(2)}-{mts}"
+        raise UserError(f"bad --memory {spec!r}: the speed is missing: give it in MT/s, "
+                        f"e.g. '{example}'")
     m = _SPEC.match(spec or "")
     if not m:
         raise UserError(f"bad --memory {spec!r}: expected CHANNELSx[TYPE-]MTS per socket, "

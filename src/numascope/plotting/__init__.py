@@ -29,18 +29,48 @@ def _slug(title: str) -> str:
 def save_figures(figs: list[tuple[str, Figure]], path: str | Path) -> list[str]:
     """Save the first figure (the one --plot's help names) to `path` (format from its
     extension, PNG when none), further ones beside it named for what they show:
-    NAME-latency-distribution.EXT …; returns the paths written."""
+    NAME-latency-distribution.EXT …; returns the paths written.
+
+    Each file is written whole or not at all (a temporary file beside it, then renamed, as
+    numascope.atomic does): a disk that fills, or a folder made read-only since the path was
+    checked, raises the OSError with no partial file left where the figure was to be (the
+    figures saved before it stay; an old file of that name is left as it was)."""
     import matplotlib.pyplot as plt
 
     p = Path(path)
     written: list[str] = []
-    for i, (title, fig) in enumerate(figs):
-        target = p if i == 0 else p.with_name(f"{p.stem}-{_slug(title)}{p.suffix or '.png'}")
-        n = 2
-        while str(target) in written:        # two figures of one title
-            target = p.with_name(f"{p.stem}-{_slug(title)}-{n}{p.suffix or '.png'}")
-            n += 1
-        fig.savefig(target, dpi=110)
-        plt.close(fig)
-        written.append(str(target))
+    try:
+        for i, (title, fig) in enumerate(figs):
+            target = p if i == 0 else p.with_name(f"{p.stem}-{_slug(title)}{p.suffix or '.png'}")
+            n = 2
+            while str(target) in written:        # two figures of one title
+                target = p.with_name(f"{p.stem}-{_slug(title)}-{n}{p.suffix or '.png'}")
+                n += 1
+            _save_atomic(fig, target)
+            plt.close(fig)
+            written.append(str(target))
+    finally:
+        for _title, fig in figs:                 # the ones not reached after a failure
+            plt.close(fig)
     return written
+
+
+def _save_atomic(fig: Figure, target: Path) -> None:
+    """`fig` saved to `target` through a temporary file beside it (same folder, so the
+    rename is atomic); the temporary file is removed on any failure."""
+    import os
+    import secrets
+    fmt = (target.suffix[1:].lower() or "png")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            fig.savefig(f, dpi=110, format=fmt)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -597,8 +597,8 @@ def _latency(rec: RunRecord, pred: Prediction, table: list[tuple],
                 if m is not None and m not in said_loaded:
                     said_loaded.add(m)
                     pred.no_data.append(f"loaded latency on node {m}: no data (no loaded-"
-                                        "latency curve of that node: numascope lat --kind "
-                                        "loaded)")
+                                        "latency curve of that node: numascope lat --loaded "
+                                        f"--membind {m})")
                 continue
             at = node_gbs[m]
             below = [x for x in curve_ if x[0] <= at]

@@ -347,10 +347,10 @@ def store_run(topo: Topology, cand: Candidate, pred: Prediction, source: RunReco
               reps: int | None, store_path: Any) -> RunRecord:
     """Measure the candidate and store it as a run of its own (module doc)."""
     from numascope.results.run import utc_now
-    from numascope.results.store import Store
+    from numascope.results.store import VERIFY_TAG, Store
     from numascope.suite import prepare
     lay = cand.recipe.layout
-    rec, mon = prepare(topo, "quick", {"verify": f"{lay.ranks}x{lay.threads}",
+    rec, mon = prepare(topo, "quick", {VERIFY_TAG: f"{lay.ranks}x{lay.threads}",
                                        "recipe": cand.label})
     info = rec.stage("bandwidth")
     size_bytes, isa, nt = code_of(source)

@@ -90,9 +90,10 @@ def _console_width() -> int:
 
 
 def _wrap_tags(tags: dict[str, str], room: int) -> str:
-    """The tags in `room` columns: all on one line when they fit, else one tag a line, a
-    tag longer than the room broken after its separators (= - . _ : /), never every few
-    characters."""
+    """The tags in `room` columns: all on one line when they fit, else one tag a line,
+    broken between words (a tag value may hold spaces); a word longer than the room broken
+    after its separators (= - . _ : / ,), and only one with no separator within the room
+    folded: never every few characters, never inside a word that fits."""
     import re
     text = tags_text(tags)
     if len(text) <= room:
@@ -100,20 +101,23 @@ def _wrap_tags(tags: dict[str, str], room: int) -> str:
     lines: list[str] = []
     for k, v in tags.items():
         line = ""
-        for piece in re.split(r"(?<=[=\-._:/])", f"{k}={v}"):
-            while len(piece) > room:            # no separator within the room: fold
-                if line:
+        for word in re.split(r"(?<= )", f"{k}={v}"):
+            pieces = [word] if len(word.rstrip()) <= room else \
+                re.split(r"(?<=[=\-._:/,])", word)
+            for piece in pieces:
+                while len(piece.rstrip()) > room:   # no separator within the room: fold
+                    if line:
+                        lines.append(line)
+                        line = ""
+                    lines.append(piece[:room])
+                    piece = piece[room:]
+                if line and len(line) + len(piece.rstrip()) > room:
                     lines.append(line)
                     line = ""
-                lines.append(piece[:room])
-                piece = piece[room:]
-            if len(line) + len(piece) > room:
-                lines.append(line)
-                line = ""
-            line += piece
+                line += piece
         if line:
             lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(ln.rstrip() for ln in lines)
 
 
 def print_run(rec: RunRecord, console: Console, all_metrics: bool = False,

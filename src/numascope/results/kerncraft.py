@@ -225,7 +225,20 @@ def header(run: RunRecord) -> list[str]:
 # -- the file -------------------------------------------------------------------------------
 def load_base(path: str) -> UarchModel:
     """The in-core and cache-policy keys of a kerncraft machine file (kerncraft reads it)."""
+    from numascope.errors import escape_text
+    from numascope.paths import check_input
     from numascope.results.kerncraft_uarch import from_base
+    check_input(path, "--base")          # a FIFO would block kerncraft's open for good
+    shown = escape_text(path, 160)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise UserError(f"--base {shown}: {e.strerror}") from None
+    if not any(ln.strip() and not ln.lstrip().startswith(("#", "---", "..."))
+               for ln in lines):   # YAML of nothing: kerncraft reads None and trips on it
+        raise UserError(f"--base {shown}: the file is empty (no YAML in it): give a "
+                        "kerncraft machine file")
     try:
         from kerncraft.machinemodel import MachineModel
     except ImportError:
@@ -237,12 +250,12 @@ def load_base(path: str) -> UarchModel:
         with contextlib.redirect_stdout(io.StringIO()):   # kerncraft prints its changelog
             return from_base(MachineModel(path))
     except OSError as e:
-        raise UserError(f"--base {path}: {e.strerror}") from None
+        raise UserError(f"--base {shown}: {e.strerror}") from None
     except KeyError as e:
-        raise UserError(f"--base {path}: no {e} key (not a kerncraft machine file?)") from None
+        raise UserError(f"--base {shown}: no {e} key (not a kerncraft machine file?)") from None
     except Exception as e:  # noqa: BLE001 - ruamel's and kerncraft's own errors, said in a line
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UserError(f"--base {path}: kerncraft cannot read it: {first}") from None
+        raise UserError(f"--base {shown}: kerncraft cannot read it: {first}") from None
 
 
 def text(run: RunRecord, base: str | None = None) -> str:

@@ -194,6 +194,11 @@ def _one_line(text: object) -> str:
     return escape_text("; ".join(x for x in lines if x))
 
 
+# the tag of `advise --verify`'s runs (numascope.predict.verify): a check of one layout's
+# prediction, stored as a run, never what `latest` picks
+VERIFY_TAG = "verify"
+
+
 class StoreFull(UserError):
     """The store's disk (or quota) is full: nothing in the store is damaged, the write that
     did not fit was rolled back; the caller may keep what it meant to write and retry."""
@@ -588,9 +593,10 @@ class Store:
 
     def resolve(self, spec: str) -> list[str]:
         """Run ids selected by `spec` (at most SPEC_MAX characters): an id or unique id
-        prefix, `latest` (the latest complete run: never an interrupted, failed or running
-        one; `last` is the same), KEY=VALUE tags (all must match; several separated by
-        commas), or several ids separated by commas."""
+        prefix, `latest` (the latest complete measurement of the machine: never an
+        interrupted, failed or running run, nor an `advise --verify` check, tagged verify=…:
+        one layout's triad, not a run of the suite; `last` is the same), KEY=VALUE tags (all
+        must match; several separated by commas), or several ids separated by commas."""
         if len(spec) > SPEC_MAX:
             raise UserError(f"run selection {escape_text(spec, 60)} is too long: at most "
                             f"{SPEC_MAX} characters (an id, a prefix, KEY=VALUE tags or "
@@ -601,12 +607,18 @@ class Store:
         spec = spec.strip()
         if spec in ("latest", "last"):   # the latest complete run, never an interrupted one
             done = [r for r in runs if r.status == "complete"]
-            if not done:
+            measured = [r for r in done if VERIFY_TAG not in r.tags]
+            if not measured:
+                checks = len(done) - len(measured)
+                held = ", ".join(x for x in (
+                    f"{len(runs) - len(done)} interrupted, failed or still running"
+                    if len(runs) > len(done) else "",
+                    f"{checks} advise --verify check{'s' if checks != 1 else ''}"
+                    if checks else "") if x)
                 raise UserError(f"'{spec}' is the latest complete run and "
-                                f"{_shown(self.path)} holds none ({len(runs)} interrupted, "
-                                "failed or still running); name a run by its id (see "
-                                "`numascope runs`)")
-            return [done[-1].run_id]
+                                f"{_shown(self.path)} holds none ({held}); name a run by "
+                                "its id (see `numascope runs`)")
+            return [measured[-1].run_id]
         parts = [s.strip() for s in spec.split(",") if s.strip()]
         if parts and all("=" in s for s in parts):
             want = dict(s.split("=", 1) for s in parts)

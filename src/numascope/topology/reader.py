@@ -187,6 +187,9 @@ def _online(tree: Tree, cpu_ids: list[int]) -> dict[int, bool]:
 
 
 _UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+# no CPU cache is this large (the largest L3 slices are a few hundred MiB, a whole 3D V-Cache
+# socket about 1 GiB): a bigger size is a damaged or forged file, not a cache
+CACHE_MAX_BYTES = 64 << 30
 
 
 def _size(tree: Tree, rel: str) -> int | None:
@@ -197,6 +200,10 @@ def _size(tree: Tree, rel: str) -> int | None:
     num = v[:-1] if v[-1].upper() in _UNITS else v
     if not num.isdigit():
         raise UserError(f"{tree.where(rel)}: expected a size like 32K, found {v[:40]!r}")
+    if len(num) > 30 or int(num) * mult > CACHE_MAX_BYTES:
+        raise UserError(f"{tree.where(rel)}: a cache size of more than "
+                        f"{CACHE_MAX_BYTES >> 30} GiB is not plausible (a damaged or "
+                        "edited file?)")
     return int(num) * mult
 
 

@@ -64,7 +64,7 @@ def main(args: argparse.Namespace) -> int:
                         reps=args.reps, isa=args.isa, nt=args.nt)
     outcome = measure(bench, topo, cases, label="bw", quiet=args.json, args=args)
     warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
-    save_plot(plot, "bandwidth.figures", outcome.results)
+    save_plot(plot, "bandwidth.figures", outcome)
     return finish(args, NAME, outcome, render=_print, extra={"units": UNITS_NOTE})
 
 

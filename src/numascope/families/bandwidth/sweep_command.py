@@ -61,7 +61,7 @@ def run_sweep(args: argparse.Namespace, topo: Topology, memory: MemorySpec,
         warn(f"{len(late)} of {len(points)} working sets: "
              "threads started far apart in some repetition (one held up, preempted?); the "
              "timing window covers it (each record's notes say by how much)")
-    save_plot(plot, "bandwidth.sweep_figures", outcome.results)
+    save_plot(plot, "bandwidth.sweep_figures", outcome)
     extra: dict[str, Any] = {"units": UNITS_NOTE, "sweep": _summary(outcome.results)}
     return finish(args, "bw", outcome, render=_print, what="working set", extra=extra)
 

@@ -42,7 +42,7 @@ def run_sweep(args: argparse.Namespace, topo: Topology, kernels: list[str], wher
     outcome = measure(bw_tiers.TierSweep(), topo, cases, label="tier sweep", quiet=args.json, args=args)
     rows = bw_tiers.summary(outcome.results)
     warn_notes(outcome.results, skip=lambda n: n.startswith("auto:"))
-    save_plot(plot, "bandwidth.tier_figures", outcome.results)
+    save_plot(plot, "bandwidth.tier_figures", outcome)
     extra: dict[str, Any] = {"tier_sweep": rows,
                              "nodes": {"dram": dram, "tier": tier, "chosen": how},
                              "kernel_weighted_interleave": line, "units": UNITS_NOTE}

@@ -48,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
     cases = bench.cases(topo, params)
     outcome = measure(bench, topo, cases, label="c2c", quiet=args.json, args=args)
     results = outcome.results
-    save_plot(plot, "c2c.figures", results)
+    save_plot(plot, "c2c.figures", outcome)
     seen = c2c.homes(results)
     ids, m = c2c.matrix(results)
     clusters = analyse(topo, ids, m) if len(ids) >= 2 else None

@@ -57,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
         cases = bench.cases(topo, specs, v["codecs"] or cz.CODECS, v["clevels"] or cz.CLEVELS,
                             v["filters"] or cz.FILTERS, **common)
     outcome = measure(bench, topo, cases, label=NAME, quiet=args.json, args=args)
-    save_plot(plot, "compress.figures", outcome.results)
+    save_plot(plot, "compress.figures", outcome)
     summaries = cz.summarize(outcome.results)
     return finish(args, NAME, outcome, render=_render, extra={
         "summary": [s.to_dict() for s in summaries], "units": UNITS_NOTE})

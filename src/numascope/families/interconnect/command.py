@@ -88,7 +88,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.json:
         warn_notes(outcome.results)
     if plot is not None:
-        save_plot(plot, "interconnect.figures", outcome.results)
+        save_plot(plot, "interconnect.figures", outcome)
     extra = {"mpi": version, "absent": bench.absent if not hosts else [],
              "paths": net.path_rows(outcome.results) if not hosts else [],
              "peer": net.peer_table(outcome.results) if hosts else None,
@@ -115,13 +115,14 @@ def _under_launcher(args: argparse.Namespace, v: dict[str, Any], p, world: tuple
         return 0
     if not args.json:
         warn_notes(results)
+    outcome = Outcome(results=results)
     if plot is not None:
-        save_plot(plot, "interconnect.figures", results)
+        save_plot(plot, "interconnect.figures", outcome)
     hosts = tuple(results[0].params["hosts"]) if results else ("A", "B")
     extra = {"mpi": "the user's launcher", "absent": [], "paths": [],
              "peer": net.peer_table(results), "hca": net.hca_table(topo),
              "launched_by": "user"}
-    return finish(args, NAME, Outcome(results=results),
+    return finish(args, NAME, outcome,
                   lambda rs, con: render(rs, con, [], hosts, topo), extra=extra)
 
 

@@ -122,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
     cases = build_cases(args, topo, bench)
     outcome = measure(bench, topo, cases, label="lat", quiet=args.json, args=args)
     lv = levels(outcome.results, topo) if args.sweep and not outcome.stopped else {}
-    save_plot(plot, "latency.figures", outcome.results)
+    save_plot(plot, "latency.figures", outcome)
     extra: dict = {"levels": lv}
     if args.loaded and "mix" in (getattr(args, "_typed", None) or {}):
         # with --mix, one summary per curve (without it the document stays as it was)

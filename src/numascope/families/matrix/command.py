@@ -63,7 +63,7 @@ def main(args: argparse.Namespace) -> int:
     shown = mx.shown_metrics(checked)
     ratios = {m: mx.ratios_by_distance(results, m) for m in shown}
     tiers = mx.tier_summary(results)
-    save_plot(plot, "matrix.figures", results)
+    save_plot(plot, "matrix.figures", outcome)
 
     def render(results, console) -> None:
         if not results:

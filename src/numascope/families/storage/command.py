@@ -76,7 +76,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.json:
         warn_notes(outcome.results, skip=lambda n: n.endswith(UNKNOWN))
     if plot is not None:
-        save_plot(plot, "storage.figures", outcome.results)
+        save_plot(plot, "storage.figures", outcome)
     from numascope.families.storage import bench as io
     extra = {"fio_version": version, "engine": engine, "fio_numa": numa,
              "placement_rows": io.placement_rows(outcome.results),
