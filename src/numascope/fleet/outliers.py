@@ -79,9 +79,10 @@ def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
         if not res.validated:
             continue
         metrics = res.metrics
-        prim = _primary(res.family, tuple(metrics))
+        keys = _keys(res.family, res.case, tuple(metrics))
         for m in metrics.values():
-            if m.name not in prim:
+            key = keys.get(m.name)
+            if key is None:         # not a primary metric
                 continue
             vals = m.values
             if len(vals) == 1:     # a light record's one value, its median (fleet.load)
@@ -93,23 +94,16 @@ def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
                 if not vals:
                     continue
                 v = vals[0] if len(vals) == 1 else statistics.median(vals)
-            out[_key(res.family, res.case, m.name)] = (v, m.unit, m.higher_is_better)
+            out[key] = (v, m.unit, m.higher_is_better)
     return out
 
 
-_KEYS: dict[tuple[str, str, str], str] = {}
-
-
-def _key(family: str, case: str, metric: str) -> str:
-    """metric_key, one string per metric however many nodes measured it (100,000 nodes x
-    20 metrics made 2 million copies of 20 strings)."""
-    k = (family, case, metric)
-    got = _KEYS.get(k)
-    if got is None:
-        if len(_KEYS) > 100_000:
-            _KEYS.clear()
-        got = _KEYS[k] = metric_key(family, case, metric)
-    return got
+@functools.lru_cache(maxsize=65536)
+def _keys(family: str, case: str, names: tuple[str, ...]) -> dict[str, str]:
+    """A result's primary metrics (_primary) → their metric_key: once per case and metric
+    list, one key string however many nodes measured it (100,000 nodes x 20 metrics made
+    2 million copies of 20 strings). Read-only."""
+    return {n: metric_key(family, case, n) for n in _primary(family, names)}
 
 
 @functools.lru_cache(maxsize=4096)
