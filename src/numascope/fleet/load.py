@@ -154,6 +154,9 @@ def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
     counts = dict(store._q("SELECT run_id, count(*) FROM results GROUP BY run_id"))
     by_result: dict[int, BenchResult] = {}
     firsts: dict[int, Metric] = {}
+    last: dict[str, int] = {}       # each run's latest result id read
+    unsorted: set[str] = set()      # runs whose results were not read in their order
+    no_primary: tuple[str, ...] = ()
     for run_id, rid, family, case, ord_, metric, unit, hib, median, validated, kernel in rows:
         rec = light.get(run_id)
         if rec is None:
@@ -167,14 +170,17 @@ def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
                 _EMPTY if kernel is None else {"kernel": intern(kernel)}, {},
                 _EMPTY, _NO_NOTES, bool(validated), _EMPTY)
             rec.results.append(res)
+            if last.get(run_id, -1) > rid:
+                unsorted.add(run_id)
+            last[run_id] = rid
         if metric is None:
             continue
-        m = Metric(intern(metric), intern(unit or ""), bool(hib),
-                   [] if median is None else [median])
-        if metric in primary.get(family, ()):
-            res.metrics[metric] = m
+        if metric in primary.get(family, no_primary):
+            res.metrics[metric] = Metric(intern(metric), intern(unit or ""), bool(hib),
+                                         [] if median is None else [median])
         elif ord_ == 0:
-            firsts[rid] = m
+            firsts[rid] = Metric(intern(metric), intern(unit or ""), bool(hib),
+                                 [] if median is None else [median])
     for rid, m in firsts.items():
         res = by_result[rid]
         if not res.metrics:
@@ -183,10 +189,12 @@ def _results(store: Any, light: dict[str, RunRecord]) -> list[str]:
         order = primary.get(res.family, ())
         if len(res.metrics) > 1:
             res.metrics = {n: res.metrics[n] for n in order if n in res.metrics}
-    # each run's results in the order they were stored (the scan's order need not be)
-    place = {id(res): rid for rid, res in by_result.items()}
-    for rec in light.values():
-        rec.results.sort(key=lambda res: place[id(res)])
+    # each run's results in the order they were stored (the scan's order need not be;
+    # it is, but for results indexed after their run: Store._index_figures)
+    if unsorted:
+        place = {id(res): rid for rid, res in by_result.items()}
+        for run_id in unsorted:
+            light[run_id].results.sort(key=lambda res: place[id(res)])
     _method_params(store, fams, by_result)
     short = [run_id for run_id, rec in light.items()
              if len(rec.results) != counts.get(run_id, 0)]
