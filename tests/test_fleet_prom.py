@@ -179,6 +179,8 @@ def test_sweeps_tails_and_variants_keep_one_series_each_and_pass_promtool(tmp_pa
     assert sweep == {"8": pytest.approx(10.08e6 * 1.005, rel=1e-5),
                      "4096": pytest.approx(50.96e6 * 1.005, rel=1e-5),
                      "1048576": pytest.approx(10495.76e6 * 1.005, rel=1e-5)}
+    assert fams["numascope_interconnect_sweep_bandwidth_bytes_per_second"].documentation \
+        .startswith("numascope interconnect bandwidth by message_size_bytes, median")
     head = fams["numascope_interconnect_bandwidth_bytes_per_second"].samples
     assert [set(s.labels) for s in head] == [{"host", "case"}]
     p = _promtool(text, tmp_path)

@@ -260,11 +260,12 @@ def registry(runs: list[RunRecord], analysis: Any = None,
                 if not vals:
                     continue
                 better = m.higher_is_better != flip
-                doc = (f"numascope {res.family} {m.name}, median of the repetitions, "
+                base, _, labels = params(res.family, m.name)
+                what = f"{base} by {', '.join(labels)}" if labels else m.name
+                doc = (f"numascope {res.family} {what}, median of the repetitions, "
                        f"{'inverted, ' if flip else ''}in "
                        f"{suffix.replace('_', ' ') or 'no unit'} (measured in "
                        f"{m.unit or 'no unit'}); {'higher' if better else 'lower'} is better")
-                _, _, labels = params(res.family, m.name)
                 gauge(name_of(res.family, m.name, m.unit), doc,
                       (*LABELS, *labels)).labels(
                     host=host, case=res.case, **labels).set(_digits(statistics.median(vals)))
