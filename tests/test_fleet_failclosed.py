@@ -248,6 +248,12 @@ def test_a_store_on_a_full_disk_says_disk_full_and_keeps_the_records(full_fs, tm
     assert p.returncode != 0
     assert "disk full" in text and "damaged" not in text and "Traceback" not in text, text
     assert "internal error" not in text
+    # the summary counts what was measured apart from what reached the store: no node is
+    # "complete" there, each row says where its record is instead
+    said = " ".join(p.stdout.split())
+    assert "3 nodes measured, 0 stored (not stored: 3 complete" in said, said
+    assert "3 nodes (3 complete" not in said
+    assert said.count("[not stored: kept as record files in") == 3, said
     (kept,) = list(work.iterdir())          # the records, as files to gather
     assert len(list(kept.glob("*.numascope.json"))) == 3
     (full_fs / "filler").unlink()
@@ -256,6 +262,44 @@ def test_a_store_on_a_full_disk_says_disk_full_and_keeps_the_records(full_fs, tm
     assert g.returncode == 0, g.stderr
     # each record replaced its node's placeholder: 3 nodes, all complete
     assert sorted(r.status for r in _runs(db)) == ["complete"] * 3
+
+
+def test_a_lone_task_whose_record_does_not_fit_is_measured_not_stored(full_fs, tmp_path):
+    """Without MPI: the store opens (room for its placeholder at most), the record does not
+    fit. The summary and --json say 1 measured, 0 stored, where the record is; exit 1; the
+    record gathered later is the node's one run in the store."""
+    db = full_fs / "f.db"
+    Store.open(db, write=True).close()
+    _fill(full_fs, 48 << 10)
+    env = dict(os.environ, NUMASCOPE_FLEET_MPI="0")
+    argv = [*NUMASCOPE, "fleet", "run", "--no-mpi", "--smoke", "--stage", "topology",
+            "--store", str(db)]
+    work, jwork = tmp_path / "work", tmp_path / "jwork"
+    work.mkdir()
+    jwork.mkdir()
+    p = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=300,
+                       env=env, cwd=work)
+    said = " ".join(p.stdout.split())
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "1 node measured, 0 stored (not stored: 1 complete" in said, said
+    assert "(1 complete" not in said and "[not stored: kept as record files in" in said
+    assert "disk full" in p.stderr and "Traceback" not in p.stderr
+    j = subprocess.run([*argv, "--json"], check=False, capture_output=True, text=True,
+                       timeout=300, env=env, cwd=jwork)
+    doc = json.loads(j.stdout)
+    assert j.returncode == 1 and doc["stored"] == 0, j.stdout
+    (row,) = doc["results"]
+    assert row["status"] == "complete" and row["stored"] is False
+    assert "record files in" in row["kept"]
+    assert [i["kind"] for i in doc["errors"]] == ["node-not-stored"], doc["errors"]
+    (full_fs / "filler").unlink()
+    for w in (work, jwork):
+        (kept,) = list(w.iterdir())
+        g = subprocess.run([*NUMASCOPE, "fleet", "gather", str(kept), "--store", str(db)],
+                           check=False, capture_output=True, text=True, timeout=120)
+        assert g.returncode == 0, g.stderr
+    runs = _runs(db)
+    assert sorted(r.status for r in runs) == ["complete"] * 2, [r.status for r in runs]
 
 
 def test_a_node_local_store_on_a_full_disk_is_one_line_disk_full(full_fs, tmp_path):

@@ -54,6 +54,10 @@ def _promtool(text: str, tmp_path: Path) -> subprocess.CompletedProcess:
 # -- names ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("family", "metric", "unit", "name", "value", "exported"), [
+    ("bandwidth", "dram_bandwidth", "GB/s", "numascope_bandwidth_dram_bytes_per_second",
+     40.0, 4e10),
+    ("compress", "compress_speed", "GB/s", "numascope_compress_speed_bytes_per_second",
+     2.0, 2e9),
     ("bandwidth", "bandwidth", "GB/s", "numascope_bandwidth_bytes_per_second", 40.0, 4e10),
     ("latency", "latency", "ns", "numascope_latency_seconds", 110.0, 1.1e-7),
     ("compute", "all_busy_ghz", "GHz", "numascope_compute_all_busy_clock_hertz", 3.5,
@@ -65,7 +69,6 @@ def _promtool(text: str, tmp_path: Path) -> subprocess.CompletedProcess:
     ("matrix", "mlp", "misses", "numascope_matrix_mlp_misses", 9.0, 9.0),
     ("net", "msg_rate", "msg/s", "numascope_net_messages_per_second", 1e6, 1e6),
     ("storage", "iops", "IO/s", "numascope_storage_operations_per_second", 1e5, 1e5),
-    ("storage", "clat_p99.9", "us", "numascope_storage_clat_p99_9_seconds", 20.0, 2e-5),
     ("storage", "errors", "count", "numascope_storage_errors", 0.0, 0.0),
     ("compress", "speedup", "x", "numascope_compress_speedup", 2.5, 2.5),
     ("compress", "ratio", "x", "numascope_compress_compressed_size_ratio", 4.0, 0.25),
@@ -78,6 +81,110 @@ def test_names_say_the_unit_once_in_base_units(family, metric, unit, name, value
     fams = _fams(prom.exposition([rec]))
     assert fams[name].samples[0].value == pytest.approx(exported, rel=1e-6)
     assert set(fams[name].samples[0].labels) == {"host", "case"}
+
+
+# a case parameter in the metric's name -> (the name, its labels beside host and case)
+@pytest.mark.parametrize(("family", "metric", "unit", "name", "labels", "exported"), [
+    ("interconnect", "bw_1048576", "MB/s",
+     "numascope_interconnect_sweep_bandwidth_bytes_per_second",
+     {"message_size_bytes": "1048576"}, 2e6),
+    ("interconnect", "lat_8", "us", "numascope_interconnect_sweep_latency_seconds",
+     {"message_size_bytes": "8"}, 2e-6),
+    ("interconnect", "bibw_65536", "MB/s",
+     "numascope_interconnect_sweep_bibw_bytes_per_second",
+     {"message_size_bytes": "65536"}, 2e6),
+    ("latency", "latency_p99", "ns", "numascope_latency_load_seconds",
+     {"percentile": "99"}, 2e-9),
+    ("latency", "latency_p999", "ns", "numascope_latency_load_seconds",
+     {"percentile": "99.9"}, 2e-9),
+    ("matrix", "latency_p50", "ns", "numascope_matrix_load_latency_seconds",
+     {"percentile": "50"}, 2e-9),
+    ("storage", "clat_p99.9", "us", "numascope_storage_clat_seconds",
+     {"percentile": "99.9"}, 2e-6),
+    ("storage", "write_clat_p99", "us", "numascope_storage_write_clat_seconds",
+     {"percentile": "99"}, 2e-6),
+    ("storage", "iops_t1", "IO/s", "numascope_storage_target_operations_per_second",
+     {"target": "1"}, 2.0),
+    ("storage", "clat_p99_t0", "us", "numascope_storage_target_clat_seconds",
+     {"target": "0", "percentile": "99"}, 2e-6),
+    ("bandwidth", "bandwidth[avx2-nt]", "GB/s", "numascope_bandwidth_variant_bytes_per_second",
+     {"variant": "avx2-nt"}, 2e9),
+])
+def test_case_parameters_are_labels_not_words_of_the_name(family, metric, unit, name, labels,
+                                                          exported):
+    rec = fleet(1, {}, seed=1)[0]
+    rec.results = [BenchResult(family, "c", {}, {metric: Metric(metric, unit, True, [2.0])})]
+    fams = _fams(prom.exposition([rec]))
+    (sample,) = fams[name].samples
+    assert sample.labels == {"host": "n0000", "case": "c", **labels}
+    assert sample.value == pytest.approx(exported, rel=1e-6)
+
+
+def _sweeps() -> RunRecord:
+    """A node with what a real interconnect, latency, storage (two targets) and bandwidth
+    (nt=auto) run keep: each headline metric beside its sweep, tail or variants."""
+    rec = fleet(1, {}, seed=1)[0]
+
+    def ms(*specs):
+        return {n: Metric(n, u, hib, [v, v * 1.01]) for n, u, hib, v in specs}
+    sizes = (8, 4096, 1048576)
+    rec.results = [
+        BenchResult("interconnect", "N0 - N1", {}, ms(
+            ("latency", "us", False, 1.0), ("bandwidth", "MB/s", True, 9000.0),
+            ("bibw", "MB/s", True, 15000.0), ("msg_rate", "msg/s", True, 1e6),
+            *((f"lat_{s}", "us", False, 1.0 + s / 1e5) for s in sizes),
+            *((f"bw_{s}", "MB/s", True, 10.0 + s / 100) for s in sizes),
+            *((f"bibw_{s}", "MB/s", True, 20.0 + s / 100) for s in sizes))),
+        BenchResult("latency", "local", {}, ms(
+            ("latency", "ns", False, 100.0), ("tsc_cycles", "TSC cycles", False, 300.0),
+            ("latency_p50", "ns", False, 95.0), ("latency_p99", "ns", False, 400.0),
+            ("latency_p999", "ns", False, 900.0))),
+        BenchResult("storage", "two disks", {}, ms(
+            ("iops", "IO/s", True, 2e5), ("clat_p50", "us", False, 50.0),
+            ("clat_p99", "us", False, 90.0), ("clat_p99.9", "us", False, 200.0),
+            ("iops_t0", "IO/s", True, 1e5), ("iops_t1", "IO/s", True, 1e5),
+            ("clat_p99_t0", "us", False, 80.0), ("clat_p99_t1", "us", False, 95.0),
+            ("write_clat_p99", "us", False, 99.0))),
+        BenchResult("bandwidth", "triad", {}, ms(
+            ("bandwidth", "GB/s", True, 40.0), ("dram_bandwidth", "GB/s", True, 50.0),
+            ("bandwidth[avx2]", "GB/s", True, 38.0), ("bandwidth[avx2-nt]", "GB/s", True,
+                                                      40.0))),
+    ]
+    return rec
+
+
+def test_sweeps_tails_and_variants_keep_one_series_each_and_pass_promtool(tmp_path):
+    """The hard case of the names: the message size, the percentile, the target and the
+    variant in a metric's name. No name carries a number or repeats a word, every metric is
+    one series (its parameters as labels), and promtool finds nothing."""
+    rec = _sweeps()
+    text = prom.exposition([rec])
+    fams = _fams(text)
+    series = {}
+    for f in fams.values():
+        assert f.type == "gauge" and not f.name.endswith("_total"), f.name
+        words = f.name.split("_")
+        assert not any(w.isdigit() for w in words), f.name
+        assert len(words) == len(set(words)), f.name
+        for smp in f.samples:
+            series[(f.name, tuple(sorted(smp.labels.items())))] = smp.value
+    assert "numascope_latency_latency_p99_seconds" not in fams
+    assert not any("1048576" in n for n in fams)
+    assert len([k for k in series if k[0] not in (
+        "numascope_node_ok", "numascope_stage_ok", "numascope_run_info",
+        "numascope_run_finished_timestamp_seconds")]) == \
+        sum(len(r.metrics) for r in rec.results)
+    sweep = {dict(k[1])["message_size_bytes"]: v for k, v in series.items()
+             if k[0] == "numascope_interconnect_sweep_bandwidth_bytes_per_second"}
+    assert sweep == {"8": pytest.approx(10.08e6 * 1.005, rel=1e-5),
+                     "4096": pytest.approx(50.96e6 * 1.005, rel=1e-5),
+                     "1048576": pytest.approx(10495.76e6 * 1.005, rel=1e-5)}
+    assert fams["numascope_interconnect_sweep_bandwidth_bytes_per_second"].documentation \
+        .startswith("numascope interconnect bandwidth by message_size_bytes, median")
+    head = fams["numascope_interconnect_bandwidth_bytes_per_second"].samples
+    assert [set(s.labels) for s in head] == [{"host", "case"}]
+    p = _promtool(text, tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
 
 
 def test_a_compression_ratio_is_inverted_into_0_1_and_its_direction_said():
@@ -97,7 +204,12 @@ def test_a_real_quick_run_has_one_name_per_metric_and_no_unit_word_twice():
                                           "numascope_run_finished_timestamp_seconds")}
     pairs = {(r.family, m.name) for r in rec.results if r.validated
              for m in r.metrics.values()}
-    assert len(names) == len(pairs)           # no two metrics share a name
+    series = {(f.name, tuple(sorted(smp.labels.items())))
+              for n, f in fams.items() if n in names for smp in f.samples}
+    per_metric = {(r.family, r.case, m.name) for r in rec.results if r.validated
+                  for m in r.metrics.values()}
+    assert len(series) == len(per_metric)     # no two metrics share a series
+    assert len(names) <= len(pairs)
     for n in names:
         assert not any(w in n.split("_") for w in ("ghz", "gflops", "pct", "ns", "x",
                                                    "count")), n

@@ -564,7 +564,8 @@ def _run_alone(args, measure, slurm, shared, profile, tags, nfd=None,
             keeper.store.close()
     where = f"{shared}" if shared is not None else f"store {args.store or 'default'}"
     code = _print_nodes(args, fid, [_node_row(rec)], "shared-dir" if shared else "store",
-                        where, expected=None if shared is not None else tasks, note=note)
+                        where, expected=None if shared is not None else tasks, note=note,
+                        kept=keeper.not_stored() if keeper is not None else None)
     if nfd is not None:
         _label(args, nfd, rec, stored)
     _say_stopped()
@@ -718,7 +719,8 @@ def _run_mpi(args, comm, measure, profile, tags) -> int:
         if store is not None:
             store.close()
     code = _print_nodes(args, fid, rows, "mpi", f"store {store.path}" if store else "",
-                        verdicts, expected=comm.Get_size(), note=note)
+                        verdicts, expected=comm.Get_size(), note=note,
+                        kept=keeper.not_stored())
     _say_stopped()
     code = code if stored or code else 1
     if missing:
@@ -796,34 +798,60 @@ def node_counts(statuses: list[str]) -> str:
 
 
 def _print_nodes(args, fid, rows, mode: str, where: str, verdicts=None,
-                 expected: int | None = None, note: str = "") -> int:
+                 expected: int | None = None, note: str = "",
+                 kept: dict[str, str] | None = None) -> int:
     """fleet run's table of nodes (rank 0's, or a lone task's); the exit code: 0 when
-    every node expected is complete, 1 when one is not (failed, interrupted, missing), 128
-    + the signal when this job was stopped by one."""
+    every node expected is complete, 1 when one is not (failed, interrupted, missing) or its
+    record is not in the store, 128 + the signal when this job was stopped by one. `kept`
+    (Keeper.not_stored): run id -> where a record the store does not hold is instead; such
+    a node is counted measured, never stored nor complete in the store."""
     from numascope import signals
     from numascope.errors import escape_text
     if note:         # one line, unwrapped: it holds a command to copy
         err.print(f"numascope: error: {escape_text(note)}", markup=False, soft_wrap=True)
+    kept = kept or {}
     rows = [{k: v for k, v in r.items() if k != "fleet"} for r in rows]
+    if mode != "shared-dir":
+        for r in rows:
+            r["stored"] = r["run_id"] not in kept
+            if not r["stored"]:
+                r["kept"] = kept[r["run_id"]]
     bad = [r for r in rows if r["status"] != "complete"]
+    unstored = [r for r in rows if r.get("stored") is False]
     stopped = signals.received()
-    code = 128 + int(stopped) if stopped else 1 if bad else 0
+    code = 128 + int(stopped) if stopped else 1 if bad or unstored else 0
     extra = {} if verdicts is None else {"confirmation": [v.to_dict() for v in verdicts]}
+    if mode != "shared-dir":
+        extra["stored"] = len(rows) - len(unstored)
     if args.json:
         emit(NAME, rows, [{"kind": "node-failed", "exit_code": 1, "status": r["status"],
                            "message": f"{r['host']}: {r['status']}: "
                                       f"{r['reason'] or r['status']}"}
-                          for r in bad], subcommand="run", fleet=fid, mode=mode, where=where,
+                          for r in bad]
+             + [{"kind": "node-not-stored", "exit_code": 1, "status": r["status"],
+                 "message": f"{r['host']}: its record is not in the store: {r['kept']}"}
+                for r in unstored],
+             subcommand="run", fleet=fid, mode=mode, where=where,
              expected=expected if expected is not None else len(rows),
              nodes_status={k: sum(r["status"] == k for r in rows)
                            for k in sorted({r["status"] for r in rows})}, **extra)
     else:
-        _para(f"fleet {fid}: {plural(len(rows), 'node')}"
-              + (f" of {expected} expected" if expected not in (None, len(rows)) else "")
-              + f" ({node_counts([r['status'] for r in rows])}; {mode}; {where})")
+        of = f" of {expected} expected" if expected not in (None, len(rows)) else ""
+        if not unstored:
+            counts = node_counts([r["status"] for r in rows])
+            head = f"{plural(len(rows), 'node')}{of} ({counts}; {mode}; {where})"
+        else:
+            stored = [r["status"] for r in rows if r.get("stored")]
+            ways = "; ".join(dict.fromkeys(r["kept"] for r in unstored))
+            head = (f"{plural(len(rows), 'node')} measured{of}, {len(stored)} stored ("
+                    + (f"stored: {node_counts(stored)}; " if stored else "")
+                    + f"not stored: {node_counts([r['status'] for r in unstored])}, "
+                    f"{ways}; {mode}; {where})")
+        _para(f"fleet {fid}: {head}")
         for r in rows:
             _para(f"{r['host']}  {r['status']}  {plural(r['results'], 'result')}"
                   + (f"  {r['reason']}" if r["reason"] else "")
+                  + (f"  [not stored: {r['kept']}]" if r.get("stored") is False else "")
                   + hooked_note(r.get("test_hooks")), "  ")
         if verdicts is not None:
             print_verdicts(verdicts)

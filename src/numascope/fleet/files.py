@@ -72,15 +72,18 @@ def read_records(d: str | Path) -> list[tuple[Path, RunRecord]]:
 
 def gather(d: str | Path, store: Any) -> tuple[list[RunRecord], list[RunRecord]]:
     """Merge the folder's records into `store` (one transaction per record; a record
-    replaces its node's placeholder), then a placeholder for each task the folder's
-    manifest expects that left no record (numascope.fleet.manifest). Returns (added,
-    already there)."""
+    replaces its node's placeholder, or the same run stored as it went and never finished:
+    a store whose disk filled took the run's beginning, not its record), then a placeholder
+    for each task the folder's manifest expects that left no record
+    (numascope.fleet.manifest). Returns (added, already there)."""
     from numascope.fleet import full
     records = read_records(d)
-    have = {r for (r,) in store._q("SELECT run_id FROM runs")}
+    have = dict(store._q("SELECT run_id, status FROM runs"))
     added, skipped = [], []
     for path, rec in records:
-        if rec.run_id in have:
+        begun = rec.run_id in have and have[rec.run_id] == "running" and \
+            rec.status != "running"
+        if rec.run_id in have and not begun:
             skipped.append(rec)
             continue
         if not full.is_brief(rec) and rec.tags.get("fleet"):
@@ -89,6 +92,8 @@ def gather(d: str | Path, store: Any) -> tuple[list[RunRecord], list[RunRecord]]
         hold = None
         if isinstance(fl, dict) and isinstance(fl.get("rank"), int) and rec.tags.get("fleet"):
             hold = manifest.find(store, rec.tags["fleet"], fl["rank"])   # its placeholder
+        if begun:
+            hold = rec.run_id
         try:
             full.save(store, rec, replaces=hold)
         except UserError as e:   # another gather stored it meanwhile
@@ -96,7 +101,7 @@ def gather(d: str | Path, store: Any) -> tuple[list[RunRecord], list[RunRecord]]
                 raise
             skipped.append(rec)
             continue
-        have.add(rec.run_id)
+        have[rec.run_id] = rec.status
         added.append(rec)
     # the tasks a manifest expects that left no record file: stored as missing
     added += manifest.gather_missing(Path(d), store)

@@ -51,6 +51,11 @@ class Keeper:
         self.whole: set[str] = set()                # live runs with every result stored
         self.unsaved: set[int] = set()              # ranks whose record is only in the -wal
         self.lives: dict[int, Live] = {}
+        # run id -> where its record is, for every record given to record(): "stored" (in
+        # the store file), "wal" (committed, only in the -wal), "memory" (until finish()),
+        # "files" (spilled: self.spilled_to), "lost"
+        self.fates: dict[str, str] = {}
+        self.spilled_to: str = ""
 
     def _failed(self, what: str, e: UserError) -> None:
         if not self.said:
@@ -114,9 +119,11 @@ class Keeper:
                 full.save(self.store, rec, replaces=replaces)
             except UserError as e:
                 self.pending.append(rec)
+                self.fates[rec.run_id] = "memory"
                 self._failed("this record and the next are kept in memory and written at "
                              "the end", e)
                 return
+            self.fates[rec.run_id] = "wal"
             if live is not None:
                 self.live_ids.pop(rank, None)
             if holder is not None:
@@ -124,7 +131,7 @@ class Keeper:
                 self.stored.discard(rank)
             try:
                 self._checkpoint()
-                self.unsaved.clear()
+                self._folded()
             except UserError as e:     # committed, but only to the -wal
                 self.unsaved.add(rank if rank is not None else -1)
                 self._failed("the store file does not hold the record (only its -wal "
@@ -171,7 +178,11 @@ class Keeper:
             retry, self.pending = self.pending, []
             for rec in retry:
                 self.record(rec)
-            unstored = [p for r, p in self.holders.items() if r not in self.stored]
+            # a node whose record is pending needs no placeholder beside it (gather would
+            # store both)
+            reported = {self._rank(rec) for rec in self.pending}
+            unstored = [p for r, p in self.holders.items()
+                        if r not in self.stored and r not in reported]
             if unstored and not self.pending:
                 try:
                     self.store.save_runs(unstored)
@@ -182,7 +193,7 @@ class Keeper:
             if not self.pending:
                 try:
                     self._checkpoint()
-                    self.unsaved.clear()
+                    self._folded()
                 except UserError as e:
                     store = escape_text(self.store.path, 160)
                     return False, (f"{escape_text(e)}: the store file {store} does not hold "
@@ -190,6 +201,22 @@ class Keeper:
                                    "does); free space, then open the store once to fold it in")
                 return True, ""
             return False, self._spill(self.pending + unstored)
+
+    def _folded(self) -> None:
+        """The -wal is in the store file: every record committed is stored."""
+        self.unsaved.clear()
+        for rid, fate in self.fates.items():
+            if fate == "wal":
+                self.fates[rid] = "stored"
+
+    def not_stored(self) -> dict[str, str]:
+        """run id -> where its record is instead, for each record given to record() that
+        the store file does not hold (after finish(): the -wal, record files, or lost)."""
+        with self.lock:
+            said = {"wal": "only in the store's -wal",
+                    "files": f"kept as record files in {self.spilled_to}",
+                    "memory": "in memory only", "lost": "lost"}
+            return {rid: said[f] for rid, f in self.fates.items() if f != "stored"}
 
     def _spill(self, recs: list[RunRecord]) -> str:
         """The records the store could not take, as record files in the first folder that
@@ -215,9 +242,16 @@ class Keeper:
                 continue
             self.pending = []
             where = escape_text(d, 200)
+            self.spilled_to = where
+            for rec in recs:
+                if rec.run_id in self.fates:
+                    self.fates[rec.run_id] = "files"
             return (f"store {store} could not take {len(recs)} record(s) (disk full?); they "
                     f"are in {where}: once there is space, `numascope fleet gather {where} "
                     f"--store {store}`")
+        for rec in recs:
+            if rec.run_id in self.fates:
+                self.fates[rec.run_id] = "lost"
         return (f"store {store} could not take {len(recs)} record(s) and no folder could "
                 "hold them (every disk tried is full or read-only): they are lost")
 

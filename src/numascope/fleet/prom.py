@@ -18,7 +18,20 @@ flop_per_second; pct_of_peak: peak_ratio; loads_per_ns: loads_per_second); a met
 as its family is not repeated (latency/latency: numascope_latency_seconds). A unit with no
 base form (cycles, misses) keeps its value and becomes the suffix; a dimensionless multiple
 ("x": a speedup) has no suffix; a compression ratio (original/compressed, "x") is exported
-as its inverse, compressed_size_ratio in 0-1.
+as its inverse, compressed_size_ratio in 0-1. No word of the family's name is repeated
+(bandwidth/dram_bandwidth: numascope_bandwidth_dram_bytes_per_second).
+
+A case parameter a metric's name carries becomes a label, so one name holds every value of
+it (params): the message size of the interconnect sweep (lat_8, bw_1048576:
+numascope_interconnect_sweep_latency_seconds{message_size_bytes="8"}, …
+sweep_bandwidth_bytes_per_second{message_size_bytes="1048576"}), a percentile (clat_p99.9:
+numascope_storage_clat_seconds{percentile="99.9"}; "quantile" is a summary's label, which
+promtool refuses on a gauge), a storage target (iops_t0:
+numascope_storage_target_operations_per_second{target="0"}) and a bandwidth variant
+(bandwidth[avx2-nt]: numascope_bandwidth_variant_bytes_per_second{variant="avx2-nt"}). A
+word before the unit keeps such a name apart from the headline metric without the label
+(sweep, target, variant; load for the single-load latency tail: latency_p99 of the latency
+family is numascope_latency_load_seconds{percentile="99"}, not latency_latency_p99).
 
 The run's identity is one info gauge, numascope_run_info{host, fleet, run_id} 1, not labels
 of every value: a label that changes with every run would start new series at each run and
@@ -68,6 +81,46 @@ SPECIAL: dict[tuple[str, str], tuple[str, str, Callable[[float], float], bool]] 
 }
 
 
+# interconnect: each test's sweep over message sizes (lat_8, bw_1048576) and the headline
+# metric of the same test (latency at the smallest size, bandwidth at the largest)
+SWEEP_TESTS = {"lat": "latency", "bw": "bandwidth", "bibw": "bibw", "mbw": "mbw"}
+_SWEEP = re.compile(r"^(?P<test>lat|bw|bibw|mbw)_(?P<size>[0-9]+)$")
+_TARGET = re.compile(r"^(?P<base>.+)_t(?P<target>[0-9]+)$")
+_PERCENTILE = re.compile(r"^(?P<base>.+)_p(?P<q>[0-9]+(?:\.[0-9]+)?)$")
+_VARIANT = re.compile(r"^(?P<base>[^\[]+)\[(?P<variant>[^\]]+)\]$")
+
+
+def _percentile(q: str) -> str:
+    """A percentile as its name writes it: p99 99, p99.9 99.9, p999 99.9 (latency's
+    latency_p999), p5 5."""
+    if "." in q or len(q) <= 2:
+        return q
+    return f"{q[:2]}.{q[2:]}"
+
+
+def params(family: str, metric: str) -> tuple[str, list[str], dict[str, str]]:
+    """(the metric's name less its case parameters, the words that keep the name apart
+    from the headline metric without them, the parameters as labels)."""
+    labels: dict[str, str] = {}
+    words: list[str] = []
+    m = _SWEEP.match(metric)
+    if m and family in ("interconnect", "net"):
+        return SWEEP_TESTS[m["test"]], ["sweep"], {"message_size_bytes": m["size"]}
+    m = _VARIANT.match(metric)
+    if m:
+        return m["base"], ["variant"], {"variant": m["variant"]}
+    m = _TARGET.match(metric)
+    if m:
+        metric, labels["target"] = m["base"], m["target"]
+        words.append("target")
+    m = _PERCENTILE.match(metric)
+    if m:
+        metric, labels["percentile"] = m["base"], _percentile(m["q"])
+        if metric == "latency":         # the single-load tail, beside the chase's latency
+            words.append("load")
+    return metric, words, labels
+
+
 def record_ok(rec: RunRecord) -> bool:
     """The node's run is ok: the fleet's one verdict (numascope.fleet.verdict: complete,
     every stage it asked for done or not applicable here), as report and check read it."""
@@ -99,10 +152,12 @@ def base_unit(unit: str) -> tuple[str, float]:
 
 def _words(metric: str, family: str) -> list[str]:
     """The metric's name as words, less those restating the unit and less the family's
-    name where the metric is named as its family."""
+    name (latency/latency, bandwidth/dram_bandwidth, compress/compress_speed)."""
     words = [w for w in _name(metric).split("_") if w]
-    if words == _name(family).split("_"):
-        return []
+    fam = _name(family).split("_")
+    for k in range(len(words) - len(fam), -1, -1):
+        if words[k:k + len(fam)] == fam:
+            words[k:k + len(fam)] = []
     words = [UNIT_WORDS.get(w, w) for w in words]
     words = [w for w in words if w]
     while words and words[0] in ("of", "per"):
@@ -123,11 +178,14 @@ def conversion(metric: str, unit: str) -> tuple[list[str], str, Callable[[float]
 
 
 def metric_name(family: str, metric: str, unit: str, strict: bool = False) -> str:
-    """numascope_FAMILY_METRIC_UNIT; `strict` keeps the metric's name whole (the fallback
-    where two metrics of a family would otherwise share a name)."""
-    words, suffix, _, _ = conversion(metric, unit)
-    if (metric, unit) not in SPECIAL and not strict:
-        words = _words(metric, family)
+    """numascope_FAMILY_METRIC_UNIT, the metric's case parameters left out (params: they
+    are labels); `strict` keeps the metric's name whole (the fallback where two metrics of
+    a family would otherwise share a name)."""
+    base, extra, _ = params(family, metric)
+    words, suffix, _, _ = conversion(base, unit)
+    if (base, unit) not in SPECIAL and not strict:
+        words = _words(base, family)
+    words = [*extra, *words]
     tail = suffix.split("_") if suffix else []
     # the suffix's first words already end the metric's (loads + loads_per_second)
     for k in range(min(len(words), len(tail)), 0, -1):
@@ -150,7 +208,8 @@ def registry(runs: list[RunRecord], analysis: Any = None,
     from numascope.fleet.outliers import host_of
     reg = CollectorRegistry(auto_describe=True)
     gauges: dict[str, Gauge] = {}
-    sources: dict[str, tuple[str, str]] = {}     # name -> the (family, metric) it holds
+    # name -> the (family, metric less its parameters, their labels) it holds
+    sources: dict[str, tuple[str, str, tuple[str, ...]]] = {}
 
     def gauge(name: str, doc: str, labels: tuple[str, ...]) -> Gauge:
         if name not in gauges:
@@ -158,10 +217,12 @@ def registry(runs: list[RunRecord], analysis: Any = None,
         return gauges[name]
 
     def name_of(family: str, metric: str, unit: str) -> str:
+        base, _, labels = params(family, metric)
+        held = (family, base, tuple(labels))
         name = metric_name(family, metric, unit)
-        if sources.setdefault(name, (family, metric)) != (family, metric):
+        if sources.setdefault(name, held) != held:
             name = metric_name(family, metric, unit, strict=True)
-            sources.setdefault(name, (family, metric))
+            sources.setdefault(name, held)
         return name
 
     for rec in runs:
@@ -199,12 +260,15 @@ def registry(runs: list[RunRecord], analysis: Any = None,
                 if not vals:
                     continue
                 better = m.higher_is_better != flip
-                doc = (f"numascope {res.family} {m.name}, median of the repetitions, "
+                base, _, labels = params(res.family, m.name)
+                what = f"{base} by {', '.join(labels)}" if labels else m.name
+                doc = (f"numascope {res.family} {what}, median of the repetitions, "
                        f"{'inverted, ' if flip else ''}in "
                        f"{suffix.replace('_', ' ') or 'no unit'} (measured in "
                        f"{m.unit or 'no unit'}); {'higher' if better else 'lower'} is better")
-                gauge(name_of(res.family, m.name, m.unit), doc, LABELS).labels(
-                    host=host, case=res.case).set(_digits(statistics.median(vals)))
+                gauge(name_of(res.family, m.name, m.unit), doc,
+                      (*LABELS, *labels)).labels(
+                    host=host, case=res.case, **labels).set(_digits(statistics.median(vals)))
     if analysis is not None and not analysis.smoke:
         _outliers(gauge, analysis, cleared,
                   frozenset(host_of(r) for r in runs if not r.results))

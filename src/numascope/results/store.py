@@ -18,6 +18,7 @@ Safety rules (a store is someone's measurement history):
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -181,7 +182,12 @@ def _ro_uri(p: Path) -> str:
 
 def _unsupported_fs(path: Path, e: Exception) -> UserError:
     """SQLite's WAL mode needs shared memory maps and locks that NFS, 9p and some FUSE file
-    systems do not give: say so instead of calling the store damaged."""
+    systems do not give: say so instead of calling the store damaged; a full disk (SQLite
+    says "disk is full", or an I/O error or "unable to open" where the folder has no room
+    left) is said as disk full (_full)."""
+    full = _full(path, e, created=False)
+    if full is not None:
+        return full
     return UserError(f"store {_shown(path)}: SQLite cannot use this file system "
                      f"({_one_line(e)}); put the store on a local disk (--store or "
                      "$NUMASCOPE_STORE)")
@@ -204,23 +210,36 @@ class StoreFull(UserError):
     did not fit was rolled back; the caller may keep what it meant to write and retry."""
 
 
-def _full(path: Path, e: Exception) -> StoreFull | None:
-    """StoreFull when SQLite's error is a full disk: SQLITE_FULL, or an I/O error on a file
-    system with no space left (SQLite reports ENOSPC while growing the -wal or -shm file as
-    SQLITE_IOERR); None otherwise."""
+def _free_bytes(path: Path) -> int | None:
+    """The bytes free to this user in the store's folder (None when it cannot be told)."""
+    try:
+        st = os.statvfs(path.parent if str(path.parent) else ".")
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _full(path: Path, e: Exception, created: bool = True) -> StoreFull | None:
+    """StoreFull when the error is a full disk: SQLITE_FULL or ENOSPC, or an I/O error or
+    "unable to open" on a file system with no space left (SQLite reports ENOSPC while
+    growing the -wal or -shm file as SQLITE_IOERR, and while making them as CANTOPEN);
+    None otherwise. `created`: the store existed before (it is intact), else nothing was
+    made."""
     code = getattr(e, "sqlite_errorcode", None)
-    full = code == sqlite3.SQLITE_FULL or "disk is full" in str(e)
-    if not full and (code is not None and code & 0xFF == sqlite3.SQLITE_IOERR
-                     or "disk I/O error" in str(e)):
-        try:
-            st = os.statvfs(path.parent if str(path.parent) else ".")
-            full = st.f_bavail * st.f_frsize < FULL_BYTES
-        except OSError:
-            full = False
+    free = _free_bytes(path)
+    full = code == sqlite3.SQLITE_FULL or "disk is full" in str(e) or \
+        getattr(e, "errno", None) == errno.ENOSPC
+    if not full and (code is not None and code & 0xFF in (sqlite3.SQLITE_IOERR,
+                                                          sqlite3.SQLITE_CANTOPEN)
+                     or "disk I/O error" in str(e) or "unable to open" in str(e)):
+        full = free is not None and free < FULL_BYTES
     if not full:
         return None
-    return StoreFull(f"store {_shown(path)}: disk full (no space left to write; "
-                     f"{_one_line(e)}); the store itself is intact")
+    what = e.strerror if isinstance(e, OSError) and e.strerror else _one_line(e)
+    return StoreFull(f"disk full: {_shown(path)}: "
+                     f"{'?' if free is None else free} bytes free ({what}); "
+                     + ("the store itself is intact" if created else
+                        "no store was made") + " — free space or pass another --store")
 
 
 FULL_BYTES = 1 << 20    # under this much free space, SQLite's I/O error is the disk full
@@ -324,9 +343,9 @@ class Store:
         try:
             os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except OSError as e:
-            raise UserError(f"cannot create the store {_shown(p)}: {e.strerror} (folder "
-                            f"{_shown(parent)})") \
-                from None
+            raise (_full(p, e, created=False) or
+                   UserError(f"cannot create the store {_shown(p)}: {e.strerror} (folder "
+                             f"{_shown(parent)})")) from None
         try:
             conn = sqlite3.connect(str(tmp), isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -339,7 +358,8 @@ class Store:
             except FileExistsError:
                 pass
         except OSError as e:
-            raise UserError(f"cannot create the store {_shown(p)}: {e.strerror}") from None
+            raise (_full(p, e, created=False) or
+                   UserError(f"cannot create the store {_shown(p)}: {e.strerror}")) from None
         except sqlite3.Error as e:
             raise _unsupported_fs(p, e) from None
         finally:
@@ -355,7 +375,7 @@ class Store:
         try:
             conn = sqlite3.connect(_ro_uri(p), uri=True, timeout=_BUSY_MS / 1000)
         except sqlite3.Error as e:
-            raise _corrupt(p, e) from None
+            raise (_full(p, e) or _corrupt(p, e)) from None
         try:
             names = {r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type='table'")}
@@ -382,7 +402,7 @@ class Store:
                                 f"{_one_line(bad)}); it was left untouched: restore a "
                                 "backup or pass another --store")
         except sqlite3.Error as e:
-            raise _corrupt(p, e) from None
+            raise (_full(p, e) or _corrupt(p, e)) from None
         finally:
             conn.close()
 
@@ -519,8 +539,10 @@ class Store:
                 raise full from None
             return False
         if strict and busy == 0 and log > 0 and done < log:
-            raise StoreFull(f"store {_shown(self.path)}: disk full (the store file could not "
-                            "take what its -wal holds); the store itself is intact")
+            free = _free_bytes(self.path)
+            raise StoreFull(f"disk full: {_shown(self.path)}: "
+                            f"{'?' if free is None else free} bytes free (the store file "
+                            "could not take what its -wal holds); the store itself is intact")
         return busy == 0
 
     # -- reading ---------------------------------------------------------------------------
