@@ -477,10 +477,10 @@ def _keep_full(rec, folder, host: str) -> dict[str, Any]:
     """The node's full record written into its node folder (--node-dir, else
     numascope.fleet.full.node_dir()): {run id: its file}, or {} (said on stderr) when it
     cannot be written there: then the record goes to the store whole."""
-    from numascope.fleet import full
+    from numascope.fleet import files, full
     folder = folder if folder is not None else full.node_dir()
     try:
-        return {rec.run_id: full.keep(rec, folder)}
+        return {rec.run_id: files.keep_full(rec, folder)}
     except OSError as e:
         _warn(f"{host}: cannot keep its full record in {folder} "
               f"({e.strerror or type(e).__name__}); the store gets it whole")

@@ -70,6 +70,13 @@ def read_records(d: str | Path) -> list[tuple[Path, RunRecord]]:
     return out
 
 
+def keep_full(rec: RunRecord, folder: Path) -> Path:
+    """Write a node's full record into its node folder `folder` (made when missing:
+    numascope.fleet.full's brief points at it); OSError when it cannot."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_record(folder, rec).resolve()
+
+
 def gather(d: str | Path, store: Any) -> tuple[list[RunRecord], list[RunRecord]]:
     """Merge the folder's records into `store` (one transaction per record; a record
     replaces its node's placeholder, or the same run stored as it went and never finished:

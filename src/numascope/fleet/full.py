@@ -58,13 +58,6 @@ def is_brief(rec: RunRecord) -> bool:
     return where(rec) is not None
 
 
-def keep(rec: RunRecord, folder: Path) -> Path:
-    """Write the full record into `folder` (made when missing); OSError when it cannot."""
-    from numascope.fleet import files
-    folder.mkdir(parents=True, exist_ok=True)
-    return files.write_record(folder, rec).resolve()
-
-
 def slim(rec: RunRecord, path: Path, host: str | None = None) -> RunRecord:
     """The brief of `rec`, whose full record is the file `path` on `host` (default this
     one): the record without its topology, noise, host facts and readiness, of its peaks
