@@ -87,16 +87,19 @@ def test_a_run_older_than_max_age_cannot_be_judged(db, capsys):
     assert "--max-age 'soon'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("status", ["failed", "interrupted"])
-def test_the_hosts_latest_run_failed_or_interrupted_is_exit_5_not_an_older_pass(
-        db, capsys, status):
+@pytest.mark.parametrize("status,rc", [("failed", 1), ("interrupted", 5)])
+def test_the_hosts_latest_run_failed_or_interrupted_is_judged_not_an_older_pass(
+        db, capsys, status, rc):
+    """A host whose latest run failed is out of the baseline (exit 1: its own run failed,
+    a health check must not pass it); one interrupted after some results cannot be judged
+    (exit 5); neither falls back on an older passing run."""
     good, bad = _run("x04", seed=3), _run("x04", seed=4)
     bad.started = bad.finished = "2099-01-01T00:00:00+00:00"    # later than good
     bad.stages.append(StageInfo("latency", status, "disk full"))
     bad.status = "failed" if status == "failed" else "interrupted"
     _save(db, [good, bad])
-    rc, text = _text(db, capsys, "--host", "x04", "--max-age", "none")
-    assert rc == 5 and f"stage latency {status}: disk full" in " ".join(text.split())
+    got, text = _text(db, capsys, "--host", "x04", "--max-age", "none")
+    assert got == rc and f"stage latency {status}: disk full" in " ".join(text.split()), text
 
 
 def test_a_confirmation_is_what_later_checks_judge(db, capsys):

@@ -158,8 +158,13 @@ def test_a_fleet_bound_by_mpirun_checks_clean_against_its_own_baseline(tmp_path)
                    launch=("--oversubscribe", "--bind-to", "core:overload-allowed",
                            "--map-by", "core"))
     assert p.returncode == 0, p.stderr
+    from numascope.fleet import full
     with Store.open(db) as st:
-        runs = [st.get_run(r.run_id) for r in st.list_runs()]
+        briefs = [st.get_run(r.run_id) for r in st.list_runs()]
+    # the shared store holds each node's brief; the CPU a case ran on is in its full record,
+    # kept on the node (here: this machine's node folder)
+    runs = [full.fetch(b)[0] for b in briefs]
+    assert all(runs), [full.fetch(b)[1] for b in briefs]
     cpus = {r.host["hostname"]: [x.params["cpu"] for x in r.results] for r in runs}
     assert cpus["node0"] != cpus["node1"], cpus          # ranks on different cores
     assert len({tuple(x.case for x in r.results) for r in runs}) == 1
