@@ -275,12 +275,12 @@ def _store_fills_at(monkeypatch, n: int, *, update_fits: bool = True) -> list[st
     real_insert, real_put = store_mod._insert_result, store_mod._put_run
     calls = {"results": 0, "full": False}
 
-    def insert(c, run_id, res):
+    def insert(c, run_id, res, *more):
         calls["results"] += 1
         if calls["results"] >= n:
             calls["full"] = True
             raise sqlite3.OperationalError("database or disk is full")
-        return real_insert(c, run_id, res)
+        return real_insert(c, run_id, res, *more)
 
     def put(c, rec, insert):
         if calls["full"] and not update_fits:
