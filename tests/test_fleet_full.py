@@ -95,15 +95,17 @@ def test_show_prints_the_full_record_and_says_where_it_lives_when_unreadable(qui
         moved.rename(tmp / "node")
 
 
-def test_report_check_prom_read_briefs_and_gather_full_copies_the_record(quick):
+def test_report_check_prom_read_briefs_and_gather_full_copies_the_record(quick, tmp_path):
     tmp, env = quick
-    db = str(tmp / "fleet.db")
+    # a copy: gather --full changes the store the module's other tests read as briefs
+    db = str(tmp_path / "fleet.db")
+    shutil.copy(tmp / "fleet.db", db)
     p = cli("fleet", "report", "--store", db, "--json", env=env)
     assert p.returncode in (0, 1), p.stderr
     assert json.loads(p.stdout)["nodes"] == 1
-    p = cli("fleet", "prom", "--out", str(tmp / "n.prom"), "--store", db, env=env)
+    p = cli("fleet", "prom", "--out", str(tmp_path / "n.prom"), "--store", db, env=env)
     assert p.returncode == 0, p.stderr
-    assert "numascope_bandwidth" in (tmp / "n.prom").read_text()
+    assert "numascope_bandwidth" in (tmp_path / "n.prom").read_text()
     p = cli("fleet", "gather", "--full", HOST, "--store", db, env=env)
     assert p.returncode == 0, p.stderr
     assert "copied 1 full record" in " ".join(p.stdout.split())
