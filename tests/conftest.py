@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from collections import Counter
 from pathlib import Path
@@ -20,6 +21,18 @@ def hwloc_fixtures() -> Path:
     if not HWLOC_FIXTURES.is_dir():
         pytest.skip(f"hwloc fixtures not found at {HWLOC_FIXTURES}")
     return HWLOC_FIXTURES
+
+
+def mpirun_or_skip() -> str:
+    """mpirun's path, or the test skipped with what is missing (Open MPI, mpi4py)."""
+    path = shutil.which("mpirun")
+    if path is None:
+        pytest.skip("mpirun not installed (Open MPI: scripts/install-system-deps.sh)")
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py not installed (the test extra)")
+    return path
 
 
 def hwloc_fixture(name: str) -> Path:

@@ -18,21 +18,14 @@ import time
 import uuid
 
 import pytest
+from conftest import mpirun_or_skip
 
 from numascope.results.store import Store
 
 NUMASCOPE = [sys.executable, "-m", "numascope"]
 
 
-def _mpirun() -> str:
-    path = shutil.which("mpirun")
-    if path is None:
-        pytest.skip("mpirun not installed (Open MPI: scripts/install-system-deps.sh)")
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        pytest.skip("mpi4py not installed (the test extra)")
-    return path
+_mpirun = mpirun_or_skip
 
 
 def _argv(ranks: int, *fleet_args: str, path_first: str = "") -> list[str]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
+from conftest import mpirun_or_skip
 
 from numascope.fleet import node
 from numascope.results.store import Store
@@ -19,15 +19,7 @@ from numascope.results.store import Store
 TIMEOUT_S = 10    # the hung ranks cost it; a normal smoke node needs 2-4 s (more under load)
 
 
-def _mpirun() -> str:
-    path = shutil.which("mpirun")
-    if path is None:
-        pytest.skip("mpirun not installed (Open MPI: scripts/install-system-deps.sh)")
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        pytest.skip("mpi4py not installed (the test extra)")
-    return path
+_mpirun = mpirun_or_skip
 
 
 def _fleet(tmp, ranks: int, hooks: dict[str, str], *extra: str, recovery: bool = False,

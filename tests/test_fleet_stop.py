@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+from conftest import mpirun_or_skip
 
 from numascope import signals
 from numascope.results.store import Store
@@ -115,15 +116,7 @@ def test_a_sigkill_mid_run_leaves_the_finished_results_in_the_store_file(tmp_pat
     assert rec.tags["host"] == "node0" and rec.tags.get("fleet")
 
 
-def _mpirun() -> str:
-    path = shutil.which("mpirun")
-    if path is None:
-        pytest.skip("mpirun not installed (Open MPI: scripts/install-system-deps.sh)")
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        pytest.skip("mpi4py not installed (the test extra)")
-    return path
+_mpirun = mpirun_or_skip
 
 
 def _runs_with_results(db) -> int:

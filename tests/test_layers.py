@@ -71,8 +71,8 @@ NARROW: dict[str, tuple[str, ...]] = {
     "numascope.benchmark": ("numascope.errors", "numascope.results.record",
                             "numascope.signals", "numascope.topology"),
     # the plotting kit: below the families, it knows results and their steady intervals
-    "numascope.plotting": ("numascope.console", "numascope.results.record",
-                           "numascope.steady"),
+    "numascope.plotting": ("numascope.atomic", "numascope.console",
+                           "numascope.results.record", "numascope.steady"),
 }
 
 

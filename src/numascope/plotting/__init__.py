@@ -56,21 +56,7 @@ def save_figures(figs: list[tuple[str, Figure]], path: str | Path) -> list[str]:
 
 
 def _save_atomic(fig: Figure, target: Path) -> None:
-    """`fig` saved to `target` through a temporary file beside it (same folder, so the
-    rename is atomic); the temporary file is removed on any failure."""
-    import os
-    import secrets
+    """`fig` saved to `target` through a temporary file beside it (numascope.atomic)."""
+    from numascope.atomic import replace_atomic
     fmt = (target.suffix[1:].lower() or "png")
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            fig.savefig(f, dpi=110, format=fmt)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_atomic(target, lambda f: fig.savefig(f, dpi=110, format=fmt))
