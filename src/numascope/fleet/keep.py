@@ -48,7 +48,6 @@ class Keeper:
         self.said = False
         self.lock = threading.RLock()
         self.live_ids: dict[int, str] = {}          # rank -> its run stored as it goes
-        self.whole: set[str] = set()                # live runs with every result stored
         self.unsaved: set[int] = set()              # ranks whose record is only in the -wal
         self.lives: dict[int, Live] = {}
         # run id -> where its record is, for every record given to record(): "stored" (in
@@ -279,7 +278,6 @@ class Live:
                 k._checkpoint()
             except UserError as e:
                 self.broken = True
-                k.whole.discard(run_id)
                 k._failed("this node's results are kept in memory and written at the end", e)
 
     def begin_run(self, rec: RunRecord) -> None:
@@ -294,7 +292,6 @@ class Live:
                 k.holders.pop(self.rank, None)
                 k.stored.discard(self.rank)
             k.live_ids[self.rank] = rec.run_id
-            k.whole.add(rec.run_id)
             self.rec = rec
         self._do(rec.run_id, do)
 
