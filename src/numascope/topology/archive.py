@@ -103,9 +103,30 @@ def find_root(top: Path, label: str | Path) -> Path:
     raise UserError(f"{label}: no sys/ directory found (not a sysfs dump?)")
 
 
+# A dump is thousands of small files: unpacked in RAM (tmpfs) where there is room to spare,
+# replaying one takes a fraction of the time it takes on a slow or busy disk.
+RAM_DIR = "/dev/shm"
+RAM_SPARE = 256 << 20
+
+
+def _scratch() -> str | None:
+    """RAM_DIR where it is writable with RAM_SPARE free, else the default temp dir."""
+    import os
+    try:
+        st = os.statvfs(RAM_DIR)
+    except OSError:
+        return None
+    if st.f_bavail * st.f_frsize < RAM_SPARE or not os.access(RAM_DIR, os.W_OK | os.X_OK):
+        return None
+    return RAM_DIR
+
+
 @contextmanager
 def extracted(archive: str | Path) -> Iterator[Path]:
-    tmp = tempfile.mkdtemp(prefix="numascope-sysfs-")
+    try:
+        tmp = tempfile.mkdtemp(prefix="numascope-sysfs-", dir=_scratch())
+    except OSError:
+        tmp = tempfile.mkdtemp(prefix="numascope-sysfs-")
     try:
         yield extract_dump(archive, tmp)
     finally:
