@@ -447,6 +447,35 @@ def _run_vng(cmd: list[str], env: dict, workdir: Path, foreign: list[float] | No
     return proc.returncode, why
 
 
+# The host's root, read-only, a second time under a tag of our own, which the guest mounts
+# with 9p's page and attribute cache (cache=loose): vng's root is mounted uncached, so every
+# stat and open of Python's imports is a round trip through TCG's virtio. numascope runs
+# chrooted in that view, the guest's /proc, /sys, /dev and the work dir bound into it, /tmp
+# a tmpfs. Importing numpy, scipy and matplotlib took ~45 % less time in a test boot. The
+# tree does not change while a guest runs, so nothing cached goes stale; the work dir, where
+# results are written, is vng's own uncached mount. Where the mount fails, no chroot.
+CACHED_ROOT_TAG = "nshostro"
+CACHED_ROOT_OPTS = ["-virtfs", (f"local,path=/,mount_tag={CACHED_ROOT_TAG},"
+                                "security_model=none,readonly=on,multidevs=remap")]
+
+
+def cached_root(workdir: Path) -> str:
+    """Guest shell: mount the cached view and define run_here, which runs its arguments in
+    it (in the work dir), or as they are where the view could not be made."""
+    r = "/run/nsroot"
+    return f"""run_here() {{ "$@"; }}
+mkdir -p {r}
+if mount -t 9p -o trans=virtio,version=9p2000.L,access=any,msize=524288,cache=loose,ro \\
+        {CACHED_ROOT_TAG} {r} 2>> {workdir}/setup.log \\
+   && mount --rbind /proc {r}/proc && mount --rbind /sys {r}/sys \\
+   && mount --rbind /dev {r}/dev && mount -t tmpfs tmpfs {r}/tmp \\
+   && mkdir -p {r}{workdir} && mount --bind {workdir} {r}{workdir} \\
+   && [ -x {r}{sys.executable} ]; then
+    run_here() {{ chroot {r} /bin/sh -c 'cd "$0" && exec "$@"' {workdir} "$@"; }}
+    echo "cached root at {r}" >> {workdir}/setup.log
+fi"""
+
+
 def boot(shape: Shape, steps: list[Step], workdir: Path,
          collect: tuple[str, ...] = (), kernel: tuple[Path, str] | None = None,
          setup: str = "", limits: dict[str, float] | None = None) -> GuestRun:
@@ -470,7 +499,7 @@ def boot(shape: Shape, steps: list[Step], workdir: Path,
     prebuild_net(workdir)
     script = workdir / "guest.sh"
     setup_lines = f"(\n{setup}\n) > {workdir}/setup.log 2>&1\n" if setup else ""
-    qemu_opts = shape.qemu_opts()
+    qemu_opts = shape.qemu_opts() + CACHED_ROOT_OPTS
     pinned = workdir / "pinned.json"
     if shape.pin_sockets:
         # a short path: a unix socket's name is limited to 107 bytes
@@ -487,7 +516,8 @@ cd {workdir}
 export PYTHONDONTWRITEBYTECODE=1 HOME={workdir} NUMASCOPE_STORE={GUEST_LOCAL}/runs.db \\
        NUMA_WITNESS_LOG={workdir}/witness.log MPLCONFIGDIR={matplotlib_cache(workdir)} \\
        MPLBACKEND=Agg
-{setup_lines}LD_PRELOAD={workdir}/witness.so {sys.executable} {HERE / 'guest_driver.py'} \\
+{setup_lines}{cached_root(workdir)}
+run_here env LD_PRELOAD={workdir}/witness.so {sys.executable} {HERE / 'guest_driver.py'} \\
     {workdir}/job.json > {workdir}/driver.log 2>&1
 echo $? > {workdir}/driver.rc
 """)
