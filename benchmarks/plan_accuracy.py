@@ -1,7 +1,8 @@
 """How close `numascope run`'s plan comes to what each stage then takes, here: runs of one
 profile into a fresh store, one after the other, each planned with the calibration the
 earlier ones give (docs/plan.md); per run and stage the planned and the measured seconds
-and their ratio, then per stage the ratios of the calibrated runs (target: within 25 %).
+and their ratio (and what the steady pools spent of their seconds), then per stage the
+ratios of the calibrated runs (target: within 25 %).
 
     .venv/bin/python benchmarks/plan_accuracy.py [--runs 4] [--profile quick]
         [--stage NAME ...] [--quick]
@@ -52,8 +53,12 @@ def main(argv: list[str] | None = None) -> int:
                 ratio = s["seconds"] / plan["seconds"] if plan["seconds"] > 0 else float("nan")
                 cal = (f"calibrated by {plan['calibrated_by']} run(s), x{plan['factor']:.2f}"
                        if plan["calibrated_by"] else "the nominal model")
+                pool = plan.get("modelled_pool", plan.get("modelled_seconds", 0)
+                                - plan.get("modelled_fixed", plan.get("modelled_seconds", 0)))
+                spent = (f"  pools spent {plan.get('pool_spent', 0):.2f} of {pool:.2f} s"
+                         if pool > 0 else "")
                 print(f"  {s['name']:12} planned {plan['seconds']:7.2f} s  measured "
-                      f"{s['seconds']:7.2f} s  ratio {ratio:5.2f}  ({cal})")
+                      f"{s['seconds']:7.2f} s  ratio {ratio:5.2f}  ({cal}){spent}")
                 if plan["calibrated_by"]:
                     ratios.setdefault(s["name"], []).append(ratio)
     print("\nmeasured / planned, calibrated runs (target 0.75-1.25):")

@@ -6,6 +6,7 @@ actual times in the record, and the calibration from a host's earlier runs."""
 from __future__ import annotations
 
 import json
+import statistics
 import time
 
 import pytest
@@ -110,7 +111,97 @@ def test_calibration_is_the_median_of_measured_over_modelled(tmp_path):
         for r in runs:
             st.save_run(r)
         f = P.calibration(P.earlier_runs(st, None, runs[0].profile))
-    assert f == {"bandwidth": (pytest.approx(1.2), 3)}
+    # no pool in the model (nor a recorded spending): the pool use is 1, as a bound
+    assert f == {"bandwidth": (pytest.approx(1.2), 3, 1.0)}
+
+
+def _stage_run(measured: float, modelled: float, pool: float, spent: float,
+               **plan) -> dict:
+    """A stored stage (as RunSummary's stages are: plain dicts) with its plan."""
+    return {"name": "bandwidth", "status": "done", "seconds": measured,
+            "plan": {"modelled_seconds": modelled, "modelled_fixed": modelled - pool,
+                     "modelled_pool": pool, "pool_spent": spent, **plan}}
+
+
+class _Run:
+    def __init__(self, *stages: dict):
+        self.stages = list(stages)
+
+
+def test_calibration_takes_the_pool_apart_from_the_fixed_seconds():
+    """The factor is what a stage took less its pools' spending over the model less its
+    pools; the pool use, what the pools spent over their seconds, each a median. Made-up
+    figures of a stage whose cases are steady early: modelled 6.1 s of which a 4 s pool,
+    taken 5.3-5.6 s, its pools spending 0.5-0.9 s of the 4."""
+    runs = [_Run(_stage_run(5.6, 6.1, 4.0, 0.9)), _Run(_stage_run(5.3, 6.1, 4.0, 0.5)),
+            _Run(_stage_run(5.4, 6.1, 4.0, 0.6))]
+    f, n, use = P.calibration(runs)["bandwidth"]
+    assert n == 3
+    assert f == pytest.approx(statistics.median([4.7 / 2.1, 4.8 / 2.1, 4.8 / 2.1]))
+    assert use == pytest.approx(0.6 / 4.0)
+    # the plan that follows: factor × (model less pools) + pool use × pools, the measured
+    # seconds of each run within a few % (a plan that counted the whole pool: ~1.7x)
+    planned = f * 2.1 + use * 4.0
+    for took in (5.6, 5.3, 5.4):
+        assert 0.95 < took / planned < 1.05
+        assert took / (f * 2.1 + 4.0) < 0.65
+
+
+def test_calibration_pool_use_from_older_records_and_its_bounds():
+    """A record without modelled_pool has it as modelled less fixed; a pool spent beyond
+    its seconds (the last case's units overrun) counts as used up; a stage without a pool,
+    or a record without pool_spent, says nothing of pool use (1: the bound)."""
+    old = _stage_run(8.0, 10.0, 4.0, 2.0)
+    del old["plan"]["modelled_pool"]
+    over = _stage_run(12.0, 10.0, 4.0, 5.0)
+    assert P.calibration([_Run(old)])["bandwidth"][2] == pytest.approx(0.5)
+    assert P.calibration([_Run(over)])["bandwidth"][2] == 1.0
+    nopool = _stage_run(8.0, 10.0, 0.0, 0.0)
+    unspent = _stage_run(8.0, 10.0, 4.0, 0.0)
+    del unspent["plan"]["pool_spent"]
+    assert P.calibration([_Run(nopool)])["bandwidth"][2] == 1.0
+    assert P.calibration([_Run(unspent)])["bandwidth"][2] == 1.0
+    # only the latest CALIBRATION_RUNS count, for the pool use as for the factor
+    runs = [_Run(_stage_run(8.0, 10.0, 4.0, 0.0))] * P.CALIBRATION_RUNS \
+        + [_Run(_stage_run(8.0, 10.0, 4.0, 4.0))] * 3
+    assert P.calibration(runs)["bandwidth"] == (pytest.approx(8.0 / 6.0),
+                                                P.CALIBRATION_RUNS, 0.0)
+
+
+class _PoolCost:
+    """Two cases of 1 s fixed work and a 2 s steady pool share each."""
+
+    @staticmethod
+    def estimate(topo, cases):
+        return [P.Estimate.of(work=1.0, steady_pool=2.0) for _ in cases]
+
+    @staticmethod
+    def headline(topo, cases):
+        return [False for _ in cases]
+
+
+def test_a_stage_plan_scales_the_fixed_parts_and_the_pool_apart(monkeypatch):
+    """factor × the fixed parts + pool use × the pool share, per case; what a budget holds
+    back (CasePlan.fixed) is the fixed part alone; an older 2-tuple entry keeps the pool
+    whole; the nominal plan (no runs) keeps the model."""
+    from numascope.benchmark import Case
+    monkeypatch.setattr(P, "cost_module", lambda family: _PoolCost)
+
+    class Bench:
+        family = "fake"
+    st = suite.Stage("bandwidth", "bandwidth", Bench)
+    cases = [Case(f"c{i}", None) for i in range(2)]
+    sp = P.stage_plan(st, None, cases, {"bandwidth": (1.5, 3, 0.25)})
+    assert [c.seconds for c in sp.cases] == [pytest.approx(1.5 + 0.5)] * 2
+    assert [c.fixed for c in sp.cases] == [pytest.approx(1.5)] * 2
+    assert sp.modelled == pytest.approx(6.0) and sp.modelled_fixed == pytest.approx(2.0)
+    assert sp.modelled_pool == pytest.approx(4.0)
+    assert sp.to_dict()["pool_use"] == 0.25 and sp.calibrated_by == 3
+    assert P.stage_plan(st, None, cases, {"bandwidth": (1.5, 3)}).seconds \
+        == pytest.approx(2 * (1.5 + 2.0))
+    assert P.stage_plan(st, None, cases, {}).seconds == pytest.approx(6.0)
+    assert P.stage_plan(st, None, cases, {"bandwidth": (1.5, 3, float("nan"))}).seconds \
+        == pytest.approx(2 * (1.5 + 2.0))
 
 
 def test_run_plan_refuses_to_measure_a_replayed_machine(capsys):

@@ -9,7 +9,8 @@ The cost model: each family's folder estimates its own cases (families/<name>/co
 touched and streamed, dependent loads, round trips, FLOPs, launches, repetitions and the
 stage's steady pool) with the nominal rates below, which no machine needs to meet: the
 estimate of a stage is then calibrated by this host's earlier runs of it (the store's runs
-of the same host and profile: the median of measured / modelled seconds). A family without
+of the same host and profile: the median of measured / modelled seconds, less the steady
+pools, and the median share of its pools the stage spent). A family without
 a cost module costs FALLBACK_S a case, said so.
 
 A case the family calls a headline (`headline(topo, cases) -> [bool]`: the all-core and one-core triad, the
@@ -50,6 +51,7 @@ class CasePlan:
     parts: dict[str, float]
     headline: bool = False
     modelled: float = 0.0           # before calibration
+    modelled_fixed: float = 0.0     # before calibration, less its steady pool share
 
     @property
     def pool(self) -> float:
@@ -75,6 +77,7 @@ class StagePlan:
     cases: list[CasePlan] = field(default_factory=list)
     factor: float = 1.0             # measured / modelled on this host's earlier runs
     calibrated_by: int = 0          # how many earlier runs the factor comes from
+    pool_use: float = 1.0           # the share of its pools those runs spent
     skipped: str = ""               # why it will not run here (no MPI, no --io-dir ...)
     model: str = "family"           # "family": its cost module; "fallback"
 
@@ -87,15 +90,20 @@ class StagePlan:
         return sum(c.modelled for c in self.cases)
 
     @property
+    def modelled_pool(self) -> float:
+        """The model's steady pools: the bound on the units past each case's first ones."""
+        return sum(c.modelled - c.modelled_fixed for c in self.cases)
+
+    @property
     def modelled_fixed(self) -> float:
-        """The model's seconds less its steady pools' (what calibration scales)."""
-        return sum(c.modelled - c.pool for c in self.cases)
+        """The model's seconds less its steady pools' (what the factor scales)."""
+        return sum(c.modelled_fixed for c in self.cases)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "cases": len(self.cases),
                 "seconds": round(self.seconds, 3), "modelled_seconds": round(self.modelled, 3),
                 "factor": round(self.factor, 4), "calibrated_by": self.calibrated_by,
-                "model": self.model, "skipped": self.skipped,
+                "pool_use": round(self.pool_use, 4), "model": self.model, "skipped": self.skipped,
                 "case_plans": [c.to_dict() for c in self.cases]}
 
 
@@ -161,29 +169,41 @@ def estimate_cases(family: str, topo, cases: list) -> tuple[list[CasePlan], str]
         ests, heads = [Estimate.of(fallback=FALLBACK_S)] * len(cases), [False] * len(cases)
     else:
         ests, heads = mod.estimate(topo, cases), mod.headline(topo, cases)
-    return ([CasePlan(c.label, e.seconds, e.to_dict(), bool(h), e.seconds)
+    return ([CasePlan(c.label, e.seconds, e.to_dict(), bool(h), e.seconds,
+                      e.seconds - e.to_dict().get(POOL, 0.0))
              for c, e, h in zip(cases, ests, heads, strict=True)],
             "family" if mod is not None else "fallback")
 
 
-def stage_plan(st, topo, cases: list | None, factors: dict[str, tuple[float, int]],
+def _factor(entry: tuple) -> tuple[float, int, float]:
+    """(measured / modelled, runs, pool use) from a calibration entry; an older 2-tuple's
+    pools are taken as spent in full."""
+    f, n, *rest = entry
+    return float(f), int(n), float(rest[0]) if rest else 1.0
+
+
+def stage_plan(st, topo, cases: list | None, factors: dict[str, tuple],
                skipped: str = "") -> StagePlan:
     """One stage's plan from the cases its family built (None: it will not run, `skipped`
-    says why), calibrated by `factors` ({stage: (measured / modelled, runs)})."""
+    says why), calibrated by `factors` ({stage: (measured / modelled, runs, pool use)}):
+    the fixed parts scaled by the first, each steady pool share by the share of its
+    pools the earlier runs spent (the pool is a bound; what a stage spends of it is what
+    it takes)."""
     sp = StagePlan(st.name, st.title, skipped=skipped)
     if st.bench is None or cases is None:
         return sp
     sp.cases, sp.model = estimate_cases(st.bench.family, topo, cases)
-    f, n = factors.get(st.name, (1.0, 0))
-    if n and math.isfinite(f) and f > 0:     # the pools are bounds, not estimates: as set
-        sp.factor, sp.calibrated_by = f, n
+    f, n, use = _factor(factors.get(st.name, (1.0, 0)))
+    if n and math.isfinite(f) and f > 0:
+        use = min(max(use, 0.0), 1.0) if math.isfinite(use) else 1.0
+        sp.factor, sp.calibrated_by, sp.pool_use = f, n, use
         for c in sp.cases:
-            c.parts = {k: round(v * (1.0 if k == POOL else f), 3) for k, v in c.parts.items()}
+            c.parts = {k: round(v * (use if k == POOL else f), 3) for k, v in c.parts.items()}
             c.seconds = sum(c.parts.values())
     return sp
 
 
-def make_plan(topo, profile, stages: list, factors: dict[str, tuple[float, int]] | None = None,
+def make_plan(topo, profile, stages: list, factors: dict[str, tuple] | None = None,
               budget: float | None = None) -> Plan:
     """The plan of `stages` (suite.Stage) under `profile` on `topo` (a replayed machine
     too): each stage's cases as its family builds them, estimated and calibrated."""
@@ -203,24 +223,34 @@ def make_plan(topo, profile, stages: list, factors: dict[str, tuple[float, int]]
 CALIBRATION_RUNS = 5      # the latest runs of this host and profile a factor comes from
 
 
-def calibration(runs: list) -> dict[str, tuple[float, int]]:
-    """{stage: (median measured / modelled seconds, runs)} from stored runs of this host
-    and profile, newest first (results.store.RunSummary, whose stages are plain dicts):
-    each stage done, with a plan recorded and no case left out by a budget, counts."""
+def calibration(runs: list) -> dict[str, tuple[float, int, float]]:
+    """{stage: (median measured / modelled seconds, runs, median pool use)} from stored
+    runs of this host and profile, newest first (results.store.RunSummary, whose stages
+    are plain dicts): each stage done, with a plan recorded and no case left out by a
+    budget, counts. The factor is what the stage took less its pools' spending over the
+    model's seconds less its pools; the pool use, what its pools spent over their seconds
+    (a pool is a bound: a stage whose cases are steady early spends little of it, and a
+    plan that counted all of it was that much too long)."""
     ratios: dict[str, list[float]] = {}
+    uses: dict[str, list[float]] = {}
     for run in runs:
         for s in run.stages:
             plan = s.get("plan") or {}
-            # what the model fixed against what it took less its pools' spending (a pool
-            # is a bound the stage may or may not use up, not a cost the model predicts)
-            modelled = plan.get("modelled_fixed", plan.get("modelled_seconds")) or 0
-            took = s.get("seconds", 0) - plan.get("pool_spent", 0.0)
+            total = plan.get("modelled_seconds") or 0
+            modelled = plan.get("modelled_fixed", total) or 0
+            pool = plan.get("modelled_pool", total - modelled)
+            spent = plan.get("pool_spent", 0.0)
+            took = s.get("seconds", 0) - spent
             if s.get("status") == "done" and modelled > 0 and took > 0 \
                     and not plan.get("left_out"):
                 r = ratios.setdefault(s["name"], [])
                 if len(r) < CALIBRATION_RUNS:
                     r.append(took / modelled)
-    return {k: (statistics.median(v), len(v)) for k, v in ratios.items() if v}
+                    if pool > 0 and "pool_spent" in plan:
+                        uses.setdefault(s["name"], []).append(min(spent / pool, 1.0))
+    return {k: (statistics.median(v), len(v),
+                statistics.median(uses[k]) if uses.get(k) else 1.0)
+            for k, v in ratios.items() if v}
 
 
 def earlier_runs(store, hostname: str | None, profile: str) -> list:
@@ -317,6 +347,7 @@ def render(plan: Plan, console) -> None:
         top = ", ".join(f"{k} {v:.1f} s" for k, v in
                         sorted(parts.items(), key=lambda kv: -kv[1])[:3])
         how = (f"x{s.factor:.2f} from {plural(s.calibrated_by, 'earlier run')}"
+               + (f", {s.pool_use:.0%} of the pools" if s.modelled_pool > 0 else "")
                if s.calibrated_by else "the nominal model")
         heads = sum(c.headline for c in s.cases)
         t.add_row(s.name, str(len(s.cases)), f"{s.seconds:.1f}",

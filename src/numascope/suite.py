@@ -82,7 +82,7 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
               on_stage: Callable[[str, str], None] | None = None,
               profile: Profile | None = None,
               machine: dict[str, str] | None = None,
-              factors: dict[str, tuple[float, int]] | None = None,
+              factors: dict[str, tuple] | None = None,
               budget: float | None = None,
               on_start: Callable[[str, int, float], None] | None = None,
               on_plan: Callable[[Any], None] | None = None) -> RunRecord:
@@ -91,9 +91,9 @@ def run_suite(topo: Topology, rec: RunRecord, mon: NoiseMonitor, store: Store,
     `on_start(name, cases, planned seconds)` when it starts. `machine` is what the user
     said of the machine ({"memory": "12x DDR5-4800", "links": "xgmi:4x16@32"}, checked):
     the run's peaks use it, whichever stages ran. Every stage's cases are built first and
-    planned (numascope.plan, calibrated by `factors`: {stage: (measured / modelled, runs)}),
-    `on_plan(plan)` hears the plan, and each stage's record keeps its plan beside what it
-    took, per case too.
+    planned (numascope.plan, calibrated by `factors`: {stage: (measured / modelled, runs,
+    pool use)}), `on_plan(plan)` hears the plan, and each stage's record keeps its plan
+    beside what it took, per case too.
 
     With a `budget` (seconds) that the plan exceeds, the headline cases of every stage go
     first, stage by stage, then the others; under any budget a case whose planned seconds
@@ -253,7 +253,7 @@ class _StageRun:
 
 
 def _load(runs: list[_StageRun], topo: Topology, rec: RunRecord, profile: Profile,
-          factors: dict[str, tuple[float, int]], budget: float | None) -> Any:
+          factors: dict[str, tuple], budget: float | None) -> Any:
     """Every stage's cases built (a stage that cannot run here is skipped with its reason)
     and planned; the plan, each stage's part of it in its record."""
     from numascope import plan as P
@@ -279,7 +279,9 @@ def _load(runs: list[_StageRun], topo: Topology, rec: RunRecord, profile: Profil
             info.plan = {"cases": len(r.cases), "seconds": round(r.plan.seconds, 3),
                          "modelled_seconds": round(r.plan.modelled, 3),
                          "modelled_fixed": round(r.plan.modelled_fixed, 3),
+                         "modelled_pool": round(r.plan.modelled_pool, 3),
                          "factor": round(r.plan.factor, 4),
+                         "pool_use": round(r.plan.pool_use, 4),
                          "calibrated_by": r.plan.calibrated_by}
     return P.Plan([r.plan for r in runs], profile.name, budget)
 

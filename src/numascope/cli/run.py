@@ -95,7 +95,7 @@ def _budget(args: argparse.Namespace, profile) -> float | None:
     return profile.budget_s
 
 
-def factors(topo, profile, store) -> dict[str, tuple[float, int]]:
+def factors(topo, profile, store) -> dict[str, tuple[float, int, float]]:
     """The calibration of this host's plans by its earlier runs of the profile in `store`
     (an open Store, or a path to open read-only; none there: the nominal model alone)."""
     from numascope import plan as P
