@@ -12,8 +12,10 @@ without its bulk; the record itself where it has none); the results' from the st
 figures table (one row per metric with the median of its repetitions, written with the
 result: numascope.results.store), never from their JSON. The RunRecords returned carry
 only those (no topology, noise, placement, notes or secondary metrics; each metric one
-value, its median), so memory grows with the metrics analysed, not with whole records. A
-record of an older schema (whose layout migrate() changes), or one whose results are not
+value, its median), so memory grows with the metrics analysed, not with whole records.
+They are LightRuns: their results are kept as compact tuples and made only when read, and
+what the analysis reads of them (node_values, the STREAM figure) is made once from the
+tuples (cached_figures). A record of an older schema (whose layout migrate() changes), or one whose results are not
 all in the figures table (an older numascope wrote it and the store was only read since),
 is read whole, as before.
 """
