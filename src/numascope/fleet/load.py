@@ -15,9 +15,9 @@ only those (no topology, noise, placement, notes or secondary metrics; each metr
 value, its median), so memory grows with the metrics analysed, not with whole records.
 They are LightRuns: their results are kept as compact tuples and made only when read, and
 what the analysis reads of them (node_values, the STREAM figure) is made once from the
-tuples (cached_figures). A record of an older schema (whose layout migrate() changes), or one whose results are not
-all in the figures table (an older numascope wrote it and the store was only read since),
-is read whole, as before.
+tuples (cached_figures). A record of an older schema (whose layout migrate() changes), or
+one whose results are not all in the figures table (an older numascope wrote it and the
+store was only read since), is read whole, as before.
 """
 
 from __future__ import annotations

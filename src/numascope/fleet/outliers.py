@@ -73,6 +73,9 @@ def metric_key(family: str, case: str, metric: str) -> str:
 def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
     """"family/case/metric" → (the median of its repetitions, unit, higher_is_better), for
     each validated case's primary metrics."""
+    cached = getattr(rec, "cached_figures", None)    # fleet.load's, from its columns
+    if cached is not None:
+        return cached[0]
     out: dict[str, tuple[float, str, bool]] = {}
     isfinite = math.isfinite
     for res in rec.results:
