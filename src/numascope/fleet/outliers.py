@@ -73,6 +73,9 @@ def metric_key(family: str, case: str, metric: str) -> str:
 def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
     """"family/case/metric" → (the median of its repetitions, unit, higher_is_better), for
     each validated case's primary metrics."""
+    cached = getattr(rec, "cached_figures", None)    # fleet.load's, from its columns
+    if cached is not None:
+        return cached[0]
     out: dict[str, tuple[float, str, bool]] = {}
     isfinite = math.isfinite
     for res in rec.results:
@@ -163,8 +166,14 @@ def stream(rec: RunRecord) -> float | None:
     """The node's STREAM figure: its best DRAM-resident triad bandwidth (GB/s), else its
     best DRAM-resident bandwidth (resident.dram_resident: a working-set sweep's cache
     points and a memory tier's are not the node's DRAM)."""
+    cached = getattr(rec, "cached_figures", None)    # fleet.load's, from its columns
+    return cached[1] if cached is not None else stream_of(rec.results)
+
+
+def stream_of(results: list[Any]) -> float | None:
+    """stream() of these results."""
     best: dict[bool, float] = {}
-    for res in rec.results:
+    for res in results:
         if not res.validated or "bandwidth" not in res.metrics or not dram_resident(res):
             continue
         vals = [v for v in res.metrics["bandwidth"].values if v is not None and math.isfinite(v)]
