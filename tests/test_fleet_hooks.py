@@ -19,8 +19,7 @@ from numascope.results.store import Store
 
 def _topology_stage() -> list:
     from numascope import suite
-    from numascope.cli.run import _stages
-    return _stages(["topology"], suite.all_stages())
+    return suite.chosen(["topology"], suite.all_stages())
 
 
 IDENT = {"id": "f1", "host": "h7", "rank": 0, "ranks": 1, "launcher": "none", "slurm": {}}

@@ -9,8 +9,7 @@ import textwrap
 import threading
 from typing import Any
 
-from numascope.cli.runs import add_store
-from numascope.command.flags import add_json
+from numascope.command.flags import add_json, add_store
 from numascope.command.output import emit
 from numascope.console import err, out, plural
 from numascope.errors import UserError
@@ -381,7 +380,6 @@ def _fmt(x: Any) -> str:
 def _run(args: argparse.Namespace) -> int:
 
     from numascope import suite
-    from numascope.cli.run import _machine, _stages, _with_options
     from numascope.fleet import files, mpi, node
     from numascope.profile import profile as get_profile
     from numascope.results.run import parse_tags
@@ -391,8 +389,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.node_timeout > NODE_TIMEOUT_MAX:
         raise UserError(f"--node-timeout {args.node_timeout:g}: at most "
                         f"{NODE_TIMEOUT_MAX:.0f} s (a week)")
-    stages = node.fleet_stages(_with_options(_stages(args.stage, suite.all_stages()), args))
-    machine = _machine(args)      # --memory / --links: every node's peaks, whichever stages
+    stages = node.fleet_stages(suite.with_options(suite.chosen(args.stage, suite.all_stages()),
+                                                 args))
+    machine = suite.machine_options(args)   # --memory / --links: every node's peaks, any stages
     if any(s.name == "storage" for s in stages) and args.stage and \
             getattr(args, "io_dir", None) is None:
         # asked for by name, it would be skipped on every node: a fleet "complete" without it
@@ -737,12 +736,11 @@ def _measure_again(args, ident: dict[str, Any], profile, tags, plan: dict[str, A
     """This node's second measurement (--confirm): the stages of the plan, tagged with the
     first run's id."""
     from numascope import suite
-    from numascope.cli.run import _machine, _stages, _with_options
     from numascope.fleet import confirm, node
-    stages = node.fleet_stages(_with_options(_stages(plan["stages"], suite.all_stages()),
-                                             args))
+    stages = node.fleet_stages(suite.with_options(suite.chosen(plan["stages"],
+                                                               suite.all_stages()), args))
     return node.run_node(ident, profile, stages, {**tags, confirm.TAG: plan["confirm_of"]},
-                         machine=_machine(args))
+                         machine=suite.machine_options(args))
 
 
 def _confirm(args, comm, store, fid, rows, silent, profile, tags, on_record, me):
