@@ -237,9 +237,9 @@ def main() -> int:
               f"{len(planted & flagged)} of {len(planted)}; healthy nodes flagged "
               f"{len(flagged - planted)}; per-test z limit {doc['z_limit']:.2f}")
         # where the time goes, in-process: reading the nodes, the analysis, the JSON
-        from numascope.cli.fleet import fleets
         from numascope.command.output import envelope
         from numascope.fleet import outliers
+        from numascope.fleet.command import fleets
         from numascope.fleet.load import analysis_runs
         from numascope.results.plain import to_plain
         from numascope.results.store import Store

@@ -13,7 +13,7 @@ import pytest
 from fleet_synth import fleet, node
 
 from numascope.cli import main
-from numascope.cli.fleet import _worse
+from numascope.fleet.command import worse as _worse
 from numascope.results.record import BenchResult, Metric
 from numascope.results.run import RunRecord, StageInfo
 from numascope.results.store import Store

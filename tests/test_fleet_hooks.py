@@ -19,8 +19,7 @@ from numascope.results.store import Store
 
 def _topology_stage() -> list:
     from numascope import suite
-    from numascope.cli.run import _stages
-    return _stages(["topology"], suite.all_stages())
+    return suite.chosen(["topology"], suite.all_stages())
 
 
 IDENT = {"id": "f1", "host": "h7", "rank": 0, "ranks": 1, "launcher": "none", "slurm": {}}
@@ -78,6 +77,7 @@ def test_every_output_marks_a_hooked_run_and_none_exports_it(hooked_db, capsys, 
     with Store.open(db) as st:
         runs = [st.get_run(r.run_id) for r in st.list_runs()]
     assert "Made with test hooks" in fleet_section(runs, with_figures=False)
-    from numascope.cli.fleet import _node_row, hooked_note
+    from numascope.fleet.command import hooked_note
+    from numascope.fleet.command import node_row as _node_row
     row = _node_row(next(r for r in runs if r.host["hostname"] == host))
     assert "TEST HOOK NUMASCOPE_FLEET_TEST_SLOW" in hooked_note(row["test_hooks"])

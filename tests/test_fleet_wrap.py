@@ -3,7 +3,8 @@ unless the name alone is wider than a line."""
 
 from __future__ import annotations
 
-from numascope.cli.fleet import WIDTH, _para
+from numascope.fleet.command import WIDTH
+from numascope.fleet.command import para as _para
 
 NAME = "latency/chains first core of L3 kind 0 16 chains/latency_p999"
 

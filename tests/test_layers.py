@@ -41,7 +41,8 @@ BANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fleet", ("fleet",)),
     ("report", ("report",)),
     # the command kit and the commands: each family's command module (families/*/command.py,
-    # *_command.py) stands here, on the kit, as cli/ does
+    # *_command.py) and the fleet command's (fleet/command.py, fleet/*_command.py) stand
+    # here, on the kit, as cli/ does
     ("commands", ("command",)),
     ("cli", ("cli", "__main__")),
 )
@@ -118,8 +119,10 @@ def imports(source: str, module: str, is_package: bool = False) -> list[tuple[in
 
 
 def _is_family_command(module: str) -> bool:
-    return _within(module, "numascope.families") and module.rsplit(".", 1)[-1].endswith(
-        "command")
+    """A family's command module (families/*/command.py, *_command.py), or the fleet
+    command's (fleet/command.py, fleet/*_command.py): they stand on the command kit."""
+    return (_within(module, "numascope.families") or _within(module, "numascope.fleet")) \
+        and module.rsplit(".", 1)[-1].endswith("command")
 
 
 def band_of(module: str) -> str | None:

@@ -50,6 +50,63 @@ def all_stages() -> list[Stage]:
         [Stage(c.family, c.title, c) for c in families()]
 
 
+# -- the stages a command asks for (`numascope run`, `numascope fleet run`) -------------
+
+def chosen(names: list[str] | None, stages: list) -> list:
+    """The stages --stage names (the topology stage always runs); UserError for others."""
+    if not names:
+        return stages
+    from numascope.families import ALIASES
+    names = [ALIASES.get(n, n) for n in names]
+    known = {s.name for s in stages}
+    bad = [s for s in names if s not in known]
+    if bad:
+        raise UserError(f"unknown stage {bad[0]!r}; stages: {', '.join(sorted(known))}")
+    return [s for s in stages if s.name in names or s.bench is None]
+
+
+def with_options(stages: list, args: Any) -> list:
+    """Each stage given the values of its family's run options: `--io-dir DIR` becomes the
+    storage stage's Storage(io_dir=[DIR]). Every option given is checked now, before
+    anything is measured, also one for a stage --stage leaves out (a bad value is bad)."""
+    from dataclasses import replace
+
+    from numascope.families import run_options
+    checked = {o.name: o.convert(getattr(args, o.name)) for o in run_options()
+               if getattr(args, o.name, None) is not None}
+    out = []
+    for s in stages:
+        given = tuple((o.name, checked[o.name]) for o in run_options(s.name)
+                      if o.name in checked)
+        out.append(replace(s, options=given) if given else s)
+    return out
+
+
+def refuse_left_out(chosen: list, stages: list, args: Any) -> None:
+    """A stage's own run option (--io-dir, --bw-sweep) given while --stage leaves that stage
+    out would be silently ignored: exit 2, one line (after its value was checked). What is
+    said of the machine (--memory, --links) is every run's, whichever stages run."""
+    from numascope.families import run_options
+    machine = {o.name for o in run_options("compute")}
+    names = {s.name for s in chosen}
+    for st in stages:
+        if st.bench is None or st.name in names:
+            continue
+        for o in run_options(st.name):
+            v = getattr(args, o.name, None)
+            if o.name not in machine and (bool(v) if o.kind == "switch" else v is not None):
+                raise UserError(f"{o.flag} is for the {st.name} stage, which --stage leaves "
+                                f"out: add --stage {st.name}, or leave {o.flag} out")
+
+
+def machine_options(args: Any) -> dict[str, str]:
+    """--memory and --links (the compute family's run options), checked now whichever
+    stages run: the run's peak summary uses them (suite.theoretical_peaks)."""
+    from numascope.families import run_options
+    return {o.name: o.convert(getattr(args, o.name)) for o in run_options("compute")
+            if getattr(args, o.name, None) is not None}
+
+
 def load_topology() -> Topology:
     """This machine's topology (a function so tests can replace it)."""
     from numascope.topology import read_topology  # type: ignore[attr-defined]

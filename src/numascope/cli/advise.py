@@ -17,8 +17,7 @@ import math
 import textwrap
 from typing import Any
 
-from numascope.cli.runs import add_store
-from numascope.command.flags import add_json, add_sysfs_root
+from numascope.command.flags import add_json, add_store, add_sysfs_root
 from numascope.command.output import emit
 from numascope.console import out
 

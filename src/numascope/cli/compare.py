@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli.runs import add_store
-from numascope.command.flags import add_json
+from numascope.command.flags import add_json, add_store
 from numascope.command.output import emit
 from numascope.console import out
 

@@ -13,8 +13,7 @@ import argparse
 import os
 import sys
 
-from numascope.cli.runs import add_store
-from numascope.command.flags import add_json
+from numascope.command.flags import add_json, add_store
 from numascope.command.output import emit
 from numascope.console import UNKNOWN, out
 from numascope.errors import UserError

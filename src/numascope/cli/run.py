@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.cli.runs import add_store
-from numascope.command.flags import add_json
+from numascope.command.flags import add_json, add_store
 from numascope.command.output import emit
 from numascope.console import err, out
 
@@ -64,9 +63,9 @@ def main(args: argparse.Namespace) -> int:
     from numascope.results.store import Store
     if args.list_stages:
         return _list_stages(args, suite.all_stages())
-    stages = _with_options(_stages(args.stage, suite.all_stages()), args)
-    _refuse_left_out(stages, suite.all_stages(), args)
-    machine = _machine(args)
+    stages = suite.with_options(suite.chosen(args.stage, suite.all_stages()), args)
+    suite.refuse_left_out(stages, suite.all_stages(), args)
+    machine = suite.machine_options(args)
     tags = parse_tags(args.tag, "--tag")
     profile = get_profile(args.profile or suite.DEFAULT_PROFILE)
     budget = _budget(args, profile)
@@ -134,63 +133,6 @@ def _list_stages(args: argparse.Namespace, stages: list) -> int:
         for st in stages:
             out.print(f"{st.name:10} {st.title}", markup=False)
     return 0
-
-
-def _stages(names: list[str] | None, stages: list) -> list:
-    """The stages --stage names (the topology stage always runs); UserError for others."""
-    from numascope.errors import UserError
-    if not names:
-        return stages
-    from numascope.families import ALIASES
-    names = [ALIASES.get(n, n) for n in names]
-    known = {s.name for s in stages}
-    bad = [s for s in names if s not in known]
-    if bad:
-        raise UserError(f"unknown stage {bad[0]!r}; stages: {', '.join(sorted(known))}")
-    return [s for s in stages if s.name in names or s.bench is None]
-
-
-def _with_options(stages: list, args: argparse.Namespace) -> list:
-    """Each stage given the values of its family's run options: `--io-dir DIR` becomes the
-    storage stage's Storage(io_dir=[DIR]). Every option given is checked now, before
-    anything is measured, also one for a stage --stage leaves out (a bad value is bad)."""
-    from dataclasses import replace
-
-    from numascope.families import run_options
-    checked = {o.name: o.convert(getattr(args, o.name)) for o in run_options()
-               if getattr(args, o.name, None) is not None}
-    out = []
-    for s in stages:
-        given = tuple((o.name, checked[o.name]) for o in run_options(s.name)
-                      if o.name in checked)
-        out.append(replace(s, options=given) if given else s)
-    return out
-
-
-def _refuse_left_out(chosen: list, stages: list, args: argparse.Namespace) -> None:
-    """A stage's own run option (--io-dir, --bw-sweep) given while --stage leaves that stage
-    out would be silently ignored: exit 2, one line (after its value was checked). What is
-    said of the machine (--memory, --links) is every run's, whichever stages run."""
-    from numascope.errors import UserError
-    from numascope.families import run_options
-    machine = {o.name for o in run_options("compute")}
-    names = {s.name for s in chosen}
-    for st in stages:
-        if st.bench is None or st.name in names:
-            continue
-        for o in run_options(st.name):
-            v = getattr(args, o.name, None)
-            if o.name not in machine and (bool(v) if o.kind == "switch" else v is not None):
-                raise UserError(f"{o.flag} is for the {st.name} stage, which --stage leaves "
-                                f"out: add --stage {st.name}, or leave {o.flag} out")
-
-
-def _machine(args: argparse.Namespace) -> dict[str, str]:
-    """--memory and --links (the compute family's run options), checked now whichever
-    stages run: the run's peak summary uses them (suite.theoretical_peaks)."""
-    from numascope.families import run_options
-    return {o.name: o.convert(getattr(args, o.name)) for o in run_options("compute")
-            if getattr(args, o.name, None) is not None}
 
 
 def _measure(suite, store, stages: list, profile, tags: dict[str, str],

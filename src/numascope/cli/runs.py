@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from numascope.command.flags import add_json
+from numascope.command.flags import add_json, add_store
 from numascope.command.output import emit
 from numascope.console import out
 
 NAME = "runs"
 HELP = "list stored runs (id, time, host, tags, memory mode, stages, status)"
 ORDER = 81
-
-
-def add_store(p: argparse.ArgumentParser) -> None:
-    """--store, shared by every command that reads or writes the results store."""
-    p.add_argument("--store", metavar="PATH", default=None,
-                   help="results store (SQLite); default $NUMASCOPE_STORE, else "
-                        "$XDG_DATA_HOME/numascope/runs.db or ~/.local/share/numascope/runs.db")
 
 
 def register(p: argparse.ArgumentParser) -> None:

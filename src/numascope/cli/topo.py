@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from numascope.cli.runs import add_store
-from numascope.command.flags import add_json, add_sysfs_root
+from numascope.command.flags import add_json, add_store, add_sysfs_root
 from numascope.command.output import check_output, emit
 
 NAME = "topo"

@@ -41,6 +41,13 @@ def add_json(p: argparse.ArgumentParser) -> None:
                    help="print one JSON document (schema_version, command, results, errors)")
 
 
+def add_store(p: argparse.ArgumentParser) -> None:
+    """--store, shared by every command that reads or writes the results store."""
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="results store (SQLite); default $NUMASCOPE_STORE, else "
+                        "$XDG_DATA_HOME/numascope/runs.db or ~/.local/share/numascope/runs.db")
+
+
 # -- placement, in numactl's words ---------------------------------------------------------
 
 def add_options(p: argparse.ArgumentParser, options: tuple[Option, ...] | list[Option]) -> None:

@@ -82,7 +82,7 @@ def missing_reason(rank: int, hello: dict[str, Any] | None, timeout: float) -> s
 
 
 class Rank0(NamedTuple):
-    """What rank 0 is told as the job goes (numascope.cli.fleet stores it)."""
+    """What rank 0 is told as the job goes (numascope.fleet.run_command stores it)."""
     on_record: Callable[[RunRecord], Any]          # store a node's record; keep the return
     failed: Callable[[dict[str, Any], str, str], RunRecord]   # (ident, reason, status)
     on_start: Callable[[str, int], None] | None = None      # (fleet id, ranks): before any
