@@ -8,6 +8,7 @@ its Prolog."""
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import subprocess
@@ -73,7 +74,11 @@ def _conf(tmp_path: Path, store: Path, real_scontrol: bool = False, **more: str)
         settings["NUMASCOPE_SCONTROL"] = str(scontrol)
     settings.update(more)
     conf = tmp_path / "numascope.conf"
-    conf.write_text("".join(f"{k}='{v}'\n" for k, v in settings.items()))
+    # replaced whole: slurmd's health check (every 2 s) reading a half-written file would
+    # see no NUMASCOPE_BIN and drain for the default path's absence
+    part = tmp_path / "numascope.conf.part"
+    part.write_text("".join(f"{k}='{v}'\n" for k, v in settings.items()))
+    os.replace(part, conf)
     return conf
 
 
