@@ -286,22 +286,27 @@ def select(store: Any, fleet: str | None, specs: list[str], whole: bool = False,
         for sp in specs:
             seen += [i for i in store.resolve(sp) if i not in seen]
         return None, read(seen)
+    fid, ids = fleet_of(store, fleet, ", or name runs")
+    return fid, read(ids)
+
+
+def fleet_of(store: Any, fleet: str | None, hint: str = "") -> tuple[str, list[str]]:
+    """(the fleet id, its run ids): the fleet named (id or unique prefix), else the latest;
+    `hint` ends the line said when the store has no fleet."""
     have = fleets(store)
     if not have:
         raise UserError(f"no fleet runs in {store.path} (run `numascope fleet run` under "
-                        "srun or mpirun, or name runs)")
+                        f"srun or mpirun{hint})")
     if fleet is None:
         fid = list(have)[-1]
-    else:
-        hits = [f for f in have if f == fleet] or [f for f in have if f.startswith(fleet)]
-        if not hits:
-            raise UserError(f"--fleet {fleet!r}: no such fleet in {store.path}; fleets: "
-                            f"{', '.join(list(have)[-5:])}")
-        if len(hits) > 1:
-            raise UserError(f"--fleet {fleet!r} matches {len(hits)} fleets; give more of "
-                            "the id")
-        fid = hits[0]
-    return fid, read(have[fid])
+        return fid, have[fid]
+    hits = [f for f in have if f == fleet] or [f for f in have if f.startswith(fleet)]
+    if not hits:
+        raise UserError(f"--fleet {fleet!r}: no such fleet in {store.path}; fleets: "
+                        f"{', '.join(list(have)[-5:])}")
+    if len(hits) > 1:
+        raise UserError(f"--fleet {fleet!r} matches {len(hits)} fleets; give more of the id")
+    return hits[0], have[hits[0]]
 
 
 def refuse_hooked(runs: list, what: str) -> None:

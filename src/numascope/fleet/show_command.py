@@ -14,7 +14,7 @@ from numascope.fleet.command import (
     GAP_MAX,
     NAME,
     Z_MAX,
-    fleets,
+    fleet_of,
     fmt,
     from_fleet,
     hooked_hosts,
@@ -29,24 +29,6 @@ from numascope.fleet.command import (
 )
 
 # -- gather --------------------------------------------------------------------------------
-
-def fleet_of(store: Any, fleet: str | None) -> tuple[str, list[str]]:
-    """(the fleet id, its run ids): the fleet named (id or unique prefix), else the latest."""
-    have = fleets(store)
-    if not have:
-        raise UserError(f"no fleet runs in {store.path} (run `numascope fleet run` under "
-                        "srun or mpirun)")
-    if fleet is None:
-        fid = list(have)[-1]
-        return fid, have[fid]
-    hits = [f for f in have if f == fleet] or [f for f in have if f.startswith(fleet)]
-    if not hits:
-        raise UserError(f"--fleet {fleet!r}: no such fleet in {store.path}; fleets: "
-                        f"{', '.join(list(have)[-5:])}")
-    if len(hits) > 1:
-        raise UserError(f"--fleet {fleet!r} matches {len(hits)} fleets; give more of the id")
-    return hits[0], have[hits[0]]
-
 
 def node_run(store: Any, fleet: str | None, host: str) -> tuple[str, Any]:
     """(the fleet id, the stored record of node `host` in it: its first measurement, not a
