@@ -8,6 +8,7 @@ directories and relative symlinks. The directory is removed when the context end
 from __future__ import annotations
 
 import copy
+import os
 import re
 import shutil
 import tarfile
@@ -111,7 +112,6 @@ RAM_SPARE = 256 << 20
 
 def _scratch() -> str | None:
     """RAM_DIR where it is writable with RAM_SPARE free, else the default temp dir."""
-    import os
     try:
         st = os.statvfs(RAM_DIR)
     except OSError:
