@@ -20,6 +20,12 @@ run: $(STAMP)
 # The order is shuffled (pytest-randomly), a new seed each run, said first: no test may
 # depend on another's leftovers. `make test SEED=N` replays an order. The modules' order is
 # tests/conftest.py's (the QEMU guests first), not xdist's (--no-loadscope-reorder).
+# Bytecode is written and read: an environment with PYTHONDONTWRITEBYTECODE set (CI's is)
+# made every process the suite starts (~400 numascope commands, each xdist worker, each
+# guest) compile numascope's sources again, and pytest rewrite every test module again:
+# 0.2 s a command, 7 s a worker's collection. Python checks each cache against its source.
+unexport PYTHONDONTWRITEBYTECODE
+
 ifndef SEED
 SEED   := $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 endif

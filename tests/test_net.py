@@ -595,7 +595,7 @@ def test_replayed_topology_is_not_checked_against_this_hosts_memory(monkeypatch)
     from numascope.host import Host
     from numascope.profile import FULL
     from numascope.suite import all_stages
-    monkeypatch.setattr(Host, "node_free", lambda self, node: 1 << 20)
+    monkeypatch.setattr(Host, "node_free", lambda self, node, _read=None: 1 << 20)
     monkeypatch.setattr(Host, "mem_available", lambda self: 1 << 20)
     monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
     st = next(s for s in all_stages() if s.name == "interconnect")

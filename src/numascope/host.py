@@ -40,27 +40,24 @@ class Host:
     def mem_available(self) -> int | None:
         return self.meminfo("MemAvailable")
 
-    def node_free(self, node: int) -> int | None:
+    def node_free(self, node: int, _read: _Once | None = None) -> int | None:
         """What an allocation on `node` can have: MemFree alone misses the page cache and
         reclaimable slab the kernel frees on demand (on a server with hours of uptime, most
         of a node). On a one-node machine that is MemAvailable; with several nodes, the
         node's MemFree plus its share (by its reclaimable file pages and slab) of what
         MemAvailable adds to the machine's MemFree."""
-        free = self.meminfo("MemFree", node)
+        read = _read or _Once(self)
+        free = read.field("MemFree", node)
         if free is None:
             return None
-        nodes = self.memory_nodes()
+        nodes = read.memory_nodes()
         if nodes == [node]:
-            return self.mem_available()
-        extra = (self.mem_available() or 0) - (self.meminfo("MemFree") or 0)
-        total = sum(self._reclaimable(n) for n in nodes)
+            return read.field("MemAvailable")
+        extra = (read.field("MemAvailable") or 0) - (read.field("MemFree") or 0)
+        total = sum(read.reclaimable(n) for n in nodes)
         if extra <= 0 or total <= 0:
             return free
-        return free + extra * self._reclaimable(node) // total
-
-    def _reclaimable(self, node: int | None) -> int:
-        return sum(self.meminfo(k, node) or 0
-                   for k in ("Active(file)", "Inactive(file)", "SReclaimable"))
+        return free + extra * read.reclaimable(node) // total
 
     def memory_nodes(self) -> list[int]:
         """The nodes with a meminfo file (every node, CPU-less tiers included)."""
@@ -93,7 +90,8 @@ class Host:
         """Free bytes where memory will go, and how a message names that place."""
         if not nodes:
             return self.mem_available(), "on this machine (MemAvailable)"
-        frees = [self.node_free(n) for n in nodes]
+        read = _Once(self)
+        frees = [self.node_free(n, read) for n in nodes]
         if any(f is None for f in frees):
             return None, ""
         names = ",".join(str(n) for n in nodes)
@@ -139,3 +137,27 @@ def live_host(topo) -> Host | None:
     the topology is this machine's, none for a replayed or hand-built one (nothing is
     allocated for it)."""
     return host("/") if topo.source in ("/", "") else None
+
+
+class _Once:
+    """Each meminfo file read once for one decision: a check over several nodes reads every
+    node's file for each node's share, ~18 reads a node otherwise (slow where sysfs is, as
+    under an emulator), and one snapshot gives shares that add up."""
+
+    def __init__(self, host: Host) -> None:
+        self.host, self._texts, self._nodes = host, {}, None
+
+    def field(self, key: str, node: int | None = None) -> int | None:
+        if node not in self._texts:
+            rel = "proc/meminfo" if node is None else f"sys/devices/system/node/node{node}/meminfo"
+            self._texts[node] = self.host.tree.read(rel)
+        return meminfo_field(self._texts[node], key)
+
+    def memory_nodes(self) -> list[int]:
+        if self._nodes is None:
+            self._nodes = self.host.memory_nodes()
+        return self._nodes
+
+    def reclaimable(self, node: int | None) -> int:
+        return sum(self.field(k, node) or 0
+                   for k in ("Active(file)", "Inactive(file)", "SReclaimable"))

@@ -118,7 +118,13 @@ def main() -> int:
             witness.witness_mark(name.encode())
         t0 = time.monotonic()
         print(f"--- step {name}", file=stacks, flush=True)
-        rc = run_step(step["argv"], outdir / f"{i}.out", outdir / f"{i}.err")
+        if job.get("profile"):           # NUMASCOPE_GUEST_PROFILE=1: where a step's time goes
+            import cProfile
+            prof = cProfile.Profile()
+            rc = prof.runcall(run_step, step["argv"], outdir / f"{i}.out", outdir / f"{i}.err")
+            prof.dump_stats(outdir / f"{i}.prof")
+        else:
+            rc = run_step(step["argv"], outdir / f"{i}.out", outdir / f"{i}.err")
         results.append({"name": name, "argv": step["argv"], "rc": rc,
                         "seconds": time.monotonic() - t0,
                         "stdout": (outdir / f"{i}.out").read_text(errors="replace"),
