@@ -116,9 +116,9 @@ def main(args: argparse.Namespace) -> int:
         done.append(S.advice(args.runs, args.store, args.rule))
     if "predict" in sections:
         from numascope.predict.section import predict_section
-        shape = {k: getattr(args, k) for k in ("ranks", "threads", "near", "unit")}
+        job = {k: getattr(args, k) for k in ("ranks", "threads", "near", "unit")}
         done.append(predict_section(args.store, run=args.run, sysfs_root=args.sysfs_root,
-                                    shape=shape, demand=args.demand, verify=args.verify,
+                                    shape=job, demand=args.demand, verify=args.verify,
                                     reps=args.reps))
     if "recipe" in sections:
         sec, lines = S.recipe(args)
