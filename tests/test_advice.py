@@ -473,12 +473,12 @@ def test_a_long_command_wraps_within_80_columns(capsys, monkeypatch):
     shell separator, before a remark in parentheses, else between words with a trailing
     backslash, so each line pastes."""
     from numascope import console
-    from numascope.cli import advise
+    from numascope.report.advise_terminal import command
     monkeypatch.setattr(console.out, "_width", 80, raising=False)
     cpus = ",".join(f"{i}-{i + 63}" for i in range(0, 512, 128))
-    advise._command("change: ", f"systemd-run --scope -p AllowedCPUs={cpus} numascope run "
+    command("change: ", f"systemd-run --scope -p AllowedCPUs={cpus} numascope run "
                     "--tag nps=4 (in Slurm: srun --exclusive numascope run)", 10)
-    advise._command("command: ", "for f in /sys/a/*; do echo 1 > $f; done && numactl "
+    command("command: ", "for f in /sys/a/*; do echo 1 > $f; done && numactl "
                     "--interleave=all numascope run", 6)
     lines = capsys.readouterr().out.splitlines()
     assert all(len(x) <= 80 for x in lines), lines

@@ -18,7 +18,8 @@ from numascope.cli import build_parser
 
 MODULES = ["numascope.advice", "numascope.advice.rules", "numascope.advice.configuration",
            "numascope.advice.kinds", "numascope.predict.model", "numascope.predict.plan",
-           "numascope.predict.verify", "numascope.cli.advise", "numascope.cli.advise_predict",
+           "numascope.predict.verify", "numascope.cli.advise", "numascope.predict.section",
+           "numascope.advice.sections", "numascope.report.advise_terminal",
            "numascope.readiness", "numascope.recipes"]
 HOLE = "\x00"          # where an f-string's {value} stands
 

@@ -79,7 +79,7 @@ def test_attrs_in_hwloc_units():
 def test_a_run_becomes_plain_figures():
     """The topo command turns stored results into the topology layer's figures: validated
     matrix results only, latency then bandwidth, each metric's median."""
-    from numascope.cli.topo import matrix_figures
+    from numascope.results.hwloc import matrix_figures
     bad = _matrix(0, 0, 1.0, 1.0)
     bad.validated = False
     empty = BenchResult("matrix", "N1->N0", {"src": 1, "dst": 0},

@@ -35,9 +35,10 @@ BANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kit", ("benchmark", "results.record", "results.run", "results.headline", "steady",
              "profile", "cost", "plotting")),
     ("families", ("families",)),
-    # over runs: the suite and its plan, the store and exports, analysis, advice,
-    # predictions, the published reference figures
-    ("runs", ("suite", "plan", "results", "analysis", "advice", "predict", "references")),
+    # over runs: the suite, its plan and the progress of `numascope run`, the store and
+    # exports, analysis, advice, predictions, the published reference figures
+    ("runs", ("suite", "plan", "run_progress", "results", "analysis", "advice", "predict",
+              "references")),
     ("fleet", ("fleet",)),
     ("report", ("report",)),
     # the command kit and the commands: each family's command module (families/*/command.py,

@@ -442,7 +442,7 @@ def test_a_prediction_without_data_says_no_data_without_a_unit():
     "total no data GB/s" (nor a kind after it); a figure keeps its unit."""
     from types import SimpleNamespace
 
-    from numascope.cli.advise_predict import render
+    from numascope.report.advise_terminal import render_predict as render
     p = predict(rec(*NODE0), [RankShape(0, (0,), (1,))])
     assert p.total is None
     fake = SimpleNamespace(label="1 rank x 1 thread, remote", unit="core", same_as=(),

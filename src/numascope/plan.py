@@ -260,6 +260,21 @@ def earlier_runs(store, hostname: str | None, profile: str) -> list:
             and (hostname is None or r.hostname == hostname)]
 
 
+def factors(topo, profile, store) -> dict[str, tuple[float, int, float]]:
+    """The calibration of this host's plans by its earlier runs of the profile in `store`
+    (an open Store, or a path to open read-only; none there: the nominal model alone)."""
+    from numascope.results.run import host_facts
+    from numascope.results.store import Store
+    host = host_facts(topo).get("hostname")
+    try:
+        if isinstance(store, Store):
+            return calibration(earlier_runs(store, host, profile.name))
+        with Store.open(store) as st:
+            return calibration(earlier_runs(st, host, profile.name))
+    except Exception:   # noqa: BLE001 - no store yet, or an unreadable one: nominal
+        return {}
+
+
 def parse_duration(text: str, flag: str = "--budget") -> float:
     """Seconds from "90", "90s", "2m", "1h30m" (UserError otherwise)."""
     import re

@@ -7,6 +7,8 @@ and the one rule that says when a figure may be set beside this host's.
     measured_otherwise(match, how) -> [str]  why a figure measured `how` is not the match's
                                           quantity measured the same way (empty: it is)
     percent_of(match, measured) -> float  measured as % of the (normalised) published figure
+    select(rows, cpu, quantity) -> [Reference]   the rows of a CPU text and a quantity
+    for_host(host, rows) -> (matches, same CPU, [(row, why)])   what `references --run` says
 
 A row matches only when the CPU model, the memory mode and the DIMM population (channels
 populated per socket and MT/s) all match, each read from the run record's host dict: never on
@@ -420,6 +422,28 @@ def matches(host: dict[str, Any], refs: list[Reference] | None = None) -> list[M
         out.append(Match(ref, ref.quantity, value, ref.unit, tuple(matched), tuple(notes),
                          how))
     return out
+
+
+def select(rows: list[Reference], cpu: str | None = None,
+           quantity: str | None = None) -> list[Reference]:
+    """The rows whose CPU model, name or family contains `cpu` (case-insensitive) and whose
+    quantity is `quantity`; None: any."""
+    if cpu is not None:
+        want = cpu.strip().casefold()
+        rows = [r for r in rows
+                if want in f"{r.cpu_model} {r.cpu_name} {r.cpu_family}".casefold()]
+    return rows if quantity is None else [r for r in rows if r.quantity == quantity]
+
+
+def for_host(host: dict[str, Any], rows: list[Reference]
+             ) -> tuple[list[Match], list[Reference], list[tuple[Reference, list[str]]]]:
+    """The rows of `rows` matching this host, the rows naming its CPU model, and each of
+    those that does not match with its reasons (mismatches)."""
+    got = matches(host, rows)
+    same_cpu = [r for r in rows if any(model_matches(m, host.get("cpu_model"))
+                                       for m in r.models)]
+    matched = {m.ref.id for m in got}
+    return got, same_cpu, [(r, mismatches(host, r)) for r in same_cpu if r.id not in matched]
 
 
 def measured_otherwise(match: Any, how: dict[str, Any]) -> list[str]:

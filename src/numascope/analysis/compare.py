@@ -357,6 +357,43 @@ def metric_names(runs: list[RunRecord], families: list[str] | None = None) -> li
                    for m in res.metrics})
 
 
+def chosen_families(names: list[str] | None, runs: list) -> list[str] | None:
+    """--family values as record family names (an old name such as "peaks" works too);
+    UserError naming the known ones for anything else."""
+    from numascope.errors import UserError
+    from numascope.families import by_name, families
+    if not names:
+        return None
+    stored = {res.family for r in runs for res in r.results}
+    known = sorted({c.family for c in families()} | stored)
+    chosen = []
+    for name in names:
+        cls = by_name(name.strip())
+        fam = cls.family if cls is not None else name.strip()
+        if fam not in known:
+            from numascope.errors import escape_text
+            raise UserError(f"unknown family '{escape_text(name, 60)}'; families: "
+                            f"{', '.join(known)}")
+        chosen.append(fam)
+    return chosen
+
+
+def chosen_metrics(names: list[str] | None, runs: list, families: list[str] | None
+                   ) -> list[str] | None:
+    """--metric values, each one the runs have (in the families chosen); UserError naming
+    the ones they have for anything else."""
+    from numascope.errors import UserError, escape_text
+    if not names:
+        return None
+    known = metric_names(runs, families)
+    for name in names:
+        if name.strip() not in known:
+            raise UserError(f"no metric '{escape_text(name, 60)}' in these runs"
+                            f"{' (families ' + ', '.join(families) + ')' if families else ''}"
+                            f"; metrics: {', '.join(known) or 'none'}")
+    return [n.strip() for n in names]
+
+
 def compare_runs(a: list[RunRecord], b: list[RunRecord],
                  min_effect_pct: float = MIN_EFFECT_PCT, all_metrics: bool = False,
                  families: list[str] | None = None,

@@ -38,48 +38,16 @@ def register(p: argparse.ArgumentParser) -> None:
     add_json(p)
 
 
-def families_arg(names: list[str] | None, runs: list) -> list[str] | None:
-    """--family values as record family names (an old name such as "peaks" works too);
-    UserError naming the known ones for anything else."""
-    from numascope.errors import UserError
-    from numascope.families import by_name, families
-    if not names:
-        return None
-    stored = {res.family for r in runs for res in r.results}
-    known = sorted({c.family for c in families()} | stored)
-    chosen = []
-    for name in names:
-        cls = by_name(name.strip())
-        fam = cls.family if cls is not None else name.strip()
-        if fam not in known:
-            from numascope.errors import escape_text
-            raise UserError(f"unknown family '{escape_text(name, 60)}'; families: "
-                            f"{', '.join(known)}")
-        chosen.append(fam)
-    return chosen
-
-
-def metrics_arg(names: list[str] | None, runs: list, families: list[str] | None
-                ) -> list[str] | None:
-    """--metric values, each one the runs have (in the families chosen); UserError naming
-    the ones they have for anything else."""
-    from numascope.analysis.compare import metric_names
-    from numascope.errors import UserError, escape_text
-    if not names:
-        return None
-    known = metric_names(runs, families)
-    for name in names:
-        if name.strip() not in known:
-            raise UserError(f"no metric '{escape_text(name, 60)}' in these runs"
-                            f"{' (families ' + ', '.join(families) + ')' if families else ''}"
-                            f"; metrics: {', '.join(known) or 'none'}")
-    return [n.strip() for n in names]
-
-
 def main(args: argparse.Namespace) -> int:
     import math
 
-    from numascope.analysis.compare import compare_runs, smoke_mixed, tail_groups_mixed
+    from numascope.analysis.compare import (
+        chosen_families,
+        chosen_metrics,
+        compare_runs,
+        smoke_mixed,
+        tail_groups_mixed,
+    )
     from numascope.errors import UserError
     from numascope.report.terminal import print_comparison
     from numascope.results.store import Store
@@ -93,8 +61,8 @@ def main(args: argparse.Namespace) -> int:
     if smoke:
         raise UserError(f"{smoke} is a smoke run (small working sets: its numbers measure "
                         "caches); compare smoke runs only with smoke runs")
-    fams = families_arg(args.family, a + b)
-    chosen = metrics_arg(args.metric, a + b, fams)
+    fams = chosen_families(args.family, a + b)
+    chosen = chosen_metrics(args.metric, a + b, fams)
     mixed = tail_groups_mixed(a, b, args.all_metrics, fams, chosen)
     if mixed:
         raise UserError(mixed)

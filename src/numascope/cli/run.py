@@ -61,6 +61,7 @@ def main(args: argparse.Namespace) -> int:
     from numascope.profile import profile as get_profile
     from numascope.results.run import parse_tags
     from numascope.results.store import Store
+    from numascope.run_progress import measure
     if args.list_stages:
         return _list_stages(args, suite.all_stages())
     stages = suite.with_options(suite.chosen(args.stage, suite.all_stages()), args)
@@ -76,11 +77,11 @@ def main(args: argparse.Namespace) -> int:
     if args.plan:
         return _plan(args, suite, stages, profile, budget)
     if not args.no_report:   # a bad report path never costs a measurement
-        from numascope.cli.report import check_report_path
+        from numascope.report.output import check_report_path
         check_report_path(args.report, "--report")
     store = Store.open(args.store, write=True)   # refuse a bad store before measuring
     try:
-        rec = _measure(suite, store, stages, profile, tags, machine, budget)
+        rec = measure(store, stages, profile, tags, machine, budget)
     finally:
         store.close()
     return _finish(args, rec)
@@ -95,19 +96,9 @@ def _budget(args: argparse.Namespace, profile) -> float | None:
 
 
 def factors(topo, profile, store) -> dict[str, tuple[float, int, float]]:
-    """The calibration of this host's plans by its earlier runs of the profile in `store`
-    (an open Store, or a path to open read-only; none there: the nominal model alone)."""
-    from numascope import plan as P
-    from numascope.results.run import host_facts
-    from numascope.results.store import Store
-    host = host_facts(topo).get("hostname")
-    try:
-        if isinstance(store, Store):
-            return P.calibration(P.earlier_runs(store, host, profile.name))
-        with Store.open(store) as st:
-            return P.calibration(P.earlier_runs(st, host, profile.name))
-    except Exception:   # noqa: BLE001 - no store yet, or an unreadable one: nominal
-        return {}
+    """numascope.plan.factors, where tests/test_plan.py takes it."""
+    from numascope.plan import factors as calibrated
+    return calibrated(topo, profile, store)
 
 
 def _plan(args: argparse.Namespace, suite, stages: list, profile, budget) -> int:
@@ -135,53 +126,11 @@ def _list_stages(args: argparse.Namespace, stages: list) -> int:
     return 0
 
 
-def _measure(suite, store, stages: list, profile, tags: dict[str, str],
-             machine: dict[str, str] | None = None, budget: float | None = None):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from numascope.console import plural
-    from numascope.plan import PlanProgress
-    topo = suite.load_topology()
-    rec, mon = suite.prepare(topo, profile, tags)
-    err.print(f"run {rec.run_id} ({profile.name}) → store {store.path}", markup=False)
-    if not profile.readable:
-        from numascope.profile import SMOKE_NOTE
-        err.print(f"  {SMOKE_NOTE}", markup=False)
-    live = err.is_terminal
-    shown = PlanProgress(None, None)
-
-    def on_plan(plan) -> None:
-        limit = f"; budget {budget:g} s" + (": the headline cases first" if
-                                             plan.seconds > budget else "") if budget else ""
-        err.print(f"  plan: {plural(sum(len(s.cases) for s in plan.stages), 'case')}, about "
-                  f"{plan.seconds:.0f} s{limit}", markup=False)
-        shown.set_plan(plan)
-
-    def on_start(name: str, cases: int, seconds: float) -> None:
-        if not live:        # a log, or under mpirun: a line as each stage starts
-            err.print(f"  {name}: {plural(cases, 'case')}, about {seconds:.0f} s", markup=False)
-
-    def on_stage(name: str, status: str) -> None:
-        info = rec.stage(name)
-        why = f" — {info.reason}" if info.reason else ""
-        err.print(f"  {name}: {status} ({plural(info.results, 'result')}, "
-                  f"{info.seconds:.1f}s){why}", markup=False)
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("{task.fields[left]}"), console=err,
-                  transient=True, disable=not live) as progress:
-        shown.p = progress
-        return suite.run_suite(topo, rec, mon, store, stages, shown, on_stage,
-                               profile=profile, machine=machine,
-                               factors=factors(topo, profile, store), budget=budget,
-                               on_start=on_start, on_plan=on_plan)
-
-
 def _finish(args: argparse.Namespace, rec) -> int:
     from numascope import signals
-    from numascope.cli.report import write_html
     from numascope.command.output import error_entry
     from numascope.report.headline_terminal import print_headline
+    from numascope.report.output import write_html
     from numascope.report.terminal import print_run
 
     report = None if args.no_report else write_html([rec], args.report)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from numascope.errors import escape_text
@@ -24,27 +22,6 @@ def _given(opts: dict[str, Any]) -> dict[str, Any]:
         if opts[f"{key}_gbs"] is not None:
             given[f"{key}_gbs"], given[f"{key}_by"] = opts[f"{key}_gbs"], flag
     return given
-
-
-@contextlib.contextmanager
-def machine(sysfs_root: str) -> Iterator[tuple[Any, Any]]:
-    """(topology, Tree) of this machine ("/") or a replayed one (a directory or an archive,
-    extracted for as long as the context lasts): cpuinfo and SMBIOS are read through the
-    same jailed Tree as the topology."""
-    from numascope.topology import read_topology
-    from numascope.topology.archive import extracted, find_root, is_archive
-    from numascope.topology.files import Tree
-    from numascope.topology.reader import read_tree
-    p = Path(sysfs_root or "/")
-    if p.is_file() and is_archive(p):
-        with extracted(p) as d:
-            tree = Tree(d, label=sysfs_root)
-            yield read_tree(tree, live=False), tree
-        return
-    topo = read_topology(p)        # every check: missing, not a dump, /sys itself …
-    live = p.resolve() == Path("/")
-    yield topo, Tree("/" if live else find_root(p, sysfs_root), label=None if live
-                     else sysfs_root)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -71,6 +48,7 @@ def main(args: argparse.Namespace) -> int:
     if not compute:
         params = replace(params, dgemm=(), lu=(), hpl=False, hpl_big=False, hpl_n=None,
                          hpl_layouts=())
+    from numascope.topology.replay import machine
     with machine(args.sysfs_root) as (topo, tree):
         bench = Compute(params)
         outcome, problems = _measure(bench, topo, quiet=args.json)
