@@ -222,7 +222,7 @@ def test_a_budgeted_run_ends_on_time_with_its_headline_figures(tmp_path, capsys)
             "compress", "--store", str(db), "--no-report", "--json"]
     assert main(argv) == 0          # a first run calibrates the plan of the second
     capsys.readouterr()
-    from numascope.cli.run import factors
+    from numascope.plan import factors
     stages = [s for s in suite.all_stages() if s.name in ("bandwidth", "latency", "compress")]
     topo, quick = read_topology("/"), profile("quick")
     with Store.open(db) as st:

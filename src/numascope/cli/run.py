@@ -95,14 +95,8 @@ def _budget(args: argparse.Namespace, profile) -> float | None:
     return profile.budget_s
 
 
-def factors(topo, profile, store) -> dict[str, tuple[float, int, float]]:
-    """numascope.plan.factors, where tests/test_plan.py takes it."""
-    from numascope.plan import factors as calibrated
-    return calibrated(topo, profile, store)
-
-
 def _plan(args: argparse.Namespace, suite, stages: list, profile, budget) -> int:
-    from numascope.plan import make_plan, render
+    from numascope.plan import factors, make_plan, render
     from numascope.topology import read_topology
     if args.sysfs_root not in (None, "/"):     # another machine: never this host's runs
         topo, f = read_topology(args.sysfs_root), {}
