@@ -20,10 +20,11 @@ run: $(STAMP)
 # The order is shuffled (pytest-randomly), a new seed each run, said first: no test may
 # depend on another's leftovers. `make test SEED=N` replays an order. The modules' order is
 # tests/conftest.py's (the QEMU guests first), not xdist's (--no-loadscope-reorder).
-# Bytecode is written and read: an environment with PYTHONDONTWRITEBYTECODE set (CI's is)
-# made every process the suite starts (~400 numascope commands, each xdist worker, each
-# guest) compile numascope's sources again, and pytest rewrite every test module again:
-# 0.2 s a command, 7 s a worker's collection. Python checks each cache against its source.
+# Bytecode is written and read: where the environment sets PYTHONDONTWRITEBYTECODE (the
+# machines this project is developed on do), every process the suite starts (~400 numascope
+# commands, each xdist worker, each guest) compiled numascope's sources again and pytest
+# rewrote every test module again: 0.2 s a command, 7 s a worker's collection. Python
+# checks each cache against its source, so a stale one is never used.
 unexport PYTHONDONTWRITEBYTECODE
 
 ifndef SEED

@@ -31,7 +31,6 @@ from guest import (
 from shapes import (
     COMPRESS_SIZE,
     CPULESS,
-    CPULESS_WEIGHTED,
     ERRORS_CPULESS,
     ERRORS_ROUND_ROBIN,
     ERRORS_TWO_SOCKETS,
@@ -77,18 +76,22 @@ def two_sockets(tmp_path_factory) -> GuestRun:
 
 @pytest.fixture(scope="module")
 def cpuless(tmp_path_factory) -> GuestRun:
-    return _boot(tmp_path_factory, CPULESS, steps_cpuless(), (SMOKE_STORE,),
-                 setup=io_setup())
+    """The CPU-less shape, on a kernel >= 6.9 where there is one: then its system weights are
+    set to SYSTEM_WEIGHTS first, and the kernel's weighted interleave measured too (one boot
+    for both: a boot and its imports are a minute of TCG)."""
+    newer = newer_kernel()
+    steps, setup = steps_cpuless(), io_setup()
+    if newer:
+        steps, setup = steps + steps_cpuless_weighted(), f"{setup}\n{weights_setup()}"
+    return _boot(tmp_path_factory, CPULESS, steps, (SMOKE_STORE,), kernel=newer, setup=setup)
 
 
 @pytest.fixture(scope="module")
-def cpuless_weighted(tmp_path_factory) -> GuestRun:
-    """The CPU-less shape on a kernel >= 6.9, system weights set to SYSTEM_WEIGHTS first."""
-    why = missing_newer()
-    if why:
-        pytest.skip(f"kernel weighted interleave: {why}")
-    return _boot(tmp_path_factory, CPULESS_WEIGHTED, steps_cpuless_weighted(),
-                 kernel=newer_kernel(), setup=weights_setup())
+def cpuless_weighted(cpuless) -> GuestRun:
+    """The CPU-less guest where its kernel has weighted interleave (>= 6.9)."""
+    if kernel_version(cpuless.kernel) < WEIGHTED_KERNEL:
+        pytest.skip(f"kernel weighted interleave: {missing_newer()}")
+    return cpuless
 
 
 @pytest.fixture(scope="module")
@@ -301,7 +304,7 @@ def test_kernel_weighted_interleave_places_by_system_weights(cpuless_weighted):
         assert_policy(b, MPOL_WEIGHTED_INTERLEAVE, [0, 1])
         assert_all_on(b, {0, 1}, WEIGHTED_BYTES)
         assert_share(b, 0, w0)
-        assert team_nodes(CPULESS_WEIGHTED, b) == {0}
+        assert team_nodes(CPULESS, b) == {0}
 
 
 def test_tier_sweep_with_the_kernel_weights(cpuless_weighted):
@@ -314,7 +317,7 @@ def test_tier_sweep_with_the_kernel_weights(cpuless_weighted):
     assert len(bufs) == len(SYS_RATIOS)         # read: one array per ratio
     for b, ratio in zip(bufs, SYS_RATIOS):
         assert_all_on(b, {0, 1}, 16 * MIB)
-        assert team_nodes(CPULESS_WEIGHTED, b) == {0}
+        assert team_nodes(CPULESS, b) == {0}
         if ratio == "sys":
             assert_policy(b, MPOL_WEIGHTED_INTERLEAVE, [0, 1])
             assert_share(b, 0, SYSTEM_WEIGHTS[0] / sum(SYSTEM_WEIGHTS.values()))
@@ -325,12 +328,12 @@ def test_tier_sweep_with_the_kernel_weights(cpuless_weighted):
             assert_share(b, 0, 0.5)
 
 
-def test_weighted_interleave_absent_on_older_kernel(cpuless):
+def test_weighted_interleave_absent_on_older_kernel(two_sockets):
     """On the distribution's kernel (< 6.9) the kernel's weighted interleave is refused before
     any memory is placed: exit 4 (cannot run here), one line."""
-    if kernel_version(cpuless.kernel) >= WEIGHTED_KERNEL:
-        pytest.skip(f"the default guest kernel {cpuless.kernel} has weighted interleave")
-    step = cpuless.step("bw-weighted-sys-absent")
+    if kernel_version(two_sockets.kernel) >= WEIGHTED_KERNEL:
+        pytest.skip(f"the default guest kernel {two_sockets.kernel} has weighted interleave")
+    step = two_sockets.step("bw-weighted-sys-absent")
     lines = step.stderr.strip().splitlines()
     assert step.rc == 4, f"exit {step.rc}: {step.stderr!r}"
     assert len(lines) == 1 and "weighted interleave" in lines[0], step.stderr
