@@ -31,6 +31,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
@@ -44,7 +45,7 @@ from numascope.results.record import BenchResult, Metric
 # notes), shared and read-only (a light record is not for changing)
 EMPTY: Any = MappingProxyType({})
 NO_NOTES: Any = ()
-BATCH = 1 << 18      # rows converted to arrays at a time (a few tens of MB of tuples)
+BATCH = 1 << 16      # rows converted to arrays at a time (a few tens of MB of tuples)
 
 
 def sql_str(s: str) -> str:
@@ -215,19 +216,23 @@ def read(store: Any, run_ids: list[str]) -> tuple[Figures, list[int]]:
     ranges = _ranges(store, index)
     ids: defaultdict[tuple, int] = defaultdict(itertools.count().__next__)
     cols: list[list[np.ndarray]] = [[], [], [], [], []]
+    # the descriptor's columns first: one slice of the row names it (a transposition of
+    # the batch, zip(*batch), took longer than the query)
+    desc_of, rid_of, med_of, valid_of = itemgetter(slice(0, 7)), itemgetter(7), \
+        itemgetter(8), itemgetter(9)
     for batch in store.batches(
-            'SELECT result_id, family, "case", ord, metric, unit, higher_is_better, median, '
-            "validated, kernel FROM figures WHERE ord <= 0 OR metric IN ("
+            'SELECT family, "case", ord, metric, unit, higher_is_better, kernel, result_id, '
+            "median, validated FROM figures WHERE ord <= 0 OR metric IN ("
             + ", ".join(sql_str(m) for m in names) + ")", BATCH):
-        rid, fam, case, ord_, metric, unit, hib, med, valid, kernel = zip(*batch)
-        del batch
-        rid_a = np.array(rid, dtype=np.int64)
-        run = _run_of(rid_a, ranges)
+        k = len(batch)
+        rid = np.fromiter(map(rid_of, batch), np.int64, k)
+        run = _run_of(rid, ranges)
         keep = run >= 0
-        desc = np.fromiter(map(ids.__getitem__, zip(fam, case, ord_, metric, unit, hib,
-                                                    kernel)), np.int64, len(rid))
-        for c, a in zip(cols, (run, rid_a, desc, np.array(med, dtype=float),
-                               np.array(valid, dtype=bool))):
+        desc = np.fromiter(map(ids.__getitem__, map(desc_of, batch)), np.int64, k)
+        # NULL (no finite repetition) is NaN
+        med = np.array(list(map(med_of, batch)), dtype=float)
+        valid = np.fromiter(map(valid_of, batch), bool, k)
+        for c, a in zip(cols, (run, rid, desc, med, valid)):
             c.append(a[keep])
     descs = [_descriptor(k, primary) for k in ids]
     run, rid, desc, value, valid = (
@@ -306,22 +311,19 @@ def _stream(figs: Figures) -> np.ndarray:
     cand = np.nonzero(is_bw & figs.validated & np.isfinite(figs.value))[0]
     if not cand.size:
         return out
-    # the result's params decide (dram_resident, kernel == triad): once per descriptor
-    # and method params
-    seen: dict[tuple, tuple[bool, bool]] = {}
-    resident = np.zeros(cand.size, dtype=bool)
-    triad = np.zeros(cand.size, dtype=bool)
-    for j, (rid, d) in enumerate(zip(figs.result[cand].tolist(), figs.desc[cand].tolist())):
-        more = figs.params.get(rid)
-        k = (d, tuple(sorted(more.items(), key=lambda kv: kv[0])) if more else ())
-        got = seen.get(k)
-        if got is None:
-            dd = figs.descs[d]
-            params = figs.result_params(rid, dd)
-            got = seen[k] = (
-                dram_resident(SimpleNamespace(family=dd.family, params=params)),
-                dd.case.startswith("triad") or params.get("kernel") == "triad")
-        resident[j], triad[j] = got
+    # the result's params decide (dram_resident, kernel == triad): once per descriptor,
+    # and per result for the few with method params besides the kernel
+    def judge(d: Descriptor, params: Any) -> tuple[bool, bool]:
+        return (dram_resident(SimpleNamespace(family=d.family, params=params)),
+                d.case.startswith("triad") or params.get("kernel") == "triad")
+    per_desc = [judge(d, figs.result_params(-1, d)) for d in figs.descs]
+    resident = np.array([r for r, _ in per_desc], dtype=bool)[figs.desc[cand]]
+    triad = np.array([t for _, t in per_desc], dtype=bool)[figs.desc[cand]]
+    if figs.params:
+        rids = figs.result[cand]
+        for j in np.nonzero(np.isin(rids, np.fromiter(figs.params, np.int64)))[0].tolist():
+            d = figs.descs[int(figs.desc[cand[j]])]
+            resident[j], triad[j] = judge(d, figs.result_params(int(rids[j]), d))
     cand, triad = cand[resident], triad[resident]
     best = {}
     for t in (True, False):

@@ -84,11 +84,20 @@ def _analysis_runs(store: Any, run_ids: list[str]) -> list[RunRecord]:
             run_id=run_id, started=started, finished=finished, status=status,
             profile=profile or "unknown", tags=json.loads(tags),
             host=_host(host),
-            stages=[StageInfo.from_dict(s) for s in stages or []])
+            stages=[_stage(s) for s in stages or []])
     whole += _results(store, light)
     for run_id in whole:
         light[run_id] = store.get_run(run_id)
     return [light[i] for i in run_ids]
+
+
+def _stage(d: dict[str, Any]) -> StageInfo:
+    """StageInfo.from_dict of a stage just parsed (its plan and case seconds are its own:
+    not copied again; 800,000 stages of 100,000 nodes)."""
+    n, t = d.get("results", 0), d.get("seconds", 0.0)
+    return StageInfo(d["name"], d.get("status", "pending"), d.get("reason", ""),
+                     n if type(n) is int else int(n), t if type(t) is float else float(t),
+                     d.get("plan") or {}, d.get("case_seconds") or [])
 
 
 def _host(values: list[Any]) -> dict[str, Any]:
