@@ -27,6 +27,7 @@ a dict per node, a key per value); here they are a few arrays.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections import defaultdict
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ import numpy as np
 
 from numascope.analysis.primary import family_primary
 from numascope.families.bandwidth.resident import dram_resident
+from numascope.fleet.outliers import metric_key
 from numascope.results.record import BenchResult, Metric
 
 # what a light result has none of (params without a kernel, placement, distributions; its
@@ -102,8 +104,8 @@ class Figures:
 
     def result_params(self, rid: int, d: Descriptor) -> Any:
         base = EMPTY if d.kernel is None else {"kernel": d.kernel}
-        more = self.params.get(rid)
-        return {**base, **more} if more else base
+        more = self.params.get(rid)     # read for its family's method (even if none set)
+        return {**base, **more} if more is not None else base
 
     def results(self, i: int) -> list[BenchResult]:
         """Run i's results, light: each its kept metrics with one value, the median."""
@@ -269,7 +271,6 @@ def read(store: Any, run_ids: list[str]) -> tuple[Figures, list[int]]:
 
 
 def _descriptor(k: tuple, primary: dict[str, tuple[str, ...]]) -> Descriptor:
-    from numascope.fleet.outliers import metric_key
     family, case, ord_, metric, unit, hib, kernel = k
     names = primary.get(family, ())
     rank = names.index(metric) if metric in names else -1
@@ -290,16 +291,14 @@ def _method_params(store: Any, figs: Figures) -> None:
         ids = figs.res_id[fam == family].tolist()
         # the results by their primary key, a few thousand at a time; two paths or more:
         # json_extract gives one JSON array of their values
-        import json
         paths = ", ".join(sql_str(f"$.params.{k}") for k in keys)
         for at in range(0, len(ids), 4096):
             chunk = ", ".join(map(str, ids[at:at + 4096]))
             for rid, got in store._q(f"SELECT id, json_extract(result, '$.family', {paths}) "
                                      f"FROM results WHERE id IN ({chunk})"):
                 if got:
-                    kept = {k: v for k, v in zip(keys, json.loads(got)[1:]) if v is not None}
-                    if kept:
-                        figs.params[rid] = kept
+                    figs.params[rid] = {k: v for k, v in zip(keys, json.loads(got)[1:])
+                                        if v is not None}
 
 
 def _stream(figs: Figures) -> np.ndarray:

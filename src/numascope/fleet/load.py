@@ -13,9 +13,11 @@ figures table (one row per metric with the median of its repetitions, written wi
 result: numascope.results.store), never from their JSON. The RunRecords returned carry
 only those (no topology, noise, placement, notes or secondary metrics; each metric one
 value, its median), so memory grows with the metrics analysed, not with whole records.
-They are LightRuns: their results are kept as compact tuples and made only when read, and
-what the analysis reads of them (node_values, the STREAM figure) is made once from the
-tuples (cached_figures). A record of an older schema (whose layout migrate() changes), or
+They are LightRuns, each a row of one numascope.fleet.figures (the figures rows read into
+a few numpy arrays): their results are made from those arrays only when read, and what the
+analysis reads of them (node_values, the STREAM figure, and a group's nodes x metrics array
+from the matrix of the figures) comes from the arrays without a result object at all.
+A record of an older schema (whose layout migrate() changes), or
 one whose results are not all in the figures table (an older numascope wrote it and the
 store was only read since), is read whole, as before.
 """
