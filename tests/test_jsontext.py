@@ -1,4 +1,4 @@
-"""results.jsontext.dumps writes json.dumps(obj, indent=2)'s text, byte for byte."""
+"""numascope.jsontext.dumps writes json.dumps(obj, indent=2)'s text, byte for byte."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import math
 import random
 
-from numascope.results.jsontext import dumps
+from numascope.jsontext import dumps
 
 
 def _doc(rng: random.Random, depth: int = 0):

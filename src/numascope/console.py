@@ -58,8 +58,8 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 
 def print_json(obj: Any) -> None:
-    # json.dumps(..., indent=2)'s text, written faster (numascope.results.jsontext)
-    from numascope.results.jsontext import dumps
+    # json.dumps(..., indent=2)'s text, written faster (numascope.jsontext)
+    from numascope.jsontext import dumps
     sys.stdout.write(dumps(to_plain(obj)) + "\n")
 
 
