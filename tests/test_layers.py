@@ -21,9 +21,9 @@ PKG = SRC / "numascope"
 # "numascope."); every module of the package is in one (test_every_module_is_in_a_band).
 BANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # what everything uses: exit codes and errors, sizes, what an option is, output paths,
-    # atomic files, signals, subprocesses, the console, the publications
+    # atomic files, signals, subprocesses, the console and its JSON text, the publications
     ("basics", ("", "errors", "units", "options", "paths", "atomic", "signals", "procs",
-                "console", "sources", "results.plain")),
+                "console", "jsontext", "sources", "results.plain")),
     # the machine: its topology, host facts, placement, memory specs, clock, state and
     # readiness, layouts and launcher lines, its theoretical peaks, where pages landed and
     # the DRAM traffic of a kernel on its cores

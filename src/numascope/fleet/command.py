@@ -253,11 +253,11 @@ def check_values(args: argparse.Namespace) -> None:
 
 def fleets(store: Any) -> dict[str, list[str]]:
     """fleet id → its run ids, in the store's order (oldest fleet first)."""
-    import json
     out: dict[str, list[str]] = {}
-    # the tags alone (list_runs parses every record for its stages: seconds at 10,000)
-    for run_id, tags in store._q("SELECT run_id, tags FROM runs ORDER BY started, rowid"):
-        f = json.loads(tags).get("fleet")
+    # the fleet tag alone (list_runs parses every record for its stages: seconds at 10,000;
+    # json.loads of every run's tags, a second at 100,000)
+    for run_id, f in store._q("SELECT run_id, json_extract(tags, '$.fleet') FROM runs "
+                              "ORDER BY started, rowid"):
         if f:
             out.setdefault(f, []).append(run_id)
     return out

@@ -37,6 +37,7 @@ import functools
 import math
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,11 +73,23 @@ def metric_key(family: str, case: str, metric: str) -> str:
 
 def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
     """"family/case/metric" → (the median of its repetitions, unit, higher_is_better), for
-    each validated case's primary metrics."""
-    cached = getattr(rec, "cached_figures", None)    # fleet.load's, from its columns
-    if cached is not None:
-        return cached[0]
-    out: dict[str, tuple[float, str, bool]] = {}
+    each validated case's primary metrics with a finite value."""
+    figs = getattr(rec, "figures", None)     # a light run over fleet.figures' columns
+    if figs is not None:
+        return values_of(figs[0].value_rows(figs[1]))
+    return values_of(_record_rows(rec))
+
+
+def values_of(rows: Iterable[tuple[str, float, str, bool]]
+              ) -> dict[str, tuple[float, str, bool]]:
+    """node_values of a run's (key, value, unit, higher_is_better) rows: those of its
+    validated results' primary metrics with a finite value, in its results' order (a key
+    given twice: its last value, at its first place)."""
+    return {k: (v, unit, hib) for k, v, unit, hib in rows}
+
+
+def _record_rows(rec: RunRecord) -> Iterator[tuple[str, float, str, bool]]:
+    """values_of's rows of a whole record: each metric's median of its finite values."""
     isfinite = math.isfinite
     for res in rec.results:
         if not res.validated:
@@ -97,8 +110,7 @@ def node_values(rec: RunRecord) -> dict[str, tuple[float, str, bool]]:
                 if not vals:
                     continue
                 v = vals[0] if len(vals) == 1 else statistics.median(vals)
-            out[key] = (v, m.unit, m.higher_is_better)
-    return out
+            yield key, v, m.unit, m.higher_is_better
 
 
 @functools.lru_cache(maxsize=65536)
@@ -166,8 +178,8 @@ def stream(rec: RunRecord) -> float | None:
     """The node's STREAM figure: its best DRAM-resident triad bandwidth (GB/s), else its
     best DRAM-resident bandwidth (resident.dram_resident: a working-set sweep's cache
     points and a memory tier's are not the node's DRAM)."""
-    cached = getattr(rec, "cached_figures", None)    # fleet.load's, from its columns
-    return cached[1] if cached is not None else stream_of(rec.results)
+    figs = getattr(rec, "figures", None)     # a light run over fleet.figures' columns
+    return figs[0].stream_of(figs[1]) if figs is not None else stream_of(rec.results)
 
 
 def stream_of(results: list[Any]) -> float | None:
@@ -394,7 +406,7 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
     # every node whose run did not do all it was asked (failed, interrupted, missing)
     failed = [{"host": host_of(r), "run_id": r.run_id, "status": v.status, "reason": v.reason}
               for r in runs for v in [verdict(r)] if not v.ok]
-    values = {r.run_id: node_values(r) for r in ok}
+    columns = _Columns(ok)
     by_cfg: dict[str, tuple[dict[str, Any], list[RunRecord]]] = {}
     for r in ok:
         cfg = config(r)
@@ -407,7 +419,7 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
         g = Group(label, cfg, [host_of(r) for r in members])
         groups.append(g)
         members_of.append(members)
-        inputs.append(_group_input(g, members, values))
+        inputs.append(columns.group_input(g, members))
     screens, prior = screen.screen_fleet(inputs, gap_pct, min_z=screen.least_z(z_limit))
     screened: list[tuple[Group, list[RunRecord], list[str], screen.GroupScreen]] = []
     for g, members, inp, sc in zip(groups, members_of, inputs, screens):
@@ -448,6 +460,33 @@ def analyze(runs: list[RunRecord], z_limit: float | None = Z_LIMIT,
     return Analysis(fleet, len(runs), groups, flags, shape_outliers(ok), failed,
                     limit, gap_pct, floor, smoke, q, z_limit is None, cut, z_limit, screened,
                     floor_nodes, prior)
+
+
+class _Columns:
+    """The measured runs' values, for grouping: the matrix of the fleet.figures its runs are
+    rows of (every run a light run over one Figures: a group is its rows, the metrics any of
+    them has), else each run's node_values."""
+
+    def __init__(self, runs: list[RunRecord]) -> None:
+        self.matrix: tuple[np.ndarray, list[str], list[str], np.ndarray] | None = None
+        self.values: dict[str, dict[str, tuple[float, str, bool]]] = {}
+        figs = [getattr(r, "figures", None) for r in runs]
+        if runs and all(f is not None and f[0] is figs[0][0] for f in figs):
+            self.matrix = figs[0][0].matrix()
+        if self.matrix is None:
+            self.values = {r.run_id: node_values(r) for r in runs}
+
+    def group_input(self, g: Group, members: list[RunRecord]) -> screen.GroupInput:
+        """The group's nodes x metrics array (NaN where a node did not measure a metric)."""
+        if self.matrix is None:
+            return _group_input(g, members, self.values)
+        x, keys, units, hib = self.matrix
+        sub = x[np.array([r.figures[1] for r in members], dtype=np.intp)]
+        cols = np.nonzero(np.isfinite(sub).any(axis=0))[0]   # keys are sorted
+        g.units = {keys[j]: units[j] for j in cols.tolist()}
+        return screen.GroupInput(np.ascontiguousarray(sub[:, cols]), hib[cols],
+                                 [keys[j] for j in cols.tolist()],
+                                 [keys[j].split("/", 1)[0] for j in cols.tolist()])
 
 
 def _group_input(g: Group, members: list[RunRecord],

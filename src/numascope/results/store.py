@@ -561,13 +561,19 @@ class Store:
     def rows(self, sql: str, args: tuple = (), batch: int = 4096) -> Iterator[tuple]:
         """The rows of a query, a batch at a time (a reader of millions of rows never holds
         them all); a damaged store is the same one line as _q's."""
+        for got in self.batches(sql, batch, args):
+            yield from got
+
+    def batches(self, sql: str, batch: int = 4096, args: tuple = ()) -> Iterator[list[tuple]]:
+        """The rows of a query as lists of up to `batch` rows (a columnar reader turns each
+        into arrays); a damaged store is the same one line as _q's."""
         try:
             cur = self.conn.execute(sql, args)
             while True:
                 got = cur.fetchmany(batch)
                 if not got:
                     return
-                yield from got
+                yield got
         except sqlite3.DatabaseError as e:
             raise _corrupt(self.path, e) from None
 
