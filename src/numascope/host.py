@@ -34,8 +34,7 @@ class Host:
     def meminfo(self, key: str, node: int | None = None) -> int | None:
         """A /proc/meminfo (or node<N>/meminfo) field: kB fields in bytes, counts as is;
         None when missing or unreadable."""
-        rel = "proc/meminfo" if node is None else f"sys/devices/system/node/node{node}/meminfo"
-        return meminfo_field(self.tree.read(rel), key)
+        return meminfo_field(self.tree.read(_meminfo_file(node)), key)
 
     def mem_available(self) -> int | None:
         return self.meminfo("MemAvailable")
@@ -139,6 +138,11 @@ def live_host(topo) -> Host | None:
     return host("/") if topo.source in ("/", "") else None
 
 
+def _meminfo_file(node: int | None) -> str:
+    """/proc/meminfo, or node N's meminfo."""
+    return "proc/meminfo" if node is None else f"sys/devices/system/node/node{node}/meminfo"
+
+
 class _Once:
     """Each meminfo file read once for one decision: a check over several nodes reads every
     node's file for each node's share, ~18 reads a node otherwise (slow where sysfs is, as
@@ -149,8 +153,7 @@ class _Once:
 
     def field(self, key: str, node: int | None = None) -> int | None:
         if node not in self._texts:
-            rel = "proc/meminfo" if node is None else f"sys/devices/system/node/node{node}/meminfo"
-            self._texts[node] = self.host.tree.read(rel)
+            self._texts[node] = self.host.tree.read(_meminfo_file(node))
         return meminfo_field(self._texts[node], key)
 
     def memory_nodes(self) -> list[int]:
