@@ -185,7 +185,8 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
  * cycle. The streaming-store loops stay 2 deep, as they were (memory-bound: a 4-deep
  * version measured no faster at DRAM sizes). Chunks start 64-byte aligned (arrays are 2 MiB aligned and the split is a
  * multiple of 8 elements), so the storing kernels use aligned loads and stores; the last
- * chunk's tail (< one unrolled step) is finished with scalar code. `read` loads unaligned
+ * chunk's tail (< one unrolled step) takes one vector at a time, then scalar code (a
+ * 16 KiB triad's scalar tail was a tenth of its pass). `read` loads unaligned
  * (as fast on aligned data on these CPUs) into 8 or 16 accumulators (x->acc: at least an
  * add's latency times the vector loads per cycle, chosen per core by the Python side) that
  * run on over every pass of a call: it is also the compression family's plain sum, over
@@ -224,7 +225,10 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
                 _Pragma("GCC unroll 16") for (int k = 0; k < N_; k++)                        \
                     s[k] = ADD(s[k], LOADU(a + i + (size_t)k * W));                          \
             }                                                                                \
-            for (; i + W <= i1; i += W) s[0] = ADD(s[0], LOADU(a + i));                      \
+            /* the tail (< N_ vectors): each vector into a sum of its own; one sum's chain \
+             * of add latencies cost a fifth of a 16 KiB pass on Golden Cove */             \
+            _Pragma("GCC unroll 16") for (int k = 0; k < N_; k++)                            \
+                if (i + W <= i1) { s[k] = ADD(s[k], LOADU(a + i)); i += W; }                 \
             for (; i < i1; i++) tail += a[i];                                                \
         }                                                                                    \
         _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) s[k] = ADD(s[k], s[k + 8]);     \
@@ -250,6 +254,7 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
             else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
                 _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) STORE(a + i + k * W, vv); \
             }                                                                                \
+            for (; i + W <= i1; i += W) { if (x->nt) STREAM(a + i, vv); else STORE(a + i, vv); } \
             for (; i < i1; i++) a[i] = v;)                                                   \
     }                                                                                        \
     static ATTR double copy_##SUF(const bw_args *x, size_t i0, size_t i1) {                  \
@@ -267,6 +272,9 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
                 STORE(c + i, u0); STORE(c + i + W, u1); STORE(c + i + 2 * W, u2);            \
                 STORE(c + i + 3 * W, u3);                                                    \
             }                                                                                \
+            for (; i + W <= i1; i += W) {                                                    \
+                VT u = LOAD(a + i); if (x->nt) STREAM(c + i, u); else STORE(c + i, u);       \
+            }                                                                                \
             for (; i < i1; i++) c[i] = a[i];)                                                \
     }                                                                                        \
     static ATTR double scale_##SUF(const bw_args *x, size_t i0, size_t i1) {                 \
@@ -283,6 +291,9 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
                 _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
                     STORE(b + i + k * W, MUL(vs, LOAD(c + i + k * W)));                      \
             }                                                                                \
+            for (; i + W <= i1; i += W) {                                                    \
+                VT u = MUL(vs, LOAD(c + i)); if (x->nt) STREAM(b + i, u); else STORE(b + i, u); \
+            }                                                                                \
             for (; i < i1; i++) b[i] = v * c[i];)                                            \
     }                                                                                        \
     static ATTR double add_##SUF(const bw_args *x, size_t i0, size_t i1) {                   \
@@ -297,6 +308,10 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
             else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
                 _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
                     STORE(c + i + k * W, ADD(LOAD(a + i + k * W), LOAD(b + i + k * W)));     \
+            }                                                                                \
+            for (; i + W <= i1; i += W) {                                                    \
+                VT u = ADD(LOAD(a + i), LOAD(b + i));                                        \
+                if (x->nt) STREAM(c + i, u); else STORE(c + i, u);                           \
             }                                                                                \
             for (; i < i1; i++) c[i] = a[i] + b[i];)                                         \
     }                                                                                        \
@@ -313,6 +328,10 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
             else for (; i + 4 * W <= i1; i += 4 * W) {                                       \
                 _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)                          \
                     STORE(a + i + k * W, FMA(vs, LOAD(c + i + k * W), LOAD(b + i + k * W))); \
+            }                                                                                \
+            for (; i + W <= i1; i += W) {                                                    \
+                VT u = FMA(vs, LOAD(c + i), LOAD(b + i));                                    \
+                if (x->nt) STREAM(a + i, u); else STORE(a + i, u);                           \
             }                                                                                \
             for (; i < i1; i++) a[i] = b[i] + v * c[i];)                                     \
     }
