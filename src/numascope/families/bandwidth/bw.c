@@ -225,10 +225,7 @@ static SCALAR double triad_scalar(const bw_args *x, size_t i0, size_t i1) {
                 _Pragma("GCC unroll 16") for (int k = 0; k < N_; k++)                        \
                     s[k] = ADD(s[k], LOADU(a + i + (size_t)k * W));                          \
             }                                                                                \
-            /* the tail (< N_ vectors): each vector into a sum of its own; one sum's chain \
-             * of add latencies cost a fifth of a 16 KiB pass on Golden Cove */             \
-            _Pragma("GCC unroll 16") for (int k = 0; k < N_; k++)                            \
-                if (i + W <= i1) { s[k] = ADD(s[k], LOADU(a + i)); i += W; }                 \
+            for (; i + W <= i1; i += W) s[0] = ADD(s[0], LOADU(a + i));                      \
             for (; i < i1; i++) tail += a[i];                                                \
         }                                                                                    \
         _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) s[k] = ADD(s[k], s[k + 8]);     \
