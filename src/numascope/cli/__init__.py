@@ -181,9 +181,9 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 def _main(argv: list[str] | None) -> int:
     global _json_command
     argv = sys.argv[1:] if argv is None else list(argv)
-    words = [a for a in argv if not a.startswith("-")]
-    _json_command = _canonical(words[0] if words else "") if "--json" in argv else None
-    parser = build_parser(only=words[0] if words else "")
+    word = next((a for a in argv if not a.startswith("-")), "")   # the command typed
+    _json_command = _canonical(word) if "--json" in argv else None
+    parser = build_parser(only=word)
     try:
         args = _parse(parser, argv)
     except SystemExit as e:   # --help, --version (0) or a bad flag (2, said in one line)
